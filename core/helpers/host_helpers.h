@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/helpers/host_helpers.h - helpers as the host (interpreter, host
+ * probes in the agent) implements them.
+ *
+ * The interpreter calls a helper with the five argument registers and the
+ * execution environment of the running program instance. Map arguments
+ * arrive as the value the interpreter loaded for a GBPF_PSEUDO_MAP_IDX wide
+ * load: a pointer to the struct gbpf_map_instance.
+ */
+#ifndef GBPF_CORE_HOST_HELPERS_H
+#define GBPF_CORE_HOST_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gbpf/plugin.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gbpf_exec_env;
+
+/**
+ * Ask whether [addr, addr+size) may be read (write = 0) or written
+ * (write = 1) by the running program; returns 1 if allowed. Set by the
+ * interpreter so that probe_read and friends honour its bounds checks.
+ */
+typedef int (*gbpf_access_check_fn)(struct gbpf_exec_env *env, uint64_t addr, uint64_t size,
+				    int write);
+
+/** Receives text written by trace_printk / puts. */
+typedef void (*gbpf_text_sink_fn)(void *ctx, const char *text, size_t len);
+
+/** Per-instance state a helper may use. Zero-initialise, then set fields. */
+struct gbpf_exec_env {
+	struct gbpf_map_instance *maps; /**< maps of the program, by index */
+	size_t map_cnt;
+	uint32_t slot;             /**< per-CPU slot this instance uses */
+	uint64_t thread_id;        /**< linear id of this instance (emulated GPU thread) */
+	uint64_t thread_count;     /**< instances in this run */
+	uint32_t block_dim;        /**< emulated threads per block (0 = thread_count) */
+	uint64_t prandom_state;    /**< xorshift state for get_prandom_u32 */
+	gbpf_access_check_fn access_ok; /**< NULL: probe_read trusts the address */
+	gbpf_text_sink_fn print;   /**< NULL: trace_printk output goes to stderr */
+	void *print_ctx;
+	int exit_requested;        /**< set by the GPU exit helper (507) */
+	void *user;                /**< owner's pointer (interpreter state) */
+};
+
+typedef uint64_t (*gbpf_host_helper_fn)(struct gbpf_exec_env *env, uint64_t r1, uint64_t r2,
+					uint64_t r3, uint64_t r4, uint64_t r5);
+
+/** Host implementation of helper @p id, or NULL if the host has none. */
+gbpf_host_helper_fn gbpf_host_helper_get(uint32_t id);
+
+/** Readable name of helper @p id ("bpf_map_lookup_elem"), or NULL if unknown. */
+const char *gbpf_helper_name(uint32_t id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GBPF_CORE_HOST_HELPERS_H */

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gbpf/plugin.h - the one versioned ABI between libgbpf and backend plugins.
+ *
+ * A backend (cpu, cuda, hip, levelzero, opencl, or a vendor's own) is a
+ * shared library that exports exactly one symbol, GBPF_PLUGIN_ENTRY_SYMBOL,
+ * of type gbpf_plugin_get_backend_table_fn. The core calls it with the ABI
+ * version it was built for; the plugin fills a dispatch table and a
+ * capability struct.
+ *
+ * Versioning (modelled on Level Zero's zeGet*ProcAddrTable):
+ *  - the major version must match exactly, otherwise the plugin returns
+ *    -EPROTONOSUPPORT and fills nothing;
+ *  - a plugin built for a newer minor fills only the fields that exist in
+ *    the requested minor and sets @c sz of each struct to the size it
+ *    filled; a plugin built for an older minor fills what it knows and
+ *    leaves the rest zero;
+ *  - a NULL entry means "not supported"; the core checks before calling.
+ * Fields are only ever appended; none is reordered or removed.
+ *
+ * All functions return 0 or a negative errno; functions taking a log
+ * buffer write a human-readable reason there on failure (NUL-terminated,
+ * truncated to the given size).
+ */
+#ifndef GBPF_PLUGIN_H
+#define GBPF_PLUGIN_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gbpf/prog.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Pack a version: major in the high 16 bits, minor in the low 16. */
+#define GBPF_MAKE_VERSION(major, minor) ((uint32_t)(((major) << 16) | ((minor)&0xffff)))
+#define GBPF_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
+#define GBPF_VERSION_MINOR(v) ((uint32_t)(v)&0xffff)
+
+/** The plugin ABI this header describes. */
+#define GBPF_PLUGIN_ABI_VERSION_1_0 GBPF_MAKE_VERSION(1, 0)
+#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_0
+
+/** Name of the single symbol a plugin exports. */
+#define GBPF_PLUGIN_ENTRY_SYMBOL "gbpf_plugin_get_backend_table"
+
+struct gbpf_backend;      /* a plugin's open backend (opaque to the core) */
+struct gbpf_backend_prog; /* a program loaded on a backend (opaque) */
+
+/** Log levels, as libbpf_print_level. */
+enum gbpf_log_level {
+	GBPF_LOG_WARN = 0,
+	GBPF_LOG_INFO = 1,
+	GBPF_LOG_DEBUG = 2,
+};
+
+/**
+ * Services the core offers a plugin, passed to open(). A plugin must not
+ * call into libgbpf by any other route, so that it can be loaded by a
+ * different build of the core.
+ */
+struct gbpf_host_services {
+	size_t sz;
+	/** Print a message through the core's logger (may be NULL). */
+	void (*vlog)(void *log_ctx, enum gbpf_log_level level, const char *fmt, va_list ap);
+	void *log_ctx;
+};
+
+/** One device a backend can run programs on. */
+struct gbpf_device_info {
+	size_t sz;
+	char name[128];         /**< "NVIDIA H200", "host CPU (interpreter)" */
+	char arch[32];          /**< "sm_90", "gfx942", "x86_64" */
+	uint64_t memory_bytes;  /**< device memory, 0 if shared with host */
+	uint32_t compute_units; /**< SMs, CUs, EUs or CPU cores */
+	uint32_t warp_size;     /**< SIMT width, 1 for CPUs */
+};
+
+/** Capability bits of struct gbpf_backend_caps.flags. */
+#define GBPF_CAP_PROG_RUN (1ULL << 0)  /**< prog_run executes programs */
+#define GBPF_CAP_CODEGEN (1ULL << 1)   /**< codegen emits device code as text */
+#define GBPF_CAP_INJECT (1ULL << 2)    /**< can inject probes into app kernels */
+#define GBPF_CAP_INTERCEPT (1ULL << 3) /**< intercepts a GPU runtime in `gbpf run` */
+
+/** What a plugin can do, filled once by the entry function. */
+struct gbpf_backend_caps {
+	size_t sz;
+	uint64_t flags;              /**< GBPF_CAP_* */
+	const char *codegen_targets; /**< comma-separated: "ptx", "spirv", "amdgcn"; NULL if none */
+};
+
+/** Options of open(). */
+struct gbpf_backend_open_opts {
+	size_t sz;
+	const struct gbpf_host_services *services;
+	int device_index; /**< device to use, -1 for the default */
+};
+
+/**
+ * A map's memory as handed to a backend. @c mem holds the map in the
+ * layout of maps/map_layout.h, owned by the core (possibly shared memory
+ * visible to other processes); a backend may mirror it on a device but
+ * must write its final state back before prog_run returns.
+ */
+struct gbpf_map_instance {
+	const struct gbpf_map_desc *desc;
+	void *mem;
+	size_t mem_size;
+};
+
+/** Options of prog_run(). */
+struct gbpf_run_opts {
+	size_t sz;
+	uint64_t threads;  /**< program instances to run (GPU threads); 0 means 1 */
+	void *data;        /**< memory passed in r1 (length in r2), may be NULL */
+	size_t data_size;
+	uint32_t flags;    /**< GBPF_RUN_* */
+	uint32_t block_size; /**< threads per block on GPUs; 0 = backend's choice */
+	uint64_t max_insns;  /**< per-thread instruction budget (interpreters), 0 = default */
+};
+/** Every thread works on one shared copy of data (default: a private copy each). */
+#define GBPF_RUN_SHARED_DATA (1U << 0)
+
+/** Results of prog_run(). */
+struct gbpf_run_result {
+	size_t sz;
+	uint64_t *r0;         /**< caller-provided array of `threads` r0 values, or NULL */
+	uint64_t r0_first;    /**< r0 of thread 0 */
+	uint64_t r0_distinct; /**< 1 when every thread returned r0_first */
+	uint64_t elapsed_ns;  /**< time of the run itself (kernel time on GPUs) */
+	void *data_out;       /**< if non-NULL: thread 0's data after the run (data_size bytes) */
+};
+
+/** Options of codegen(). */
+struct gbpf_codegen_opts {
+	size_t sz;
+	const char *target; /**< "ptx", "spirv", "amdgcn" */
+	const char *arch;   /**< "sm_90", "gfx942", ...; NULL = default */
+	uint32_t flags;     /**< GBPF_CODEGEN_* */
+};
+/** Emit a stand-alone kernel that runs the program (prog run) rather than a probe function. */
+#define GBPF_CODEGEN_KERNEL (1U << 0)
+
+/**
+ * The dispatch table, version 1.0. Entries may be NULL (unsupported).
+ */
+struct gbpf_backend_ops {
+	size_t sz;                /**< bytes the plugin filled */
+	const char *name;         /**< "cpu", "cuda", ... (matches GBPF_BACKEND) */
+	const char *description;  /**< one line for `gbpf backends` */
+	uint32_t plugin_version;  /**< GBPF_MAKE_VERSION of the plugin itself */
+	/** Detection rank when GBPF_BACKEND is unset: higher wins among usable backends. */
+	int32_t priority;
+
+	/**
+	 * List usable devices without opening the backend. Writes up to *count
+	 * entries into devs (which may be NULL to only count) and sets *count
+	 * to the number available. Returns -ENODEV with a reason in why when the
+	 * runtime or device is missing.
+	 */
+	int (*query_devices)(struct gbpf_device_info *devs, uint32_t *count, char *why, size_t why_size);
+
+	/** Open the backend on a device. */
+	int (*open)(const struct gbpf_backend_open_opts *opts, struct gbpf_backend **out);
+	/** Release everything open() and prog_load() made. */
+	void (*close)(struct gbpf_backend *backend);
+
+	/**
+	 * Prepare a verified program for execution (JIT, module load). @p maps
+	 * has prog->map_cnt entries, in the order of prog->maps.
+	 */
+	int (*prog_load)(struct gbpf_backend *backend, const struct gbpf_prog_desc *prog,
+			 struct gbpf_map_instance *maps, size_t map_cnt,
+			 struct gbpf_backend_prog **out, char *log, size_t log_size);
+	/** Run a loaded program directly (like BPF_PROG_TEST_RUN). */
+	int (*prog_run)(struct gbpf_backend_prog *prog, const struct gbpf_run_opts *opts,
+			struct gbpf_run_result *result, char *log, size_t log_size);
+	/** Free a loaded program. */
+	void (*prog_unload)(struct gbpf_backend_prog *prog);
+
+	/**
+	 * Generate device code for a program as text (PTX, SPIR-V
+	 * disassembly, AMDGCN assembly). *text is malloc'ed; caller frees.
+	 */
+	int (*codegen)(const struct gbpf_prog_desc *prog, const struct gbpf_codegen_opts *opts,
+		       char **text, size_t *text_len, char *log, size_t log_size);
+};
+
+/**
+ * The plugin's entry point.
+ * @param abi_version  GBPF_PLUGIN_ABI_VERSION of the caller
+ * @param ops          table to fill; the caller zeroes it and sets ops->sz to its size
+ * @param caps         capabilities to fill; caller zeroes it and sets caps->sz
+ * @return 0, or -EPROTONOSUPPORT when the major version differs
+ */
+typedef int (*gbpf_plugin_get_backend_table_fn)(uint32_t abi_version, struct gbpf_backend_ops *ops,
+						 struct gbpf_backend_caps *caps);
+
+#if defined(__GNUC__)
+#define GBPF_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define GBPF_PLUGIN_EXPORT
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GBPF_PLUGIN_H */

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gbpf/prog.h - plain descriptions of programs and maps.
+ *
+ * These structs are the contract between the loader (which produces them
+ * from an ELF object or from assembler text), the verifier, the interpreter
+ * and every backend plugin (which consume them). They are plain data with
+ * no behaviour so that they can cross the plugin ABI unchanged: a struct
+ * may only grow at its end, and consumers must check @c sz before reading a
+ * field added later.
+ */
+#ifndef GBPF_PROG_H
+#define GBPF_PROG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gbpf/insn.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Map types. Numbers of the Linux map types gbpf implements are the Linux
+ * numbers (enum bpf_map_type); bpftime's GPU types keep bpftime's numbers so
+ * its probes load unmodified.
+ */
+enum gbpf_map_type {
+	GBPF_MAP_TYPE_HASH = 1,
+	GBPF_MAP_TYPE_ARRAY = 2,
+	GBPF_MAP_TYPE_PERF_EVENT_ARRAY = 4,
+	GBPF_MAP_TYPE_PERCPU_HASH = 5,
+	GBPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	GBPF_MAP_TYPE_LRU_HASH = 9,
+	GBPF_MAP_TYPE_RINGBUF = 27,
+	/** bpftime: hash map shared with the GPU (same semantics as HASH). */
+	GBPF_MAP_TYPE_GPU_HASH = 1501,
+	/** bpftime: one value slot per GPU thread of the launch. */
+	GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY = 1502,
+	/** bpftime: array shared by all GPU threads (same semantics as ARRAY). */
+	GBPF_MAP_TYPE_GPU_ARRAY = 1503,
+	/** bpftime: ring buffer written from the GPU (same semantics as RINGBUF). */
+	GBPF_MAP_TYPE_GPU_RINGBUF = 1527,
+};
+
+/** Where a map came from in the object. */
+enum gbpf_map_origin {
+	GBPF_MAP_ORIGIN_USER = 0,   /**< declared in SEC(".maps") or SEC("maps") */
+	GBPF_MAP_ORIGIN_DATA = 1,   /**< .data (initialised globals) */
+	GBPF_MAP_ORIGIN_RODATA = 2, /**< .rodata (constants; read-only to programs) */
+	GBPF_MAP_ORIGIN_BSS = 3,    /**< .bss (zeroed globals) */
+};
+
+/** Map flags (Linux values). */
+#define GBPF_F_NO_PREALLOC (1U << 0)
+#define GBPF_F_RDONLY_PROG (1U << 7)
+#define GBPF_F_MMAPABLE (1U << 10)
+
+/** A map as declared by the object: its shape, not its memory. */
+struct gbpf_map_desc {
+	size_t sz;             /**< sizeof(struct gbpf_map_desc) of the producer */
+	const char *name;      /**< map name (".data", ".rodata", ".bss" for globals) */
+	uint32_t type;         /**< enum gbpf_map_type */
+	uint32_t key_size;     /**< bytes; 4 for arrays, 0 for ring buffers */
+	uint32_t value_size;   /**< bytes; 0 for ring buffers */
+	uint32_t max_entries;  /**< entries; ring buffer: data bytes (power of two) */
+	uint32_t map_flags;    /**< GBPF_F_* */
+	uint32_t origin;       /**< enum gbpf_map_origin */
+	const void *init_data; /**< initial value bytes for DATA/RODATA, else NULL */
+	size_t init_size;      /**< bytes at init_data */
+};
+
+/** What a program attaches to, decoded from its section name. */
+enum gbpf_attach_kind {
+	GBPF_ATTACH_NONE = 0,         /**< no attach point: run with `prog run` */
+	GBPF_ATTACH_GPU_ENTRY = 1,    /**< gpu/entry/<glob>, kprobe/<kernel> */
+	GBPF_ATTACH_GPU_EXIT = 2,     /**< gpu/exit/<glob>, kretprobe/<kernel> */
+	GBPF_ATTACH_GPU_MEM = 3,      /**< gpu/mem/<glob>, kprobe/__memcapture */
+	GBPF_ATTACH_GPU_BARRIER = 4,  /**< gpu/barrier/<glob> */
+	GBPF_ATTACH_HOST_LAUNCH = 16, /**< host/launch[/<glob>] */
+	GBPF_ATTACH_HOST_MEMCPY = 17, /**< host/memcpy */
+	GBPF_ATTACH_HOST_MALLOC = 18, /**< host/malloc */
+	GBPF_ATTACH_HOST_SYNC = 19,   /**< host/sync */
+	GBPF_ATTACH_HOST_MODULE_LOAD = 20, /**< host/module_load */
+	GBPF_ATTACH_UPROBE = 32,      /**< uprobe/<binary>:<symbol> */
+	GBPF_ATTACH_URETPROBE = 33,   /**< uretprobe/<binary>:<symbol> */
+};
+
+/** True for attach kinds whose programs run on a GPU. */
+static inline int gbpf_attach_is_device(uint32_t kind)
+{
+	return kind >= GBPF_ATTACH_GPU_ENTRY && kind <= GBPF_ATTACH_GPU_BARRIER;
+}
+
+/** Decoded attach point. */
+struct gbpf_attach {
+	uint32_t kind;      /**< enum gbpf_attach_kind */
+	const char *target; /**< kernel glob, host binary, or NULL for all */
+	const char *symbol; /**< uprobe symbol, else NULL */
+};
+
+/**
+ * A program ready for verification, code generation or execution.
+ *
+ * @c insns is linked: the entry function comes first and every subprogram it
+ * reaches follows, with local calls (CALL|K src=GBPF_CALL_LOCAL) and
+ * GBPF_PSEUDO_FUNC loads holding pc-relative targets inside the array.
+ * Map references are wide loads with src GBPF_PSEUDO_MAP_IDX or
+ * GBPF_PSEUDO_MAP_IDX_VALUE whose imm indexes @c maps.
+ */
+struct gbpf_prog_desc {
+	size_t sz;                        /**< sizeof(struct gbpf_prog_desc) of the producer */
+	const char *name;                 /**< function name */
+	const char *section;              /**< ELF section name, or NULL */
+	const struct gbpf_insn *insns;    /**< linked instructions */
+	size_t insn_cnt;                  /**< slots in insns (a wide load counts 2) */
+	const struct gbpf_map_desc *maps; /**< every map of the object */
+	size_t map_cnt;
+	struct gbpf_attach attach;
+	const char *license;              /**< "GPL", "Dual MIT/GPL", ... or NULL */
+	const char *source_file;          /**< object path, for messages */
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GBPF_PROG_H */
