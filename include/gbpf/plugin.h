@@ -84,6 +84,12 @@ struct gbpf_device_info {
 #define GBPF_CAP_CODEGEN (1ULL << 1)   /**< codegen emits device code as text */
 #define GBPF_CAP_INJECT (1ULL << 2)    /**< can inject probes into app kernels */
 #define GBPF_CAP_INTERCEPT (1ULL << 3) /**< intercepts a GPU runtime in `gbpf run` */
+/**
+ * Every memory access of a running program is checked by the backend
+ * itself (a bounds-checked interpreter), so the core may run programs the
+ * verifier has not accepted there (conformance, debugging).
+ */
+#define GBPF_CAP_SANDBOXED (1ULL << 4)
 
 /** What a plugin can do, filled once by the entry function. */
 struct gbpf_backend_caps {
