@@ -150,6 +150,52 @@ struct gbpf_codegen_opts {
 /** Emit a stand-alone kernel that runs the program (prog run) rather than a probe function. */
 #define GBPF_CODEGEN_KERNEL (1U << 0)
 
+/** Kinds of event an agent reports to the user (struct gbpf_agent_services.report). */
+enum gbpf_agent_event {
+	GBPF_AGENT_EVENT_INFO = 0,           /**< e.g. "kernel K instrumented (entry, exit)" */
+	GBPF_AGENT_EVENT_NOT_INSTRUMENTED = 1, /**< a targeted kernel runs uninstrumented; msg says why */
+	GBPF_AGENT_EVENT_ERROR = 2,          /**< something failed; the app runs on uninstrumented */
+};
+
+/**
+ * What the agent core (the library preloaded into the application) offers
+ * a backend that instruments the application. Every callback may be
+ * called from any application thread.
+ */
+struct gbpf_agent_services {
+	size_t sz;
+	void *ctx; /**< first argument of every callback */
+	/** Tell the user (through the controller) about a kernel or a failure. */
+	void (*report)(void *ctx, enum gbpf_agent_event event, const char *kernel, const char *msg);
+	/**
+	 * Run host program @p prog_index (an index into the attach request's
+	 * programs, e.g. a host/launch probe) on the host with @p probe_ctx as
+	 * r1. Returns 0 or -errno; the program's r0 goes to *r0 when non-NULL.
+	 */
+	int (*run_host_prog)(void *ctx, size_t prog_index, void *probe_ctx, size_t ctx_size,
+			     uint64_t *r0);
+	/** Monotonic sequence number for launches, shared by host and device probes. */
+	uint64_t (*next_launch_id)(void *ctx);
+};
+
+/**
+ * A request to instrument the application the agent runs in. Programs are
+ * verified; maps live in memory shared with the controller (layout of
+ * maps/map_layout.h) and stay mapped until agent_detach returns.
+ */
+struct gbpf_agent_attach_opts {
+	size_t sz;
+	const struct gbpf_prog_desc *progs; /**< device and host programs of every object */
+	size_t prog_cnt;
+	struct gbpf_map_instance *maps;     /**< maps of all programs: prog->maps index into this */
+	size_t map_cnt;
+	const struct gbpf_agent_services *services;
+	const char *cache_dir;              /**< on-disk JIT cache, NULL = none */
+	uint32_t flags;                     /**< GBPF_AGENT_F_* */
+};
+/** Let memory probes write application memory (the user asked for it explicitly). */
+#define GBPF_AGENT_F_ALLOW_APP_WRITES (1U << 0)
+
 /**
  * The dispatch table, version 1.0. Entries may be NULL (unsupported).
  */
@@ -193,6 +239,18 @@ struct gbpf_backend_ops {
 	 */
 	int (*codegen)(const struct gbpf_prog_desc *prog, const struct gbpf_codegen_opts *opts,
 		       char **text, size_t *text_len, char *log, size_t log_size);
+
+	/**
+	 * In the agent, inside the application: start instrumenting it. The
+	 * plugin's own interposers (e.g. a dlsym / cuGetProcAddress override)
+	 * work only when the plugin file is in LD_PRELOAD, which `gbpf run`
+	 * arranges for backends with GBPF_CAP_INTERCEPT. Must not block the
+	 * application; on failure the application runs on uninstrumented.
+	 */
+	int (*agent_attach)(struct gbpf_backend *backend, const struct gbpf_agent_attach_opts *opts,
+			    char *log, size_t log_size);
+	/** Stop instrumenting: kernels launch uninstrumented from the next launch on. */
+	void (*agent_detach)(struct gbpf_backend *backend);
 };
 
 /**
