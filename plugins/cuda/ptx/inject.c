@@ -1,0 +1,926 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Probe injection into parsed PTX kernels.
+ *
+ * Each site gets new statements, built as PTX text and parsed into the
+ * module's structure (the parser is the single source of truth for what a
+ * statement is). The probe context lives in a per-thread `.local` buffer
+ * laid out as struct gbpf_gpu_ctx; its first three fields are written once
+ * at kernel entry, the memory fields before each memory probe.
+ */
+#include "plugins/cuda/ptx/ptx_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gbpf/gbpf.h>
+#include <gbpf/probe_ctx.h>
+
+#define CTX_NAME "__gbpf_ctx"
+#define LAUNCH_ID_NAME "__gbpf_launch_id"
+/* Offsets in struct gbpf_gpu_ctx. */
+#define OFF_KERNEL_ID 0
+#define OFF_PARAMS 8
+#define OFF_LAUNCH_ID 16
+#define OFF_MEM_ADDR 24
+#define OFF_MEM_VALUE 32
+#define OFF_MEM_SIZE 40
+#define OFF_MEM_KIND 44
+#define OFF_MEM_SPACE 48
+#define OFF_MEM_SITE 52
+#define CTX_SIZE 56
+/* cvta.param on kernel parameters needs PTX ISA 7.7. */
+#define CVTA_PARAM_MIN_VERSION 77u
+
+struct text {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static __attribute__((format(printf, 2, 3))) void tx(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? t->cap - t->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->oom = true;
+			return;
+		}
+		if (t->p && t->len + (size_t)n < t->cap) {
+			t->len += (size_t)n;
+			return;
+		}
+		size_t ncap = t->cap ? t->cap * 2 : 1024;
+		while (ncap <= t->len + (size_t)n)
+			ncap *= 2;
+		char *np = realloc(t->p, ncap);
+		if (!np) {
+			t->oom = true;
+			return;
+		}
+		t->p = np;
+		t->cap = ncap;
+	}
+}
+
+/* Registers declared by .reg in a function: name (or prefix of a <N> range) and width. */
+struct reg_decl {
+	const char *name;
+	uint32_t len;
+	bool range;
+	unsigned bits;
+};
+
+struct kctx {
+	struct gbpf_ptx_module *m;
+	struct gbpf_ptx_func *f;
+	const struct gbpf_ptx_plan *plan;
+	struct gbpf_ptx_kernel_report *rep;
+	struct reg_decl *regs;
+	uint32_t n_regs, cap_regs;
+	unsigned n_labels;
+	bool cvta_param;
+	char kname[512];
+	char *log;
+	size_t log_size;
+};
+
+static bool tok_is(const struct gbpf_ptx_module *m, uint32_t i, const char *s)
+{
+	return gbpf_ptx_tok_eq(&m->toks[i], s);
+}
+
+static unsigned type_bits(const char *s, size_t n)
+{
+	static const struct {
+		const char *name;
+		unsigned bits;
+	} types[] = {
+		{"b8", 8},    {"u8", 8},     {"s8", 8},       {"b16", 16},     {"u16", 16},
+		{"s16", 16},  {"f16", 16},   {"bf16", 16},    {"b32", 32},     {"u32", 32},
+		{"s32", 32},  {"f32", 32},   {"f16x2", 32},   {"bf16x2", 32},  {"tf32", 32},
+		{"b64", 64},  {"u64", 64},   {"s64", 64},     {"f64", 64},     {"b128", 128},
+		{"pred", 1},
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strlen(types[i].name) == n && !memcmp(types[i].name, s, n))
+			return types[i].bits;
+	return 0;
+}
+
+static int collect_regs(struct kctx *k, const struct gbpf_ptx_block *b)
+{
+	struct gbpf_ptx_module *m = k->m;
+
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+		unsigned bits = 0;
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE) {
+			int err = collect_regs(k, &s->body);
+
+			if (err)
+				return err;
+			continue;
+		}
+		if (s->kind != GBPF_PTX_STMT_DIRECTIVE || !tok_is(m, s->toks.first, ".reg"))
+			continue;
+		for (uint32_t j = s->toks.first + 1; j < s->toks.first + s->toks.n; j++) {
+			const struct gbpf_ptx_tok *t = &m->toks[j];
+
+			if (t->kind == GBPF_PTX_TOK_DOT && type_bits(t->s + 1, t->len - 1))
+				bits = type_bits(t->s + 1, t->len - 1);
+			else if (t->kind == GBPF_PTX_TOK_DOT && t->len > 2 && t->s[1] == 'v')
+				bits = 0; /* vector registers: components are not tracked */
+			if (t->kind != GBPF_PTX_TOK_REG)
+				continue;
+			if (k->n_regs == k->cap_regs) {
+				uint32_t ncap = k->cap_regs ? k->cap_regs * 2 : 32;
+				struct reg_decl *nv = realloc(k->regs, ncap * sizeof(*nv));
+
+				if (!nv)
+					return -ENOMEM;
+				k->regs = nv;
+				k->cap_regs = ncap;
+			}
+			k->regs[k->n_regs].name = t->s;
+			k->regs[k->n_regs].len = t->len;
+			k->regs[k->n_regs].range = j + 1 < s->toks.first + s->toks.n &&
+						   m->toks[j + 1].kind == GBPF_PTX_TOK_PUNCT &&
+						   m->toks[j + 1].s[0] == '<';
+			k->regs[k->n_regs].bits = bits;
+			k->n_regs++;
+		}
+	}
+	return 0;
+}
+
+/* Width in bits of a register operand, 0 if unknown. */
+static unsigned reg_bits(const struct kctx *k, const struct gbpf_ptx_tok *t)
+{
+	for (uint32_t i = 0; i < k->n_regs; i++) {
+		const struct reg_decl *r = &k->regs[i];
+
+		if (!r->range) {
+			if (r->len == t->len && !memcmp(r->name, t->s, t->len))
+				return r->bits;
+			continue;
+		}
+		if (t->len > r->len && !memcmp(r->name, t->s, r->len)) {
+			uint32_t j = r->len;
+
+			while (j < t->len && t->s[j] >= '0' && t->s[j] <= '9')
+				j++;
+			if (j == t->len)
+				return r->bits;
+		}
+	}
+	return 0;
+}
+
+/* ---- classification of instructions ------------------------------- */
+
+enum site_kind { SITE_NONE, SITE_EXIT, SITE_BARRIER, SITE_MEM };
+
+struct mem_info {
+	unsigned kind;   /* GBPF_MEM_* */
+	unsigned space;  /* GBPF_SPACE_* */
+	bool cluster;    /* .shared::cluster: no cvta */
+	unsigned size;   /* bytes */
+	int addr_op;     /* operand holding [address] */
+	int value_op;    /* operand holding the stored value, -1 if none */
+};
+
+/* Opcode parts: "ld.global.v4.f32" -> base "ld", modifiers. */
+static bool opcode_base(const struct gbpf_ptx_tok *t, const char *base)
+{
+	size_t n = strlen(base);
+
+	return t->len >= n && !memcmp(t->s, base, n) && (t->len == n || t->s[n] == '.');
+}
+
+static bool has_mod(const struct gbpf_ptx_tok *t, const char *mod)
+{
+	size_t n = strlen(mod);
+	const char *p = t->s, *end = t->s + t->len;
+
+	while (p < end) {
+		const char *dot = memchr(p, '.', (size_t)(end - p));
+		const char *stop = dot ? dot : end;
+
+		if ((size_t)(stop - p) == n && !memcmp(p, mod, n))
+			return true;
+		p = stop + 1;
+	}
+	return false;
+}
+
+static bool has_mod_prefix(const struct gbpf_ptx_tok *t, const char *mod)
+{
+	size_t n = strlen(mod);
+	const char *p = t->s, *end = t->s + t->len;
+
+	while (p < end) {
+		const char *dot = memchr(p, '.', (size_t)(end - p));
+		const char *stop = dot ? dot : end;
+
+		if ((size_t)(stop - p) >= n && !memcmp(p, mod, n))
+			return true;
+		p = stop + 1;
+	}
+	return false;
+}
+
+static unsigned access_size(const struct gbpf_ptx_tok *t)
+{
+	const char *p = t->s, *end = t->s + t->len;
+	unsigned bits = 0, vec = 1;
+
+	while (p < end) {
+		const char *dot = memchr(p, '.', (size_t)(end - p));
+		const char *stop = dot ? dot : end;
+		size_t n = (size_t)(stop - p);
+		unsigned b = type_bits(p, n);
+
+		if (b > 1)
+			bits = b;
+		if (n == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8'))
+			vec = (unsigned)(p[1] - '0');
+		p = stop + 1;
+	}
+	return bits / 8 * vec;
+}
+
+static int find_mem_op(const struct gbpf_ptx_stmt *s, int nth)
+{
+	for (uint32_t i = 0; i < s->n_ops; i++)
+		if (s->ops[i].kind == GBPF_PTX_OP_MEM && nth-- == 0)
+			return (int)i;
+	return -1;
+}
+
+static enum site_kind classify(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s,
+			       struct mem_info *mi)
+{
+	const struct gbpf_ptx_tok *op;
+
+	if (s->kind != GBPF_PTX_STMT_INSN)
+		return SITE_NONE;
+	op = &m->toks[s->opcode];
+	if (opcode_base(op, "ret") || opcode_base(op, "exit"))
+		return SITE_EXIT;
+	if ((opcode_base(op, "bar") || opcode_base(op, "barrier")) && !has_mod(op, "warp"))
+		return SITE_BARRIER;
+	memset(mi, 0, sizeof(*mi));
+	mi->value_op = -1;
+	if (opcode_base(op, "ld") || opcode_base(op, "ldu")) {
+		mi->kind = GBPF_MEM_LOAD;
+		mi->addr_op = find_mem_op(s, 0);
+	} else if (opcode_base(op, "st")) {
+		if (has_mod(op, "async") || has_mod(op, "bulk"))
+			return SITE_NONE;
+		mi->kind = GBPF_MEM_STORE;
+		mi->addr_op = find_mem_op(s, 0);
+		mi->value_op = mi->addr_op + 1;
+	} else if (opcode_base(op, "atom") || opcode_base(op, "red")) {
+		mi->kind = GBPF_MEM_ATOMIC;
+		mi->addr_op = find_mem_op(s, 0);
+		mi->value_op = mi->addr_op + (has_mod(op, "cas") ? 2 : 1);
+	} else if (opcode_base(op, "cp.async") && (has_mod(op, "ca") || has_mod(op, "cg")) &&
+		   !has_mod(op, "bulk")) {
+		/* Recorded as the load of its global source. */
+		mi->kind = GBPF_MEM_LOAD;
+		mi->addr_op = find_mem_op(s, 1);
+		mi->space = GBPF_SPACE_GLOBAL;
+		if (mi->addr_op < 0 || (uint32_t)mi->addr_op + 1 >= s->n_ops ||
+		    s->ops[mi->addr_op + 1].kind != GBPF_PTX_OP_IMM)
+			return SITE_NONE;
+		{
+			const struct gbpf_ptx_tok *n = &m->toks[s->ops[mi->addr_op + 1].toks.first];
+
+			mi->size = (unsigned)strtoul(n->s, NULL, 0);
+		}
+		return mi->size ? SITE_MEM : SITE_NONE;
+	} else {
+		return SITE_NONE;
+	}
+	if (mi->addr_op < 0)
+		return SITE_NONE;
+	if (mi->value_op >= (int)s->n_ops)
+		mi->value_op = -1;
+	if (has_mod(op, "param") || has_mod(op, "const") || has_mod_prefix(op, "param::"))
+		return SITE_NONE;
+	if (has_mod(op, "global"))
+		mi->space = GBPF_SPACE_GLOBAL;
+	else if (has_mod(op, "local"))
+		mi->space = GBPF_SPACE_LOCAL;
+	else if (has_mod(op, "shared") || has_mod(op, "shared::cta"))
+		mi->space = GBPF_SPACE_SHARED;
+	else if (has_mod(op, "shared::cluster")) {
+		mi->space = GBPF_SPACE_SHARED;
+		mi->cluster = true;
+	} else
+		mi->space = GBPF_SPACE_GENERIC;
+	mi->size = access_size(op);
+	return SITE_MEM;
+}
+
+/* ---- snippet text --------------------------------------------------- */
+
+static void tx_call(struct text *t, unsigned probe)
+{
+	tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
+	tx(t, "cvta.local.u64 %%__gbpf_rd0, %%__gbpf_rd0;\n");
+	tx(t, "{\n.param .b64 __gbpf_arg;\n.param .b64 __gbpf_ret;\n");
+	tx(t, "st.param.b64 [__gbpf_arg], %%__gbpf_rd0;\n");
+	tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
+}
+
+static void tx_u32_field(struct text *t, unsigned off, unsigned v)
+{
+	tx(t, "mov.u32 %%__gbpf_r0, %u;\n", v);
+	tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", off);
+}
+
+/* Address of a [ ... ] operand into %__gbpf_rd1; false if its shape is unknown. */
+static bool tx_address(struct text *t, const struct kctx *k, const struct gbpf_ptx_operand *op)
+{
+	const struct gbpf_ptx_module *m = k->m;
+	uint32_t i = op->toks.first + 1, end = op->toks.first + op->toks.n - 1;
+	const struct gbpf_ptx_tok *base;
+	bool neg = false;
+
+	if (i >= end)
+		return false;
+	base = &m->toks[i++];
+	if (base->kind == GBPF_PTX_TOK_REG) {
+		unsigned bits = reg_bits(k, base);
+
+		if (bits == 64)
+			tx(t, "mov.b64 %%__gbpf_rd1, %.*s;\n", (int)base->len, base->s);
+		else if (bits == 32)
+			tx(t, "cvt.u64.u32 %%__gbpf_rd1, %.*s;\n", (int)base->len, base->s);
+		else
+			return false;
+	} else if (base->kind == GBPF_PTX_TOK_IDENT || base->kind == GBPF_PTX_TOK_NUM) {
+		tx(t, "mov.u64 %%__gbpf_rd1, %.*s;\n", (int)base->len, base->s);
+	} else {
+		return false;
+	}
+	if (i == end)
+		return true;
+	for (; i < end && m->toks[i].kind == GBPF_PTX_TOK_PUNCT; i++) {
+		if (m->toks[i].s[0] == '-')
+			neg = !neg;
+		else if (m->toks[i].s[0] != '+')
+			return false;
+	}
+	if (i + 1 != end || m->toks[i].kind != GBPF_PTX_TOK_NUM)
+		return false;
+	tx(t, "add.s64 %%__gbpf_rd1, %%__gbpf_rd1, %s%.*s;\n", neg ? "-" : "", (int)m->toks[i].len,
+	   m->toks[i].s);
+	return true;
+}
+
+/* Stored value into %__gbpf_rd2 (zero-extended bits; first element of a vector). */
+static void tx_value(struct text *t, const struct kctx *k, const struct gbpf_ptx_stmt *s,
+		     const struct mem_info *mi)
+{
+	const struct gbpf_ptx_module *m = k->m;
+	const struct gbpf_ptx_tok *v;
+	const struct gbpf_ptx_operand *op;
+	unsigned bits;
+
+	if (mi->value_op < 0)
+		goto zero;
+	op = &s->ops[mi->value_op];
+	v = &m->toks[op->toks.first];
+	if (op->kind == GBPF_PTX_OP_VEC && op->toks.n > 2)
+		v = &m->toks[op->toks.first + 1];
+	else if (op->kind != GBPF_PTX_OP_REG && op->kind != GBPF_PTX_OP_IMM)
+		goto zero;
+	if (v->kind == GBPF_PTX_TOK_REG) {
+		bits = reg_bits(k, v);
+	} else if (v->kind == GBPF_PTX_TOK_NUM && op->toks.n == 1) {
+		bits = mi->size >= 8 ? 64 : 32;
+		if (v->len > 2 && v->s[0] == '0' && (v->s[1] == 'd' || v->s[1] == 'D'))
+			bits = 64;
+		else if (v->len > 2 && v->s[0] == '0' && (v->s[1] == 'f' || v->s[1] == 'F'))
+			bits = 32;
+	} else {
+		goto zero;
+	}
+	switch (bits) {
+	case 64:
+		tx(t, "mov.b64 %%__gbpf_rd2, %.*s;\n", (int)v->len, v->s);
+		return;
+	case 32:
+		tx(t, "mov.b32 %%__gbpf_r1, %.*s;\n", (int)v->len, v->s);
+		tx(t, "cvt.u64.u32 %%__gbpf_rd2, %%__gbpf_r1;\n");
+		return;
+	case 16:
+		tx(t, "mov.b16 %%__gbpf_h0, %.*s;\n", (int)v->len, v->s);
+		tx(t, "cvt.u64.u16 %%__gbpf_rd2, %%__gbpf_h0;\n");
+		return;
+	default:
+		break;
+	}
+zero:
+	tx(t, "mov.u64 %%__gbpf_rd2, 0;\n");
+}
+
+static bool tx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
+			const struct mem_info *mi)
+{
+	if (!tx_address(t, k, &s->ops[mi->addr_op]))
+		return false;
+	if (mi->space == GBPF_SPACE_GLOBAL)
+		tx(t, "cvta.global.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	else if (mi->space == GBPF_SPACE_SHARED && !mi->cluster)
+		tx(t, "cvta.shared.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	else if (mi->space == GBPF_SPACE_LOCAL)
+		tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_MEM_ADDR);
+	tx_value(t, k, s, mi);
+	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd2;\n", OFF_MEM_VALUE);
+	tx_u32_field(t, OFF_MEM_SIZE, mi->size);
+	tx_u32_field(t, OFF_MEM_KIND, mi->kind);
+	tx_u32_field(t, OFF_MEM_SPACE, mi->space);
+	tx_u32_field(t, OFF_MEM_SITE, k->rep->n_mem);
+	tx_call(t, k->plan->mem_probe);
+	return true;
+}
+
+/* Parse @t as statements and append them to @out; consumes t->p. */
+static int emit(struct kctx *k, struct text *t, struct gbpf_ptx_block *out)
+{
+	struct gbpf_ptx_block tmp = {0};
+	uint32_t first, pos;
+	int err;
+
+	if (t->oom) {
+		free(t->p);
+		memset(t, 0, sizeof(*t));
+		return -ENOMEM;
+	}
+	if (!t->p)
+		return 0;
+	err = gbpf_ptx_module_own(k->m, t->p);
+	if (err) {
+		free(t->p);
+		memset(t, 0, sizeof(*t));
+		return err;
+	}
+	err = gbpf_ptx_lex_into(k->m, t->p, t->len, false, &first, k->log, k->log_size);
+	memset(t, 0, sizeof(*t));
+	if (err)
+		return err;
+	for (uint32_t i = first; i < k->m->n_toks; i++)
+		k->m->toks[i].line = 0;
+	pos = first;
+	err = gbpf_ptx_parse_block(k->m, &pos, k->m->n_toks, &tmp, 0, k->log, k->log_size);
+	if (!err)
+		err = gbpf_ptx_block_insert(out, out->n, tmp.v, tmp.n);
+	if (err) {
+		gbpf_ptx_block_free(&tmp);
+		return err;
+	}
+	free(tmp.v);
+	return 0;
+}
+
+static void tx_skip_open(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
+			 unsigned *label)
+{
+	const struct gbpf_ptx_tok *p = &k->m->toks[s->pred];
+
+	*label = k->n_labels++;
+	tx(t, "@%s%.*s bra __gbpf_L%u;\n", s->pred_neg ? "" : "!", (int)p->len, p->s, *label);
+}
+
+static int rewrite_block(struct kctx *k, struct gbpf_ptx_block *b, int depth, uint32_t entry_at);
+
+static int tx_entry(struct kctx *k, struct text *t)
+{
+	const struct gbpf_ptx_func *f = k->f;
+	const struct gbpf_ptx_module *m = k->m;
+
+	tx(t, "mov.u64 %%__gbpf_rd1, 0x%016" PRIx64 ";\n", k->rep->kernel_id);
+	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_KERNEL_ID);
+	if (f->n_params && k->cvta_param) {
+		const struct gbpf_ptx_range *r = &f->params[0];
+		uint32_t i;
+
+		for (i = r->first; i < r->first + r->n; i++)
+			if (m->toks[i].kind == GBPF_PTX_TOK_IDENT)
+				break;
+		if (i == r->first + r->n) {
+			gbpf_ptx_log(k->log, k->log_size, "%s:%u: kernel %s: parameter 0 has no name",
+				     m->filename ? m->filename : "<ptx>", m->toks[f->name].line,
+				     k->kname);
+			return -GBPF_ERRNO__INJECT;
+		}
+		tx(t, "mov.u64 %%__gbpf_rd1, %.*s;\n", (int)m->toks[i].len, m->toks[i].s);
+		tx(t, "cvta.param.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	} else {
+		tx(t, "mov.u64 %%__gbpf_rd1, 0;\n");
+	}
+	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
+	tx(t, "ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
+	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
+	if (k->plan->sites & GBPF_PTX_SITE_ENTRY) {
+		tx_call(t, k->plan->entry_probe);
+		k->rep->n_entry++;
+	}
+	return 0;
+}
+
+static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx_block *out,
+			int depth)
+{
+	const unsigned sites = k->plan->sites;
+	struct text t = {0};
+	struct mem_info mi;
+	unsigned label = 0;
+	bool pred;
+	int err;
+
+	if (s->kind == GBPF_PTX_STMT_SCOPE) {
+		err = rewrite_block(k, &s->body, depth + 1, UINT32_MAX);
+		if (err)
+			return err;
+		return gbpf_ptx_block_insert(out, out->n, &s, 1);
+	}
+	pred = s->kind == GBPF_PTX_STMT_INSN && s->pred >= 0;
+	switch (classify(k->m, s, &mi)) {
+	case SITE_EXIT:
+		if (!(sites & GBPF_PTX_SITE_EXIT))
+			break;
+		if (pred)
+			tx_skip_open(&t, k, s, &label);
+		tx_call(&t, k->plan->exit_probe);
+		k->rep->n_exit++;
+		break;
+	case SITE_BARRIER:
+		if (!(sites & GBPF_PTX_SITE_BARRIER))
+			break;
+		if (pred)
+			tx_skip_open(&t, k, s, &label);
+		tx_call(&t, k->plan->barrier_probe);
+		k->rep->n_barrier++;
+		break;
+	case SITE_MEM:
+		if (!(sites & GBPF_PTX_SITE_MEM))
+			break;
+		if (pred)
+			tx_skip_open(&t, k, s, &label);
+		if (!tx_mem_site(&t, k, s, &mi)) {
+			/* An address shape we do not understand: leave the access alone. */
+			free(t.p);
+			memset(&t, 0, sizeof(t));
+			if (pred)
+				k->n_labels--;
+			break;
+		}
+		k->rep->n_mem++;
+		break;
+	case SITE_NONE:
+		break;
+	}
+	if (t.p && pred)
+		tx(&t, "__gbpf_L%u:\n", label);
+	err = emit(k, &t, out);
+	if (err)
+		return err;
+	return gbpf_ptx_block_insert(out, out->n, &s, 1);
+}
+
+static int rewrite_block(struct kctx *k, struct gbpf_ptx_block *b, int depth, uint32_t entry_at)
+{
+	struct gbpf_ptx_block out = {0};
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < b->n; i++) {
+		if (i == entry_at) {
+			struct text t = {0};
+
+			err = tx_entry(k, &t);
+			if (!err)
+				err = emit(k, &t, &out);
+			else
+				free(t.p);
+			if (err)
+				break;
+		}
+		err = rewrite_stmt(k, b->v[i], &out, depth);
+		if (err)
+			break;
+	}
+	if (!err && entry_at == b->n) {
+		struct text t = {0};
+
+		err = tx_entry(k, &t);
+		if (!err)
+			err = emit(k, &t, &out);
+		else
+			free(t.p);
+	}
+	if (err) {
+		/* Statements already moved to out belong to b again; free only the new ones. */
+		for (uint32_t j = 0; j < out.n; j++) {
+			bool orig = false;
+
+			for (uint32_t q = 0; q < b->n && !orig; q++)
+				orig = b->v[q] == out.v[j];
+			if (!orig)
+				gbpf_ptx_stmt_free(out.v[j]);
+		}
+		free(out.v);
+		return err;
+	}
+	free(b->v);
+	*b = out;
+	return 0;
+}
+
+/* Index of the first statement after the leading declarations. */
+static uint32_t entry_index(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b)
+{
+	uint32_t i = 0;
+
+	for (; i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+
+		if (s->kind == GBPF_PTX_STMT_COMMENT)
+			continue;
+		if (s->kind == GBPF_PTX_STMT_DIRECTIVE && !s->nl_terminated &&
+		    (tok_is(m, s->toks.first, ".reg") || tok_is(m, s->toks.first, ".local") ||
+		     tok_is(m, s->toks.first, ".shared") || tok_is(m, s->toks.first, ".param") ||
+		     tok_is(m, s->toks.first, ".const") || tok_is(m, s->toks.first, ".global")))
+			continue;
+		break;
+	}
+	return i;
+}
+
+static int instrument_kernel(struct kctx *k)
+{
+	struct text t = {0};
+	struct gbpf_ptx_block decls = {0};
+	int err;
+
+	err = collect_regs(k, &k->f->body);
+	if (err)
+		return err;
+	err = rewrite_block(k, &k->f->body, 0, entry_index(k->m, &k->f->body));
+	if (err)
+		return err;
+	tx(&t, ".reg .b64 %%__gbpf_rd<3>;\n.reg .b32 %%__gbpf_r<2>;\n.reg .b16 %%__gbpf_h<1>;\n");
+	tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
+	err = emit(k, &t, &decls);
+	if (!err)
+		err = gbpf_ptx_block_insert(&k->f->body, 0, decls.v, decls.n);
+	if (err) {
+		gbpf_ptx_block_free(&decls);
+		return err;
+	}
+	free(decls.v);
+	return 0;
+}
+
+/* ---- fragment splicing ---------------------------------------------- */
+
+static bool module_defines(const struct gbpf_ptx_module *m, const char *name)
+{
+	for (uint32_t i = 0; i < m->n_items; i++) {
+		const struct gbpf_ptx_item *it = &m->items[i];
+
+		if (it->kind == GBPF_PTX_ITEM_FUNC) {
+			if (gbpf_ptx_tok_eq(&m->toks[it->func->name], name))
+				return true;
+			continue;
+		}
+		if (it->kind != GBPF_PTX_ITEM_DECL)
+			continue;
+		for (uint32_t j = it->toks.first; j < it->toks.first + it->toks.n; j++)
+			if (m->toks[j].kind == GBPF_PTX_TOK_IDENT && gbpf_ptx_tok_eq(&m->toks[j], name))
+				return true;
+	}
+	return false;
+}
+
+static int set_version(struct gbpf_ptx_module *m, unsigned major, unsigned minor, char *log,
+		       size_t log_size)
+{
+	char *text;
+	uint32_t first;
+	int err;
+
+	for (uint32_t i = 0; i < m->n_items; i++) {
+		struct gbpf_ptx_item *it = &m->items[i];
+
+		if (it->kind != GBPF_PTX_ITEM_DIRECTIVE || !tok_is(m, it->toks.first, ".version"))
+			continue;
+		if (asprintf(&text, ".version %u.%u", major, minor) < 0)
+			return -ENOMEM;
+		err = gbpf_ptx_module_own(m, text);
+		if (err) {
+			free(text);
+			return err;
+		}
+		err = gbpf_ptx_lex_into(m, text, strlen(text), false, &first, log, log_size);
+		if (err)
+			return err;
+		it->toks.first = first;
+		it->toks.n = m->n_toks - first;
+		m->version_major = major;
+		m->version_minor = minor;
+		return 0;
+	}
+	return 0;
+}
+
+/* Insert the fragment's module-scope items before the first declaration of @m. */
+static int splice(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *frag, char *log,
+		  size_t log_size)
+{
+	struct gbpf_ptx_module tmp = *frag;
+	struct gbpf_ptx_item *items = NULL;
+	char *text = NULL;
+	uint32_t at = 0, first, n_before = m->n_items, n_new = 0;
+	size_t len;
+	int err;
+
+	/* Print the fragment without its module directives, then parse it here. */
+	items = malloc((frag->n_items + 1) * sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < frag->n_items; i++)
+		if (frag->items[i].kind != GBPF_PTX_ITEM_DIRECTIVE)
+			items[n_new++] = frag->items[i];
+	tmp.items = items;
+	tmp.n_items = n_new;
+	text = gbpf_ptx_print(&tmp, &len);
+	free(items);
+	if (!text)
+		return -ENOMEM;
+	if (!module_defines(frag, LAUNCH_ID_NAME) && !module_defines(m, LAUNCH_ID_NAME)) {
+		char *t2;
+
+		if (asprintf(&t2, ".visible .global .align 8 .u64 " LAUNCH_ID_NAME ";\n%s", text) < 0) {
+			free(text);
+			return -ENOMEM;
+		}
+		free(text);
+		text = t2;
+		len = strlen(text);
+	}
+	err = gbpf_ptx_module_own(m, text);
+	if (err) {
+		free(text);
+		return err;
+	}
+	err = gbpf_ptx_lex_into(m, text, len, true, &first, log, log_size);
+	if (!err)
+		err = gbpf_ptx_parse_items(m, first, log, log_size);
+	if (err)
+		return err;
+	/* Rotate the new items to just after the module directives. */
+	while (at < n_before && (m->items[at].kind == GBPF_PTX_ITEM_DIRECTIVE ||
+				 m->items[at].kind == GBPF_PTX_ITEM_COMMENT))
+		at++;
+	n_new = m->n_items - n_before;
+	if (n_new && at < n_before) {
+		struct gbpf_ptx_item *save = malloc(n_new * sizeof(*save));
+
+		if (!save)
+			return -ENOMEM;
+		memcpy(save, m->items + n_before, n_new * sizeof(*save));
+		memmove(m->items + at + n_new, m->items + at, (n_before - at) * sizeof(*save));
+		memcpy(m->items + at, save, n_new * sizeof(*save));
+		free(save);
+	}
+	return 0;
+}
+
+static bool frag_has_probe(const struct gbpf_ptx_module *frag, unsigned idx)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "__gbpf_probe_%u", idx);
+	for (uint32_t i = 0; i < frag->n_items; i++)
+		if (frag->items[i].kind == GBPF_PTX_ITEM_FUNC && frag->items[i].func->has_body &&
+		    gbpf_ptx_tok_eq(&frag->toks[frag->items[i].func->name], name))
+			return true;
+	return false;
+}
+
+static bool plan_ok(const struct gbpf_ptx_module *frag, const struct gbpf_ptx_plan *p,
+		    unsigned *missing)
+{
+	static const unsigned kinds[] = {GBPF_PTX_SITE_ENTRY, GBPF_PTX_SITE_EXIT, GBPF_PTX_SITE_MEM,
+					 GBPF_PTX_SITE_BARRIER};
+	const unsigned idx[] = {p->entry_probe, p->exit_probe, p->mem_probe, p->barrier_probe};
+
+	for (unsigned i = 0; i < 4; i++) {
+		if (!(p->sites & kinds[i]))
+			continue;
+		if (!frag || !frag_has_probe(frag, idx[i])) {
+			*missing = idx[i];
+			return false;
+		}
+	}
+	return true;
+}
+
+int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fragment,
+		    const struct gbpf_ptx_inject_req *req, char *log, size_t log_size)
+{
+	unsigned version, n_kernels = 0, n_done = 0, missing = 0;
+	bool spliced = false;
+	int err = 0;
+
+	if (!m || !req)
+		return -EINVAL;
+	version = m->version_major * 10 + m->version_minor;
+	if (fragment && fragment->version_major * 10 + fragment->version_minor > version)
+		version = fragment->version_major * 10 + fragment->version_minor;
+	for (uint32_t i = 0; i < m->n_items; i++)
+		n_kernels += m->items[i].kind == GBPF_PTX_ITEM_FUNC && m->items[i].func->is_entry;
+
+	for (uint32_t i = 0; i < m->n_items && !err; i++) {
+		struct gbpf_ptx_item *it = &m->items[i];
+		struct gbpf_ptx_kernel_report rep = {0};
+		struct gbpf_ptx_plan plan = req->plan;
+		struct kctx k = {.m = m, .plan = &plan, .rep = &rep, .log = log,
+				 .log_size = log_size};
+
+		if (it->kind != GBPF_PTX_ITEM_FUNC || !it->func->is_entry)
+			continue;
+		k.f = it->func;
+		gbpf_ptx_func_name(m, k.f, k.kname, sizeof(k.kname));
+		rep.name = k.kname;
+		rep.kernel_id = gbpf_fnv1a64(k.kname);
+		if (!k.f->has_body) {
+			snprintf(rep.reason, sizeof(rep.reason), "declaration without a body");
+		} else if (req->select && !req->select(k.kname, &plan, req->select_arg)) {
+			snprintf(rep.reason, sizeof(rep.reason), "not selected");
+		} else if (!plan.sites) {
+			snprintf(rep.reason, sizeof(rep.reason), "no injection site requested");
+		} else if (!plan_ok(fragment, &plan, &missing)) {
+			gbpf_ptx_log(log, log_size,
+				     "%s: kernel %s: probe fragment defines no __gbpf_probe_%u",
+				     m->filename ? m->filename : "<ptx>", k.kname, missing);
+			snprintf(rep.reason, sizeof(rep.reason),
+				 "probe fragment defines no __gbpf_probe_%u", missing);
+			err = -GBPF_ERRNO__INJECT;
+		} else {
+			/* The items array may grow when splicing: re-read the item after it. */
+			if (!spliced && fragment) {
+				if (version > m->version_major * 10 + m->version_minor)
+					err = set_version(m, version / 10, version % 10, log,
+							  log_size);
+				if (!err)
+					err = splice(m, fragment, log, log_size);
+				spliced = true;
+				if (err)
+					break;
+				/* Items before i shifted by the spliced count. */
+				for (uint32_t j = 0; j < m->n_items; j++)
+					if (m->items[j].kind == GBPF_PTX_ITEM_FUNC &&
+					    m->items[j].func == k.f)
+						i = j;
+			}
+			k.cvta_param = version >= CVTA_PARAM_MIN_VERSION;
+			err = instrument_kernel(&k);
+			if (!err) {
+				rep.instrumented = true;
+				n_done++;
+				if (!k.cvta_param && k.f->n_params)
+					snprintf(rep.reason, sizeof(rep.reason),
+						 "PTX ISA %u.%u < 7.7: ctx.params is 0",
+						 version / 10, version % 10);
+			} else {
+				snprintf(rep.reason, sizeof(rep.reason), "injection failed (%d)", err);
+			}
+		}
+		free(k.regs);
+		if (req->report)
+			req->report(&rep, req->report_arg);
+	}
+	(void)n_kernels;
+	return err ? err : (int)n_done;
+}
