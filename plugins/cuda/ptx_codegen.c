@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * eBPF to PTX: module layout, functions, control flow and ALU.
+ *
+ * Every eBPF register is a PTX .b64 register (%r0..%r10); ptxas does the
+ * real register allocation, so the translation stays one instruction to a
+ * few PTX instructions and leaves scheduling to ptxas. Each eBPF function
+ * becomes a .func with its own 512-byte .local frame (function-scope .local
+ * lives on the per-call stack in the PTX ABI); the entry function becomes
+ * the probe .func, or the body of the run kernel's .entry.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gbpf/helper_ids.h>
+
+#include "ptx_codegen.h"
+#include "ptx_internal.h"
+
+int ptx_fail(struct ptx_cg *cg, size_t pc, int code, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (cg->err && cg->err_size)
+		snprintf(cg->err, cg->err_size, "%s: section %s: program %s: insn %zu: %s",
+			 cg->prog->source_file ? cg->prog->source_file : "<memory>",
+			 cg->prog->section ? cg->prog->section : "-",
+			 cg->prog->name ? cg->prog->name : "-", pc, msg);
+	return code;
+}
+
+long ptx_func_at(const struct ptx_cg *cg, size_t pc)
+{
+	size_t lo = 0, hi = cg->nfuncs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (cg->funcs[mid].start == pc)
+			return (long)mid;
+		if (cg->funcs[mid].start < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Jump target of the jump/call at pc, as a signed slot index. */
+static long long jump_target(const struct gbpf_insn *in, size_t pc)
+{
+	if (in->code == GBPF_OP_GOTOL)
+		return (long long)pc + 1 + in->imm;
+	return (long long)pc + 1 + in->off;
+}
+
+static int is_cond_or_ja(uint8_t code)
+{
+	uint8_t cls = GBPF_CLASS(code), op = GBPF_OP(code);
+
+	if (cls != GBPF_JMP && cls != GBPF_JMP32)
+		return 0;
+	return op != GBPF_CALL && op != GBPF_EXIT;
+}
+
+/* Find functions, labels and frame use; check every target lies inside. */
+static int ptx_analyse(struct ptx_cg *cg)
+{
+	size_t *starts, ns = 0, i, f;
+
+	if (!cg->n)
+		return ptx_fail(cg, 0, -EINVAL, "empty program");
+	starts = calloc(cg->n + 1, sizeof(*starts));
+	cg->label = calloc(cg->n + 1, 1);
+	if (!starts || !cg->label) {
+		free(starts);
+		return ptx_fail(cg, 0, -ENOMEM, "out of memory");
+	}
+	starts[ns++] = 0;
+	for (i = 0; i < cg->n; i++) {
+		const struct gbpf_insn *in = &cg->insns[i];
+		long long t;
+
+		if (gbpf_insn_is_wide(in)) {
+			if (i + 1 >= cg->n) {
+				free(starts);
+				return ptx_fail(cg, i, -EINVAL, "wide load without its second slot");
+			}
+			if (in->src == GBPF_PSEUDO_FUNC) {
+				t = (long long)i + 1 + in->imm;
+				if (t < 0 || (size_t)t >= cg->n) {
+					free(starts);
+					return ptx_fail(cg, i, -EINVAL, "function address out of range");
+				}
+				starts[ns++] = (size_t)t;
+			}
+			i++;
+			continue;
+		}
+		if (in->code == GBPF_OP_CALL && in->src == GBPF_CALL_LOCAL) {
+			t = (long long)i + 1 + in->imm;
+			if (t < 0 || (size_t)t >= cg->n) {
+				free(starts);
+				return ptx_fail(cg, i, -EINVAL, "local call target %lld out of range", t);
+			}
+			starts[ns++] = (size_t)t;
+		}
+	}
+	qsort(starts, ns, sizeof(*starts), cmp_size);
+	cg->funcs = calloc(ns, sizeof(*cg->funcs));
+	if (!cg->funcs) {
+		free(starts);
+		return ptx_fail(cg, 0, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < ns; i++) {
+		if (cg->nfuncs && cg->funcs[cg->nfuncs - 1].start == starts[i])
+			continue;
+		cg->funcs[cg->nfuncs++].start = starts[i];
+	}
+	free(starts);
+	for (f = 0; f < cg->nfuncs; f++)
+		cg->funcs[f].end = f + 1 < cg->nfuncs ? cg->funcs[f + 1].start : cg->n;
+
+	for (f = 0; f < cg->nfuncs; f++) {
+		struct ptx_func *fn = &cg->funcs[f];
+
+		for (i = fn->start; i < fn->end; i++) {
+			const struct gbpf_insn *in = &cg->insns[i];
+			uint8_t cls = GBPF_CLASS(in->code);
+
+			if (gbpf_insn_is_wide(in)) {
+				if (i + 1 >= fn->end)
+					return ptx_fail(cg, i, -EINVAL,
+							"wide load split across functions");
+				i++;
+				continue;
+			}
+			if (is_cond_or_ja(in->code)) {
+				long long t = jump_target(in, i);
+
+				if (t < (long long)fn->start || t >= (long long)fn->end)
+					return ptx_fail(cg, i, -EINVAL,
+							"jump target %lld outside function [%zu, %zu)",
+							t, fn->start, fn->end);
+				cg->label[t] = 1;
+			}
+			/* r10 as a base of ld/st/atomics is addressed through the frame
+			 * symbol; any other use needs its value in a register. */
+			if (cls == GBPF_LDX) {
+				if (in->src == 10)
+					fn->uses_stack = 1;
+				if (in->dst == 10)
+					return ptx_fail(cg, i, -EINVAL, "write to r10");
+			} else if (cls == GBPF_ST || cls == GBPF_STX) {
+				if (in->dst == 10)
+					fn->uses_stack = 1;
+				if (cls == GBPF_STX && in->src == 10)
+					fn->needs_fp = 1;
+			} else if (cls == GBPF_ALU || cls == GBPF_ALU64) {
+				if (in->dst == 10)
+					return ptx_fail(cg, i, -EINVAL, "write to r10");
+				if (GBPF_SRC(in->code) == GBPF_X && in->src == 10)
+					fn->needs_fp = 1;
+			} else if (cls == GBPF_JMP || cls == GBPF_JMP32) {
+				if (in->dst == 10 || (GBPF_SRC(in->code) == GBPF_X && in->src == 10))
+					fn->needs_fp = 1;
+			}
+			if (in->dst > 10 || in->src > 10)
+				return ptx_fail(cg, i, -EINVAL, "bad register r%u", in->dst > 10 ? in->dst : in->src);
+		}
+		if (fn->needs_fp)
+			fn->uses_stack = 1;
+	}
+	return 0;
+}
+
+/* ---- function framing ------------------------------------------------- */
+
+static void func_name(const struct ptx_cg *cg, size_t f, char *buf, size_t size)
+{
+	snprintf(buf, size, "__gbpf_p%zu_f%zu", cg->prog_idx, f);
+}
+
+static void emit_sub_proto(struct ptx_cg *cg, size_t f, int decl_only)
+{
+	char name[64];
+
+	func_name(cg, f, name, sizeof(name));
+	ptx_buf_printf(cg->b, ".func (%s) %s(.param .b64 __a1, .param .b64 __a2, "
+			      ".param .b64 __a3, .param .b64 __a4, .param .b64 __a5)%s\n",
+		       cg->exit_struct ? ".param .align 8 .b8 __ret[16]" : ".param .b64 __ret", name,
+		       decl_only ? ";" : "");
+}
+
+static void emit_decls(struct ptx_cg *cg, const struct ptx_func *fn)
+{
+	struct ptx_buf *b = cg->b;
+
+	ptx_buf_puts(b, "{\n");
+	if (fn->uses_stack)
+		ptx_buf_printf(b, ".local .align 8 .b8 __gbpf_stack[%u];\n", GBPF_STACK_SIZE);
+	ptx_buf_puts(b, ".reg .b64 %r<11>;\n.reg .b64 %t<16>;\n.reg .b32 %w<16>;\n"
+			".reg .pred %p<8>;\n");
+	if (fn->needs_fp)
+		ptx_buf_printf(b, "mov.u64 %%r10, __gbpf_stack;\ncvta.local.u64 %%r10, %%r10;\n"
+				  "add.u64 %%r10, %%r10, %u;\n", GBPF_STACK_SIZE);
+}
+
+void ptx_emit_exit(struct ptx_cg *cg)
+{
+	if (cg->cur == 0) {
+		ptx_buf_puts(cg->b, "bra.uni $Lexit;\n");
+		return;
+	}
+	ptx_buf_puts(cg->b, "st.param.b64 [__ret], %r0;\n");
+	if (cg->exit_struct)
+		ptx_buf_puts(cg->b, "st.param.b32 [__ret+8], 0;\n");
+	ptx_buf_puts(cg->b, "ret;\n");
+}
+
+void ptx_emit_gpu_exit(struct ptx_cg *cg)
+{
+	ptx_buf_puts(cg->b, "mov.u64 %r0, 0;\n");
+	if (cg->cur == 0) {
+		ptx_buf_puts(cg->b, "bra.uni $Lexit;\n");
+		return;
+	}
+	ptx_buf_puts(cg->b, "st.param.b64 [__ret], %r0;\nst.param.b32 [__ret+8], 1;\nret;\n");
+}
+
+/* ---- ALU ---------------------------------------------------------------- */
+
+/* Literal of the immediate: sign-extended to 64 bits, or its 32 bits. */
+static void imm_lit(char *buf, size_t size, int32_t imm, int is64)
+{
+	if (is64)
+		snprintf(buf, size, "0x%016llX", (unsigned long long)(int64_t)imm);
+	else
+		snprintf(buf, size, "0x%08X", (uint32_t)imm);
+}
+
+static int emit_divmod(struct ptx_cg *cg, size_t pc, const struct gbpf_insn *in, int is64,
+		       const char *d, const char *s)
+{
+	struct ptx_buf *b = cg->b;
+	int is_mod = GBPF_OP(in->code) == GBPF_MOD;
+	int sgn = in->off == 1;
+	const char *w = is64 ? "64" : "32";
+	const char *zero = is64 ? "0" : "0";
+
+	if (in->off != 0 && in->off != 1)
+		return ptx_fail(cg, pc, -EINVAL, "bad offset %d of div/mod", in->off);
+	/* Divisor 0 (and -1 when signed) are made safe first: the RFC gives
+	 * them exact results (0 / dst unchanged, -dst / 0) that PTX leaves
+	 * unspecified. */
+	ptx_buf_printf(b, "setp.eq.s%s %%p1, %s, %s;\n", w, s, zero);
+	if (sgn) {
+		ptx_buf_printf(b, "setp.eq.s%s %%p2, %s, -1;\n", w, s);
+		ptx_buf_puts(b, "or.pred %p3, %p1, %p2;\n");
+		ptx_buf_printf(b, "selp.b%s %s, 1, %s, %%p3;\n", w, is64 ? "%t1" : "%w1", s);
+		ptx_buf_printf(b, "%s.s%s %s, %s, %s;\n", is_mod ? "rem" : "div", w,
+			       is64 ? "%t2" : "%w2", d, is64 ? "%t1" : "%w1");
+		if (is_mod) {
+			ptx_buf_printf(b, "selp.b%s %s, 0, %s, %%p2;\n", w, is64 ? "%t2" : "%w2",
+				       is64 ? "%t2" : "%w2");
+			ptx_buf_printf(b, "selp.b%s %s, %s, %s, %%p1;\n", w, d, d, is64 ? "%t2" : "%w2");
+		} else {
+			ptx_buf_printf(b, "neg.s%s %s, %s;\n", w, is64 ? "%t3" : "%w3", d);
+			ptx_buf_printf(b, "selp.b%s %s, %s, %s, %%p2;\n", w, is64 ? "%t2" : "%w2",
+				       is64 ? "%t3" : "%w3", is64 ? "%t2" : "%w2");
+			ptx_buf_printf(b, "selp.b%s %s, 0, %s, %%p1;\n", w, d, is64 ? "%t2" : "%w2");
+		}
+		return 0;
+	}
+	ptx_buf_printf(b, "selp.b%s %s, 1, %s, %%p1;\n", w, is64 ? "%t1" : "%w1", s);
+	ptx_buf_printf(b, "%s.u%s %s, %s, %s;\n", is_mod ? "rem" : "div", w, is64 ? "%t2" : "%w2",
+		       d, is64 ? "%t1" : "%w1");
+	if (is_mod)
+		ptx_buf_printf(b, "selp.b%s %s, %s, %s, %%p1;\n", w, d, d, is64 ? "%t2" : "%w2");
+	else
+		ptx_buf_printf(b, "selp.b%s %s, 0, %s, %%p1;\n", w, d, is64 ? "%t2" : "%w2");
+	return 0;
+}
+
+static int emit_end(struct ptx_cg *cg, size_t pc, const struct gbpf_insn *in)
+{
+	struct ptx_buf *b = cg->b;
+	int swap = GBPF_CLASS(in->code) == GBPF_ALU64 || GBPF_SRC(in->code) == GBPF_TO_BE;
+	unsigned r = in->dst;
+
+	if (in->imm != 16 && in->imm != 32 && in->imm != 64)
+		return ptx_fail(cg, pc, -EINVAL, "bad byte swap width %d", in->imm);
+	if (!swap) {
+		/* to little endian on a little-endian device: truncate only */
+		if (in->imm == 16)
+			ptx_buf_printf(b, "and.b64 %%r%u, %%r%u, 0xFFFF;\n", r, r);
+		else if (in->imm == 32)
+			ptx_buf_printf(b, "and.b64 %%r%u, %%r%u, 0xFFFFFFFF;\n", r, r);
+		return 0;
+	}
+	if (in->imm == 64) {
+		ptx_buf_printf(b, "mov.b64 {%%w1, %%w2}, %%r%u;\n", r);
+		ptx_buf_puts(b, "prmt.b32 %w1, %w1, 0, 0x0123;\nprmt.b32 %w2, %w2, 0, 0x0123;\n");
+		ptx_buf_printf(b, "mov.b64 %%r%u, {%%w2, %%w1};\n", r);
+		return 0;
+	}
+	ptx_buf_printf(b, "cvt.u32.u64 %%w1, %%r%u;\n", r);
+	ptx_buf_printf(b, "prmt.b32 %%w1, %%w1, 0, %s;\n", in->imm == 16 ? "0x4401" : "0x0123");
+	ptx_buf_printf(b, "cvt.u64.u32 %%r%u, %%w1;\n", r);
+	return 0;
+}
+
+static int emit_alu(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_insn *in = &cg->insns[pc];
+	struct ptx_buf *b = cg->b;
+	int is64 = GBPF_CLASS(in->code) == GBPF_ALU64;
+	int x = GBPF_SRC(in->code) == GBPF_X;
+	uint8_t op = GBPF_OP(in->code);
+	char s[40], d[16];
+	const char *simple = NULL;
+	unsigned r = in->dst;
+
+	if (op == GBPF_END)
+		return emit_end(cg, pc, in);
+	if (op != GBPF_DIV && op != GBPF_MOD && op != GBPF_MOV && in->off != 0)
+		return ptx_fail(cg, pc, -EINVAL, "non-zero offset %d on ALU op 0x%02x", in->off, in->code);
+
+	/* 64-bit ops work in place on %rN; 32-bit ops on %w4 (dst) / %w5 (src)
+	 * and zero-extend the result back, as the RFC requires. */
+	if (is64) {
+		snprintf(d, sizeof(d), "%%r%u", r);
+		if (x)
+			snprintf(s, sizeof(s), "%%r%u", in->src);
+		else
+			imm_lit(s, sizeof(s), in->imm, 1);
+	} else {
+		snprintf(d, sizeof(d), "%%w4");
+		if (op != GBPF_MOV)
+			ptx_buf_printf(b, "cvt.u32.u64 %%w4, %%r%u;\n", r);
+		if (x) {
+			ptx_buf_printf(b, "cvt.u32.u64 %%w5, %%r%u;\n", in->src);
+			snprintf(s, sizeof(s), "%%w5");
+		} else {
+			imm_lit(s, sizeof(s), in->imm, 0);
+		}
+	}
+
+	switch (op) {
+	case GBPF_ADD: simple = "add.s"; break;
+	case GBPF_SUB: simple = "sub.s"; break;
+	case GBPF_MUL: simple = "mul.lo.s"; break;
+	case GBPF_OR: simple = "or.b"; break;
+	case GBPF_AND: simple = "and.b"; break;
+	case GBPF_XOR: simple = "xor.b"; break;
+	default: break;
+	}
+	if (simple) {
+		ptx_buf_printf(b, "%s%s %s, %s, %s;\n", simple, is64 ? "64" : "32", d, d, s);
+	} else {
+		switch (op) {
+		case GBPF_LSH:
+		case GBPF_RSH:
+		case GBPF_ARSH: {
+			const char *pop = op == GBPF_LSH ? "shl.b" : op == GBPF_RSH ? "shr.u" : "shr.s";
+			unsigned mask = is64 ? 63 : 31;
+
+			/* PTX clamps large shift counts; eBPF masks them. */
+			if (x) {
+				ptx_buf_printf(b, "cvt.u32.u64 %%w6, %%r%u;\n", in->src);
+				ptx_buf_printf(b, "and.b32 %%w6, %%w6, %u;\n", mask);
+				ptx_buf_printf(b, "%s%s %s, %s, %%w6;\n", pop, is64 ? "64" : "32", d, d);
+			} else {
+				ptx_buf_printf(b, "%s%s %s, %s, %u;\n", pop, is64 ? "64" : "32", d, d,
+					       (unsigned)in->imm & mask);
+			}
+			break;
+		}
+		case GBPF_NEG:
+			ptx_buf_printf(b, "neg.s%s %s, %s;\n", is64 ? "64" : "32", d, d);
+			break;
+		case GBPF_DIV:
+		case GBPF_MOD: {
+			int rc;
+
+			if (!x) {
+				/* the divisor as a register so the zero checks are uniform */
+				ptx_buf_printf(b, "mov.b%s %s, %s;\n", is64 ? "64" : "32",
+					       is64 ? "%t4" : "%w5", s);
+				snprintf(s, sizeof(s), "%s", is64 ? "%t4" : "%w5");
+			}
+			rc = emit_divmod(cg, pc, in, is64, d, s);
+			if (rc)
+				return rc;
+			break;
+		}
+		case GBPF_MOV:
+			if (in->off == 0) {
+				ptx_buf_printf(b, "mov.b%s %s, %s;\n", is64 ? "64" : "32", d, s);
+			} else if (x && (in->off == 8 || in->off == 16 || (is64 && in->off == 32))) {
+				if (is64)
+					ptx_buf_printf(b, "bfe.s64 %s, %s, 0, %d;\n", d, s, in->off);
+				else
+					ptx_buf_printf(b, "bfe.s32 %s, %s, 0, %d;\n", d, s, in->off);
+			} else {
+				return ptx_fail(cg, pc, -EINVAL, "bad movsx offset %d", in->off);
+			}
+			break;
+		default:
+			return ptx_fail(cg, pc, -EINVAL, "unknown ALU opcode 0x%02x", in->code);
+		}
+	}
+	if (!is64)
+		ptx_buf_printf(b, "cvt.u64.u32 %%r%u, %%w4;\n", r);
+	return 0;
+}
+
+/* ---- jumps -------------------------------------------------------------- */
+
+static int emit_jump(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_insn *in = &cg->insns[pc];
+	struct ptx_buf *b = cg->b;
+	int is64 = GBPF_CLASS(in->code) == GBPF_JMP;
+	int x = GBPF_SRC(in->code) == GBPF_X;
+	uint8_t op = GBPF_OP(in->code);
+	const char *cmp = NULL;
+	char a[16], s[40];
+	long long t = jump_target(in, pc);
+
+	if (op == GBPF_JA) {
+		ptx_buf_printf(b, "bra.uni $L%lld;\n", t);
+		return 0;
+	}
+	switch (op) {
+	case GBPF_JEQ: cmp = "eq.u"; break;
+	case GBPF_JNE: cmp = "ne.u"; break;
+	case GBPF_JGT: cmp = "gt.u"; break;
+	case GBPF_JGE: cmp = "ge.u"; break;
+	case GBPF_JLT: cmp = "lt.u"; break;
+	case GBPF_JLE: cmp = "le.u"; break;
+	case GBPF_JSGT: cmp = "gt.s"; break;
+	case GBPF_JSGE: cmp = "ge.s"; break;
+	case GBPF_JSLT: cmp = "lt.s"; break;
+	case GBPF_JSLE: cmp = "le.s"; break;
+	case GBPF_JSET: break;
+	default:
+		return ptx_fail(cg, pc, -EINVAL, "unknown jump opcode 0x%02x", in->code);
+	}
+	if (is64) {
+		snprintf(a, sizeof(a), "%%r%u", in->dst);
+		if (x)
+			snprintf(s, sizeof(s), "%%r%u", in->src);
+		else
+			imm_lit(s, sizeof(s), in->imm, 1);
+	} else {
+		ptx_buf_printf(b, "cvt.u32.u64 %%w4, %%r%u;\n", in->dst);
+		snprintf(a, sizeof(a), "%%w4");
+		if (x) {
+			ptx_buf_printf(b, "cvt.u32.u64 %%w5, %%r%u;\n", in->src);
+			snprintf(s, sizeof(s), "%%w5");
+		} else {
+			imm_lit(s, sizeof(s), in->imm, 0);
+		}
+	}
+	if (op == GBPF_JSET) {
+		ptx_buf_printf(b, "and.b%s %s, %s, %s;\n", is64 ? "64" : "32", is64 ? "%t0" : "%w0",
+			       a, s);
+		ptx_buf_printf(b, "setp.ne.u%s %%p0, %s, 0;\n", is64 ? "64" : "32",
+			       is64 ? "%t0" : "%w0");
+	} else {
+		ptx_buf_printf(b, "setp.%s%s %%p0, %s, %s;\n", cmp, is64 ? "64" : "32", a, s);
+	}
+	ptx_buf_printf(b, "@%%p0 bra $L%lld;\n", t);
+	return 0;
+}
+
+static int emit_call_exit(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_insn *in = &cg->insns[pc];
+
+	if (in->code == GBPF_OP_EXIT) {
+		ptx_emit_exit(cg);
+		return 0;
+	}
+	if (in->code == GBPF_OP_CALLX)
+		return ptx_emit_callx(cg, pc, in->dst);
+	if (in->src == GBPF_CALL_LOCAL) {
+		long f = ptx_func_at(cg, (size_t)((long long)pc + 1 + in->imm));
+
+		if (f <= 0)
+			return ptx_fail(cg, pc, -EINVAL, "local call does not reach a subprogram");
+		ptx_emit_local_call(cg, (size_t)f);
+		return 0;
+	}
+	if (in->src != GBPF_CALL_HELPER)
+		return ptx_fail(cg, pc, -ENOTSUP, "kfunc calls are not supported on the GPU");
+	return ptx_emit_helper_call(cg, pc, (uint32_t)in->imm);
+}
+
+static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
+{
+	size_t pc;
+	int rc = 0;
+
+	for (pc = fn->start; pc < fn->end && !rc; pc++) {
+		const struct gbpf_insn *in = &cg->insns[pc];
+
+		if (cg->label[pc])
+			ptx_buf_printf(cg->b, "$L%zu:\n", pc);
+		switch (GBPF_CLASS(in->code)) {
+		case GBPF_ALU:
+		case GBPF_ALU64:
+			rc = emit_alu(cg, pc);
+			break;
+		case GBPF_JMP:
+		case GBPF_JMP32:
+			if (GBPF_OP(in->code) == GBPF_CALL || GBPF_OP(in->code) == GBPF_EXIT) {
+				if (GBPF_CLASS(in->code) == GBPF_JMP32)
+					rc = ptx_fail(cg, pc, -EINVAL, "call/exit in JMP32 class");
+				else
+					rc = emit_call_exit(cg, pc);
+			} else {
+				rc = emit_jump(cg, pc);
+			}
+			break;
+		case GBPF_LD:
+			if (!gbpf_insn_is_wide(in)) {
+				rc = ptx_fail(cg, pc, -ENOTSUP, "legacy packet load 0x%02x", in->code);
+				break;
+			}
+			rc = ptx_emit_lddw(cg, pc);
+			pc++;
+			break;
+		default:
+			rc = ptx_emit_mem(cg, pc);
+			break;
+		}
+	}
+	if (!rc && pc == fn->end) {
+		/* Falling off the end is rejected by the verifier; keep PTX well
+		 * formed anyway. */
+		ptx_emit_exit(cg);
+	}
+	return rc;
+}
+
+static int emit_subprogram(struct ptx_cg *cg, size_t f)
+{
+	int rc;
+
+	cg->cur = f;
+	emit_sub_proto(cg, f, 0);
+	emit_decls(cg, &cg->funcs[f]);
+	ptx_buf_puts(cg->b, "ld.param.b64 %r1, [__a1];\nld.param.b64 %r2, [__a2];\n"
+			    "ld.param.b64 %r3, [__a3];\nld.param.b64 %r4, [__a4];\n"
+			    "ld.param.b64 %r5, [__a5];\n");
+	rc = emit_body(cg, &cg->funcs[f]);
+	ptx_buf_puts(cg->b, "}\n");
+	return rc;
+}
+
+static int emit_probe_main(struct ptx_cg *cg)
+{
+	int rc;
+
+	cg->cur = 0;
+	ptx_buf_printf(cg->b, ".visible .func (.param .b64 __ret) __gbpf_probe_%zu(.param .b64 __ctx)\n",
+		       cg->prog_idx);
+	emit_decls(cg, &cg->funcs[0]);
+	ptx_buf_puts(cg->b, "ld.param.b64 %r1, [__ctx];\n");
+	rc = emit_body(cg, &cg->funcs[0]);
+	ptx_buf_puts(cg->b, "$Lexit:\nst.param.b64 [__ret], %r0;\nret;\n}\n");
+	return rc;
+}
+
+static int emit_kernel_main(struct ptx_cg *cg)
+{
+	struct ptx_buf *b = cg->b;
+	int rc;
+
+	cg->cur = 0;
+	ptx_buf_puts(b, ".visible .entry " GBPF_PTX_RUN_ENTRY "(.param .u64 __data, .param .u64 __size, "
+			".param .u64 __stride, .param .u64 __out, .param .u64 __n, .param .u64 __stats)\n");
+	emit_decls(cg, &cg->funcs[0]);
+	ptx_buf_puts(b, ".reg .b64 %gtid;\n"
+			"mov.u32 %w0, %ctaid.x;\nmov.u32 %w1, %ntid.x;\nmov.u32 %w2, %tid.x;\n"
+			"mul.wide.u32 %gtid, %w0, %w1;\ncvt.u64.u32 %t0, %w2;\n"
+			"add.u64 %gtid, %gtid, %t0;\n"
+			"ld.param.u64 %t0, [__n];\nsetp.ge.u64 %p0, %gtid, %t0;\n@%p0 bra.uni $Ldone;\n"
+			"ld.param.u64 %r1, [__data];\nld.param.u64 %t1, [__stride];\n"
+			"mad.lo.u64 %r1, %gtid, %t1, %r1;\nld.param.u64 %r2, [__size];\n");
+	rc = emit_body(cg, &cg->funcs[0]);
+	/* r0 per thread, then a warp-aggregated min/max so the host learns
+	 * whether all threads agreed without reading r0 back. */
+	ptx_buf_puts(b, "$Lexit:\n"
+			"ld.param.u64 %t0, [__out];\nsetp.eq.u64 %p0, %t0, 0;\n"
+			"@%p0 bra.uni $Lnoout;\nshl.b64 %t1, %gtid, 3;\nadd.u64 %t0, %t0, %t1;\n"
+			"st.global.u64 [%t0], %r0;\n"
+			"$Lnoout:\n"
+			"ld.param.u64 %t0, [__stats];\nsetp.eq.u64 %p0, %t0, 0;\n@%p0 bra.uni $Ldone;\n"
+			"setp.eq.u64 %p1, %gtid, 0;\n@%p1 st.global.u64 [%t0+16], %r0;\n"
+			"activemask.b32 %w0;\nmatch.all.sync.b64 %w1|%p2, %r0, %w0;\n"
+			"@!%p2 red.global.min.u64 [%t0], %r0;\n@!%p2 red.global.max.u64 [%t0+8], %r0;\n"
+			"@!%p2 red.global.add.u64 [%t0+24], 1;\n@!%p2 bra.uni $Ldone;\n"
+			"neg.s32 %w2, %w0;\nand.b32 %w2, %w2, %w0;\nbfind.u32 %w2, %w2;\n"
+			"mov.u32 %w3, %laneid;\nsetp.ne.u32 %p3, %w2, %w3;\n@%p3 bra.uni $Ldone;\n"
+			"red.global.min.u64 [%t0], %r0;\nred.global.max.u64 [%t0+8], %r0;\n"
+			"popc.b32 %w4, %w0;\ncvt.u64.u32 %t2, %w4;\nred.global.add.u64 [%t0+24], %t2;\n"
+			"$Ldone:\nret;\n}\n");
+	return rc;
+}
+
+/* Does any program use helper 507 inside a subprogram (needs unwinding)? */
+static int scan_helpers(const struct gbpf_prog_desc *p, uint8_t *used)
+{
+	size_t i;
+	int callx = 0;
+
+	for (i = 0; i < p->insn_cnt; i++) {
+		const struct gbpf_insn *in = &p->insns[i];
+
+		if (in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER && in->imm >= 0 &&
+		    (uint32_t)in->imm < PTX_HELPER_ID_MAX)
+			ptx_helper_mark(used, (uint32_t)in->imm);
+		else if (in->code == GBPF_OP_CALLX)
+			callx = 1;
+		if (gbpf_insn_is_wide(in))
+			i++;
+	}
+	if (callx) {
+		uint32_t id;
+
+		for (id = 0; id < PTX_HELPER_ID_MAX; id++)
+			if (ptx_helper_known(id))
+				ptx_helper_mark(used, id);
+	}
+	return 0;
+}
+
+int gbpf_ptx_header(char *buf, size_t size, const char *arch, uint32_t ptx_version)
+{
+	unsigned sm;
+
+	if (!arch)
+		arch = "sm_70";
+	if (!ptx_version)
+		ptx_version = GBPF_PTX_DEFAULT_VERSION;
+	if (sscanf(arch, "sm_%u", &sm) != 1 || sm < 70 || sm > 90 || ptx_version < 70 ||
+	    ptx_version > 90)
+		return -EINVAL;
+	if (sm >= 90 && ptx_version < 78)
+		return -EINVAL;
+	return snprintf(buf, size, ".version %u.%u\n.target %s\n.address_size 64\n\n",
+			ptx_version / 10, ptx_version % 10, arch);
+}
+
+static int check_prog(const struct gbpf_prog_desc *p, char *err, size_t err_size)
+{
+	if (!p || p->sz < offsetof(struct gbpf_prog_desc, attach) || !p->insns || !p->insn_cnt) {
+		snprintf(err, err_size, "%s: program without instructions",
+			 p && p->source_file ? p->source_file : "<memory>");
+		return -EINVAL;
+	}
+	if (p->insn_cnt > (1u << 20)) {
+		snprintf(err, err_size, "%s: section %s: %zu instructions exceed the limit of %u",
+			 p->source_file ? p->source_file : "<memory>", p->section ? p->section : "-",
+			 p->insn_cnt, 1u << 20);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_t idx, int kernel,
+			int exit_struct, char *err, size_t err_size)
+{
+	struct ptx_cg cg = {
+		.b = b, .prog = p, .prog_idx = idx, .insns = p->insns, .n = p->insn_cnt,
+		.kernel = kernel, .exit_struct = exit_struct, .err = err, .err_size = err_size,
+	};
+	size_t f;
+	int rc;
+
+	rc = ptx_analyse(&cg);
+	for (f = 1; !rc && f < cg.nfuncs; f++)
+		emit_sub_proto(&cg, f, 1);
+	for (f = 1; !rc && f < cg.nfuncs; f++)
+		rc = emit_subprogram(&cg, f);
+	if (!rc)
+		rc = kernel ? emit_kernel_main(&cg) : emit_probe_main(&cg);
+	free(cg.label);
+	free(cg.funcs);
+	return rc;
+}
+
+int gbpf_ptx_emit(const struct gbpf_prog_desc *const *progs, size_t n,
+		  const struct gbpf_ptx_opts *opts, char **ptx, size_t *len, char *err,
+		  size_t err_size)
+{
+	struct ptx_buf b = {0};
+	uint8_t *used = NULL;
+	char hdr[128], dummy[1];
+	int kernel = opts && (opts->flags & GBPF_PTX_KERNEL);
+	int exit_struct = 0, rc = 0;
+	size_t i, map_cnt = 0;
+
+	if (!err || !err_size) {
+		err = dummy;
+		err_size = sizeof(dummy);
+	}
+	err[0] = 0;
+	if (!progs || !n || !ptx) {
+		snprintf(err, err_size, "ptx: no program given");
+		return -EINVAL;
+	}
+	*ptx = NULL;
+	if (kernel)
+		n = 1;
+	for (i = 0; i < n; i++) {
+		rc = check_prog(progs[i], err, err_size);
+		if (rc)
+			return rc;
+		if (progs[i]->map_cnt > map_cnt)
+			map_cnt = progs[i]->map_cnt;
+		if (progs[i]->map_cnt > 65536) {
+			snprintf(err, err_size, "%s: %zu maps exceed the limit of 65536",
+				 progs[i]->source_file ? progs[i]->source_file : "<memory>",
+				 progs[i]->map_cnt);
+			return -E2BIG;
+		}
+	}
+	used = calloc(PTX_HELPER_ID_MAX, 1);
+	if (!used)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		scan_helpers(progs[i], used);
+	exit_struct = used[GBPF_HELPER_GPU_EXIT];
+
+	if (kernel) {
+		rc = gbpf_ptx_header(hdr, sizeof(hdr), opts->arch, opts->ptx_version);
+		if (rc < 0) {
+			snprintf(err, err_size, "ptx: unsupported arch %s or PTX version %u (sm_70..sm_90, "
+				 "ISA 7.0..9.0, sm_90 needs 7.8)", opts->arch ? opts->arch : "(null)",
+				 opts->ptx_version);
+			free(used);
+			return rc;
+		}
+		ptx_buf_puts(&b, hdr);
+	}
+	ptx_buf_puts(&b, "// generated by gbpf\n");
+	ptx_emit_module_helpers(&b, used, map_cnt);
+	rc = 0;
+	for (i = 0; i < n && !rc; i++)
+		rc = emit_program(&b, progs[i], i, kernel, exit_struct, err, err_size);
+	free(used);
+	if (!rc && b.oom) {
+		snprintf(err, err_size, "ptx: out of memory (or text over %zu bytes)", (size_t)PTX_BUF_MAX);
+		rc = -ENOMEM;
+	}
+	if (rc) {
+		ptx_buf_free(&b);
+		return rc;
+	}
+	*ptx = b.p;
+	if (len)
+		*len = b.len;
+	return 0;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/cuda/ptx_codegen.h - eBPF to PTX translator (internal to the cuda
+ * backend and the PTX injector).
+ *
+ * Two output forms:
+ *
+ *  - PROBE FRAGMENT (default): PTX text without .version/.target/
+ *    .address_size, to be spliced into an application module. It holds
+ *    module-scope declarations (all named __gbpf_*) and one
+ *      .visible .func (.param .b64 ret) __gbpf_probe_<i>(.param .b64 ctx)
+ *    per program i, where ctx is the generic address of a struct
+ *    gbpf_gpu_ctx. Module-scope state the host sets with cuModuleGetGlobal:
+ *      __gbpf_maps[n]   .u64  device address of each map's memory (map_layout.h)
+ *      __gbpf_pid_tgid  .u64  value of get_current_pid_tgid
+ *      __gbpf_printq    .u64  device address of the print queues (cuda_printq.h), 0 = off
+ *    Prefix it with gbpf_ptx_header() to assemble it alone.
+ *
+ *  - RUN KERNEL (GBPF_PTX_KERNEL): a complete module whose entry
+ *      .visible .entry __gbpf_run(.param .u64 data, .param .u64 size,
+ *          .param .u64 stride, .param .u64 r0_out, .param .u64 n,
+ *          .param .u64 stats)
+ *    runs program 0 once per thread t < n with r1 = data + t * stride
+ *    (0 when data is 0), r2 = size; stores r0 into r0_out[t] when r0_out is
+ *    not 0, and folds r0 into stats (struct gbpf_ptx_run_stats) when stats
+ *    is not 0.
+ */
+#ifndef GBPF_CUDA_PTX_CODEGEN_H
+#define GBPF_CUDA_PTX_CODEGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gbpf/prog.h>
+
+/** Emit the run kernel instead of the probe fragment. */
+#define GBPF_PTX_KERNEL (1U << 0)
+
+/** Name of the run kernel's entry. */
+#define GBPF_PTX_RUN_ENTRY "__gbpf_run"
+
+/** Default PTX ISA version (x10): 7.8 is the oldest that targets sm_90. */
+#define GBPF_PTX_DEFAULT_VERSION 78u
+
+/** Options of gbpf_ptx_emit(). Zero-initialise, set sz. */
+struct gbpf_ptx_opts {
+	size_t sz;
+	const char *arch;     /**< "sm_70" .. "sm_90" for the module header; NULL = "sm_70" */
+	uint32_t flags;       /**< GBPF_PTX_* */
+	uint32_t ptx_version; /**< ISA version x10 (78 = 7.8), <= 90; 0 = default */
+};
+
+/**
+ * Reduction of r0 over all threads of a run, written by the run kernel
+ * (device memory; the host initialises min to ~0, the rest to 0).
+ */
+struct gbpf_ptx_run_stats {
+	uint64_t r0_min;     /**< smallest r0 */
+	uint64_t r0_max;     /**< largest r0 */
+	uint64_t r0_first;   /**< r0 of thread 0 */
+	uint64_t ran;        /**< threads that ran the program */
+};
+
+/**
+ * Translate programs into PTX.
+ * @param progs     programs of one object (they share its maps); the run
+ *                  kernel uses progs[0] only
+ * @param n         number of programs (>= 1)
+ * @param opts      options, may be NULL
+ * @param ptx       out: malloc'ed NUL-terminated text; caller frees
+ * @param len       out: strlen of *ptx (may be NULL)
+ * @param err       buffer for a reason naming file, section and instruction
+ * @param err_size  bytes at err
+ * @return 0, -EINVAL for a malformed program or option, -ENOTSUP for an
+ *         instruction or helper the device cannot run, -ENOMEM
+ */
+int gbpf_ptx_emit(const struct gbpf_prog_desc *const *progs, size_t n,
+		  const struct gbpf_ptx_opts *opts, char **ptx, size_t *len, char *err,
+		  size_t err_size);
+
+/**
+ * Write the module header (.version/.target/.address_size) that makes a
+ * probe fragment a complete module.
+ * @return the number of characters written (as snprintf), or -EINVAL
+ */
+int gbpf_ptx_header(char *buf, size_t size, const char *arch, uint32_t ptx_version);
+
+/** 1 when gbpf_ptx_emit() can translate calls to helper @p id. */
+int gbpf_ptx_helper_supported(uint32_t id);
+
+#endif /* GBPF_CUDA_PTX_CODEGEN_H */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/cuda/ptx_internal.h - state shared by the files of the PTX
+ * emitter (ptx_codegen.c: control flow and ALU, ptx_mem.c: loads, stores
+ * and atomics, ptx_helpers.c: helper calls and device helper functions).
+ */
+#ifndef GBPF_CUDA_PTX_INTERNAL_H
+#define GBPF_CUDA_PTX_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gbpf/insn.h>
+#include <gbpf/prog.h>
+
+#include "ptx_buf.h"
+
+/** Helper ids below this bound are tracked in the "used" set. */
+#define PTX_HELPER_ID_MAX 1024u
+
+/** One eBPF function (entry or subprogram) of a program: [start, end). */
+struct ptx_func {
+	size_t start;
+	size_t end;
+	int needs_fp;   /**< r10's value is used as a register, not only as a base */
+	int uses_stack; /**< the frame's 512 bytes are referenced */
+};
+
+/** Translation state of one program. */
+struct ptx_cg {
+	struct ptx_buf *b;
+	const struct gbpf_prog_desc *prog;
+	size_t prog_idx;
+	const struct gbpf_insn *insns;
+	size_t n;
+	uint8_t *label;          /**< per pc: 1 when some jump lands there */
+	struct ptx_func *funcs;  /**< sorted by start; funcs[0] is the entry */
+	size_t nfuncs;
+	size_t cur;              /**< function being emitted */
+	int kernel;              /**< emitting the run kernel */
+	int exit_struct;         /**< subprograms return {r0, exited} (helper 507 used) */
+	unsigned uniq;           /**< counter for unique local labels */
+	char *err;
+	size_t err_size;
+};
+
+/** Record an error naming file, section and instruction; returns @p code. */
+int ptx_fail(struct ptx_cg *cg, size_t pc, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/** Index of the function starting at @p pc, or -1. */
+long ptx_func_at(const struct ptx_cg *cg, size_t pc);
+
+/** Emit the exit path of the current function with r0 already set. */
+void ptx_emit_exit(struct ptx_cg *cg);
+/** Emit "the program ended through helper 507": unwind to the probe's return. */
+void ptx_emit_gpu_exit(struct ptx_cg *cg);
+
+/* ptx_mem.c */
+/** Translate LDX, ST, STX (incl. atomics) at @p pc. */
+int ptx_emit_mem(struct ptx_cg *cg, size_t pc);
+/** Translate a wide load (lddw) at @p pc. */
+int ptx_emit_lddw(struct ptx_cg *cg, size_t pc);
+
+/* ptx_helpers.c */
+/** 1 when the emitter implements helper @p id. */
+int ptx_helper_known(uint32_t id);
+/** Emit a call to helper @p id (args in r1..r5, result in r0). */
+int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id);
+/** Emit callx through register @p reg: helpers by id, subprograms by tag. */
+int ptx_emit_callx(struct ptx_cg *cg, size_t pc, unsigned reg);
+/** Emit a local call to function @p fidx. */
+void ptx_emit_local_call(struct ptx_cg *cg, size_t fidx);
+/** Emit module-scope globals and the device functions of the used helpers. */
+void ptx_emit_module_helpers(struct ptx_buf *b, const uint8_t *used, size_t map_cnt);
+/** Mark in @p used what helper @p id needs (itself and the helpers it calls). */
+void ptx_helper_mark(uint8_t *used, uint32_t id);
+
+/** Tag of a subprogram address (lddw src=GBPF_PSEUDO_FUNC) as seen by callx. */
+#define PTX_FUNC_TAG 0x6762706600000000ull /* "gbpf" << 32 | function index */
+
+/* Byte offset of an array map's value 0 inside the map memory (map_layout.h). */
+uint64_t ptx_map_value_base(const struct gbpf_map_desc *desc);
+
+#endif /* GBPF_CUDA_PTX_INTERNAL_H */

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * eBPF to PTX: loads, stores, atomics and wide loads.
+ *
+ * Accesses based on r10 go straight to the function's .local frame
+ * (ld.local with a constant offset): they are the common case (spills,
+ * helper arguments) and generic addressing would hide from ptxas that they
+ * are thread-private. Everything else uses generic addressing, because an
+ * eBPF pointer may point at the stack, a map (global memory), the probe
+ * context or mapped host memory.
+ *
+ * PTX requires natural alignment; eBPF allows any offset. An access whose
+ * constant offset is not a multiple of its size is split into byte
+ * accesses (bases are assumed aligned, as the verifier and the run kernel
+ * guarantee for stack, maps, context and data).
+ *
+ * Atomics on local memory are undefined in PTX, so atomics on the frame
+ * are done as plain read-modify-write (the frame is private to the
+ * thread), and atomics through other pointers check isspacep.local first.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ptx_internal.h"
+
+struct ptx_addr {
+	int local;       /* 1: [__gbpf_stack+off] in .local */
+	unsigned reg;    /* base register when !local */
+	long long off;
+};
+
+static int size_bytes(uint8_t code)
+{
+	switch (GBPF_SIZE(code)) {
+	case GBPF_B: return 1;
+	case GBPF_H: return 2;
+	case GBPF_W: return 4;
+	default: return 8;
+	}
+}
+
+static void make_addr(struct ptx_addr *a, unsigned base, int16_t off, int size)
+{
+	long long fo = (long long)GBPF_STACK_SIZE + off;
+
+	memset(a, 0, sizeof(*a));
+	if (base == 10 && fo >= 0 && fo + size <= GBPF_STACK_SIZE) {
+		a->local = 1;
+		a->off = fo;
+		return;
+	}
+	a->reg = base;
+	a->off = off;
+}
+
+/* "[base+off]" with extra byte displacement k. */
+static void addr_str(char *buf, size_t size, const struct ptx_addr *a, int k)
+{
+	if (a->local)
+		snprintf(buf, size, "[__gbpf_stack+%lld]", a->off + k);
+	else if (a->reg == 10)
+		snprintf(buf, size, "[%%r10+%lld]", a->off + k);
+	else
+		snprintf(buf, size, "[%%r%u+%lld]", a->reg, a->off + k);
+}
+
+static const char *space(const struct ptx_addr *a)
+{
+	return a->local ? ".local" : "";
+}
+
+static int emit_load(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_insn *in = &cg->insns[pc];
+	int sz = size_bytes(in->code), sx = GBPF_MODE(in->code) == GBPF_MEMSX;
+	struct ptx_addr a;
+	char as[64];
+	int k;
+
+	if (sx && sz == 8)
+		return ptx_fail(cg, pc, -EINVAL, "sign-extending load of 8 bytes");
+	make_addr(&a, in->src, in->off, sz);
+	if (sz == 1 || in->off % sz == 0) {
+		addr_str(as, sizeof(as), &a, 0);
+		ptx_buf_printf(cg->b, "ld%s.%c%d %%r%u, %s;\n", space(&a), sx ? 's' : 'u', sz * 8,
+			       in->dst, as);
+		return 0;
+	}
+	for (k = 0; k < sz; k++) {
+		addr_str(as, sizeof(as), &a, k);
+		ptx_buf_printf(cg->b, "ld%s.u8 %%t%d, %s;\n", space(&a), k ? 2 : 1, as);
+		if (k) {
+			ptx_buf_printf(cg->b, "shl.b64 %%t2, %%t2, %d;\nor.b64 %%t1, %%t1, %%t2;\n", k * 8);
+		}
+	}
+	if (sx)
+		ptx_buf_printf(cg->b, "bfe.s64 %%r%u, %%t1, 0, %d;\n", in->dst, sz * 8);
+	else
+		ptx_buf_printf(cg->b, "mov.b64 %%r%u, %%t1;\n", in->dst);
+	return 0;
+}
+
+static int emit_store(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_insn *in = &cg->insns[pc];
+	int sz = size_bytes(in->code), k;
+	struct ptx_addr a;
+	char as[64], val[16];
+
+	if (GBPF_MODE(in->code) != GBPF_MEM)
+		return ptx_fail(cg, pc, -EINVAL, "bad store mode 0x%02x", in->code);
+	make_addr(&a, in->dst, in->off, sz);
+	if (GBPF_CLASS(in->code) == GBPF_ST) {
+		ptx_buf_printf(cg->b, "mov.b64 %%t0, 0x%016llX;\n", (unsigned long long)(int64_t)in->imm);
+		snprintf(val, sizeof(val), "%%t0");
+	} else {
+		snprintf(val, sizeof(val), "%%r%u", in->src);
+	}
+	if (sz == 1 || in->off % sz == 0) {
+		addr_str(as, sizeof(as), &a, 0);
+		ptx_buf_printf(cg->b, "st%s.u%d %s, %s;\n", space(&a), sz * 8, as, val);
+		return 0;
+	}
+	for (k = 0; k < sz; k++) {
+		addr_str(as, sizeof(as), &a, k);
+		ptx_buf_printf(cg->b, "shr.b64 %%t1, %s, %d;\nst%s.u8 %s, %%t1;\n", val, k * 8, space(&a),
+			       as);
+	}
+	return 0;
+}
+
+/* Plain read-modify-write of an atomic at @p as in space @p sp (thread-private memory). */
+static void emit_atomic_emulated(struct ptx_cg *cg, const struct gbpf_insn *in, const char *sp,
+				 const char *as, int is64)
+{
+	struct ptx_buf *b = cg->b;
+	int op = in->imm & ~GBPF_FETCH;
+	const char *w = is64 ? "64" : "32";
+	const char *old = is64 ? "%t6" : "%w6", *src = is64 ? "%t7" : "%w7", *nv = is64 ? "%t8" : "%w8";
+
+	if (is64)
+		ptx_buf_printf(b, "mov.b64 %%t7, %%r%u;\n", in->src);
+	else
+		ptx_buf_printf(b, "cvt.u32.u64 %%w7, %%r%u;\n", in->src);
+	ptx_buf_printf(b, "ld%s.u%s %s, %s;\n", sp, w, old, as);
+	switch (in->imm) {
+	case GBPF_ATOMIC_XCHG:
+		ptx_buf_printf(b, "st%s.u%s %s, %s;\n", sp, w, as, src);
+		break;
+	case GBPF_ATOMIC_CMPXCHG:
+		if (is64) {
+			ptx_buf_puts(b, "setp.eq.u64 %p4, %t6, %r0;\n");
+		} else {
+			ptx_buf_puts(b, "cvt.u32.u64 %w9, %r0;\nsetp.eq.u32 %p4, %w6, %w9;\n");
+		}
+		ptx_buf_printf(b, "@%%p4 st%s.u%s %s, %s;\n", sp, w, as, src);
+		break;
+	default: {
+		const char *o = op == GBPF_ATOMIC_ADD ? "add.u" : op == GBPF_ATOMIC_OR ? "or.b"
+				: op == GBPF_ATOMIC_AND ? "and.b" : "xor.b";
+
+		ptx_buf_printf(b, "%s%s %s, %s, %s;\n", o, w, nv, old, src);
+		ptx_buf_printf(b, "st%s.u%s %s, %s;\n", sp, w, as, nv);
+		break;
+	}
+	}
+}
+
+/* Move the fetched old value (%t6 / %w6) to its eBPF register. */
+static void emit_atomic_result(struct ptx_cg *cg, const struct gbpf_insn *in, int is64)
+{
+	unsigned r;
+
+	if (in->imm == GBPF_ATOMIC_CMPXCHG)
+		r = 0;
+	else if (in->imm & GBPF_FETCH)
+		r = in->src;
+	else
+		return;
+	if (is64)
+		ptx_buf_printf(cg->b, "mov.b64 %%r%u, %%t6;\n", r);
+	else
+		ptx_buf_printf(cg->b, "cvt.u64.u32 %%r%u, %%w6;\n", r);
+}
+
+static int emit_atomic(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_insn *in = &cg->insns[pc];
+	struct ptx_buf *b = cg->b;
+	int sz = size_bytes(in->code), is64 = sz == 8, op = in->imm & ~GBPF_FETCH;
+	const char *w = is64 ? "64" : "32";
+	struct ptx_addr a;
+	char as[64];
+	unsigned id;
+
+	if (sz != 4 && sz != 8)
+		return ptx_fail(cg, pc, -EINVAL, "atomic of %d bytes", sz);
+	switch (in->imm) {
+	case GBPF_ATOMIC_ADD: case GBPF_ATOMIC_ADD | GBPF_FETCH:
+	case GBPF_ATOMIC_OR: case GBPF_ATOMIC_OR | GBPF_FETCH:
+	case GBPF_ATOMIC_AND: case GBPF_ATOMIC_AND | GBPF_FETCH:
+	case GBPF_ATOMIC_XOR: case GBPF_ATOMIC_XOR | GBPF_FETCH:
+	case GBPF_ATOMIC_XCHG: case GBPF_ATOMIC_CMPXCHG:
+		break;
+	default:
+		return ptx_fail(cg, pc, -EINVAL, "unknown atomic operation 0x%x", in->imm);
+	}
+	if (in->off % sz)
+		return ptx_fail(cg, pc, -EINVAL, "misaligned atomic at offset %d", in->off);
+	make_addr(&a, in->dst, in->off, sz);
+	if (a.local) {
+		addr_str(as, sizeof(as), &a, 0);
+		emit_atomic_emulated(cg, in, ".local", as, is64);
+		emit_atomic_result(cg, in, is64);
+		return 0;
+	}
+	id = cg->uniq++;
+	ptx_buf_printf(b, "add.u64 %%t5, %%r%u, %d;\n", in->dst, in->off);
+	ptx_buf_printf(b, "isspacep.local %%p5, %%t5;\n@%%p5 bra $La%u_%zu;\n", id, cg->prog_idx);
+	if (is64)
+		ptx_buf_printf(b, "mov.b64 %%t7, %%r%u;\n", in->src);
+	else
+		ptx_buf_printf(b, "cvt.u32.u64 %%w7, %%r%u;\n", in->src);
+	if (in->imm == GBPF_ATOMIC_XCHG) {
+		ptx_buf_printf(b, "atom.exch.b%s %s, [%%t5], %s;\n", w, is64 ? "%t6" : "%w6",
+			       is64 ? "%t7" : "%w7");
+	} else if (in->imm == GBPF_ATOMIC_CMPXCHG) {
+		if (!is64)
+			ptx_buf_puts(b, "cvt.u32.u64 %w9, %r0;\n");
+		ptx_buf_printf(b, "atom.cas.b%s %s, [%%t5], %s, %s;\n", w, is64 ? "%t6" : "%w6",
+			       is64 ? "%r0" : "%w9", is64 ? "%t7" : "%w7");
+	} else {
+		const char *o = op == GBPF_ATOMIC_ADD ? "add.u" : op == GBPF_ATOMIC_OR ? "or.b"
+				: op == GBPF_ATOMIC_AND ? "and.b" : "xor.b";
+
+		if (in->imm & GBPF_FETCH)
+			ptx_buf_printf(b, "atom.%s%s %s, [%%t5], %s;\n", o, w, is64 ? "%t6" : "%w6",
+				       is64 ? "%t7" : "%w7");
+		else
+			ptx_buf_printf(b, "red.%s%s [%%t5], %s;\n", o, w, is64 ? "%t7" : "%w7");
+	}
+	ptx_buf_printf(b, "bra.uni $Lb%u_%zu;\n$La%u_%zu:\n", id, cg->prog_idx, id, cg->prog_idx);
+	emit_atomic_emulated(cg, in, "", "[%t5]", is64);
+	ptx_buf_printf(b, "$Lb%u_%zu:\n", id, cg->prog_idx);
+	emit_atomic_result(cg, in, is64);
+	return 0;
+}
+
+int ptx_emit_mem(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_insn *in = &cg->insns[pc];
+	uint8_t cls = GBPF_CLASS(in->code), mode = GBPF_MODE(in->code);
+
+	if (cls == GBPF_LDX) {
+		if (mode != GBPF_MEM && mode != GBPF_MEMSX)
+			return ptx_fail(cg, pc, -EINVAL, "bad load mode 0x%02x", in->code);
+		return emit_load(cg, pc);
+	}
+	if (cls == GBPF_STX && mode == GBPF_ATOMIC)
+		return emit_atomic(cg, pc);
+	if (cls == GBPF_ST || cls == GBPF_STX)
+		return emit_store(cg, pc);
+	return ptx_fail(cg, pc, -EINVAL, "unknown opcode 0x%02x", in->code);
+}
+
+int ptx_emit_lddw(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_insn *in = &cg->insns[pc], *hi = &cg->insns[pc + 1];
+	uint64_t v = (uint64_t)(uint32_t)in->imm | ((uint64_t)(uint32_t)hi->imm << 32);
+	long f;
+
+	if (hi->code || hi->dst || hi->src || hi->off)
+		return ptx_fail(cg, pc, -EINVAL, "second slot of wide load has non-zero fields");
+	switch (in->src) {
+	case 0:
+		ptx_buf_printf(cg->b, "mov.b64 %%r%u, 0x%016llX;\n", in->dst, (unsigned long long)v);
+		return 0;
+	case GBPF_PSEUDO_MAP_IDX:
+	case GBPF_PSEUDO_MAP_IDX_VALUE:
+		if (in->imm < 0 || (size_t)in->imm >= cg->prog->map_cnt || !cg->prog->maps)
+			return ptx_fail(cg, pc, -EINVAL, "map index %d out of range (%zu maps)", in->imm,
+					cg->prog->map_cnt);
+		ptx_buf_printf(cg->b, "ld.global.u64 %%r%u, [__gbpf_maps+%d];\n", in->dst, in->imm * 8);
+		if (in->src == GBPF_PSEUDO_MAP_IDX_VALUE) {
+			const struct gbpf_map_desc *m = &cg->prog->maps[in->imm];
+			uint64_t base = ptx_map_value_base(m);
+
+			if (!base)
+				return ptx_fail(cg, pc, -EINVAL, "map %s has no direct value access",
+						m->name ? m->name : "?");
+			ptx_buf_printf(cg->b, "add.u64 %%r%u, %%r%u, %llu;\n", in->dst, in->dst,
+				       (unsigned long long)(base + (uint32_t)hi->imm));
+		}
+		return 0;
+	case GBPF_PSEUDO_FUNC:
+		f = ptx_func_at(cg, (size_t)((long long)pc + 1 + in->imm));
+		if (f < 0)
+			return ptx_fail(cg, pc, -EINVAL, "function address does not reach a function");
+		ptx_buf_printf(cg->b, "mov.b64 %%r%u, 0x%016llX;\n", in->dst,
+			       (unsigned long long)(PTX_FUNC_TAG | (uint64_t)f));
+		return 0;
+	default:
+		return ptx_fail(cg, pc, -ENOTSUP, "wide load with source tag %u is not supported on the GPU",
+				in->src);
+	}
+}
