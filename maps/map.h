@@ -95,6 +95,16 @@ uint64_t gbpf_ringbuf_dropped(const struct gbpf_map_instance *map);
 int gbpf_perf_event_output(struct gbpf_map_instance *map, uint32_t slot, const void *data,
 			   uint64_t size);
 
+/* Appended by the maps part. */
+/** The map hash of @p size key bytes (maps/map_layout.h; test vector for device code). */
+uint64_t gbpf_map_hash(const void *key, size_t size);
+/** As gbpf_ringbuf_reserve, on sub-ring (@p slot mod number of sub-rings). */
+void *gbpf_ringbuf_reserve_on(struct gbpf_map_instance *map, uint32_t slot, uint64_t size,
+			      uint64_t flags);
+/** As gbpf_ringbuf_output, on sub-ring (@p slot mod number of sub-rings). */
+int gbpf_ringbuf_output_on(struct gbpf_map_instance *map, uint32_t slot, const void *data,
+			   uint64_t size, uint64_t flags);
+
 #ifdef __cplusplus
 }
 #endif

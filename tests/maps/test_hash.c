@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/* Hash maps: HASH, GPU_HASH, PERCPU_HASH, LRU_HASH; the hash function's test vectors. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tests/maps/maps_test_util.h"
+
+struct key {
+	uint32_t a;
+	uint16_t b;
+	uint8_t c;
+}; /* 7 bytes of key + 1 of padding: key_size 7 tests the zero-padded last word */
+
+static void test_vectors(void)
+{
+	/* Computed independently from the definition in MAPS.md (Python). */
+	static const uint8_t k13[13] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+	static const uint8_t k16[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+	uint32_t one = 1;
+
+	tap_ok(gbpf_map_hash("", 0) == 0x877e2011d918dd23ull, "hash of no bytes");
+	tap_ok(gbpf_map_hash(&one, 4) == 0xa6378439dbea31adull, "hash of u32 1");
+	tap_ok(gbpf_map_hash("abc", 3) == 0xcea1ab5255ca3387ull, "hash of \"abc\"");
+	tap_ok(gbpf_map_hash(k16, 16) == 0x4df443536b63d6c7ull, "hash of 00..0f");
+	tap_ok(gbpf_map_hash(k13, 13) == 0xa804b2443cd3ff8full, "hash of 00..0c (partial word)");
+}
+
+static void test_basic(uint32_t type, const char *what)
+{
+	struct gbpf_map_desc d = mk_desc(what, type, 7, 16, 100);
+	struct gbpf_map_instance m;
+	uint8_t val[16], *p;
+	struct key k = {0};
+	int ok = 1, n, err;
+	uint8_t seen[100] = {0};
+
+	if (gbpf_map_instance_create(&m, &d, 1)) {
+		tap_ok(0, "%s: create", what);
+		return;
+	}
+	tap_ok(hdr_of(&m)->nr_buckets == 256 && hdr_of(&m)->bucket_size == 24 + 8 + 16,
+	       "%s: 256 buckets of 48 bytes for 100 entries", what);
+	for (uint32_t i = 0; i < 100; i++) {
+		k.a = i * 7919;
+		k.b = (uint16_t)i;
+		memset(val, (int)i, sizeof(val));
+		ok &= gbpf_map_update(&m, &k, val, GBPF_NOEXIST, 0) == 0;
+	}
+	tap_ok(ok, "%s: 100 NOEXIST inserts", what);
+	tap_ok(hdr_of(&m)->count == 100, "%s: header count is 100", what);
+	k.a = 12345678;
+	tap_ok(gbpf_map_update(&m, &k, val, GBPF_ANY, 0) == -E2BIG, "%s: 101st key -> E2BIG", what);
+	tap_ok(gbpf_map_update(&m, &k, val, GBPF_EXIST, 0) == -ENOENT, "%s: EXIST on absent -> ENOENT",
+	       what);
+	ok = 1;
+	for (uint32_t i = 0; i < 100; i++) {
+		k.a = i * 7919;
+		k.b = (uint16_t)i;
+		p = gbpf_map_lookup(&m, &k, 0);
+		ok &= p && p[0] == i && p[15] == i;
+	}
+	tap_ok(ok, "%s: every key found with its value", what);
+	k.a = 7919 * 5;
+	k.b = 5;
+	memset(val, 0xee, sizeof(val));
+	tap_ok(gbpf_map_update(&m, &k, val, GBPF_NOEXIST, 0) == -EEXIST, "%s: NOEXIST on present -> EEXIST",
+	       what);
+	tap_ok(gbpf_map_update(&m, &k, val, GBPF_EXIST, 0) == 0 &&
+		       ((uint8_t *)gbpf_map_lookup(&m, &k, 0))[3] == 0xee,
+	       "%s: EXIST replaces the value", what);
+	tap_ok(gbpf_map_delete(&m, &k) == 0 && gbpf_map_lookup(&m, &k, 0) == NULL,
+	       "%s: delete then lookup is NULL", what);
+	tap_ok(gbpf_map_delete(&m, &k) == -ENOENT, "%s: second delete -> ENOENT", what);
+	tap_ok(hdr_of(&m)->count == 99, "%s: count is 99 after a delete", what);
+	k.a = 12345678;
+	k.b = 0;
+	tap_ok(gbpf_map_update(&m, &k, val, GBPF_ANY, 0) == 0, "%s: a new key fits after a delete",
+	       what);
+
+	/* Iteration: every key exactly once. */
+	n = 0;
+	err = gbpf_map_get_next_key(&m, NULL, &k);
+	ok = 1;
+	while (err == 0 && n < 1000) {
+		struct key cur = k;
+
+		if (k.a == 12345678) {
+			ok &= !seen[5]; /* reuse slot 5's flag for the new key */
+			seen[5] = 1;
+		} else if (k.a % 7919 == 0 && k.a / 7919 < 100) {
+			ok &= !seen[k.a / 7919] && k.a / 7919 != 5;
+			seen[k.a / 7919] = 1;
+		} else {
+			ok = 0;
+		}
+		n++;
+		err = gbpf_map_get_next_key(&m, &cur, &k);
+	}
+	tap_ok(ok && n == 100 && err == -ENOENT, "%s: iteration visits each of 100 keys once (%d)", what,
+	       n);
+	k.a = 7919 * 9;
+	k.b = 9;
+	tap_ok(gbpf_map_lookup(&m, &k, 7) != NULL && gbpf_map_lookup(&m, &k, 7) == gbpf_map_lookup(&m, &k, 0),
+	       "%s: slot ignored by non-percpu lookups", what);
+	gbpf_map_instance_destroy(&m);
+}
+
+static void test_tombstone_reuse(void)
+{
+	struct gbpf_map_desc d = mk_desc("churn", GBPF_MAP_TYPE_HASH, 4, 4, 8);
+	struct gbpf_map_instance m;
+	int ok = 1;
+
+	if (gbpf_map_instance_create(&m, &d, 1)) {
+		tap_ok(0, "churn create");
+		return;
+	}
+	/* Many distinct keys through a small table: tombstones must be reused. */
+	for (uint32_t i = 0; i < 20000 && ok; i++) {
+		ok &= gbpf_map_update(&m, &i, &i, GBPF_NOEXIST, 0) == 0;
+		if (i >= 7) {
+			uint32_t old = i - 7;
+
+			ok &= gbpf_map_delete(&m, &old) == 0;
+		}
+	}
+	tap_ok(ok, "20000 distinct keys through an 8-entry hash (insert/delete churn)");
+	ok = 1;
+	for (uint32_t i = 19993; i < 20000; i++) {
+		uint32_t *p = gbpf_map_lookup(&m, &i, 0);
+
+		ok &= p && *p == i;
+	}
+	tap_ok(ok && hdr_of(&m)->count == 7, "the last 7 keys remain, count 7");
+	gbpf_map_instance_destroy(&m);
+}
+
+static void test_percpu_hash(void)
+{
+	struct gbpf_map_desc d = mk_desc("pch", GBPF_MAP_TYPE_PERCPU_HASH, 4, 8, 16);
+	struct gbpf_map_instance m;
+	uint32_t k = 42;
+	uint64_t v = 7, *p;
+	int ok = 1;
+
+	if (gbpf_map_instance_create(&m, &d, 4)) {
+		tap_ok(0, "percpu hash create");
+		return;
+	}
+	tap_ok(gbpf_map_update(&m, &k, &v, GBPF_ANY, 2) == 0, "percpu hash: insert in slot 2");
+	for (uint32_t s = 0; s < 4; s++) {
+		p = gbpf_map_lookup(&m, &k, s);
+		ok &= p && *p == (s == 2 ? 7u : 0u);
+	}
+	tap_ok(ok, "percpu hash: other slots of a new key are zero");
+	v = 9;
+	tap_ok(gbpf_map_update(&m, &k, &v, GBPF_EXIST, 0) == 0 && *(uint64_t *)gbpf_map_lookup(&m, &k, 0) == 9 &&
+		       *(uint64_t *)gbpf_map_lookup(&m, &k, 2) == 7,
+	       "percpu hash: update of slot 0 leaves slot 2");
+	tap_ok(gbpf_map_lookup(&m, &k, 4) == NULL && gbpf_map_update(&m, &k, &v, GBPF_ANY, 4) == -EINVAL,
+	       "percpu hash: slot 4 of 4 rejected");
+	gbpf_map_instance_destroy(&m);
+}
+
+static void test_lru(void)
+{
+	struct gbpf_map_desc d = mk_desc("lru", GBPF_MAP_TYPE_LRU_HASH, 4, 4, 32);
+	struct gbpf_map_instance m;
+	uint32_t k, v;
+	int ok = 1, hot = 0, cold = 0;
+
+	if (gbpf_map_instance_create(&m, &d, 1)) {
+		tap_ok(0, "lru create");
+		return;
+	}
+	for (k = 0; k < 32; k++)
+		ok &= gbpf_map_update(&m, &k, &k, GBPF_ANY, 0) == 0;
+	tap_ok(ok && hdr_of(&m)->count == 32, "lru: 32 entries fill it");
+	/* Make keys 0..7 hot, then insert 8 new keys: cold keys go, hot ones stay. */
+	for (int round = 0; round < 3; round++)
+		for (k = 0; k < 8; k++) {
+			v = k + 100;
+			ok &= gbpf_map_update(&m, &k, &v, GBPF_EXIST, 0) == 0;
+		}
+	for (k = 1000; k < 1008; k++)
+		ok &= gbpf_map_update(&m, &k, &k, GBPF_ANY, 0) == 0;
+	tap_ok(ok, "lru: inserts into a full LRU map succeed (eviction)");
+	tap_ok(hdr_of(&m)->count == 32, "lru: still exactly 32 entries");
+	for (k = 0; k < 8; k++)
+		hot += gbpf_map_lookup(&m, &k, 0) != NULL;
+	for (k = 8; k < 32; k++)
+		cold += gbpf_map_lookup(&m, &k, 0) != NULL;
+	tap_ok(hot == 8 && cold == 16, "lru: the 8 recently used keys survive, 8 cold ones evicted (%d/%d)",
+	       hot, cold);
+	ok = 1;
+	for (k = 1000; k < 1008; k++)
+		ok &= gbpf_map_lookup(&m, &k, 0) != NULL;
+	tap_ok(ok, "lru: the new keys are present");
+	gbpf_map_instance_destroy(&m);
+}
+
+int main(void)
+{
+	test_vectors();
+	test_basic(GBPF_MAP_TYPE_HASH, "hash");
+	test_basic(GBPF_MAP_TYPE_GPU_HASH, "gpu_hash");
+	test_tombstone_reuse();
+	test_percpu_hash();
+	test_lru();
+	return tap_done();
+}
