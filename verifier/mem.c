@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verifier/mem.c - memory accesses: which pointer may be read or written
+ * where, stack slot tracking (initialisation and register spills), and the
+ * (pointer, size) arguments of helpers.
+ *
+ * GPU code faults on misaligned accesses, so device programs must access
+ * every object at an address aligned to the access size; host programs
+ * only need it for the context.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "verifier/vstate.h"
+
+/* Largest offset a pointer may carry; keeps every sum below in int64. */
+#define MAX_PTR_OFF (1LL << 29)
+
+void mark_unknown(struct reg *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = REG_SCALAR;
+	sval_unknown(&r->v);
+}
+
+static void grow_slots(struct frame *f, uint32_t n)
+{
+	if (n <= f->nslots)
+		return;
+	memset(&f->stack[f->nslots], 0, (n - f->nslots) * sizeof(struct stack_slot));
+	f->nslots = n;
+}
+
+static void note_stack_depth(struct venv *env, const struct vstate *st)
+{
+	uint32_t total = 0;
+
+	for (uint32_t i = 0; i <= st->curframe; i++)
+		total += st->frames[i]->nslots * 8;
+	if (total > env->max_stack)
+		env->max_stack = total;
+}
+
+/* Writable region of a pointer, or -errno with the message logged. */
+static int region(struct venv *env, uint32_t idx, const struct reg *ptr, bool write,
+		  const char *what, int64_t *lo, int64_t *hi)
+{
+	const struct gbpf_map_desc *map;
+
+	switch (ptr->type) {
+	case REG_NOT_INIT:
+		return verr(env, idx, -GBPF_ERRNO__VERIFY, "%s is not initialised (!read_ok)", what);
+	case REG_SCALAR:
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "invalid mem access 'scalar': %s is a number, not a pointer the program "
+			    "was given (application and host memory cannot be dereferenced)",
+			    what);
+	case REG_PTR_MAP_VALUE_OR_NULL:
+	case REG_PTR_RINGBUF_OR_NULL:
+	case REG_PTR_MEM_OR_NULL:
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "invalid mem access '%s': %s may be NULL, check it first",
+			    reg_type_name(ptr->type), what);
+	case REG_CONST_MAP:
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "invalid mem access 'map_ptr': %s is a map, use a helper", what);
+	case REG_PTR_CTX:
+		if (write)
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "cannot write into ctx: context fields are read-only");
+		*lo = 0;
+		*hi = env->ctx_size;
+		return 0;
+	case REG_PTR_STACK:
+		*lo = -GBPF_STACK_SIZE;
+		*hi = 0;
+		return 0;
+	case REG_PTR_MAP_VALUE:
+		map = &env->prog->maps[ptr->map];
+		if (write && (map->origin == GBPF_MAP_ORIGIN_RODATA ||
+			      (map->map_flags & GBPF_F_RDONLY_PROG)))
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "write into read-only map '%s'", map->name ? map->name : "?");
+		*lo = 0;
+		*hi = map->value_size;
+		return 0;
+	case REG_PTR_RINGBUF:
+		*lo = 0;
+		*hi = ptr->size;
+		return 0;
+	case REG_PTR_MEM:
+		*lo = 0;
+		*hi = (int64_t)env->mem_size;
+		return 0;
+	}
+	return verr(env, idx, -GBPF_ERRNO__VERIFY, "invalid pointer type in %s", what);
+}
+
+static int bounds(struct venv *env, uint32_t idx, const struct reg *ptr, int64_t off,
+		  uint64_t size, bool write, const char *what, int64_t *first, int64_t *last)
+{
+	int64_t lo, hi;
+	int err = region(env, idx, ptr, write, what, &lo, &hi);
+
+	if (err)
+		return err;
+	if (ptr->v.smin < -MAX_PTR_OFF || ptr->v.smax > MAX_PTR_OFF)
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "%s has an unbounded offset into %s (smin=%" PRId64 ", smax=%" PRId64 ")",
+			    what, reg_type_name(ptr->type), ptr->v.smin, ptr->v.smax);
+	if (size > (uint64_t)MAX_PTR_OFF)
+		return verr(env, idx, -GBPF_ERRNO__VERIFY, "access of %" PRIu64 " bytes is too large",
+			    size);
+	*first = ptr->v.smin + off;
+	*last = ptr->v.smax + off + (int64_t)size;
+	if (*first < lo || *last > hi)
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "invalid access to %s: off=%" PRId64 "..%" PRId64 " size=%" PRIu64
+			    " outside [%" PRId64 ", %" PRId64 ")",
+			    reg_type_name(ptr->type), *first, *last - (int64_t)size, size, lo, hi);
+	if (ptr->type == REG_PTR_CTX && !sval_is_const(&ptr->v))
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "variable ctx access prohibited: the offset must be a constant");
+	if (size > 1 && size <= 8 && (env->device || ptr->type == REG_PTR_CTX)) {
+		uint64_t bits = (ptr->v.t.value + (uint64_t)off) | ptr->v.t.mask;
+
+		if (bits & (size - 1))
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "misaligned access to %s: off=%" PRId64 " size=%" PRIu64
+				    " (GPU memory accesses must be aligned)",
+				    reg_type_name(ptr->type), *first, size);
+	}
+	return 0;
+}
+
+static struct stack_slot *slot_of(struct frame *f, int64_t byte_off, int *b)
+{
+	int64_t pos = -byte_off - 1; /* 0 = the byte just below r10 */
+
+	*b = 7 - (int)(pos % 8);
+	return &f->stack[pos / 8];
+}
+
+int check_mem_access(struct venv *env, uint32_t idx, struct vstate *st, const struct reg *ptr,
+		     int64_t off, uint32_t size, bool write, const char *what)
+{
+	int64_t first, last;
+
+	return bounds(env, idx, ptr, off, size, write, what, &first, &last);
+}
+
+/*
+ * Load (write = false, *val receives the value) or store (*val is the value,
+ * or NULL for data of unknown value) through @p ptr.
+ */
+
+int mem_access(struct venv *env, uint32_t idx, struct vstate *st, const struct reg *ptr, int64_t off,
+	       uint32_t size, bool write, struct reg *val, bool sx, const char *what)
+{
+	int64_t first, last;
+	struct frame *f;
+	int err = bounds(env, idx, ptr, off, size, write, what, &first, &last);
+
+	if (err)
+		return err;
+	if (write && val && val->type != REG_SCALAR && ptr->type != REG_PTR_STACK)
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "cannot store a pointer (%s) into %s: it would leak an address",
+			    reg_type_name(val->type), reg_type_name(ptr->type));
+	if (ptr->type != REG_PTR_STACK) {
+		if (!write) {
+			mark_unknown(val);
+			if (sx) {
+				val->v.smin = -(1LL << (size * 8 - 1));
+				val->v.smax = (1LL << (size * 8 - 1)) - 1;
+				sval_sync(&val->v);
+			} else {
+				sval_sized(&val->v, size);
+			}
+		}
+		return 0;
+	}
+	f = st->frames[ptr->frameno];
+	grow_slots(f, (uint32_t)((-first + 7) / 8));
+	note_stack_depth(env, st);
+	if (write) {
+		int b;
+		struct stack_slot *s;
+
+		if (!sval_is_const(&ptr->v))
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "variable-offset stack write is not supported (fp%+" PRId64
+				    "..%+" PRId64 ")",
+				    first, last - size);
+		if (val && val->type == REG_PTR_STACK && val->frameno > ptr->frameno)
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "cannot store a pointer to the stack of frame %u into the stack of "
+				    "its caller (frame %u)",
+				    val->frameno, ptr->frameno);
+		if (size == 8 && (first & 7) == 0 && val) {
+			s = slot_of(f, first, &b);
+			memset(s->kind, STK_SPILL, 8);
+			s->spill = *val;
+			return 0;
+		}
+		if (val && val->type != REG_SCALAR)
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "cannot spill part of a pointer: %u bytes at fp%+" PRId64, size,
+				    first);
+		for (int64_t o = first; o < last; o++) {
+			s = slot_of(f, o, &b);
+			if (s->kind[b] == STK_SPILL)
+				for (int k = 0; k < 8; k++)
+					s->kind[k] = STK_MISC;
+			s->kind[b] = STK_MISC;
+		}
+		return 0;
+	}
+	if (sval_is_const(&ptr->v) && size == 8 && (first & 7) == 0) {
+		int b;
+		struct stack_slot *s = slot_of(f, first, &b);
+
+		if (s->kind[0] == STK_SPILL) {
+			*val = s->spill;
+			return 0;
+		}
+	}
+	for (int64_t o = first; o < last; o++) {
+		int b;
+		struct stack_slot *s = slot_of(f, o, &b);
+
+		if (s->kind[b] == STK_INVALID)
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "invalid read from stack: fp%+" PRId64 " (size %u) was never written",
+				    o, size);
+		if (s->kind[b] == STK_SPILL && s->spill.type != REG_SCALAR)
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "invalid size of register fill: reading %u bytes of a spilled "
+				    "pointer at fp%+" PRId64,
+				    size, first);
+	}
+	mark_unknown(val);
+	if (sx) {
+		val->v.smin = -(1LL << (size * 8 - 1));
+		val->v.smax = (1LL << (size * 8 - 1)) - 1;
+		sval_sync(&val->v);
+	} else {
+		sval_sized(&val->v, size);
+	}
+	return 0;
+}
+
+/* Atomic read-modify-write: readable and writable, scalar data only. */
+
+int mem_atomic(struct venv *env, uint32_t idx, struct vstate *st, const struct reg *ptr, int64_t off,
+	       uint32_t size, const char *what)
+{
+	struct reg tmp;
+	int err;
+
+	if (ptr->type == REG_PTR_CTX)
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "atomic operation on ctx: context fields are read-only");
+	if (ptr->type == REG_PTR_STACK && size == 8 && sval_is_const(&ptr->v)) {
+		int64_t o = ptr->v.smin + off;
+		struct frame *f = st->frames[ptr->frameno];
+
+		if (o >= -GBPF_STACK_SIZE && o < 0 && -o <= (int64_t)f->nslots * 8) {
+			int b;
+			struct stack_slot *s = slot_of(f, o, &b);
+
+			if (s->kind[b] == STK_SPILL && s->spill.type != REG_SCALAR)
+				return verr(env, idx, -GBPF_ERRNO__VERIFY,
+					    "atomic operation on a spilled pointer at fp%+" PRId64, o);
+		}
+	}
+	err = mem_access(env, idx, st, ptr, off, size, false, &tmp, false, what);
+	if (err)
+		return err;
+	return mem_access(env, idx, st, ptr, off, size, true, NULL, false, what);
+}
+
+int check_mem_range(struct venv *env, uint32_t idx, struct vstate *st, const struct reg *ptr,
+		    const struct reg *size_reg, bool write, bool zero_ok, const char *what)
+{
+	int64_t first, last;
+	uint64_t size;
+	int err;
+
+	if (size_reg->type != REG_SCALAR)
+		return verr(env, idx, -GBPF_ERRNO__VERIFY, "size of %s must be a number, not %s",
+			    what, reg_type_name(size_reg->type));
+	if (size_reg->v.umax > (uint64_t)MAX_PTR_OFF)
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "size of %s is unbounded (umax=%" PRIu64 "): bound it with a comparison",
+			    what, size_reg->v.umax);
+	if (size_reg->v.umin == 0 && !zero_ok)
+		return verr(env, idx, -GBPF_ERRNO__VERIFY, "size of %s may be zero", what);
+	size = size_reg->v.umax;
+	if (size == 0)
+		return 0;
+	err = bounds(env, idx, ptr, 0, size, write, what, &first, &last);
+	if (err)
+		return err;
+	if (ptr->type != REG_PTR_STACK)
+		return 0;
+	{
+		struct frame *f = st->frames[ptr->frameno];
+
+		grow_slots(f, (uint32_t)((-first + 7) / 8));
+		note_stack_depth(env, st);
+		for (int64_t o = first; o < last; o++) {
+			int b;
+			struct stack_slot *s = slot_of(f, o, &b);
+
+			if (write) {
+				if (!sval_is_const(&ptr->v))
+					return verr(env, idx, -GBPF_ERRNO__VERIFY,
+						    "%s: helper writes at a variable stack offset",
+						    what);
+				if (s->kind[b] == STK_SPILL)
+					for (int k = 0; k < 8; k++)
+						s->kind[k] = STK_MISC;
+				s->kind[b] = STK_MISC;
+				continue;
+			}
+			if (s->kind[b] == STK_INVALID)
+				return verr(env, idx, -GBPF_ERRNO__VERIFY,
+					    "%s: stack byte fp%+" PRId64 " is not initialised", what,
+					    o);
+			if (s->kind[b] == STK_SPILL && s->spill.type != REG_SCALAR)
+				return verr(env, idx, -GBPF_ERRNO__VERIFY,
+					    "%s: passing a spilled pointer at fp%+" PRId64
+					    " to a helper leaks it",
+					    what, o);
+		}
+	}
+	return 0;
+}

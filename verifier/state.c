@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verifier/state.c - abstract states: copying, checkpoints at prune
+ * points, the subsumption test that prunes a path, the detection of
+ * infinite loops, and the bookkeeping of the longest path.
+ *
+ * A checkpoint stays "in progress" (branches > 0) while some path below it
+ * is unexplored. Pruning against an in-progress checkpoint would let a
+ * loop justify itself, so only explored checkpoints prune; an exactly equal
+ * in-progress ancestor means the path came back to the same state: a loop
+ * that never ends.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier/vstate.h"
+
+/* Checkpoints kept per instruction: beyond it a loop with a changing
+ * state is bounded by the complexity limit rather than by memory. */
+#define MAX_CPS_PER_INSN 48
+/* Checkpoints kept in all: bounds memory on huge programs. */
+#define MAX_CPS_TOTAL 200000
+
+static size_t frame_bytes(const struct frame *f)
+{
+	return offsetof(struct frame, stack) + f->nslots * sizeof(struct stack_slot);
+}
+
+static struct frame *frame_dup(const struct frame *src)
+{
+	struct frame *f = malloc(sizeof(*f));
+
+	if (!f)
+		return NULL;
+	memcpy(f, src, frame_bytes(src));
+	/* fields after the used stack slots */
+	f->nslots = src->nslots;
+	f->callsite = src->callsite;
+	f->subprog = src->subprog;
+	return f;
+}
+
+int state_copy(struct vstate *dst, const struct vstate *src)
+{
+	struct vstate tmp = *src;
+
+	for (uint32_t i = 0; i <= src->curframe; i++) {
+		tmp.frames[i] = frame_dup(src->frames[i]);
+		if (!tmp.frames[i]) {
+			for (uint32_t j = 0; j < i; j++)
+				free(tmp.frames[j]);
+			return -ENOMEM;
+		}
+	}
+	for (uint32_t i = src->curframe + 1; i < GBPF_MAX_CALL_DEPTH; i++)
+		tmp.frames[i] = NULL;
+	*dst = tmp;
+	return 0;
+}
+
+void state_free(struct vstate *st)
+{
+	for (uint32_t i = 0; i < GBPF_MAX_CALL_DEPTH; i++) {
+		free(st->frames[i]);
+		st->frames[i] = NULL;
+	}
+}
+
+int state_push_frame(struct vstate *st, int32_t callsite, uint32_t subprog)
+{
+	struct frame *f;
+
+	if (st->curframe + 1 >= GBPF_MAX_CALL_DEPTH)
+		return -E2BIG;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->callsite = callsite;
+	f->subprog = subprog;
+	st->frames[++st->curframe] = f;
+	return 0;
+}
+
+struct idmap {
+	uint32_t n;
+	uint32_t old[64], cur[64];
+};
+
+static bool id_match(struct idmap *m, uint32_t o, uint32_t c)
+{
+	if (!o || !c)
+		return o == c;
+	for (uint32_t i = 0; i < m->n; i++) {
+		if (m->old[i] == o)
+			return m->cur[i] == c;
+		if (m->cur[i] == c)
+			return false;
+	}
+	if (m->n == 64)
+		return false;
+	m->old[m->n] = o;
+	m->cur[m->n++] = c;
+	return true;
+}
+
+static bool sval_eq(const struct sval *a, const struct sval *b)
+{
+	return a->t.value == b->t.value && a->t.mask == b->t.mask && a->smin == b->smin &&
+	       a->smax == b->smax && a->umin == b->umin && a->umax == b->umax;
+}
+
+/* Does every concrete register old allows include what cur allows? */
+static bool reg_covers(const struct reg *o, const struct reg *c, struct idmap *m, bool exact)
+{
+	if (o->type == REG_NOT_INIT)
+		return !exact || c->type == REG_NOT_INIT;
+	if (o->type != c->type)
+		return false;
+	if (exact ? !sval_eq(&o->v, &c->v) : !sval_in(&o->v, &c->v))
+		return false;
+	if (o->type == REG_SCALAR)
+		return true;
+	if (o->frameno != c->frameno || o->map != c->map || o->size != c->size)
+		return false;
+	if (!id_match(m, o->ref, c->ref))
+		return false;
+	switch (o->type) {
+	case REG_PTR_MAP_VALUE_OR_NULL:
+	case REG_PTR_RINGBUF_OR_NULL:
+	case REG_PTR_MEM_OR_NULL:
+		return id_match(m, o->id, c->id);
+	}
+	return true;
+}
+
+static bool stack_covers(const struct frame *o, const struct frame *c, struct idmap *m, bool exact)
+{
+	uint32_t n = o->nslots > c->nslots ? o->nslots : c->nslots;
+
+	for (uint32_t s = 0; s < n; s++) {
+		static const struct stack_slot none;
+		const struct stack_slot *os = s < o->nslots ? &o->stack[s] : &none;
+		const struct stack_slot *cs = s < c->nslots ? &c->stack[s] : &none;
+		bool ospill = os->kind[0] == STK_SPILL, cspill = cs->kind[0] == STK_SPILL;
+
+		if (exact) {
+			if (memcmp(os->kind, cs->kind, 8))
+				return false;
+			if (ospill && !reg_covers(&os->spill, &cs->spill, m, true))
+				return false;
+			continue;
+		}
+		if (ospill) {
+			if (!cspill || !reg_covers(&os->spill, &cs->spill, m, false))
+				return false;
+			continue;
+		}
+		for (int b = 0; b < 8; b++) {
+			if (os->kind[b] == STK_INVALID)
+				continue;
+			/* old MISC: any initialised byte that is not part of a pointer */
+			if (cs->kind[b] == STK_INVALID)
+				return false;
+			if (cs->kind[b] == STK_SPILL && cs->spill.type != REG_SCALAR)
+				return false;
+		}
+	}
+	return true;
+}
+
+static bool states_cover(struct venv *env, const struct vstate *o, const struct vstate *c,
+			 uint32_t idx, bool exact)
+{
+	struct idmap m = {0};
+
+	if (o->curframe != c->curframe || o->nrefs != c->nrefs)
+		return false;
+	for (uint32_t f = 0; f <= o->curframe; f++) {
+		const struct frame *of = o->frames[f], *cf = c->frames[f];
+		uint16_t live = f == o->curframe ? env->live_in[idx] : 0x3c0; /* r6-r9 */
+
+		if (of->callsite != cf->callsite)
+			return false;
+		for (int r = 0; r < GBPF_REG_COUNT - 1; r++) {
+			if (!(live & (1u << r)))
+				continue;
+			if (!reg_covers(&of->regs[r], &cf->regs[r], &m, exact))
+				return false;
+		}
+		if (!stack_covers(of, cf, &m, exact))
+			return false;
+	}
+	for (uint32_t i = 0; i < o->nrefs; i++)
+		if (!id_match(&m, o->refs[i], c->refs[i]))
+			return false;
+	return true;
+}
+
+static void finish_checkpoint(struct venv *env, struct checkpoint *p)
+{
+	while (p) {
+		struct checkpoint *q;
+
+		if (--p->branches > 0)
+			return;
+		q = p->parent;
+		if (q) {
+			uint64_t tail = p->st.depth + p->max_tail - q->st.depth;
+
+			if (tail > q->max_tail)
+				q->max_tail = tail;
+		} else if (p->st.depth + p->max_tail > env->worst) {
+			env->worst = p->st.depth + p->max_tail;
+		}
+		p = q;
+	}
+}
+
+void path_end(struct venv *env, struct vstate *st, uint64_t extra_tail)
+{
+	uint64_t total = st->depth + extra_tail;
+	struct checkpoint *p = st->parent;
+
+	if (!p) {
+		if (total > env->worst)
+			env->worst = total;
+		return;
+	}
+	if (total - p->st.depth > p->max_tail)
+		p->max_tail = total - p->st.depth;
+	finish_checkpoint(env, p);
+	st->parent = NULL;
+}
+
+static bool is_ancestor(const struct vstate *st, const struct checkpoint *cp)
+{
+	for (const struct checkpoint *p = st->parent; p; p = p->parent)
+		if (p == cp)
+			return true;
+	return false;
+}
+
+int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
+{
+	struct checkpoint *cp;
+	uint32_t n = 0;
+	int err;
+
+	*pruned = false;
+	for (cp = env->cps[idx]; cp; cp = cp->next, n++) {
+		if (cp->branches > 0) {
+			if (is_ancestor(st, cp) && states_cover(env, &cp->st, st, idx, true))
+				return verr(env, idx, -GBPF_ERRNO__VERIFY,
+					    "infinite loop detected: the state at insn %u repeats "
+					    "(loops must be bounded)",
+					    idx);
+			continue;
+		}
+		if (states_cover(env, &cp->st, st, idx, false)) {
+			cp->hits++;
+			env->pruned++;
+			*pruned = true;
+			path_end(env, st, cp->max_tail);
+			return 0;
+		}
+		cp->misses++;
+	}
+	if (n >= MAX_CPS_PER_INSN || env->stored >= MAX_CPS_TOTAL)
+		return 0;
+	cp = calloc(1, sizeof(*cp));
+	if (!cp)
+		return -ENOMEM;
+	err = state_copy(&cp->st, st);
+	if (err) {
+		free(cp);
+		return err;
+	}
+	cp->parent = st->parent;
+	cp->branches = 1;
+	cp->insn = idx;
+	cp->next = env->cps[idx];
+	env->cps[idx] = cp;
+	st->parent = cp;
+	env->stored++;
+	return 0;
+}
+
+void checkpoints_free(struct venv *env)
+{
+	if (!env->cps)
+		return;
+	for (uint32_t i = 0; i < env->insn_cnt; i++) {
+		struct checkpoint *cp = env->cps[i];
+
+		while (cp) {
+			struct checkpoint *next = cp->next;
+
+			state_free(&cp->st);
+			free(cp);
+			cp = next;
+		}
+	}
+}
