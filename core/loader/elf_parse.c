@@ -8,6 +8,7 @@
  * accepted; gbpf's instruction encoding is little endian.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,13 +71,20 @@ static int check_strtab(struct gbpf_object *obj, size_t idx, const char *what)
 {
 	const struct ld_sec *s = &obj->secs[idx];
 
+	char label[160];
+
+	/* The section name table cannot name itself before it is checked. */
+	if (s->name)
+		snprintf(label, sizeof(label), "section '%s' (#%zu, %s)", s->name, idx, what);
+	else
+		snprintf(label, sizeof(label), "section #%zu (%s)", idx, what);
 	if (s->sh.sh_type != SHT_STRTAB)
-		return ld_err(obj, -GBPF_ERRNO__FORMAT, "section #%zu (%s): type %u is not SHT_STRTAB",
-			      idx, what, s->sh.sh_type);
+		return ld_err(obj, -GBPF_ERRNO__FORMAT, "%s: type %u is not SHT_STRTAB", label,
+			      s->sh.sh_type);
 	if (s->sh.sh_size == 0 || s->data[s->sh.sh_size - 1] != '\0')
 		return ld_err(obj, -GBPF_ERRNO__FORMAT,
-			      "section #%zu (%s) at offset 0x%llx: string table is empty or not NUL-terminated",
-			      idx, what, (unsigned long long)s->sh.sh_offset);
+			      "%s at offset 0x%llx: string table is empty or not NUL-terminated", label,
+			      (unsigned long long)s->sh.sh_offset);
 	return 0;
 }
 
