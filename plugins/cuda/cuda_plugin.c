@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cuda backend plugin: runs eBPF programs directly as GPU kernels
+ * (codegen form "run kernel", JIT by the driver) and emits PTX as text.
+ * The driver is dlopen'ed, so the plugin loads on machines without CUDA
+ * and reports why it is unusable there.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gbpf/gbpf.h>
+#include <gbpf/plugin.h>
+
+#include "cuda_driver.h"
+#include "ptx_codegen.h"
+
+/** Bytes of device memory one run may use for per-thread data copies. */
+#define CUDA_RUN_DATA_MAX ((uint64_t)32 << 30)
+/** Host staging buffer for replicating per-thread data. */
+#define CUDA_STAGE_MAX ((size_t)64 << 20)
+
+struct gbpf_backend {
+	struct cuda_driver drv;
+	CUdevice dev;
+	CUcontext ctx;
+	char arch[16];
+	const struct gbpf_host_services *svc;
+};
+
+struct gbpf_backend_prog {
+	struct gbpf_backend *be;
+	CUmodule mod;
+	CUfunction fn;
+	struct gbpf_map_instance *maps;
+	size_t map_cnt;
+	CUdeviceptr *dmaps;
+};
+
+static void cuda_log(char *log, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cuda_log(char *log, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log || !size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(log, size, fmt, ap);
+	va_end(ap);
+}
+
+static int cuda_query_devices(struct gbpf_device_info *devs, uint32_t *count, char *why, size_t why_size)
+{
+	struct cuda_driver drv;
+	int n = 0, i, rc;
+
+	rc = cuda_driver_open(&drv, why, why_size);
+	if (rc)
+		return rc;
+	drv.cuDeviceGetCount(&n);
+	for (i = 0; devs && i < n && (uint32_t)i < *count; i++) {
+		struct gbpf_device_info *d = &devs[i];
+		CUdevice dev;
+		size_t mem = 0;
+		int maj = 0, min = 0, sms = 0, warp = 0;
+
+		memset(d, 0, sizeof(*d));
+		d->sz = sizeof(*d);
+		if (drv.cuDeviceGet(&dev, i) != CUDA_SUCCESS)
+			continue;
+		drv.cuDeviceGetName(d->name, sizeof(d->name), dev);
+		drv.cuDeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+		drv.cuDeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+		drv.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+		drv.cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev);
+		drv.cuDeviceTotalMem(&mem, dev);
+		snprintf(d->arch, sizeof(d->arch), "sm_%d%d", maj, min);
+		d->memory_bytes = mem;
+		d->compute_units = (uint32_t)sms;
+		d->warp_size = (uint32_t)warp;
+	}
+	*count = (uint32_t)n;
+	cuda_driver_close(&drv);
+	return 0;
+}
+
+static int cuda_open(const struct gbpf_backend_open_opts *opts, struct gbpf_backend **out)
+{
+	struct gbpf_backend *be = calloc(1, sizeof(*be));
+	char why[256];
+	int idx = opts && opts->sz >= offsetof(struct gbpf_backend_open_opts, device_index) + sizeof(int)
+			  ? opts->device_index : -1;
+	int maj = 0, min = 0, rc, sm;
+
+	if (!be)
+		return -ENOMEM;
+	rc = cuda_driver_open(&be->drv, why, sizeof(why));
+	if (rc) {
+		free(be);
+		return rc;
+	}
+	be->svc = opts ? opts->services : NULL;
+	if (idx < 0)
+		idx = 0;
+	if (be->drv.cuDeviceGet(&be->dev, idx) != CUDA_SUCCESS ||
+	    be->drv.cuDevicePrimaryCtxRetain(&be->ctx, be->dev) != CUDA_SUCCESS) {
+		cuda_driver_close(&be->drv);
+		free(be);
+		return -ENODEV;
+	}
+	be->drv.cuCtxSetCurrent(be->ctx);
+	be->drv.cuDeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, be->dev);
+	be->drv.cuDeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, be->dev);
+	/* The generator targets sm_70..sm_90; newer GPUs JIT sm_90 PTX forward. */
+	sm = maj * 10 + min;
+	if (sm > 90)
+		sm = 90;
+	if (sm < 70)
+		sm = 70;
+	snprintf(be->arch, sizeof(be->arch), "sm_%d", sm);
+	*out = be;
+	return 0;
+}
+
+static void cuda_close(struct gbpf_backend *be)
+{
+	if (!be)
+		return;
+	be->drv.cuDevicePrimaryCtxRelease(be->dev);
+	cuda_driver_close(&be->drv);
+	free(be);
+}
+
+static void cuda_prog_unload(struct gbpf_backend_prog *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	p->be->drv.cuCtxSetCurrent(p->be->ctx);
+	for (i = 0; p->dmaps && i < p->map_cnt; i++)
+		if (p->dmaps[i])
+			p->be->drv.cuMemFree(p->dmaps[i]);
+	if (p->mod)
+		p->be->drv.cuModuleUnload(p->mod);
+	free(p->dmaps);
+	free(p);
+}
+
+static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *prog,
+			  struct gbpf_map_instance *maps, size_t map_cnt,
+			  struct gbpf_backend_prog **out, char *log, size_t log_size)
+{
+	struct gbpf_ptx_opts o = {.sz = sizeof(o), .flags = GBPF_PTX_KERNEL, .arch = be->arch};
+	struct cuda_driver *d = &be->drv;
+	struct gbpf_backend_prog *p;
+	char jit_err[4096] = "", *ptx = NULL;
+	CUjit_option jo[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void *jv[2] = {jit_err, (void *)(uintptr_t)sizeof(jit_err)};
+	CUdeviceptr sym;
+	size_t sym_size, i;
+	CUresult r;
+	int rc;
+
+	if (map_cnt != prog->map_cnt || (map_cnt && !maps)) {
+		cuda_log(log, log_size, "cuda: %s: %zu map instances for %zu maps",
+			 prog->source_file ? prog->source_file : "<memory>", map_cnt, prog->map_cnt);
+		return -EINVAL;
+	}
+	rc = gbpf_ptx_emit(&prog, 1, &o, &ptx, NULL, log, log_size);
+	if (rc)
+		return rc;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		free(ptx);
+		return -ENOMEM;
+	}
+	p->be = be;
+	p->maps = maps;
+	p->map_cnt = map_cnt;
+	d->cuCtxSetCurrent(be->ctx);
+	r = d->cuModuleLoadDataEx(&p->mod, ptx, 2, jo, jv);
+	free(ptx);
+	if (r != CUDA_SUCCESS) {
+		cuda_log(log, log_size, "cuda: %s: section %s: JIT of the generated PTX failed: %s: %s",
+			 prog->source_file ? prog->source_file : "<memory>",
+			 prog->section ? prog->section : "-", cuda_driver_strerror(d, r), jit_err);
+		p->mod = NULL;
+		rc = -GBPF_ERRNO__JIT;
+		goto fail;
+	}
+	if (d->cuModuleGetFunction(&p->fn, p->mod, GBPF_PTX_RUN_ENTRY) != CUDA_SUCCESS) {
+		cuda_log(log, log_size, "cuda: run kernel entry missing from the JIT'ed module");
+		rc = -GBPF_ERRNO__JIT;
+		goto fail;
+	}
+	if (map_cnt) {
+		p->dmaps = calloc(map_cnt, sizeof(*p->dmaps));
+		if (!p->dmaps) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		for (i = 0; i < map_cnt; i++) {
+			if (!maps[i].mem || !maps[i].mem_size)
+				continue;
+			r = d->cuMemAlloc(&p->dmaps[i], maps[i].mem_size);
+			if (r != CUDA_SUCCESS) {
+				cuda_log(log, log_size, "cuda: map %zu (%s): cannot allocate %zu bytes: %s", i,
+					 maps[i].desc && maps[i].desc->name ? maps[i].desc->name : "?",
+					 maps[i].mem_size, cuda_driver_strerror(d, r));
+				p->dmaps[i] = 0;
+				rc = -ENOMEM;
+				goto fail;
+			}
+		}
+		if (d->cuModuleGetGlobal(&sym, &sym_size, p->mod, "__gbpf_maps") != CUDA_SUCCESS ||
+		    sym_size < map_cnt * sizeof(CUdeviceptr) ||
+		    d->cuMemcpyHtoD(sym, p->dmaps, map_cnt * sizeof(CUdeviceptr)) != CUDA_SUCCESS) {
+			cuda_log(log, log_size, "cuda: cannot set __gbpf_maps in the module");
+			rc = -GBPF_ERRNO__JIT;
+			goto fail;
+		}
+	}
+	if (d->cuModuleGetGlobal(&sym, &sym_size, p->mod, "__gbpf_pid_tgid") == CUDA_SUCCESS) {
+		uint64_t v = ((uint64_t)getpid() << 32) | (uint32_t)gettid();
+
+		d->cuMemcpyHtoD(sym, &v, sizeof(v));
+	}
+	*out = p;
+	return 0;
+fail:
+	cuda_prog_unload(p);
+	return rc;
+}
+
+/* Device copy of the per-thread data: one copy (shared) or one per thread. */
+static int stage_data(struct cuda_driver *d, const struct gbpf_run_opts *o, uint64_t threads,
+		      CUdeviceptr *dptr, uint64_t *stride, char *log, size_t log_size)
+{
+	uint64_t st = (o->data_size + 7) & ~(uint64_t)7, copies, total, done;
+	size_t chunk_copies, i;
+	char *stage;
+
+	*dptr = 0;
+	*stride = 0;
+	if (!o->data || !o->data_size)
+		return 0;
+	copies = (o->flags & GBPF_RUN_SHARED_DATA) ? 1 : threads;
+	if (st && copies > CUDA_RUN_DATA_MAX / st) {
+		cuda_log(log, log_size, "cuda: %llu threads x %zu bytes of data exceed %llu bytes",
+			 (unsigned long long)threads, o->data_size, (unsigned long long)CUDA_RUN_DATA_MAX);
+		return -E2BIG;
+	}
+	total = copies * st;
+	if (d->cuMemAlloc(dptr, total) != CUDA_SUCCESS) {
+		cuda_log(log, log_size, "cuda: cannot allocate %llu bytes of run data",
+			 (unsigned long long)total);
+		*dptr = 0;
+		return -ENOMEM;
+	}
+	chunk_copies = (size_t)(CUDA_STAGE_MAX / st);
+	if (chunk_copies > copies)
+		chunk_copies = (size_t)copies;
+	if (!chunk_copies)
+		chunk_copies = 1;
+	stage = calloc(chunk_copies, st);
+	if (!stage)
+		return -ENOMEM;
+	for (i = 0; i < chunk_copies; i++)
+		memcpy(stage + i * st, o->data, o->data_size);
+	for (done = 0; done < copies; done += chunk_copies) {
+		uint64_t n = copies - done < chunk_copies ? copies - done : chunk_copies;
+
+		if (d->cuMemcpyHtoD(*dptr + done * st, stage, n * st) != CUDA_SUCCESS) {
+			free(stage);
+			return -EIO;
+		}
+	}
+	free(stage);
+	*stride = (o->flags & GBPF_RUN_SHARED_DATA) ? 0 : st;
+	return 0;
+}
+
+static int cuda_prog_run(struct gbpf_backend_prog *p, const struct gbpf_run_opts *opts,
+			 struct gbpf_run_result *res, char *log, size_t log_size)
+{
+	struct cuda_driver *d = &p->be->drv;
+	CUdeviceptr data = 0, out = 0, stats = 0;
+	uint64_t threads = opts && opts->threads ? opts->threads : 1, stride = 0, size;
+	uint64_t st_host[4] = {~0ull, 0, 0, 0};
+	unsigned block = opts && opts->block_size ? opts->block_size : 256, grid;
+	CUevent e0 = NULL, e1 = NULL;
+	struct gbpf_run_opts none = {.sz = sizeof(none)};
+	void *params[6];
+	float ms = 0;
+	CUresult r;
+	size_t i;
+	int rc = 0;
+
+	if (!opts)
+		opts = &none;
+	if (block > 1024)
+		block = 1024;
+	if ((threads + block - 1) / block > 0x7fffffffull) {
+		cuda_log(log, log_size, "cuda: %llu threads exceed one grid", (unsigned long long)threads);
+		return -E2BIG;
+	}
+	grid = (unsigned)((threads + block - 1) / block);
+	d->cuCtxSetCurrent(p->be->ctx);
+	rc = stage_data(d, opts, threads, &data, &stride, log, log_size);
+	if (rc)
+		goto out;
+	if (res && res->r0 && d->cuMemAlloc(&out, threads * 8) != CUDA_SUCCESS) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (d->cuMemAlloc(&stats, sizeof(st_host)) != CUDA_SUCCESS ||
+	    d->cuMemcpyHtoD(stats, st_host, sizeof(st_host)) != CUDA_SUCCESS) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < p->map_cnt; i++)
+		if (p->dmaps[i] && d->cuMemcpyHtoD(p->dmaps[i], p->maps[i].mem, p->maps[i].mem_size)) {
+			rc = -EIO;
+			goto out;
+		}
+	size = opts->data ? opts->data_size : 0;
+	params[0] = &data;
+	params[1] = &size;
+	params[2] = &stride;
+	params[3] = &out;
+	params[4] = &threads;
+	params[5] = &stats;
+	d->cuEventCreate(&e0, CU_EVENT_DEFAULT);
+	d->cuEventCreate(&e1, CU_EVENT_DEFAULT);
+	d->cuEventRecord(e0, NULL);
+	r = d->cuLaunchKernel(p->fn, grid, 1, 1, block, 1, 1, 0, NULL, params, NULL);
+	d->cuEventRecord(e1, NULL);
+	if (r == CUDA_SUCCESS)
+		r = d->cuEventSynchronize(e1);
+	if (r != CUDA_SUCCESS) {
+		cuda_log(log, log_size, "cuda: run of %llu threads failed: %s", (unsigned long long)threads,
+			 cuda_driver_strerror(d, r));
+		rc = -GBPF_ERRNO__FAULT;
+		goto out;
+	}
+	d->cuEventElapsedTime(&ms, e0, e1);
+	for (i = 0; i < p->map_cnt; i++)
+		if (p->dmaps[i] && d->cuMemcpyDtoH(p->maps[i].mem, p->dmaps[i], p->maps[i].mem_size)) {
+			rc = -EIO;
+			goto out;
+		}
+	if (d->cuMemcpyDtoH(st_host, stats, sizeof(st_host)) != CUDA_SUCCESS) {
+		rc = -EIO;
+		goto out;
+	}
+	if (res) {
+		res->r0_first = st_host[2];
+		res->r0_distinct = st_host[0] == st_host[1] && st_host[3] == threads;
+		res->elapsed_ns = (uint64_t)((double)ms * 1e6);
+		if (res->r0 && d->cuMemcpyDtoH(res->r0, out, threads * 8) != CUDA_SUCCESS)
+			rc = -EIO;
+		if (!rc && res->data_out && data &&
+		    d->cuMemcpyDtoH(res->data_out, data, opts->data_size) != CUDA_SUCCESS)
+			rc = -EIO;
+	}
+out:
+	if (e0)
+		d->cuEventDestroy(e0);
+	if (e1)
+		d->cuEventDestroy(e1);
+	if (data)
+		d->cuMemFree(data);
+	if (out)
+		d->cuMemFree(out);
+	if (stats)
+		d->cuMemFree(stats);
+	return rc;
+}
+
+static int cuda_codegen(const struct gbpf_prog_desc *prog, const struct gbpf_codegen_opts *opts,
+			char **text, size_t *text_len, char *log, size_t log_size)
+{
+	struct gbpf_ptx_opts o = {.sz = sizeof(o)};
+
+	if (opts && opts->target && strcmp(opts->target, "ptx")) {
+		cuda_log(log, log_size, "cuda: codegen target %s is not supported (only ptx)", opts->target);
+		return -ENOTSUP;
+	}
+	o.arch = opts && opts->arch ? opts->arch : "sm_90";
+	if (opts && (opts->flags & GBPF_CODEGEN_KERNEL))
+		o.flags |= GBPF_PTX_KERNEL;
+	return gbpf_ptx_emit(&prog, 1, &o, text, text_len, log, log_size);
+}
+
+GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struct gbpf_backend_ops *ops,
+						     struct gbpf_backend_caps *caps);
+
+GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struct gbpf_backend_ops *ops,
+						     struct gbpf_backend_caps *caps)
+{
+	struct gbpf_backend_ops t = {
+		.sz = sizeof(t),
+		.name = "cuda",
+		.description = "NVIDIA GPUs through the CUDA driver (eBPF to PTX, no LLVM)",
+		.plugin_version = GBPF_MAKE_VERSION(0, 1),
+		.priority = 100,
+		.query_devices = cuda_query_devices,
+		.open = cuda_open,
+		.close = cuda_close,
+		.prog_load = cuda_prog_load,
+		.prog_run = cuda_prog_run,
+		.prog_unload = cuda_prog_unload,
+		.codegen = cuda_codegen,
+	};
+	struct gbpf_backend_caps c = {
+		.sz = sizeof(c),
+		.flags = GBPF_CAP_PROG_RUN | GBPF_CAP_CODEGEN,
+		.codegen_targets = "ptx",
+	};
+	size_t n;
+
+	if (GBPF_VERSION_MAJOR(abi_version) != GBPF_VERSION_MAJOR(GBPF_PLUGIN_ABI_VERSION))
+		return -EPROTONOSUPPORT;
+	if (ops) {
+		n = ops->sz < sizeof(t) ? ops->sz : sizeof(t);
+		t.sz = n;
+		memcpy(ops, &t, n);
+	}
+	if (caps) {
+		n = caps->sz < sizeof(c) ? caps->sz : sizeof(c);
+		c.sz = n;
+		memcpy(caps, &c, n);
+	}
+	return 0;
+}
