@@ -152,8 +152,12 @@ static int layout_ring(struct gbpf_map_hdr *h, char *why, size_t why_size)
 		if (h->max_entries > GBPF_MAP_MAX_SLOTS)
 			return fail(why, why_size, "max_entries %u above %u", h->max_entries,
 				    GBPF_MAP_MAX_SLOTS);
-		if (h->nr_slots == 0)
-			h->nr_slots = h->max_entries ? h->max_entries : 1;
+		/* One ring per entry; max_entries 0 means one per CPU / SM (nr_slots). */
+		if (h->max_entries)
+			h->nr_slots = h->max_entries;
+		else if (h->nr_slots == 0)
+			h->nr_slots = 1;
+		h->max_entries = h->nr_slots;
 		h->sub_size = GBPF_PERF_RING_SIZE;
 	} else {
 		uint32_t most;
@@ -308,7 +312,8 @@ static int hdr_check(const struct gbpf_map_hdr *in, size_t size)
 	if (map_layout_compute(&h, NULL, 0))
 		return -EBADMSG;
 	/* Every derived field must be exactly what the layout rules give. */
-	if (h.nr_slots != in->nr_slots || h.value_stride != in->value_stride ||
+	if (h.nr_slots != in->nr_slots || h.max_entries != in->max_entries ||
+	    h.value_stride != in->value_stride ||
 	    h.key_stride != in->key_stride || h.nr_buckets != in->nr_buckets ||
 	    h.bucket_size != in->bucket_size || h.total_size != in->total_size ||
 	    h.data_off != in->data_off || h.data_size != in->data_size ||

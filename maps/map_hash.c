@@ -374,7 +374,19 @@ int hash_get_next_key(const struct map_view *v, const void *key, void *next_key)
 	if (key) {
 		int64_t b = probe(v, key, gbpf_map_hash(key, v->h.key_size), &w, NULL);
 
-		/* An absent key restarts the iteration, as in Linux. */
+		/*
+		 * A key not found by probing (stored hash corrupted) is searched
+		 * by its bytes so that iteration still ends; an absent key
+		 * restarts the iteration, as in Linux.
+		 */
+		for (uint32_t i = 0; b < 0 && i < v->h.nr_buckets; i++) {
+			uint8_t *bk = bucket_at(v, i);
+
+			w = atomic_load_explicit(bucket_state(bk), memory_order_acquire);
+			if (GBPF_BUCKET_STATE(w) == GBPF_BUCKET_READY &&
+			    memcmp(bucket_key(bk), key, v->h.key_size) == 0)
+				b = i;
+		}
 		if (b >= 0)
 			start = (uint32_t)b + 1;
 	}

@@ -66,7 +66,9 @@ struct gbpf_map_hdr {
 	 *  - PERCPU_ARRAY, PERCPU_HASH: one per host CPU, or one per SM on a GPU;
 	 *  - PERGPUTHREAD_ARRAY: threads of the launch (grid size), never fixed;
 	 *  - RINGBUF, GPU_RINGBUF: number of sub-rings (power of two);
-	 *  - PERF_EVENT_ARRAY: rings, one per CPU or SM;
+	 *  - PERF_EVENT_ARRAY: rings, one per CPU or SM (max_entries of the
+	 *    description, or the caller's CPU / SM count when that is 0;
+	 *    the header stores max_entries == nr_slots);
 	 *  - every other type: 1.
 	 */
 	uint32_t nr_slots;
