@@ -682,6 +682,7 @@ static int instrument_kernel(struct kctx *k)
 	struct gbpf_ptx_block decls = {0};
 	int err;
 
+	k->f->modified = true;
 	err = collect_regs(k, &k->f->body);
 	if (err)
 		return err;

@@ -187,6 +187,11 @@ static void put_func(struct sbuf *b, const struct gbpf_ptx_module *m, const stru
 
 char *gbpf_ptx_print(const struct gbpf_ptx_module *m, size_t *len)
 {
+	return gbpf_ptx_print_ex(m, 0, len);
+}
+
+char *gbpf_ptx_print_ex(const struct gbpf_ptx_module *m, unsigned flags, size_t *len)
+{
 	struct sbuf b = {0};
 
 	for (uint32_t i = 0; i < m->n_items; i++) {
@@ -207,6 +212,15 @@ char *gbpf_ptx_print(const struct gbpf_ptx_module *m, size_t *len)
 			break;
 		case GBPF_PTX_ITEM_FUNC:
 			sb_put(&b, "\n", 1);
+			if ((flags & GBPF_PTX_PRINT_SOURCE) && !it->func->modified && it->toks.n) {
+				/* Tokens of an unmodified item are contiguous in one text. */
+				const struct gbpf_ptx_tok *a = &m->toks[it->toks.first];
+				const struct gbpf_ptx_tok *z = &m->toks[it->toks.first + it->toks.n - 1];
+
+				sb_put(&b, a->s, (size_t)(z->s + z->len - a->s));
+				sb_put(&b, "\n", 1);
+				break;
+			}
 			put_func(&b, m, it->func);
 			break;
 		}

@@ -110,6 +110,7 @@ struct gbpf_ptx_func {
 	struct gbpf_ptx_range *directives; /**< .maxntid, .reqntid, .pragma, .noreturn ... */
 	uint32_t n_directives;
 	struct gbpf_ptx_block body;
+	bool modified;                /**< changed since parsing (printed from the structure) */
 };
 
 enum gbpf_ptx_item_kind {
@@ -158,6 +159,16 @@ void gbpf_ptx_module_free(struct gbpf_ptx_module *m);
  * length in *len (if non-NULL). Returns NULL with errno ENOMEM on failure.
  */
 char *gbpf_ptx_print(const struct gbpf_ptx_module *m, size_t *len);
+
+/** gbpf_ptx_print_ex() flags. */
+#define GBPF_PTX_PRINT_SOURCE 1u /**< copy unmodified functions byte for byte from the source */
+
+/**
+ * As gbpf_ptx_print(); with GBPF_PTX_PRINT_SOURCE, functions that were not
+ * modified are copied from the parsed text unchanged (comments and layout
+ * included), so that kernels the injector left alone stay byte-identical.
+ */
+char *gbpf_ptx_print_ex(const struct gbpf_ptx_module *m, unsigned flags, size_t *len);
 
 /**
  * Tokenize @text into a malloc'ed array (comments included when

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gbpf/cuda_inject.h - offline probe injection into the kernels of a CUDA
+ * application file (what `gbpf prog inject OBJ --into FILE` shows).
+ *
+ * The input is the bytes of a PTX text, a cubin, a fatbin container, or
+ * an ELF executable / shared library / object with `.nv_fatbin` or
+ * `__nv_relfatbin` sections. Every PTX module found (fatbin entries are
+ * decompressed: zstd always, LZ4 when libgbpf was built with liblz4) is
+ * parsed, the selected kernels are instrumented with calls to the probe
+ * functions `__gbpf_probe_<i>` of a PTX fragment, and the instrumented
+ * module text is returned, with a list of every kernel found and, for
+ * those that cannot be instrumented, the reason (for example "no PTX in
+ * fatbin, only sm_90 SASS").
+ *
+ * Probe ABI: `.visible .func (.param .b64 ret) __gbpf_probe_<i>(.param .b64 ctx)`
+ * where ctx is the generic address of a struct gbpf_gpu_ctx
+ * (gbpf/probe_ctx.h). The instrumented module declares
+ * `.visible .global .u64 __gbpf_launch_id` (unless the fragment does),
+ * which the host sets before each launch.
+ */
+#ifndef GBPF_CUDA_INJECT_H
+#define GBPF_CUDA_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gbpf/gbpf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Injection sites (gbpf_cuda_inject_opts.sites). */
+#define GBPF_CUDA_SITE_ENTRY (1u << 0)   /**< once, after the kernel's declarations */
+#define GBPF_CUDA_SITE_EXIT (1u << 1)    /**< before every ret / exit (predicated too) */
+#define GBPF_CUDA_SITE_MEM (1u << 2)     /**< before global/shared/local/generic ld, st, atom, red, cp.async */
+#define GBPF_CUDA_SITE_BARRIER (1u << 3) /**< before bar / barrier */
+
+struct gbpf_cuda_inject_opts {
+	size_t sz;               /**< sizeof(struct gbpf_cuda_inject_opts); use GBPF_OPTS() */
+	const char *fragment;    /**< probe PTX (NUL-terminated); may be NULL if sites == 0 */
+	unsigned sites;          /**< GBPF_CUDA_SITE_* */
+	unsigned entry_probe;    /**< i of __gbpf_probe_<i> called at entry */
+	unsigned exit_probe;     /**< ... at exits */
+	unsigned mem_probe;      /**< ... at memory accesses */
+	unsigned barrier_probe;  /**< ... at barriers */
+	/** Kernels to instrument, by mangled name; NULL selects every kernel. */
+	bool (*select)(const char *mangled_name, void *arg);
+	void *select_arg;
+	uint64_t max_decompressed; /**< cap on one decompressed fatbin entry; 0: 512 MiB */
+};
+
+/** One kernel found in the file. */
+struct gbpf_cuda_kernel_info {
+	char *name;          /**< mangled name */
+	char *module;        /**< where: "ptx", ".nv_fatbin container 1 entry 2 (compute_75)" */
+	uint64_t kernel_id;  /**< FNV-1a 64 of the name, as the probe ctx sees it */
+	bool instrumented;
+	char *reason;        /**< why not instrumented (or a note); NULL if none */
+	unsigned n_entry, n_exit, n_mem, n_barrier; /**< probe calls inserted */
+};
+
+/** One instrumented PTX module (only modules with an instrumented kernel). */
+struct gbpf_cuda_inject_module {
+	char *module;        /**< where it came from, as gbpf_cuda_kernel_info.module */
+	char *ptx;           /**< instrumented PTX text, NUL-terminated */
+	size_t ptx_len;
+};
+
+struct gbpf_cuda_inject_result {
+	struct gbpf_cuda_kernel_info *kernels;
+	size_t n_kernels;
+	struct gbpf_cuda_inject_module *modules;
+	size_t n_modules;
+};
+
+/**
+ * Instrument the kernels of a CUDA application file.
+ * @data, @size: the file's bytes; @filename: for messages (may be NULL);
+ * @opts: may be NULL (nothing injected: the kernels are only listed);
+ * @result: receives a result to free with gbpf_cuda_inject_result__free().
+ * @log, @log_size: reason of a failure (what and where), may be NULL.
+ * Returns 0 (also when some kernels are not instrumentable: see their
+ * reasons), -EINVAL on bad arguments, -GBPF_ERRNO__FORMAT when the file or
+ * the fragment cannot be parsed, -GBPF_ERRNO__INJECT when the fragment
+ * lacks a requested probe, -ENOMEM.
+ */
+GBPF_API int gbpf_cuda_inject_image(const void *data, size_t size, const char *filename,
+				    const struct gbpf_cuda_inject_opts *opts,
+				    struct gbpf_cuda_inject_result **result, char *log,
+				    size_t log_size);
+
+/** Free a result (NULL is allowed). */
+GBPF_API void gbpf_cuda_inject_result__free(struct gbpf_cuda_inject_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GBPF_CUDA_INJECT_H */

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PTX parser, printer and injector on nvcc output and hand-written PTX.
+ * Usage: test_ptx PTXAS|- HANDWRITTEN.ptx [NVCC.ptx ...]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gbpf/gbpf.h>
+
+#include "plugins/cuda/ptx/ptx.h"
+#include "tests/inject/inject_util.h"
+#include "tests/tap.h"
+
+static const char *ptxas;
+
+struct counts {
+	unsigned kernels, instrumented, entry, exit, mem, barrier;
+	char names[16][128];
+	unsigned per_exit[16], per_mem[16], per_bar[16];
+};
+
+static void collect(const struct gbpf_ptx_kernel_report *r, void *arg)
+{
+	struct counts *c = arg;
+
+	if (c->kernels < 16) {
+		snprintf(c->names[c->kernels], sizeof(c->names[0]), "%s", r->name);
+		c->per_exit[c->kernels] = r->n_exit;
+		c->per_mem[c->kernels] = r->n_mem;
+		c->per_bar[c->kernels] = r->n_barrier;
+	}
+	c->kernels++;
+	c->instrumented += r->instrumented;
+	c->entry += r->n_entry;
+	c->exit += r->n_exit;
+	c->mem += r->n_mem;
+	c->barrier += r->n_barrier;
+}
+
+static bool tok_is(const struct gbpf_ptx_tok *t, const char *s)
+{
+	return gbpf_ptx_tok_eq(t, s);
+}
+
+static bool tok_prefix(const struct gbpf_ptx_tok *t, const char *p)
+{
+	size_t n = strlen(p);
+
+	return t->len >= n && !memcmp(t->s, p, n);
+}
+
+/*
+ * Independent count, from raw tokens, of the exits, barriers and memory
+ * instructions inside .entry bodies: an opcode is an identifier after ';',
+ * '{', '}', ':' or a predicate.
+ */
+static void count_sites(const char *text, size_t len, unsigned *exits, unsigned *bars,
+			unsigned *mems)
+{
+	struct gbpf_ptx_tok *t = NULL;
+	int n = gbpf_ptx_tokenize(text, len, false, &t, NULL, 0);
+	int depth = 0;
+	bool in_entry = false, pending = false;
+
+	*exits = *bars = *mems = 0;
+	for (int i = 0; i < n; i++) {
+		bool opcode_pos;
+
+		if (t[i].kind == GBPF_PTX_TOK_DOT && tok_is(&t[i], ".entry") && depth == 0)
+			pending = true;
+		if (t[i].kind == GBPF_PTX_TOK_PUNCT && t[i].s[0] == '{') {
+			if (depth == 0 && pending)
+				in_entry = true;
+			pending = false;
+			depth++;
+			continue;
+		}
+		if (t[i].kind == GBPF_PTX_TOK_PUNCT && t[i].s[0] == '}') {
+			if (--depth == 0)
+				in_entry = false;
+			continue;
+		}
+		if (!in_entry || t[i].kind != GBPF_PTX_TOK_IDENT || i == 0)
+			continue;
+		opcode_pos = (t[i - 1].kind == GBPF_PTX_TOK_PUNCT && strchr(";{}:", t[i - 1].s[0])) ||
+			     (t[i - 1].kind == GBPF_PTX_TOK_REG && i >= 2 &&
+			      t[i - 2].kind == GBPF_PTX_TOK_PUNCT && strchr("@!", t[i - 2].s[0]));
+		if (!opcode_pos)
+			continue;
+		if (tok_is(&t[i], "ret") || tok_is(&t[i], "exit") || tok_prefix(&t[i], "ret.") ||
+		    tok_prefix(&t[i], "exit."))
+			(*exits)++;
+		else if ((tok_prefix(&t[i], "bar.") || tok_prefix(&t[i], "barrier.")) &&
+			 !tok_prefix(&t[i], "bar.warp"))
+			(*bars)++;
+		else if ((tok_prefix(&t[i], "ld.") || tok_prefix(&t[i], "st.") ||
+			  tok_prefix(&t[i], "atom.") || tok_prefix(&t[i], "red.")) &&
+			 !tok_prefix(&t[i], "ld.param") && !tok_prefix(&t[i], "st.param") &&
+			 !tok_prefix(&t[i], "ld.const"))
+			(*mems)++;
+	}
+	free(t);
+}
+
+static char *inject_text(const char *text, size_t len, const char *frag, unsigned sites,
+			 gbpf_ptx_select_fn sel, struct counts *c, int *err, char *log,
+			 size_t log_size)
+{
+	struct gbpf_ptx_module *m = gbpf_ptx_parse(text, len, "app.ptx", log, log_size);
+	struct gbpf_ptx_module *f = frag ? gbpf_ptx_parse(frag, strlen(frag), "frag", log,
+							  log_size)
+					 : NULL;
+	struct gbpf_ptx_inject_req req = {
+		.plan = {.sites = sites, .entry_probe = 0, .exit_probe = 1, .mem_probe = 2,
+			 .barrier_probe = 3},
+		.select = sel,
+		.report = collect,
+		.report_arg = c,
+	};
+	char *out = NULL;
+
+	memset(c, 0, sizeof(*c));
+	*err = -EINVAL;
+	if (m && (f || !frag)) {
+		*err = gbpf_ptx_inject(m, f, &req, log, log_size);
+		if (*err >= 0)
+			out = gbpf_ptx_print_ex(m, GBPF_PTX_PRINT_SOURCE, NULL);
+	}
+	gbpf_ptx_module_free(m);
+	gbpf_ptx_module_free(f);
+	return out;
+}
+
+static void check_nvcc_ptx(const char *path)
+{
+	char log[512] = "", arch[32];
+	size_t len, plen;
+	char *text = iu_read(path, &len), *printed, *src, *inj;
+	struct gbpf_ptx_module *m;
+	struct counts c;
+	unsigned exits, bars, mems;
+	int err;
+
+	if (!text) {
+		tap_skip("%s not built (no nvcc)", path);
+		return;
+	}
+	iu_ptx_arch(text, arch, sizeof(arch));
+	m = gbpf_ptx_parse(text, len, path, log, sizeof(log));
+	tap_ok(m != NULL, "%s: parses (%s)", path, log);
+	if (!m) {
+		free(text);
+		return;
+	}
+	printed = gbpf_ptx_print(m, &plen);
+	tap_ok(printed && iu_token_diff(text, len, printed, plen) == -1,
+	       "%s: print(parse(x)) is token-identical", path);
+	src = gbpf_ptx_print_ex(m, GBPF_PTX_PRINT_SOURCE, NULL);
+	tap_ok(src && iu_token_diff(text, len, src, strlen(src)) == -1,
+	       "%s: source-preserving print is token-identical", path);
+	if (ptxas && printed) {
+		char *c1 = iu_tmpname("orig", ".cubin"), *c2 = iu_tmpname("rt", ".cubin");
+		size_t l1 = 0, l2 = 0;
+		char *b1 = NULL, *b2 = NULL;
+
+		if (c1 && c2 && iu_ptxas(ptxas, arch, text, len, c1) == 0 &&
+		    iu_ptxas(ptxas, arch, printed, plen, c2) == 0) {
+			b1 = iu_read(c1, &l1);
+			b2 = iu_read(c2, &l2);
+		}
+		tap_ok(b1 && b2 && l1 == l2 && !memcmp(b1, b2, l1),
+		       "%s: ptxas -arch=%s gives the same cubin for the round trip", path, arch);
+		free(b1);
+		free(b2);
+		if (c1)
+			unlink(c1);
+		if (c2)
+			unlink(c2);
+		free(c1);
+		free(c2);
+	}
+	free(printed);
+	free(src);
+	gbpf_ptx_module_free(m);
+
+	inj = inject_text(text, len, iu_fragment, 15, NULL, &c, &err, log, sizeof(log));
+	tap_ok(inj && err == (int)c.kernels && c.instrumented == c.kernels && c.kernels > 0,
+	       "%s: all %u kernels instrumented (%d, %s)", path, c.kernels, err, log);
+	count_sites(text, len, &exits, &bars, &mems);
+	tap_ok(c.exit == exits, "%s: %u exit probes for %u ret/exit", path, c.exit, exits);
+	tap_ok(c.barrier == bars, "%s: %u barrier probes for %u barriers", path, c.barrier, bars);
+	tap_ok(c.mem == mems, "%s: %u memory probes for %u ld/st/atom/red", path, c.mem, mems);
+	tap_ok(c.entry == c.kernels, "%s: one entry probe per kernel", path);
+	if (inj) {
+		tap_ok(iu_count(inj, "__gbpf_probe_1, (") == c.exit &&
+			       iu_count(inj, "__gbpf_probe_2, (") == c.mem &&
+			       iu_count(inj, "__gbpf_probe_3, (") == c.barrier,
+		       "%s: probe calls in the text match the reported counts", path);
+		if (ptxas) {
+			tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
+			       "%s: instrumented PTX assembles for sm_90", path);
+			if (strcmp(arch, "sm_90"))
+				tap_ok(iu_ptxas(ptxas, arch, inj, strlen(inj), NULL) == 0,
+				       "%s: instrumented PTX assembles for %s", path, arch);
+		}
+	}
+	free(inj);
+	free(text);
+}
+
+static bool only_many_exits(const char *name, struct gbpf_ptx_plan *plan, void *arg)
+{
+	(void)plan;
+	(void)arg;
+	return !strcmp(name, "many_exits");
+}
+
+static const char *untouched_src(const char *text)
+{
+	return strstr(text, ".visible .entry untouched(");
+}
+
+static void check_handwritten(const char *path)
+{
+	char log[512] = "";
+	size_t len;
+	char *text = iu_read(path, &len), *inj;
+	struct counts c;
+	int err;
+
+	if (!text) {
+		tap_ok(0, "%s readable", path);
+		return;
+	}
+	inj = inject_text(text, len, iu_fragment, 15, only_many_exits, &c, &err, log, sizeof(log));
+	tap_ok(inj && err == 1 && c.kernels == 2 && c.instrumented == 1,
+	       "handwritten: one of two kernels instrumented (%d, %s)", err, log);
+	tap_ok(c.per_exit[0] == 4 && c.per_mem[0] == 10 && c.per_bar[0] == 2 && c.entry == 1,
+	       "handwritten: 4 exits, 10 memory accesses, 2 barriers, 1 entry (got %u %u %u %u)",
+	       c.per_exit[0], c.per_mem[0], c.per_bar[0], c.entry);
+	if (inj) {
+		const char *u = untouched_src(text);
+
+		tap_ok(u && strstr(inj, u), "handwritten: unselected kernel is byte-identical");
+		tap_ok(strstr(inj, "@!%p1 bra") && strstr(inj, "@!%p3 bra") &&
+			       strstr(inj, "@%p1 ret;") && strstr(inj, "@%p3 ret.uni;"),
+		       "handwritten: predicated exits get a branch around the probe");
+		tap_ok(strstr(inj, ".maxntid 256, 1, 1") && strstr(inj, ".minnctapersm 2") &&
+			       strstr(inj, ".pragma \"nounroll\";") &&
+			       strstr(inj, ".extern .shared .align 16 .b8 dyn_smem[];") &&
+			       strstr(inj, ".loc 1 10 3") && strstr(inj, ".file 1 \"handwritten.cu\"") &&
+			       strstr(inj, "// callseq 0"),
+		       "handwritten: directives, pragmas, debug lines, callseq kept");
+		tap_ok(strstr(inj, "cvta.param.u64") && strstr(inj, "cvta.shared.u64") &&
+			       strstr(inj, "[__gbpf_launch_id]") && strstr(inj, "%__gbpf_rd<"),
+		       "handwritten: ctx built with param/shared conversions and launch id");
+		tap_ok(strstr(inj, ".version 8.0") != NULL, "handwritten: .version kept at 8.0");
+		if (ptxas)
+			tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
+			       "handwritten: instrumented PTX assembles for sm_90");
+	}
+	free(inj);
+
+	/* A newer fragment raises the module's .version. */
+	{
+		char *frag = strdup(iu_fragment);
+
+		memcpy(strstr(frag, ".version 8.0"), ".version 8.7", 12);
+		inj = inject_text(text, len, frag, GBPF_PTX_SITE_ENTRY, NULL, &c, &err, log,
+				  sizeof(log));
+		tap_ok(inj && strstr(inj, ".version 8.7") && !strstr(inj, ".version 8.0"),
+		       "version merged to the fragment's 8.7");
+		free(inj);
+		free(frag);
+	}
+	/* A fragment without the requested probe is refused. */
+	{
+		char *frag = strdup(iu_fragment);
+
+		*strstr(frag, ".visible .func (.param .b64 ret) __gbpf_probe_3") = 0;
+		inj = inject_text(text, len, frag, 15, NULL, &c, &err, log, sizeof(log));
+		tap_ok(!inj && err == -GBPF_ERRNO__INJECT && strstr(log, "__gbpf_probe_3"),
+		       "missing probe refused: %s", log);
+		free(frag);
+	}
+	/* Nothing requested: the module prints back unchanged. */
+	inj = inject_text(text, len, NULL, 0, NULL, &c, &err, log, sizeof(log));
+	tap_ok(inj && err == 0 && c.kernels == 2 && !strstr(inj, "__gbpf"),
+	       "no sites: no kernel changed");
+	free(inj);
+	free(text);
+}
+
+static void check_old_version(void)
+{
+	static const char app[] = ".version 7.0\n.target sm_75\n.address_size 64\n"
+				  ".visible .entry k(.param .u64 k_p)\n{\n\tret;\n}\n";
+	char log[256] = "", *frag = strdup(iu_fragment), *inj;
+	struct counts c;
+	int err;
+
+	memcpy(strstr(frag, ".version 8.0"), ".version 7.0", 12);
+	*strstr(frag, ".target sm_90") = 0;
+	{
+		/* keep the fragment valid: rebuild it without its .target line */
+		const char *rest = strstr(iu_fragment, ".address_size");
+		char *f2;
+
+		if (asprintf(&f2, "%s.target sm_75\n%s", frag, rest) < 0)
+			return;
+		free(frag);
+		frag = f2;
+	}
+	inj = inject_text(app, sizeof(app) - 1, frag, GBPF_PTX_SITE_ENTRY | GBPF_PTX_SITE_EXIT,
+			  NULL, &c, &err, log, sizeof(log));
+	tap_ok(inj && err == 1 && !strstr(inj, "cvta.param"),
+	       "PTX ISA 7.0: no cvta.param, ctx.params is 0");
+	if (inj && ptxas)
+		tap_ok(iu_ptxas(ptxas, "sm_75", inj, strlen(inj), NULL) == 0,
+		       "PTX ISA 7.0 instrumented module assembles for sm_75");
+	free(inj);
+	free(frag);
+}
+
+static void check_syntax_errors(void)
+{
+	static const struct {
+		const char *text;
+		const char *what;
+	} bad[] = {
+		{".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+		 "\tmov.u32 %r1, 1\n}\n",
+		 "lacks its ';'"},
+		{".version 8.0\n.entry k()\n{\n\tret;\n}\n}\n", "unexpected '}'"},
+		{".version 8.0\n.global .b8 s[2] = \"ab;\n", "unterminated string"},
+		{".version 8.0\n.entry k(\n.param .u64 a,\n", "not closed"},
+		{".version 8.0\n.entry k()\n{\n\t@ ret;\n}\n", "predicate register expected"},
+		{".version 8.0\n.entry k()\n{\n\tret;\n", "not closed"},
+		{".version 8.0\n.entry k()\n{\n\t# ret;\n}\n", "unexpected character"},
+	};
+	char log[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct gbpf_ptx_module *m;
+
+		log[0] = 0;
+		m = gbpf_ptx_parse(bad[i].text, strlen(bad[i].text), "bad.ptx", log, sizeof(log));
+		tap_ok(!m && errno == EINVAL && strstr(log, "bad.ptx") &&
+			       (strstr(log, bad[i].what) || strstr(log, "':")),
+		       "syntax error %zu reported: %s", i, log);
+		gbpf_ptx_module_free(m);
+	}
+	/* Deep nesting is bounded, not a stack overflow. */
+	{
+		size_t n = 100000;
+		char *t = malloc(n * 2 + 64);
+		size_t l = (size_t)sprintf(t, ".entry k()\n");
+		struct gbpf_ptx_module *m;
+
+		memset(t + l, '{', n);
+		memset(t + l + n, '}', n);
+		m = gbpf_ptx_parse(t, l + 2 * n, "deep.ptx", log, sizeof(log));
+		tap_ok(!m && strstr(log, "nested deeper"), "deep nesting refused: %s", log);
+		gbpf_ptx_module_free(m);
+		free(t);
+	}
+	tap_ok(gbpf_fnv1a64("") == 0xcbf29ce484222325ull &&
+		       gbpf_fnv1a64("a") == 0xaf63dc4c8601ec8cull,
+	       "FNV-1a 64 reference values");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s PTXAS|- HANDWRITTEN.ptx [PTX...]\n", argv[0]);
+		return 2;
+	}
+	ptxas = strcmp(argv[1], "-") ? argv[1] : NULL;
+	if (!ptxas)
+		tap_diag("ptxas not found: assembling checks are skipped");
+	check_syntax_errors();
+	check_handwritten(argv[2]);
+	check_old_version();
+	for (int i = 3; i < argc; i++)
+		check_nvcc_ptx(argv[i]);
+	return tap_done();
+}
