@@ -69,8 +69,20 @@ static void *export_resolve(_Atomic(void *) *cache, const struct gbpf_cu_family 
 	if (fn)
 		return fn;
 	real = gbpf_cu_real_dlsym(RTLD_NEXT, sym);
-	if (!real || gbpf_cu_is_own(real))
-		return NULL;
+	if (!real || gbpf_cu_is_own(real)) {
+		/*
+		 * Not in the global scope: libcuda was dlopen'ed (RTLD_LOCAL) and
+		 * handed out a pointer to its own export that bound to ours (a
+		 * driver whose internal references are interposable). Ask it.
+		 */
+		void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+
+		real = h ? gbpf_cu_real_dlsym(h, sym) : NULL;
+		if (h)
+			dlclose(h);
+		if (!real || gbpf_cu_is_own(real))
+			return NULL;
+	}
 	if (fam == &gbpf_cu_fam_gpa_v1 || fam == &gbpf_cu_fam_gpa_v2)
 		gbpf_cu_note_real_gpa(real, fam == &gbpf_cu_fam_gpa_v2);
 	fn = gbpf_cu_family_wrap(fam, real, ptds);

@@ -217,7 +217,8 @@ void *gbpf_cu_wrap_proc(const char *symbol, int version, uint64_t flags, void *r
 			best->fam, real,
 			(flags & GBPF_CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0);
 	}
-	report_query(symbol, version, flags, out != real);
+	/* Our own export (the driver's pointer bound to it) intercepts too. */
+	report_query(symbol, version, flags, out != real || gbpf_cu_is_own(real));
 	return out;
 }
 
