@@ -250,10 +250,12 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 	*pruned = false;
 	for (cp = env->cps[idx]; cp; cp = cp->next, n++) {
 		if (cp->branches > 0) {
-			if (is_ancestor(st, cp) && states_cover(env, &cp->st, st, idx, true))
+			/* The path came back to a state it already covered: the
+			 * abstract loop can repeat forever, so no bound is provable. */
+			if (is_ancestor(st, cp) && states_cover(env, &cp->st, st, idx, false))
 				return verr(env, idx, -GBPF_ERRNO__VERIFY,
 					    "infinite loop detected: the state at insn %u repeats "
-					    "(loops must be bounded)",
+					    "a state of the same path (loops must be bounded)",
 					    idx);
 			continue;
 		}
