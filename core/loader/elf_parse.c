@@ -261,9 +261,10 @@ static int classify(struct gbpf_object *obj)
 		}
 		if ((s->kind == LD_SEC_MAPS_BTF || s->kind == LD_SEC_MAPS_LEGACY || s->kind == LD_SEC_LICENSE ||
 		     s->kind == LD_SEC_BTF) &&
-		    sh->sh_type == SHT_NOBITS)
-			return ld_err(obj, -GBPF_ERRNO__FORMAT, "section '%s' (#%zu): has no data (SHT_NOBITS)",
-				      s->name, i);
+		    !s->data)
+			return ld_err(obj, -GBPF_ERRNO__FORMAT,
+				      "section '%s' (#%zu): has no data (section type %u)", s->name, i,
+				      sh->sh_type);
 	}
 	return 0;
 }

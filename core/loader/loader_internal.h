@@ -108,11 +108,10 @@ struct gbpf_object {
 	size_t total_insns;
 
 	const char *license;
-	char *errbuf;
-	size_t errbuf_size;
+	char msg[512]; /* first error, "<object>: section ...: what" */
 };
 
-/* Record an error "<object>: <message>" into the caller's buffer; returns err. */
+/* Record the first error of an open as "<object>: <message>"; returns err. */
 int ld_err(struct gbpf_object *obj, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -4,9 +4,12 @@
  * legacy struct bpf_map_def maps (SEC("maps")) and one array per global
  * data section.
  *
- * BTF maps are read with libbpf's btf__* parser, not bpf_object__open_mem():
- * libbpf 1.1 refuses objects with a legacy "maps" section outright, and we
- * want our own messages for unknown members and gbpf's GPU map types. The
+ * BTF maps are read with libbpf's btf__* parser, not bpf_object__open_mem().
+ * Checked against Debian's libbpf 1.1.2: bpf_object__open accepts unknown
+ * section names (program type 0) and keeps unknown map types (1501..1527)
+ * as they are, but it refuses any object with a legacy "maps" section
+ * (-EOPNOTSUPP), prefixes global data maps with the object name and prints
+ * its diagnostics on stderr; parsing BTF directly avoids all three. The
  * .maps DATASEC of an object file does not reliably carry variable offsets
  * (libbpf fixes them up from ELF symbols too), so the ELF symbol of each map
  * gives its offset.

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/log.h"
 #include "loader_internal.h"
 
 int ld_err(struct gbpf_object *obj, int err, const char *fmt, ...)
@@ -17,16 +18,26 @@ int ld_err(struct gbpf_object *obj, int err, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	/* Keep the first (innermost) message: callers may add none of their own. */
-	if (!obj->errbuf || obj->errbuf_size == 0 || obj->errbuf[0])
+	/* Keep the first (innermost) message: it is the precise one. */
+	if (obj->msg[0])
 		return err;
-	n = snprintf(obj->errbuf, obj->errbuf_size, "%s: ", obj->name);
-	if (n >= 0 && (size_t)n < obj->errbuf_size) {
+	n = snprintf(obj->msg, sizeof(obj->msg), "%s: ", obj->name ? obj->name : "<object>");
+	if (n >= 0 && (size_t)n < sizeof(obj->msg)) {
 		va_start(ap, fmt);
-		vsnprintf(obj->errbuf + n, obj->errbuf_size - (size_t)n, fmt, ap);
+		vsnprintf(obj->msg + n, sizeof(obj->msg) - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
 	return err;
+}
+
+/* The caller's buffer gets the message; without one it goes to the print
+ * callback, so that it is never lost and never shown twice. */
+static void report(struct gbpf_object *obj, char *errbuf, size_t errbuf_size)
+{
+	if (errbuf && errbuf_size)
+		snprintf(errbuf, errbuf_size, "%s", obj->msg);
+	else
+		gbpf_warn("%s\n", obj->msg);
 }
 
 char *ld_own(struct gbpf_object *obj, char *s)
@@ -74,9 +85,13 @@ static int opts_valid(const struct gbpf_object_open_opts *opts)
 static struct gbpf_object *open_buf(uint8_t *buf, size_t size, const char *name,
 				    const struct gbpf_object_open_opts *opts)
 {
+	char *errbuf = OPT(opts, errbuf, NULL);
+	size_t errbuf_size = OPT(opts, errbuf_size, 0);
 	struct gbpf_object *obj;
 	int err;
 
+	if (errbuf && errbuf_size)
+		errbuf[0] = '\0';
 	obj = calloc(1, sizeof(*obj));
 	if (!obj) {
 		free(buf);
@@ -85,13 +100,9 @@ static struct gbpf_object *open_buf(uint8_t *buf, size_t size, const char *name,
 	}
 	obj->buf = buf;
 	obj->size = size;
-	obj->errbuf = OPT(opts, errbuf, NULL);
-	obj->errbuf_size = OPT(opts, errbuf_size, 0);
-	if (obj->errbuf && obj->errbuf_size)
-		obj->errbuf[0] = '\0';
 	obj->name = strdup(name);
 	if (!obj->name) {
-		err = -ENOMEM;
+		err = ld_err(obj, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	err = ld_elf_parse(obj);
@@ -103,13 +114,10 @@ static struct gbpf_object *open_buf(uint8_t *buf, size_t size, const char *name,
 		err = ld_collect_progs(obj);
 	if (err)
 		goto fail;
-	/* The caller's buffer is theirs again once we return. */
-	obj->errbuf = NULL;
-	obj->errbuf_size = 0;
 	return obj;
 fail:
-	if (obj->name)
-		ld_err(obj, err, "cannot open object (error %d)", err);
+	ld_err(obj, err, "cannot open object (error %d)", err);
+	report(obj, errbuf, errbuf_size);
 	gbpf_object__close(obj);
 	errno = -err;
 	return NULL;
@@ -152,6 +160,8 @@ struct gbpf_object *gbpf_object__open_file(const char *path, const struct gbpf_o
 		err = errno;
 		if (errbuf && errbuf_size)
 			snprintf(errbuf, errbuf_size, "%s: cannot open: %s", path, strerror(err));
+		else
+			gbpf_warn("%s: cannot open: %s\n", path, strerror(err));
 		if (fd >= 0)
 			close(fd);
 		errno = err;
@@ -161,6 +171,9 @@ struct gbpf_object *gbpf_object__open_file(const char *path, const struct gbpf_o
 		if (errbuf && errbuf_size)
 			snprintf(errbuf, errbuf_size, "%s: not a regular file of at most %u bytes", path,
 				 GBPF_OBJECT_MAX_FILE_SIZE);
+		else
+			gbpf_warn("%s: not a regular file of at most %u bytes\n", path,
+				  GBPF_OBJECT_MAX_FILE_SIZE);
 		close(fd);
 		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
 		return NULL;

@@ -14,7 +14,8 @@
  *
  * Errors: opening returns NULL and sets errno to a positive errno or
  * GBPF_ERRNO__* code. The exact reason (file, section, offset) is written
- * into the caller's error buffer (gbpf_object_open_opts.errbuf).
+ * into the caller's error buffer (gbpf_object_open_opts.errbuf), or, when
+ * there is none, printed through the gbpf_set_print() callback.
  */
 #ifndef GBPF_OBJECT_H
 #define GBPF_OBJECT_H
@@ -43,7 +44,9 @@ struct gbpf_object_open_opts {
 	/**
 	 * Buffer that receives the reason of a failure, NUL-terminated and
 	 * truncated to errbuf_size ("probe.o: section 'kprobe/x' (#4):
-	 * relocation #2 at offset 0x18: unknown relocation type 9"). May be NULL.
+	 * relocation #2 at offset 0x18: unknown relocation type 9"). May be
+	 * NULL: the message then goes to the print callback (gbpf_set_print())
+	 * at GBPF_LOG_WARN instead.
 	 */
 	char *errbuf;
 	size_t errbuf_size; /**< bytes at errbuf */

@@ -12,6 +12,16 @@
 
 typedef int (*mutate_fn)(uint8_t *buf, size_t *size);
 
+static char printed[512];
+
+static __attribute__((format(printf, 2, 0))) int capture_print(enum gbpf_log_level level, const char *fmt,
+								  va_list ap)
+{
+	if (level == GBPF_LOG_WARN)
+		vsnprintf(printed, sizeof(printed), fmt, ap);
+	return 0;
+}
+
 static Elf64_Sym *find_sym(uint8_t *buf, const char *name)
 {
 	Elf64_Shdr *st = find_shdr(buf, ".symtab");
@@ -409,6 +419,30 @@ int main(int argc, char **argv)
 		free(good);
 	}
 	tap_ok(runs > 0, "ran %d bad-input cases", runs);
+	{
+		/* Without an error buffer the message goes to the print callback. */
+		static const uint8_t junk[64] = {0x7f, 'E', 'L', 'F', 1};
+		GBPF_OPTS(gbpf_object_open_opts, opts, .object_name = "nobuf.o");
+		gbpf_print_fn_t old = gbpf_set_print(capture_print);
+
+		printed[0] = '\0';
+		tap_ok(!gbpf_object__open_mem(junk, sizeof(junk), &opts) &&
+			       strncmp(printed, "nobuf.o: ELF header", 19) == 0 && strstr(printed, "wrong class"),
+		       "without errbuf the message reaches the print callback (%s)", printed);
+		gbpf_set_print(old);
+	}
+	{
+		/* An options struct from a newer caller with unknown non-zero fields is refused. */
+		struct {
+			struct gbpf_object_open_opts o;
+			long extra;
+		} big = {{.sz = sizeof(big)}, 1};
+		static const uint8_t junk2[8];
+
+		errno = 0;
+		tap_ok(!gbpf_object__open_mem(junk2, sizeof(junk2), &big.o) && errno == EINVAL,
+		       "unknown non-zero option bytes give EINVAL");
+	}
 	{
 		char err[128] = "";
 		GBPF_OPTS(gbpf_object_open_opts, opts, .errbuf = err, .errbuf_size = sizeof(err));
