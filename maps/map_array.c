@@ -28,7 +28,7 @@ static bool has_slots(uint32_t type)
 	return type == GBPF_MAP_TYPE_PERCPU_ARRAY || type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
 }
 
-void *array_lookup(const struct map_view *v, const void *key, uint32_t slot)
+void *gbpf_mapi_array_lookup(const struct map_view *v, const void *key, uint32_t slot)
 {
 	uint32_t idx;
 
@@ -42,8 +42,8 @@ void *array_lookup(const struct map_view *v, const void *key, uint32_t slot)
 	return v->base + v->h.data_off + array_off(v, idx, slot);
 }
 
-int array_update(const struct map_view *v, const void *key, const void *value, uint64_t flags,
-		 uint32_t slot)
+int gbpf_mapi_array_update(const struct map_view *v, const void *key, const void *value,
+			   uint64_t flags, uint32_t slot)
 {
 	uint32_t idx;
 
@@ -62,7 +62,7 @@ int array_update(const struct map_view *v, const void *key, const void *value, u
 	return 0;
 }
 
-int array_get_next_key(const struct map_view *v, const void *key, void *next_key)
+int gbpf_mapi_array_next_key(const struct map_view *v, const void *key, void *next_key)
 {
 	uint32_t idx, next;
 

@@ -8,18 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "maps/map_internal.h"
 
 /* Linux map flags gbpf accepts (others, e.g. NUMA placement, are refused). */
 #define ACCEPTED_FLAGS                                                                             \
 	(GBPF_F_NO_PREALLOC | (1U << 1) /* NO_COMMON_LRU */ | (1U << 3) /* RDONLY */ |             \
-	 (1U << 4) /* WRONLY */ | (1U << 6) /* ZERO_SEED */ | GBPF_F_RDONLY_PROG |                  \
+	 (1U << 4) /* WRONLY */ | (1U << 6) /* ZERO_SEED */ | GBPF_F_RDONLY_PROG |                 \
 	 (1U << 8) /* WRONLY_PROG */ | GBPF_F_MMAPABLE)
 
 static __attribute__((format(printf, 3, 4))) int fail(char *why, size_t why_size, const char *fmt,
-						       ...)
+						      ...)
 {
 	va_list ap;
 
@@ -31,27 +30,19 @@ static __attribute__((format(printf, 3, 4))) int fail(char *why, size_t why_size
 	return -EINVAL;
 }
 
-uint64_t map_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-bool map_type_is_array(uint32_t type)
+bool gbpf_mapi_is_array(uint32_t type)
 {
 	return type == GBPF_MAP_TYPE_ARRAY || type == GBPF_MAP_TYPE_PERCPU_ARRAY ||
 	       type == GBPF_MAP_TYPE_GPU_ARRAY || type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
 }
 
-bool map_type_is_hash(uint32_t type)
+bool gbpf_mapi_is_hash(uint32_t type)
 {
 	return type == GBPF_MAP_TYPE_HASH || type == GBPF_MAP_TYPE_PERCPU_HASH ||
 	       type == GBPF_MAP_TYPE_LRU_HASH || type == GBPF_MAP_TYPE_GPU_HASH;
 }
 
-bool map_type_is_ring(uint32_t type)
+bool gbpf_mapi_is_ring(uint32_t type)
 {
 	return type == GBPF_MAP_TYPE_RINGBUF || type == GBPF_MAP_TYPE_GPU_RINGBUF ||
 	       type == GBPF_MAP_TYPE_PERF_EVENT_ARRAY;
@@ -147,7 +138,8 @@ static int layout_ring(struct gbpf_map_hdr *h, char *why, size_t why_size)
 		if ((h->key_size != 0 && h->key_size != 4) ||
 		    (h->value_size != 0 && h->value_size != 4))
 			return fail(why, why_size,
-				    "perf event arrays need key_size and value_size 4 (or 0), not %u/%u",
+				    "perf event arrays need key_size and value_size 4 (or 0), not "
+				    "%u/%u",
 				    h->key_size, h->value_size);
 		if (h->max_entries > GBPF_MAP_MAX_SLOTS)
 			return fail(why, why_size, "max_entries %u above %u", h->max_entries,
@@ -168,9 +160,10 @@ static int layout_ring(struct gbpf_map_hdr *h, char *why, size_t why_size)
 				    h->key_size, h->value_size);
 		if (!is_pow2(h->max_entries) || h->max_entries < GBPF_RING_MIN_SIZE ||
 		    h->max_entries > GBPF_RING_MAX_SIZE)
-			return fail(why, why_size,
-				    "ring buffer size (max_entries) %u is not a power of two in %u..%u",
-				    h->max_entries, GBPF_RING_MIN_SIZE, GBPF_RING_MAX_SIZE);
+			return fail(
+				why, why_size,
+				"ring buffer size (max_entries) %u is not a power of two in %u..%u",
+				h->max_entries, GBPF_RING_MIN_SIZE, GBPF_RING_MAX_SIZE);
 		/* Sub-rings: a power of two, none smaller than GBPF_RING_MIN_SUBRING. */
 		most = h->max_entries / GBPF_RING_MIN_SUBRING;
 		if (h->nr_slots > most)
@@ -190,7 +183,7 @@ static int layout_ring(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	return 0;
 }
 
-int map_layout_compute(struct gbpf_map_hdr *h, char *why, size_t why_size)
+int gbpf_mapi_layout_compute(struct gbpf_map_hdr *h, char *why, size_t why_size)
 {
 	int err;
 
@@ -199,16 +192,17 @@ int map_layout_compute(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	h->aux_off = 0;
 	h->sub_size = 0;
 	if (h->flags & ~ACCEPTED_FLAGS)
-		return fail(why, why_size, "unsupported map_flags 0x%x", h->flags & ~ACCEPTED_FLAGS);
+		return fail(why, why_size, "unsupported map_flags 0x%x",
+			    h->flags & ~ACCEPTED_FLAGS);
 	if (h->nr_slots > GBPF_MAP_MAX_SLOTS)
 		return fail(why, why_size, "%u slots above %u", h->nr_slots, GBPF_MAP_MAX_SLOTS);
 	if (h->nr_slots == 0)
 		h->nr_slots = h->type == GBPF_MAP_TYPE_PERF_EVENT_ARRAY ? 0 : 1;
-	if (map_type_is_array(h->type))
+	if (gbpf_mapi_is_array(h->type))
 		err = layout_array(h, why, why_size);
-	else if (map_type_is_hash(h->type))
+	else if (gbpf_mapi_is_hash(h->type))
 		err = layout_hash(h, why, why_size);
-	else if (map_type_is_ring(h->type))
+	else if (gbpf_mapi_is_ring(h->type))
 		err = layout_ring(h, why, why_size);
 	else
 		err = fail(why, why_size, "unsupported map type %u", h->type);
@@ -240,11 +234,11 @@ static int hdr_from_desc(const struct gbpf_map_desc *desc, uint32_t nr_slots,
 	h->max_entries = desc->max_entries;
 	h->nr_slots = nr_slots;
 	reason[0] = 0;
-	err = map_layout_compute(h, reason, sizeof(reason));
+	err = gbpf_mapi_layout_compute(h, reason, sizeof(reason));
 	if (!err && desc->init_data && desc->init_size > h->value_size)
 		err = fail(reason, sizeof(reason), "%zu bytes of initial data exceed value_size %u",
 			   desc->init_size, h->value_size);
-	if (!err && desc->init_data && desc->init_size && !map_type_is_array(h->type))
+	if (!err && desc->init_data && desc->init_size && !gbpf_mapi_is_array(h->type))
 		err = fail(reason, sizeof(reason), "initial data given for a map of type %u",
 			   h->type);
 	if (err)
@@ -284,7 +278,7 @@ int gbpf_map_mem_init(void *mem, size_t size, const struct gbpf_map_desc *desc, 
 		return -ENOSPC;
 	/* Zero first: zero is the empty state of buckets and record headers. */
 	memset(base, 0, (size_t)h.total_size);
-	if (map_type_is_array(h.type) && desc->init_data && desc->init_size) {
+	if (gbpf_mapi_is_array(h.type) && desc->init_data && desc->init_size) {
 		uint64_t copies = (uint64_t)h.nr_slots;
 
 		/* Every copy of value 0 starts with the section's bytes. */
@@ -309,15 +303,14 @@ static int hdr_check(const struct gbpf_map_hdr *in, size_t size)
 	    in->hdr_size != GBPF_MAP_HDR_SIZE || in->reserved0 || in->reserved1)
 		return -EBADMSG;
 	h = *in;
-	if (map_layout_compute(&h, NULL, 0))
+	if (gbpf_mapi_layout_compute(&h, NULL, 0))
 		return -EBADMSG;
 	/* Every derived field must be exactly what the layout rules give. */
 	if (h.nr_slots != in->nr_slots || h.max_entries != in->max_entries ||
-	    h.value_stride != in->value_stride ||
-	    h.key_stride != in->key_stride || h.nr_buckets != in->nr_buckets ||
-	    h.bucket_size != in->bucket_size || h.total_size != in->total_size ||
-	    h.data_off != in->data_off || h.data_size != in->data_size ||
-	    h.aux_off != in->aux_off || h.sub_size != in->sub_size)
+	    h.value_stride != in->value_stride || h.key_stride != in->key_stride ||
+	    h.nr_buckets != in->nr_buckets || h.bucket_size != in->bucket_size ||
+	    h.total_size != in->total_size || h.data_off != in->data_off ||
+	    h.data_size != in->data_size || h.aux_off != in->aux_off || h.sub_size != in->sub_size)
 		return -EBADMSG;
 	if (in->total_size > size)
 		return -EBADMSG;
@@ -334,7 +327,7 @@ int gbpf_map_mem_validate(const void *mem, size_t size)
 	return hdr_check(&h, size);
 }
 
-int map_view_get(const struct gbpf_map_instance *map, struct map_view *v)
+int gbpf_mapi_view_get(const struct gbpf_map_instance *map, struct map_view *v)
 {
 	if (!map || !map->mem || ((uintptr_t)map->mem & 7) || map->mem_size < GBPF_MAP_HDR_SIZE)
 		return -EINVAL;
@@ -383,7 +376,7 @@ uint32_t gbpf_map_nr_slots(const struct gbpf_map_instance *map)
 {
 	struct map_view v;
 
-	if (map_view_get(map, &v))
+	if (gbpf_mapi_view_get(map, &v))
 		return 0;
 	return v.h.nr_slots;
 }
@@ -414,14 +407,14 @@ void *gbpf_map_lookup(struct gbpf_map_instance *map, const void *key, uint32_t s
 {
 	struct map_view v;
 
-	if (!key || map_view_get(map, &v)) {
+	if (!key || gbpf_mapi_view_get(map, &v)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (map_type_is_array(v.h.type))
-		return array_lookup(&v, key, slot);
-	if (map_type_is_hash(v.h.type))
-		return hash_lookup(&v, key, slot);
+	if (gbpf_mapi_is_array(v.h.type))
+		return gbpf_mapi_array_lookup(&v, key, slot);
+	if (gbpf_mapi_is_hash(v.h.type))
+		return gbpf_mapi_hash_lookup(&v, key, slot);
 	errno = EINVAL;
 	return NULL;
 }
@@ -431,14 +424,14 @@ int gbpf_map_update(struct gbpf_map_instance *map, const void *key, const void *
 {
 	struct map_view v;
 
-	if (!key || !value || map_view_get(map, &v))
+	if (!key || !value || gbpf_mapi_view_get(map, &v))
 		return -EINVAL;
 	if (flags > GBPF_EXIST)
 		return -EINVAL;
-	if (map_type_is_array(v.h.type))
-		return array_update(&v, key, value, flags, slot);
-	if (map_type_is_hash(v.h.type))
-		return hash_update(&v, key, value, flags, slot);
+	if (gbpf_mapi_is_array(v.h.type))
+		return gbpf_mapi_array_update(&v, key, value, flags, slot);
+	if (gbpf_mapi_is_hash(v.h.type))
+		return gbpf_mapi_hash_update(&v, key, value, flags, slot);
 	return -EINVAL;
 }
 
@@ -446,10 +439,10 @@ int gbpf_map_delete(struct gbpf_map_instance *map, const void *key)
 {
 	struct map_view v;
 
-	if (!key || map_view_get(map, &v))
+	if (!key || gbpf_mapi_view_get(map, &v))
 		return -EINVAL;
-	if (map_type_is_hash(v.h.type))
-		return hash_delete(&v, key);
+	if (gbpf_mapi_is_hash(v.h.type))
+		return gbpf_mapi_hash_delete(&v, key);
 	return -EINVAL;
 }
 
@@ -457,11 +450,11 @@ int gbpf_map_get_next_key(struct gbpf_map_instance *map, const void *key, void *
 {
 	struct map_view v;
 
-	if (!next_key || map_view_get(map, &v))
+	if (!next_key || gbpf_mapi_view_get(map, &v))
 		return -EINVAL;
-	if (map_type_is_array(v.h.type))
-		return array_get_next_key(&v, key, next_key);
-	if (map_type_is_hash(v.h.type))
-		return hash_get_next_key(&v, key, next_key);
+	if (gbpf_mapi_is_array(v.h.type))
+		return gbpf_mapi_array_next_key(&v, key, next_key);
+	if (gbpf_mapi_is_hash(v.h.type))
+		return gbpf_mapi_hash_next_key(&v, key, next_key);
 	return -EINVAL;
 }

@@ -134,7 +134,7 @@ static void touch(const struct map_view *v, uint8_t *bk, bool tick)
 			      memory_order_relaxed);
 }
 
-void *hash_lookup(const struct map_view *v, const void *key, uint32_t slot)
+void *gbpf_mapi_hash_lookup(const struct map_view *v, const void *key, uint32_t slot)
 {
 	uint64_t hash = gbpf_map_hash(key, v->h.key_size);
 	uint32_t w;
@@ -170,8 +170,8 @@ static int lru_evict(const struct map_view *v, uint32_t home)
 	int nskip = 0;
 
 	while (nskip < LRU_EVICT_ATTEMPTS) {
-		uint32_t window = v->h.nr_buckets < GBPF_LRU_WINDOW ? v->h.nr_buckets
-								    : GBPF_LRU_WINDOW;
+		uint32_t window =
+			v->h.nr_buckets < GBPF_LRU_WINDOW ? v->h.nr_buckets : GBPF_LRU_WINDOW;
 		uint64_t best_use = UINT64_MAX;
 		int64_t best = -1;
 		uint32_t best_w = 0;
@@ -281,8 +281,8 @@ static int64_t claim(const struct map_view *v, uint32_t from, uint32_t *word)
 	return -1;
 }
 
-int hash_update(const struct map_view *v, const void *key, const void *value, uint64_t flags,
-		uint32_t slot)
+int gbpf_mapi_hash_update(const struct map_view *v, const void *key, const void *value,
+			  uint64_t flags, uint32_t slot)
 {
 	uint64_t hash = gbpf_map_hash(key, v->h.key_size);
 	uint32_t home = (uint32_t)hash & (v->h.nr_buckets - 1);
@@ -341,7 +341,7 @@ out:
 	return err;
 }
 
-int hash_delete(const struct map_view *v, const void *key)
+int gbpf_mapi_hash_delete(const struct map_view *v, const void *key)
 {
 	uint64_t hash = gbpf_map_hash(key, v->h.key_size);
 	uint32_t home = (uint32_t)hash & (v->h.nr_buckets - 1);
@@ -367,7 +367,7 @@ int hash_delete(const struct map_view *v, const void *key)
 	return err;
 }
 
-int hash_get_next_key(const struct map_view *v, const void *key, void *next_key)
+int gbpf_mapi_hash_next_key(const struct map_view *v, const void *key, void *next_key)
 {
 	uint32_t start = 0, w;
 

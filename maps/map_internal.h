@@ -29,14 +29,14 @@ struct map_view {
  * from its type, key_size, value_size, max_entries, flags and nr_slots
  * (normalising nr_slots). Returns 0 or -EINVAL with a reason in why.
  */
-int map_layout_compute(struct gbpf_map_hdr *h, char *why, size_t why_size);
+int gbpf_mapi_layout_compute(struct gbpf_map_hdr *h, char *why, size_t why_size);
 
 /* Validate map->mem and snapshot its header into v; 0 or negative errno. */
-int map_view_get(const struct gbpf_map_instance *map, struct map_view *v);
+int gbpf_mapi_view_get(const struct gbpf_map_instance *map, struct map_view *v);
 
-bool map_type_is_array(uint32_t type);
-bool map_type_is_hash(uint32_t type);
-bool map_type_is_ring(uint32_t type);
+bool gbpf_mapi_is_array(uint32_t type);
+bool gbpf_mapi_is_hash(uint32_t type);
+bool gbpf_mapi_is_ring(uint32_t type);
 
 /* Atomic access to plain layout fields (the layout is shared with devices,
  * so its fields cannot be declared _Atomic). */
@@ -56,18 +56,15 @@ static inline struct gbpf_map_hdr *view_hdr(const struct map_view *v)
 }
 
 /* Per-type operations (map_array.c, map_hash.c). */
-void *array_lookup(const struct map_view *v, const void *key, uint32_t slot);
-int array_update(const struct map_view *v, const void *key, const void *value, uint64_t flags,
-		 uint32_t slot);
-int array_get_next_key(const struct map_view *v, const void *key, void *next_key);
+void *gbpf_mapi_array_lookup(const struct map_view *v, const void *key, uint32_t slot);
+int gbpf_mapi_array_update(const struct map_view *v, const void *key, const void *value,
+			   uint64_t flags, uint32_t slot);
+int gbpf_mapi_array_next_key(const struct map_view *v, const void *key, void *next_key);
 
-void *hash_lookup(const struct map_view *v, const void *key, uint32_t slot);
-int hash_update(const struct map_view *v, const void *key, const void *value, uint64_t flags,
-		uint32_t slot);
-int hash_delete(const struct map_view *v, const void *key);
-int hash_get_next_key(const struct map_view *v, const void *key, void *next_key);
-
-/* Monotonic nanoseconds; used only to bound waits. */
-uint64_t map_now_ns(void);
+void *gbpf_mapi_hash_lookup(const struct map_view *v, const void *key, uint32_t slot);
+int gbpf_mapi_hash_update(const struct map_view *v, const void *key, const void *value,
+			  uint64_t flags, uint32_t slot);
+int gbpf_mapi_hash_delete(const struct map_view *v, const void *key);
+int gbpf_mapi_hash_next_key(const struct map_view *v, const void *key, void *next_key);
 
 #endif /* GBPF_MAPS_MAP_INTERNAL_H */

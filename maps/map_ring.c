@@ -86,8 +86,7 @@ static void *ring_reserve(const struct map_view *v, uint32_t sub, uint64_t size)
 	}
 	rec = r.data + ((pos + pad) & (r.size - 1));
 	((struct gbpf_ring_rec *)rec)->sub = sub;
-	atomic_store_explicit(rec_len(rec), (uint32_t)size | GBPF_RING_BUSY,
-			      memory_order_relaxed);
+	atomic_store_explicit(rec_len(rec), (uint32_t)size | GBPF_RING_BUSY, memory_order_relaxed);
 	return rec + sizeof(struct gbpf_ring_rec);
 }
 
@@ -99,7 +98,7 @@ static void ring_commit(struct gbpf_map_instance *map, void *record, bool discar
 	uint64_t off, sub, in_sub;
 	uint32_t w;
 
-	if (!rec || map_view_get(map, &v) || !map_type_is_ring(v.h.type))
+	if (!rec || gbpf_mapi_view_get(map, &v) || !gbpf_mapi_is_ring(v.h.type))
 		return;
 	rec -= sizeof(struct gbpf_ring_rec);
 	if (rec < v.base + v.h.aux_off || rec >= v.base + v.h.total_size)
@@ -130,7 +129,7 @@ void *gbpf_ringbuf_reserve_on(struct gbpf_map_instance *map, uint32_t slot, uint
 {
 	struct map_view v;
 
-	if (flags || map_view_get(map, &v) || !is_ringbuf(&v)) {
+	if (flags || gbpf_mapi_view_get(map, &v) || !is_ringbuf(&v)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -163,8 +162,8 @@ int gbpf_ringbuf_output_on(struct gbpf_map_instance *map, uint32_t slot, const v
 	struct map_view v;
 	void *rec;
 
-	if ((!data && size) || (flags & ~(uint64_t)RB_WAKEUP_FLAGS) || map_view_get(map, &v) ||
-	    !is_ringbuf(&v))
+	if ((!data && size) || (flags & ~(uint64_t)RB_WAKEUP_FLAGS) ||
+	    gbpf_mapi_view_get(map, &v) || !is_ringbuf(&v))
 		return -EINVAL;
 	rec = ring_reserve(&v, slot & (v.h.nr_slots - 1), size);
 	if (!rec)
@@ -189,7 +188,7 @@ int gbpf_perf_event_output(struct gbpf_map_instance *map, uint32_t slot, const v
 	struct map_view v;
 	void *rec;
 
-	if ((!data && size) || map_view_get(map, &v) ||
+	if ((!data && size) || gbpf_mapi_view_get(map, &v) ||
 	    v.h.type != GBPF_MAP_TYPE_PERF_EVENT_ARRAY)
 		return -EINVAL;
 	if (slot >= v.h.nr_slots)
@@ -211,8 +210,8 @@ static int ring_consume(struct ring *r, gbpf_record_fn fn, void *ctx, bool *stop
 	int n = 0;
 
 	while (!*stop) {
-		uint64_t prod = atomic_load_explicit(at64(&r->ctl->producer_pos),
-						     memory_order_acquire);
+		uint64_t prod =
+			atomic_load_explicit(at64(&r->ctl->producer_pos), memory_order_acquire);
 		uint64_t off = cons & (r->size - 1), need;
 		uint8_t *rec = r->data + off;
 		uint32_t w, len;
@@ -248,7 +247,7 @@ int gbpf_ringbuf_consume(struct gbpf_map_instance *map, gbpf_record_fn fn, void 
 	bool stop = false;
 	int total = 0;
 
-	if (map_view_get(map, &v) || !map_type_is_ring(v.h.type))
+	if (gbpf_mapi_view_get(map, &v) || !gbpf_mapi_is_ring(v.h.type))
 		return -EINVAL;
 	for (uint32_t s = 0; s < v.h.nr_slots && !stop; s++) {
 		struct ring r;
@@ -269,7 +268,7 @@ uint64_t gbpf_ringbuf_dropped(const struct gbpf_map_instance *map)
 {
 	struct map_view v;
 
-	if (map_view_get(map, &v) || !map_type_is_ring(v.h.type))
+	if (gbpf_mapi_view_get(map, &v) || !gbpf_mapi_is_ring(v.h.type))
 		return 0;
 	return atomic_load_explicit(at64(&view_hdr(&v)->drops), memory_order_relaxed);
 }

@@ -12,7 +12,7 @@
 
 #include "core/helpers/helpers_internal.h"
 
-bool helper_can_read(struct gbpf_exec_env *env, uint64_t addr, uint64_t size)
+bool gbpf_hh_can_read(struct gbpf_exec_env *env, uint64_t addr, uint64_t size)
 {
 	if (size == 0)
 		return true;
@@ -21,7 +21,7 @@ bool helper_can_read(struct gbpf_exec_env *env, uint64_t addr, uint64_t size)
 	return !env->access_ok || env->access_ok(env, addr, size, 0) == 1;
 }
 
-bool helper_can_write(struct gbpf_exec_env *env, uint64_t addr, uint64_t size)
+bool gbpf_hh_can_write(struct gbpf_exec_env *env, uint64_t addr, uint64_t size)
 {
 	if (size == 0)
 		return true;
@@ -30,7 +30,7 @@ bool helper_can_write(struct gbpf_exec_env *env, uint64_t addr, uint64_t size)
 	return !env->access_ok || env->access_ok(env, addr, size, 1) == 1;
 }
 
-int helper_read_str(struct gbpf_exec_env *env, uint64_t addr, char *out, size_t out_size)
+int gbpf_hh_read_str(struct gbpf_exec_env *env, uint64_t addr, char *out, size_t out_size)
 {
 	size_t n = 0;
 
@@ -38,7 +38,7 @@ int helper_read_str(struct gbpf_exec_env *env, uint64_t addr, char *out, size_t 
 		return -EINVAL;
 	out[0] = 0;
 	/* Byte by byte: the string's length is unknown and may end at a bound. */
-	while (n + 1 < out_size && helper_can_read(env, addr + n, 1)) {
+	while (n + 1 < out_size && gbpf_hh_can_read(env, addr + n, 1)) {
 		char c = *(const char *)(uintptr_t)(addr + n);
 
 		if (!c)
@@ -46,12 +46,12 @@ int helper_read_str(struct gbpf_exec_env *env, uint64_t addr, char *out, size_t 
 		out[n++] = c;
 	}
 	out[n] = 0;
-	if (n == 0 && !helper_can_read(env, addr, 1))
+	if (n == 0 && !gbpf_hh_can_read(env, addr, 1))
 		return -EFAULT;
 	return (int)n;
 }
 
-void helper_emit(struct gbpf_exec_env *env, const char *text, size_t len)
+void gbpf_hh_emit(struct gbpf_exec_env *env, const char *text, size_t len)
 {
 	if (env->print)
 		env->print(env->print_ctx, text, len);
@@ -64,8 +64,7 @@ struct outbuf {
 	size_t size, len;
 };
 
-static __attribute__((format(printf, 2, 3))) void out_printf(struct outbuf *o, const char *fmt,
-							      ...)
+static __attribute__((format(printf, 2, 3))) void out_printf(struct outbuf *o, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -127,7 +126,7 @@ static int format_one(struct gbpf_exec_env *env, struct outbuf *o, char conv, in
 		if (longs)
 			return -EINVAL;
 		/* As Linux: an unreadable string prints as empty, the call succeeds. */
-		if (helper_read_str(env, arg, str, sizeof(str)) < 0)
+		if (gbpf_hh_read_str(env, arg, str, sizeof(str)) < 0)
 			str[0] = 0;
 		out_printf(o, "%s", str);
 		return 0;
@@ -136,8 +135,8 @@ static int format_one(struct gbpf_exec_env *env, struct outbuf *o, char conv, in
 	}
 }
 
-int helper_format(struct gbpf_exec_env *env, uint64_t fmt, uint64_t fmt_size,
-		  const uint64_t args[3], char *out, size_t out_size)
+int gbpf_hh_format(struct gbpf_exec_env *env, uint64_t fmt, uint64_t fmt_size,
+		   const uint64_t args[3], char *out, size_t out_size)
 {
 	struct outbuf o = {.p = out, .size = out_size, .len = 0};
 	const char *f = (const char *)(uintptr_t)fmt;
@@ -148,7 +147,7 @@ int helper_format(struct gbpf_exec_env *env, uint64_t fmt, uint64_t fmt_size,
 	out[0] = 0;
 	if (fmt_size == 0 || fmt_size > 4096)
 		return -EINVAL;
-	if (!helper_can_read(env, fmt, fmt_size))
+	if (!gbpf_hh_can_read(env, fmt, fmt_size))
 		return -EFAULT;
 	if (!memchr(f, 0, (size_t)fmt_size))
 		return -EINVAL;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <gbpf/helper_ids.h>
+#include <gbpf/helpers.h>
 
 #include "core/helpers/helpers_internal.h"
 #include "maps/map.h"
@@ -43,25 +44,25 @@ static uint64_t h_map_lookup(struct gbpf_exec_env *env, uint64_t map, uint64_t k
 {
 	const struct gbpf_map_hdr *h = map_hdr(map);
 
-	if (!h || !helper_can_read(env, key, h->key_size ? h->key_size : 1))
+	if (!h || !gbpf_hh_can_read(env, key, h->key_size ? h->key_size : 1))
 		return 0;
 	return (uint64_t)(uintptr_t)gbpf_map_lookup((struct gbpf_map_instance *)(uintptr_t)map,
 						    (const void *)(uintptr_t)key, env_slot(env, h));
 }
 
-static uint64_t h_map_update(struct gbpf_exec_env *env, uint64_t map, uint64_t key,
-			     uint64_t value, uint64_t flags, uint64_t r5)
+static uint64_t h_map_update(struct gbpf_exec_env *env, uint64_t map, uint64_t key, uint64_t value,
+			     uint64_t flags, uint64_t r5)
 {
 	const struct gbpf_map_hdr *h = map_hdr(map);
 
 	if (!h)
 		return RET_ERR(-EINVAL);
-	if (!helper_can_read(env, key, h->key_size ? h->key_size : 1) ||
-	    !helper_can_read(env, value, h->value_size ? h->value_size : 1))
+	if (!gbpf_hh_can_read(env, key, h->key_size ? h->key_size : 1) ||
+	    !gbpf_hh_can_read(env, value, h->value_size ? h->value_size : 1))
 		return RET_ERR(-EFAULT);
 	return RET_ERR(gbpf_map_update((struct gbpf_map_instance *)(uintptr_t)map,
-				       (const void *)(uintptr_t)key,
-				       (const void *)(uintptr_t)value, flags, env_slot(env, h)));
+				       (const void *)(uintptr_t)key, (const void *)(uintptr_t)value,
+				       flags, env_slot(env, h)));
 }
 
 static uint64_t h_map_delete(struct gbpf_exec_env *env, uint64_t map, uint64_t key, uint64_t r3,
@@ -71,7 +72,7 @@ static uint64_t h_map_delete(struct gbpf_exec_env *env, uint64_t map, uint64_t k
 
 	if (!h)
 		return RET_ERR(-EINVAL);
-	if (!helper_can_read(env, key, h->key_size ? h->key_size : 1))
+	if (!gbpf_hh_can_read(env, key, h->key_size ? h->key_size : 1))
 		return RET_ERR(-EFAULT);
 	return RET_ERR(gbpf_map_delete((struct gbpf_map_instance *)(uintptr_t)map,
 				       (const void *)(uintptr_t)key));
@@ -82,9 +83,9 @@ static uint64_t h_probe_read(struct gbpf_exec_env *env, uint64_t dst, uint64_t s
 {
 	if (size == 0)
 		return 0;
-	if (size > UINT32_MAX || !helper_can_write(env, dst, size))
+	if (size > UINT32_MAX || !gbpf_hh_can_write(env, dst, size))
 		return RET_ERR(-EFAULT);
-	if (!helper_can_read(env, src, size)) {
+	if (!gbpf_hh_can_read(env, src, size)) {
 		/* Linux zeroes the destination so the program never sees stale bytes. */
 		memset((void *)(uintptr_t)dst, 0, (size_t)size);
 		return RET_ERR(-EFAULT);
@@ -124,11 +125,11 @@ static uint64_t h_trace_printk(struct gbpf_exec_env *env, uint64_t fmt, uint64_t
 {
 	const uint64_t args[3] = {a1, a2, a3};
 	char text[HELPER_TEXT_MAX];
-	int n = helper_format(env, fmt, fmt_size, args, text, sizeof(text));
+	int n = gbpf_hh_format(env, fmt, fmt_size, args, text, sizeof(text));
 
 	if (n < 0)
 		return RET_ERR(n);
-	helper_emit(env, text, (size_t)n);
+	gbpf_hh_emit(env, text, (size_t)n);
 	return (uint64_t)n;
 }
 
@@ -136,12 +137,12 @@ static uint64_t h_puts(struct gbpf_exec_env *env, uint64_t str, uint64_t r2, uin
 		       uint64_t r4, uint64_t r5)
 {
 	char text[HELPER_TEXT_MAX];
-	int n = helper_read_str(env, str, text, sizeof(text) - 1);
+	int n = gbpf_hh_read_str(env, str, text, sizeof(text) - 1);
 
 	if (n < 0)
 		return RET_ERR(n);
 	text[n++] = '\n';
-	helper_emit(env, text, (size_t)n);
+	gbpf_hh_emit(env, text, (size_t)n);
 	return 0;
 }
 
@@ -180,23 +181,21 @@ static uint64_t h_perf_event_output(struct gbpf_exec_env *env, uint64_t ctx, uin
 	/* The upper bits (BPF_F_CTXLEN_MASK) would append context bytes: unsupported. */
 	if (flags >> 32)
 		return RET_ERR(-EINVAL);
-	if (!helper_can_read(env, data, size))
+	if (!gbpf_hh_can_read(env, data, size))
 		return RET_ERR(-EFAULT);
 	if (idx == GBPF_F_CURRENT_CPU)
 		idx = env->slot;
 	return RET_ERR(gbpf_perf_event_output((struct gbpf_map_instance *)(uintptr_t)map,
-					      (uint32_t)idx, (const void *)(uintptr_t)data,
-					      size));
+					      (uint32_t)idx, (const void *)(uintptr_t)data, size));
 }
 
 static uint64_t h_ringbuf_output(struct gbpf_exec_env *env, uint64_t map, uint64_t data,
 				 uint64_t size, uint64_t flags, uint64_t r5)
 {
-	if (!helper_can_read(env, data, size))
+	if (!gbpf_hh_can_read(env, data, size))
 		return RET_ERR(-EFAULT);
-	return RET_ERR(gbpf_ringbuf_output_on((struct gbpf_map_instance *)(uintptr_t)map,
-					      env->slot, (const void *)(uintptr_t)data, size,
-					      flags));
+	return RET_ERR(gbpf_ringbuf_output_on((struct gbpf_map_instance *)(uintptr_t)map, env->slot,
+					      (const void *)(uintptr_t)data, size, flags));
 }
 
 static uint64_t h_ringbuf_reserve(struct gbpf_exec_env *env, uint64_t map, uint64_t size,
@@ -252,8 +251,8 @@ static uint64_t env_block_dim(const struct gbpf_exec_env *env)
 static uint64_t put_xyz(struct gbpf_exec_env *env, uint64_t px, uint64_t py, uint64_t pz,
 			uint64_t x, uint64_t yz)
 {
-	if (!helper_can_write(env, px, 8) || !helper_can_write(env, py, 8) ||
-	    !helper_can_write(env, pz, 8))
+	if (!gbpf_hh_can_write(env, px, 8) || !gbpf_hh_can_write(env, py, 8) ||
+	    !gbpf_hh_can_write(env, pz, 8))
 		return RET_ERR(-EFAULT);
 	memcpy((void *)(uintptr_t)px, &x, 8);
 	memcpy((void *)(uintptr_t)py, &yz, 8);
@@ -313,8 +312,8 @@ static uint64_t h_lane_id(struct gbpf_exec_env *env, uint64_t r1, uint64_t r2, u
 	return (env->thread_id % env_block_dim(env)) % GPU_WARP;
 }
 
-static uint64_t h_global_thread_id(struct gbpf_exec_env *env, uint64_t r1, uint64_t r2,
-				   uint64_t r3, uint64_t r4, uint64_t r5)
+static uint64_t h_global_thread_id(struct gbpf_exec_env *env, uint64_t r1, uint64_t r2, uint64_t r3,
+				   uint64_t r4, uint64_t r5)
 {
 	return env->thread_id;
 }

@@ -33,7 +33,8 @@ static void test_desc_check(void)
 	d = mk_desc("huge", GBPF_MAP_TYPE_ARRAY, 4, 1u << 20, 1u << 28);
 	tap_ok(gbpf_map_mem_size(&d, 1) == 0, "array of 2^48 bytes has no size");
 	d = mk_desc("huge", GBPF_MAP_TYPE_PERCPU_ARRAY, 4, 1u << 16, 1u << 16);
-	tap_ok(gbpf_map_mem_size(&d, 1u << 24) == 0, "percpu array overflowing 64 bits has no size");
+	tap_ok(gbpf_map_mem_size(&d, 1u << 24) == 0,
+	       "percpu array overflowing 64 bits has no size");
 	tap_ok(gbpf_map_desc_check(NULL, why, sizeof(why)) == -EINVAL, "NULL description rejected");
 }
 
@@ -49,16 +50,17 @@ static void test_array(uint32_t type, const char *what)
 	tap_ok(err == 0, "%s: create", what);
 	if (err)
 		return;
-	tap_ok(m.mem_size == GBPF_MAP_HDR_SIZE + 10 * 16, "%s: size is header + 10 x stride 16 (%zu)",
-	       what, m.mem_size);
+	tap_ok(m.mem_size == GBPF_MAP_HDR_SIZE + 10 * 16,
+	       "%s: size is header + 10 x stride 16 (%zu)", what, m.mem_size);
 	tap_ok(hdr_of(&m)->value_stride == 16 && hdr_of(&m)->nr_slots == 1,
 	       "%s: header stride 16, one slot", what);
 	k = 3;
 	p = gbpf_map_lookup(&m, &k, 0);
-	tap_ok(p == (uint8_t *)m.mem + 128 + 3 * 16, "%s: lookup(3) at data_off + 3 * stride", what);
+	tap_ok(p == (uint8_t *)m.mem + 128 + 3 * 16, "%s: lookup(3) at data_off + 3 * stride",
+	       what);
 	memset(val, 0xab, sizeof(val));
-	tap_ok(gbpf_map_update(&m, &k, val, GBPF_ANY, 0) == 0 && p && p[0] == 0xab && p[11] == 0xab &&
-		       p[12] == 0,
+	tap_ok(gbpf_map_update(&m, &k, val, GBPF_ANY, 0) == 0 && p && p[0] == 0xab &&
+		       p[11] == 0xab && p[12] == 0,
 	       "%s: update ANY writes exactly value_size bytes", what);
 	tap_ok(gbpf_map_update(&m, &k, val, GBPF_NOEXIST, 0) == -EEXIST, "%s: NOEXIST -> EEXIST",
 	       what);
@@ -66,7 +68,8 @@ static void test_array(uint32_t type, const char *what)
 	tap_ok(gbpf_map_update(&m, &k, val, 4, 0) == -EINVAL, "%s: unknown flag -> EINVAL", what);
 	k = 10;
 	tap_ok(gbpf_map_lookup(&m, &k, 0) == NULL, "%s: lookup(10) out of range is NULL", what);
-	tap_ok(gbpf_map_update(&m, &k, val, GBPF_ANY, 0) == -E2BIG, "%s: update(10) -> E2BIG", what);
+	tap_ok(gbpf_map_update(&m, &k, val, GBPF_ANY, 0) == -E2BIG, "%s: update(10) -> E2BIG",
+	       what);
 	tap_ok(gbpf_map_delete(&m, &k) == -EINVAL, "%s: delete -> EINVAL", what);
 	n = 0;
 	err = gbpf_map_get_next_key(&m, NULL, &next);
@@ -127,7 +130,8 @@ static void test_pergputhread(void)
 		tap_ok(0, "per-thread array create");
 		return;
 	}
-	tap_ok(gbpf_map_nr_slots(&m) == threads, "per-thread array sized for the launch (5000, not 1024)");
+	tap_ok(gbpf_map_nr_slots(&m) == threads,
+	       "per-thread array sized for the launch (5000, not 1024)");
 	tap_ok(m.mem_size == 128 + 3ull * threads * 8, "size is 3 entries x 5000 threads x 8");
 	for (uint32_t t = 0; t < threads; t++) {
 		k = t % 3;
@@ -169,8 +173,8 @@ static void test_init_data(void)
 	tap_ok(p && memcmp(p, "hi!!", 5) == 0 && p[5] == 0, ".data initialised from init_data");
 	gbpf_map_instance_destroy(&m);
 	d.init_size = 9;
-	tap_ok(gbpf_map_desc_check(&d, why, sizeof(why)) == -EINVAL, "init_data larger than value rejected: %s",
-	       why);
+	tap_ok(gbpf_map_desc_check(&d, why, sizeof(why)) == -EINVAL,
+	       "init_data larger than value rejected: %s", why);
 }
 
 static void test_mem_api(void)
@@ -180,11 +184,15 @@ static void test_mem_api(void)
 	uint64_t *mem = calloc(1, size + 64);
 
 	tap_ok(size == 128 + 4 * 8, "mem_size of 4 x 4-byte values is 160 (%zu)", size);
-	tap_ok(gbpf_map_mem_init(mem, size - 1, &d, 1) == -ENOSPC, "mem_init into too small memory -> ENOSPC");
-	tap_ok(gbpf_map_mem_init((uint8_t *)mem + 1, size, &d, 1) == -EINVAL, "misaligned memory -> EINVAL");
-	tap_ok(gbpf_map_mem_init(mem, size + 64, &d, 1) == 0 && gbpf_map_mem_validate(mem, size) == 0,
+	tap_ok(gbpf_map_mem_init(mem, size - 1, &d, 1) == -ENOSPC,
+	       "mem_init into too small memory -> ENOSPC");
+	tap_ok(gbpf_map_mem_init((uint8_t *)mem + 1, size, &d, 1) == -EINVAL,
+	       "misaligned memory -> EINVAL");
+	tap_ok(gbpf_map_mem_init(mem, size + 64, &d, 1) == 0 &&
+		       gbpf_map_mem_validate(mem, size) == 0,
 	       "mem_init then validate");
-	tap_ok(gbpf_map_mem_validate(mem, size - 1) == -EBADMSG, "validate with a smaller size fails");
+	tap_ok(gbpf_map_mem_validate(mem, size - 1) == -EBADMSG,
+	       "validate with a smaller size fails");
 	free(mem);
 }
 

@@ -50,8 +50,8 @@ static void test_basic(uint32_t type, const char *what)
 	tap_ok(hdr_of(&m)->count == 100, "%s: header count is 100", what);
 	k.a = 12345678;
 	tap_ok(gbpf_map_update(&m, &k, val, GBPF_ANY, 0) == -E2BIG, "%s: 101st key -> E2BIG", what);
-	tap_ok(gbpf_map_update(&m, &k, val, GBPF_EXIST, 0) == -ENOENT, "%s: EXIST on absent -> ENOENT",
-	       what);
+	tap_ok(gbpf_map_update(&m, &k, val, GBPF_EXIST, 0) == -ENOENT,
+	       "%s: EXIST on absent -> ENOENT", what);
 	ok = 1;
 	for (uint32_t i = 0; i < 100; i++) {
 		k.a = i * 7919;
@@ -63,8 +63,8 @@ static void test_basic(uint32_t type, const char *what)
 	k.a = 7919 * 5;
 	k.b = 5;
 	memset(val, 0xee, sizeof(val));
-	tap_ok(gbpf_map_update(&m, &k, val, GBPF_NOEXIST, 0) == -EEXIST, "%s: NOEXIST on present -> EEXIST",
-	       what);
+	tap_ok(gbpf_map_update(&m, &k, val, GBPF_NOEXIST, 0) == -EEXIST,
+	       "%s: NOEXIST on present -> EEXIST", what);
 	tap_ok(gbpf_map_update(&m, &k, val, GBPF_EXIST, 0) == 0 &&
 		       ((uint8_t *)gbpf_map_lookup(&m, &k, 0))[3] == 0xee,
 	       "%s: EXIST replaces the value", what);
@@ -96,11 +96,12 @@ static void test_basic(uint32_t type, const char *what)
 		n++;
 		err = gbpf_map_get_next_key(&m, &cur, &k);
 	}
-	tap_ok(ok && n == 100 && err == -ENOENT, "%s: iteration visits each of 100 keys once (%d)", what,
-	       n);
+	tap_ok(ok && n == 100 && err == -ENOENT, "%s: iteration visits each of 100 keys once (%d)",
+	       what, n);
 	k.a = 7919 * 9;
 	k.b = 9;
-	tap_ok(gbpf_map_lookup(&m, &k, 7) != NULL && gbpf_map_lookup(&m, &k, 7) == gbpf_map_lookup(&m, &k, 0),
+	tap_ok(gbpf_map_lookup(&m, &k, 7) != NULL &&
+		       gbpf_map_lookup(&m, &k, 7) == gbpf_map_lookup(&m, &k, 0),
 	       "%s: slot ignored by non-percpu lookups", what);
 	gbpf_map_instance_destroy(&m);
 }
@@ -154,10 +155,12 @@ static void test_percpu_hash(void)
 	}
 	tap_ok(ok, "percpu hash: other slots of a new key are zero");
 	v = 9;
-	tap_ok(gbpf_map_update(&m, &k, &v, GBPF_EXIST, 0) == 0 && *(uint64_t *)gbpf_map_lookup(&m, &k, 0) == 9 &&
+	tap_ok(gbpf_map_update(&m, &k, &v, GBPF_EXIST, 0) == 0 &&
+		       *(uint64_t *)gbpf_map_lookup(&m, &k, 0) == 9 &&
 		       *(uint64_t *)gbpf_map_lookup(&m, &k, 2) == 7,
 	       "percpu hash: update of slot 0 leaves slot 2");
-	tap_ok(gbpf_map_lookup(&m, &k, 4) == NULL && gbpf_map_update(&m, &k, &v, GBPF_ANY, 4) == -EINVAL,
+	tap_ok(gbpf_map_lookup(&m, &k, 4) == NULL &&
+		       gbpf_map_update(&m, &k, &v, GBPF_ANY, 4) == -EINVAL,
 	       "percpu hash: slot 4 of 4 rejected");
 	gbpf_map_instance_destroy(&m);
 }
@@ -190,8 +193,8 @@ static void test_lru(void)
 		hot += gbpf_map_lookup(&m, &k, 0) != NULL;
 	for (k = 8; k < 32; k++)
 		cold += gbpf_map_lookup(&m, &k, 0) != NULL;
-	tap_ok(hot == 8 && cold == 16, "lru: the 8 recently used keys survive, 8 cold ones evicted (%d/%d)",
-	       hot, cold);
+	tap_ok(hot == 8 && cold == 16,
+	       "lru: the 8 recently used keys survive, 8 cold ones evicted (%d/%d)", hot, cold);
 	ok = 1;
 	for (k = 1000; k < 1008; k++)
 		ok &= gbpf_map_lookup(&m, &k, 0) != NULL;

@@ -51,7 +51,7 @@ static uint64_t call(struct gbpf_exec_env *env, uint32_t id, uint64_t r1, uint64
 
 static void test_names(void)
 {
-	static const uint32_t ids[] = {1,   2,   3,   4,   5,   6,   7,   8,   14,  25,
+	static const uint32_t ids[] = {1,   2,	 3,   4,   5,	6,   7,	  8,   14,  25,
 				       112, 113, 125, 130, 131, 132, 133, 501, 502, 503,
 				       504, 505, 506, 507, 508, 509, 510, 511, 600, 601};
 	int ok = 1;
@@ -78,7 +78,8 @@ static void test_map_helpers(struct gbpf_exec_env *env)
 	uint32_t *key = (uint32_t *)stack;
 	uint64_t *val = (uint64_t *)(stack + 8), r, *p;
 
-	if (gbpf_map_instance_create(&maps[0], &dh, 1) || gbpf_map_instance_create(&maps[1], &dp, 4) ||
+	if (gbpf_map_instance_create(&maps[0], &dh, 1) ||
+	    gbpf_map_instance_create(&maps[1], &dp, 4) ||
 	    gbpf_map_instance_create(&maps[2], &dt, 64)) {
 		tap_ok(0, "map helper maps create");
 		return;
@@ -91,14 +92,16 @@ static void test_map_helpers(struct gbpf_exec_env *env)
 	tap_ok(r == 0, "map_update_elem inserts");
 	r = call(env, GBPF_HELPER_MAP_UPDATE_ELEM, P(&maps[0]), P(key), P(val), GBPF_NOEXIST, 0);
 	tap_ok((int64_t)r == -EEXIST, "map_update_elem NOEXIST twice -> -EEXIST");
-	p = (uint64_t *)(uintptr_t)call(env, GBPF_HELPER_MAP_LOOKUP_ELEM, P(&maps[0]), P(key), 0, 0, 0);
+	p = (uint64_t *)(uintptr_t)call(env, GBPF_HELPER_MAP_LOOKUP_ELEM, P(&maps[0]), P(key), 0, 0,
+					0);
 	tap_ok(p && *p == 99, "map_lookup_elem returns the value pointer");
 	r = call(env, GBPF_HELPER_MAP_LOOKUP_ELEM, P(&maps[0]), P(stack + 510), 0, 0, 0);
 	tap_ok(r == 0, "map_lookup_elem with a key crossing the allowed region -> NULL");
 	r = call(env, GBPF_HELPER_MAP_UPDATE_ELEM, P(&maps[0]), P(key), P(stack + 508), 0, 0);
 	tap_ok((int64_t)r == -EFAULT, "map_update_elem with a value outside memory -> -EFAULT");
 	r = call(env, GBPF_HELPER_MAP_DELETE_ELEM, P(&maps[0]), P(key), 0, 0, 0);
-	tap_ok(r == 0 && (int64_t)call(env, GBPF_HELPER_MAP_DELETE_ELEM, P(&maps[0]), P(key), 0, 0, 0) == -ENOENT,
+	tap_ok(r == 0 && (int64_t)call(env, GBPF_HELPER_MAP_DELETE_ELEM, P(&maps[0]), P(key), 0, 0,
+				       0) == -ENOENT,
 	       "map_delete_elem, then -ENOENT");
 	r = call(env, GBPF_HELPER_MAP_LOOKUP_ELEM, 0, P(key), 0, 0, 0);
 	tap_ok(r == 0, "map_lookup_elem with a NULL map -> NULL");
@@ -148,7 +151,8 @@ static void test_ring_helpers(struct gbpf_exec_env *env)
 	uint64_t r, sum = 0;
 	uint8_t *rec;
 
-	if (gbpf_map_instance_create(&maps[0], &dr, 1) || gbpf_map_instance_create(&maps[1], &dp, 2)) {
+	if (gbpf_map_instance_create(&maps[0], &dr, 1) ||
+	    gbpf_map_instance_create(&maps[1], &dp, 2)) {
 		tap_ok(0, "ring helper maps create");
 		return;
 	}
@@ -171,7 +175,8 @@ static void test_ring_helpers(struct gbpf_exec_env *env)
 	tap_ok(gbpf_ringbuf_consume(&maps[0], count_rec, &sum) == 2 && sum == 16,
 	       "consumer sees output (10) and submitted (6), not the discarded record");
 	env->slot = 1;
-	r = call(env, GBPF_HELPER_PERF_EVENT_OUTPUT, 0, P(&maps[1]), GBPF_F_CURRENT_CPU, P(stack), 12);
+	r = call(env, GBPF_HELPER_PERF_EVENT_OUTPUT, 0, P(&maps[1]), GBPF_F_CURRENT_CPU, P(stack),
+		 12);
 	tap_ok(r == 0, "perf_event_output with BPF_F_CURRENT_CPU");
 	r = call(env, GBPF_HELPER_PERF_EVENT_OUTPUT, 0, P(&maps[1]), 5, P(stack), 12);
 	tap_ok((int64_t)r == -E2BIG, "perf_event_output to ring 5 of 2 -> -E2BIG");
@@ -195,14 +200,17 @@ static void test_probe_read(struct gbpf_exec_env *env)
 	r = call(env, GBPF_HELPER_PROBE_READ, P(stack), 5, P(rodata), 0, 0);
 	tap_ok(r == 0 && memcmp(stack, "hello", 5) == 0 && stack[5] == 0x55,
 	       "probe_read copies exactly 5 allowed bytes");
-	r = call(env, GBPF_HELPER_PROBE_READ_USER, P(stack), 16, P(rodata + sizeof(rodata) - 8), 0, 0);
+	r = call(env, GBPF_HELPER_PROBE_READ_USER, P(stack), 16, P(rodata + sizeof(rodata) - 8), 0,
+		 0);
 	tap_ok((int64_t)r == -EFAULT && stack[0] == 0 && stack[15] == 0 && stack[16] == 0x55,
 	       "probe_read_user across the end of allowed memory: -EFAULT, destination zeroed");
 	memset(stack, 0x55, 64);
 	r = call(env, GBPF_HELPER_PROBE_READ_KERNEL, P(stack), 8, 0, 0, 0);
-	tap_ok((int64_t)r == -EFAULT && stack[0] == 0, "probe_read_kernel of NULL: -EFAULT, zeroed");
+	tap_ok((int64_t)r == -EFAULT && stack[0] == 0,
+	       "probe_read_kernel of NULL: -EFAULT, zeroed");
 	r = call(env, GBPF_HELPER_PROBE_READ, P(rodata), 4, P(stack), 0, 0);
-	tap_ok((int64_t)r == -EFAULT && rodata[0] == 'h', "probe_read into read-only memory -> -EFAULT");
+	tap_ok((int64_t)r == -EFAULT && rodata[0] == 'h',
+	       "probe_read into read-only memory -> -EFAULT");
 	r = call(env, GBPF_HELPER_PROBE_READ, P(stack), 0, 0, 0, 0);
 	tap_ok(r == 0, "probe_read of 0 bytes -> 0");
 }
@@ -227,7 +235,8 @@ static void test_printk(struct gbpf_exec_env *env)
 	tap_ok(r == 22 && strcmp(captured, "hi world -5 4294967295") == 0,
 	       "%%s %%d %%u: \"%s\" (%lld)", captured, (long long)r);
 	r = printk(env, "%x %lx %llx", 0x1234abcdef, 0x1234abcdef, 0xffffffffffffffffull);
-	tap_ok(strcmp(captured, "34abcdef 1234abcdef ffffffffffffffff") == 0 && r == (int64_t)strlen(captured),
+	tap_ok(strcmp(captured, "34abcdef 1234abcdef ffffffffffffffff") == 0 &&
+		       r == (int64_t)strlen(captured),
 	       "%%x %%lx %%llx: \"%s\"", captured);
 	r = printk(env, "%ld %lld %llu", (uint64_t)-1, (uint64_t)-2, (uint64_t)-3);
 	tap_ok(strcmp(captured, "-1 -2 18446744073709551613") == 0, "%%ld %%lld %%llu: \"%s\"",
@@ -251,11 +260,13 @@ static void test_printk(struct gbpf_exec_env *env)
 	tap_ok(r == -EINVAL, "format without NUL within fmt_size -> -EINVAL");
 	r = (int64_t)call(env, GBPF_HELPER_TRACE_PRINTK, P(stack + 500), 100, 0, 0, 0);
 	tap_ok(r == -EFAULT, "format crossing allowed memory -> -EFAULT");
-	r = (int64_t)call(env, GBPF_HELPER_TRACE_PRINTK, P(rodata), sizeof(rodata), P(stack + 100), 1, 2);
+	r = (int64_t)call(env, GBPF_HELPER_TRACE_PRINTK, P(rodata), sizeof(rodata), P(stack + 100),
+			  1, 2);
 	tap_ok(r == -EINVAL, "format with 11 conversions -> -EINVAL");
 	captured_len = 0;
 	r = (int64_t)call(env, GBPF_HELPER_GPU_PUTS, P(stack + 100), 0, 0, 0, 0);
-	tap_ok(r == 0 && strcmp(captured, "world\n") == 0, "gpu puts prints the string and a newline");
+	tap_ok(r == 0 && strcmp(captured, "world\n") == 0,
+	       "gpu puts prints the string and a newline");
 	r = (int64_t)call(env, GBPF_HELPER_GPU_PUTS, 0x1000, 0, 0, 0, 0);
 	tap_ok(r == -EFAULT, "gpu puts of unreadable memory -> -EFAULT");
 }
@@ -301,7 +312,8 @@ static void test_misc(struct gbpf_exec_env *env)
 		       call(env, GBPF_HELPER_GPU_SM_ID, 0, 0, 0, 0, 0) == 9,
 	       "smp_processor_id and sm id are env->slot");
 	r = call(env, GBPF_HELPER_GET_CURRENT_PID_TGID, 0, 0, 0, 0, 0);
-	tap_ok(r >> 32 == (uint64_t)getpid() && (uint32_t)r != 0, "pid_tgid: tgid in the upper half");
+	tap_ok(r >> 32 == (uint64_t)getpid() && (uint32_t)r != 0,
+	       "pid_tgid: tgid in the upper half");
 
 	/* 1000 threads in blocks of 128: thread 300 is block 2, thread 44, warp 1, lane 12. */
 	env->thread_id = 300;

@@ -55,8 +55,8 @@ static void test_basic(uint32_t type, const char *what)
 	r1 = gbpf_ringbuf_reserve(&m, 4, 0);
 	r2 = gbpf_ringbuf_reserve(&m, 4, 0);
 	r3 = gbpf_ringbuf_reserve(&m, 4, 0);
-	tap_ok(r1 && r2 && r3 && (uint8_t *)r2 - (uint8_t *)r1 == 16, "%s: reservations 16 bytes apart",
-	       what);
+	tap_ok(r1 && r2 && r3 && (uint8_t *)r2 - (uint8_t *)r1 == 16,
+	       "%s: reservations 16 bytes apart", what);
 	if (!r1 || !r2 || !r3)
 		goto out;
 	v = 1;
@@ -68,8 +68,8 @@ static void test_basic(uint32_t type, const char *what)
 	gbpf_ringbuf_submit(&m, r3, 0);
 	gbpf_ringbuf_discard(&m, r2, 0);
 	s.n = 0;
-	tap_ok(gbpf_ringbuf_consume(&m, collect, &s) == 0, "%s: record 1 still busy: nothing consumed",
-	       what);
+	tap_ok(gbpf_ringbuf_consume(&m, collect, &s) == 0,
+	       "%s: record 1 still busy: nothing consumed", what);
 	gbpf_ringbuf_submit(&m, r1, 0);
 	gbpf_ringbuf_submit(&m, r1, 0); /* double submit is ignored */
 	tap_ok(gbpf_ringbuf_consume(&m, collect, &s) == 2 && s.vals[0] == 1 && s.vals[1] == 3,
@@ -87,9 +87,11 @@ static void test_basic(uint32_t type, const char *what)
 	       "%s: reserve when full -> NULL, 2 drops", what);
 	s.n = 0;
 	s.stop_after = 100;
-	tap_ok(gbpf_ringbuf_consume(&m, collect, &s) == 100, "%s: consumer stops when asked (100)", what);
+	tap_ok(gbpf_ringbuf_consume(&m, collect, &s) == 100, "%s: consumer stops when asked (100)",
+	       what);
 	s.stop_after = 0;
-	tap_ok(gbpf_ringbuf_consume(&m, collect, &s) == 156 && s.vals[100] == 100 && s.vals[255] == 255,
+	tap_ok(gbpf_ringbuf_consume(&m, collect, &s) == 156 && s.vals[100] == 100 &&
+		       s.vals[255] == 255,
 	       "%s: the remaining 156 follow in order", what);
 
 	/* Wrap-around: records of varying size never split; padding is invisible. */
@@ -107,11 +109,13 @@ static void test_basic(uint32_t type, const char *what)
 	}
 	for (uint32_t i = 0; i < 2000 && ok; i++)
 		ok &= s.vals[i] == i && s.sizes[i] == 4 + (i * 37) % 290;
-	tap_ok(ok && s.n == 2000, "%s: 2000 variable-size records through the wrap, in order", what);
+	tap_ok(ok && s.n == 2000, "%s: 2000 variable-size records through the wrap, in order",
+	       what);
 	tap_ok(gbpf_ringbuf_reserve(&m, 4096, 0) == NULL && gbpf_ringbuf_dropped(&m) == 2,
 	       "%s: a record larger than the ring is refused, not counted as a drop", what);
 	tap_ok(gbpf_ringbuf_reserve(&m, 4, 1) == NULL, "%s: reserve flags must be 0", what);
-	tap_ok(gbpf_ringbuf_output(&m, &v, 4, 8) == -EINVAL, "%s: unknown output flag -> EINVAL", what);
+	tap_ok(gbpf_ringbuf_output(&m, &v, 4, 8) == -EINVAL, "%s: unknown output flag -> EINVAL",
+	       what);
 out:
 	gbpf_map_instance_destroy(&m);
 }
@@ -168,7 +172,8 @@ static void test_perf(void)
 	tap_ok(n == 63 && gbpf_ringbuf_dropped(&m) == 1,
 	       "ring 2 holds 63 records of 1 KiB, the 64th is a counted drop (%d)", n);
 	tap_ok(gbpf_perf_event_output(&m, 1, big, sizeof(big)) == 0, "other rings are unaffected");
-	tap_ok(gbpf_ringbuf_output(&m, big, 8, 0) == -EINVAL, "ringbuf_output on a perf array -> EINVAL");
+	tap_ok(gbpf_ringbuf_output(&m, big, 8, 0) == -EINVAL,
+	       "ringbuf_output on a perf array -> EINVAL");
 	gbpf_map_instance_destroy(&m);
 }
 

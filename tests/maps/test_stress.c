@@ -94,8 +94,8 @@ static void *hash_worker(void *p)
 
 static void test_hash_stress(void)
 {
-	struct gbpf_map_desc d =
-		mk_desc("stress", GBPF_MAP_TYPE_GPU_HASH, 4, 8, SHARED_KEYS + NTHREADS * PRIVATE_KEYS);
+	struct gbpf_map_desc d = mk_desc("stress", GBPF_MAP_TYPE_GPU_HASH, 4, 8,
+					 SHARED_KEYS + NTHREADS * PRIVATE_KEYS);
 	static struct hash_arg args[NTHREADS];
 	pthread_t th[NTHREADS];
 	pthread_barrier_t bar;
@@ -131,12 +131,13 @@ static void test_hash_stress(void)
 		}
 	}
 	pthread_barrier_destroy(&bar);
-	tap_ok(shared == SHARED_KEYS, "8 threads racing NOEXIST on 10000 keys: exactly 10000 wins (%u)",
-	       shared);
+	tap_ok(shared == SHARED_KEYS,
+	       "8 threads racing NOEXIST on 10000 keys: exactly 10000 wins (%u)", shared);
 	tap_ok(errors == 0, "no unexpected result in %u operations per thread (%d)", OPS, errors);
 	tap_ok(ok, "every private key matches the thread's model after 800k mixed operations");
-	tap_ok(hdr_of(&m)->count == SHARED_KEYS + expect_private, "header count is exact (%llu == %u)",
-	       (unsigned long long)hdr_of(&m)->count, SHARED_KEYS + expect_private);
+	tap_ok(hdr_of(&m)->count == SHARED_KEYS + expect_private,
+	       "header count is exact (%llu == %u)", (unsigned long long)hdr_of(&m)->count,
+	       SHARED_KEYS + expect_private);
 	/* Iteration: no key twice (duplicates would show here). */
 	seen = calloc(100000 + NTHREADS * PRIVATE_KEYS, 1);
 	ok = seen != NULL;
@@ -148,8 +149,8 @@ static void test_hash_stress(void)
 		prev = k;
 		err = gbpf_map_get_next_key(&m, &prev, &k);
 	}
-	tap_ok(ok && found == SHARED_KEYS + expect_private, "iteration: %u distinct keys, no duplicate",
-	       found);
+	tap_ok(ok && found == SHARED_KEYS + expect_private,
+	       "iteration: %u distinct keys, no duplicate", found);
 	free(seen);
 	gbpf_map_instance_destroy(&m);
 }
@@ -203,8 +204,8 @@ static void test_lru_stress(void)
 		prev = k;
 		err = gbpf_map_get_next_key(&m, &prev, &k);
 	}
-	tap_ok(errors == 0, "4 threads x 20000 inserts into a 1000-entry LRU: all succeed (%d failed)",
-	       errors);
+	tap_ok(errors == 0,
+	       "4 threads x 20000 inserts into a 1000-entry LRU: all succeed (%d failed)", errors);
 	tap_ok(n == 1000 && hdr_of(&m)->count == 1000 && ok,
 	       "LRU holds exactly 1000 consistent entries (%u, count %llu)", n,
 	       (unsigned long long)hdr_of(&m)->count);
@@ -326,8 +327,8 @@ static void ring_stress(uint32_t nr_sub, const char *what)
 		discarded += args[t].discarded;
 	}
 	n = gbpf_ringbuf_consume(&m, consume_one, &c);
-	tap_ok(n >= 0 && c.bad == 0, "%s: every record intact, once, in producer order (%d bad)", what,
-	       c.bad);
+	tap_ok(n >= 0 && c.bad == 0, "%s: every record intact, once, in producer order (%d bad)",
+	       what, c.bad);
 	tap_ok(c.consumed == ok, "%s: consumed %llu == submitted %llu", what,
 	       (unsigned long long)c.consumed, (unsigned long long)ok);
 	tap_ok(gbpf_ringbuf_dropped(&m) == dropped,

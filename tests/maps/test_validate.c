@@ -35,7 +35,8 @@ static void test_random_memory(void)
 			h->hdr_size = GBPF_MAP_HDR_SIZE;
 			h->reserved0 = 0;
 			h->reserved1 = 0;
-			h->type = (uint32_t[]){1, 2, 4, 5, 6, 9, 27, 1501, 1502, 1503, 1527}[iter % 11];
+			h->type = (uint32_t[]){
+				1, 2, 4, 5, 6, 9, 27, 1501, 1502, 1503, 1527}[iter % 11];
 		}
 		rejected += gbpf_map_mem_validate(mem, 4096) != 0;
 		calls_ok &= gbpf_map_lookup(&m, key, 0) == NULL;
@@ -49,7 +50,8 @@ static void test_random_memory(void)
 	tap_ok(rejected == 2000, "2000 random headers rejected by validate (%d)", rejected);
 	tap_ok(calls_ok, "every operation on random memory fails cleanly");
 	tap_ok(gbpf_map_mem_validate(NULL, 4096) == -EINVAL, "NULL memory -> EINVAL");
-	tap_ok(gbpf_map_mem_validate(mem, 100) == -EINVAL, "memory smaller than a header -> EINVAL");
+	tap_ok(gbpf_map_mem_validate(mem, 100) == -EINVAL,
+	       "memory smaller than a header -> EINVAL");
 	m.mem = NULL;
 	tap_ok(gbpf_map_lookup(&m, key, 0) == NULL && gbpf_map_nr_slots(&m) == 0 &&
 		       gbpf_map_lookup(NULL, key, 0) == NULL,
@@ -123,8 +125,8 @@ static void test_hash_corrupt(void)
 		k = next;
 		n++;
 	}
-	tap_ok(n < 1000, "random buckets: 600 operations and a bounded iteration (%d keys), no crash",
-	       n);
+	tap_ok(n < 1000,
+	       "random buckets: 600 operations and a bounded iteration (%d keys), no crash", n);
 	gbpf_map_instance_destroy(&m);
 
 	if (gbpf_map_instance_create(&m, &d, 1)) {
@@ -137,7 +139,8 @@ static void test_hash_corrupt(void)
 	memset((uint8_t *)m.mem + h->data_off +
 		       (gbpf_map_hash(&k, 8) & (h->nr_buckets - 1)) * h->bucket_size + 4,
 	       1, 1);
-	tap_ok(gbpf_map_update(&m, &k, &v, GBPF_ANY, 0) == -EBUSY, "a lock never released -> EBUSY");
+	tap_ok(gbpf_map_update(&m, &k, &v, GBPF_ANY, 0) == -EBUSY,
+	       "a lock never released -> EBUSY");
 	tap_ok(gbpf_map_lookup(&m, &k, 0) == NULL, "lookups never take the lock");
 	gbpf_map_instance_destroy(&m);
 }
@@ -164,10 +167,12 @@ static void test_ring_corrupt(void)
 	ctl->consumer_pos = 0;
 	tap_ok(gbpf_ringbuf_output(&m, &v, 4, 0) == 0, "after repair the ring works");
 	((struct gbpf_ring_rec *)data)->len = 5000; /* committed, longer than the ring */
-	tap_ok(gbpf_ringbuf_consume(&m, NULL, NULL) == -EUCLEAN, "record longer than the ring -> EUCLEAN");
+	tap_ok(gbpf_ringbuf_consume(&m, NULL, NULL) == -EUCLEAN,
+	       "record longer than the ring -> EUCLEAN");
 	((struct gbpf_ring_rec *)data)->len = 4;
 	ctl->consumer_pos = 3;
-	tap_ok(gbpf_ringbuf_consume(&m, NULL, NULL) == -EUCLEAN, "misaligned consumer position -> EUCLEAN");
+	tap_ok(gbpf_ringbuf_consume(&m, NULL, NULL) == -EUCLEAN,
+	       "misaligned consumer position -> EUCLEAN");
 	gbpf_map_instance_destroy(&m);
 }
 
