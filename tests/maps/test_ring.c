@@ -2,6 +2,9 @@
 /* Ring buffers (RINGBUF, GPU_RINGBUF) and perf event arrays, single-threaded semantics. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/maps/maps_test_util.h"
 
@@ -177,11 +180,75 @@ static void test_perf(void)
 	gbpf_map_instance_destroy(&m);
 }
 
+/* The block is self-describing: a producer in another process, found from the memory alone. */
+static void test_cross_process(void)
+{
+	struct gbpf_map_desc d = mk_desc("xp", GBPF_MAP_TYPE_RINGBUF, 0, 0, 8192);
+	size_t size = gbpf_map_mem_size(&d, 1);
+	struct gbpf_map_instance m;
+	struct seen *s = calloc(1, sizeof(*s));
+	uint32_t expect = 0;
+	int status = 0, ok = 1, n, spins = 0;
+	void *mem;
+	pid_t pid;
+
+	mem = mmap(NULL, size + 64, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED || !s || gbpf_map_mem_init(mem, size, &d, 1)) {
+		tap_ok(0, "cross-process: shared mapping");
+		free(s);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		/* child: knows only the address and size of the block */
+		struct gbpf_map_instance cm = {.desc = NULL, .mem = mem, .mem_size = size};
+		uint64_t failed = 0;
+
+		for (uint32_t i = 0; i < 5000; i++)
+			while (gbpf_ringbuf_output(&cm, &i, 4, 0) != 0) {
+				failed++;
+				usleep(10);
+			}
+		/* report the failures past the end of the map block */
+		memcpy((uint8_t *)mem + size, &failed, sizeof(failed));
+		_exit(0);
+	}
+	m = (struct gbpf_map_instance){.desc = NULL, .mem = mem, .mem_size = size};
+	while (expect < 5000 && spins < 200000) {
+		s->n = 0;
+		n = gbpf_ringbuf_consume(&m, collect, s);
+		if (n < 0) {
+			ok = 0;
+			break;
+		}
+		for (int i = 0; i < n && i < 4096; i++)
+			ok &= s->vals[i] == expect++;
+		if (n == 0) {
+			usleep(50);
+			spins++;
+		}
+	}
+	waitpid(pid, &status, 0);
+	tap_ok(ok && expect == 5000 && WIFEXITED(status),
+	       "cross-process: 5000 records from a child process, in order (%u)", expect);
+	{
+		uint64_t failed;
+
+		memcpy(&failed, (uint8_t *)mem + size, sizeof(failed));
+		tap_ok(gbpf_ringbuf_dropped(&m) == failed,
+		       "cross-process: the header counts exactly the child's %llu failed outputs",
+		       (unsigned long long)failed);
+	}
+	munmap(mem, size + 64);
+	free(s);
+}
+
 int main(void)
 {
 	test_basic(GBPF_MAP_TYPE_RINGBUF, "ringbuf");
 	test_basic(GBPF_MAP_TYPE_GPU_RINGBUF, "gpu_ringbuf");
 	test_subrings();
 	test_perf();
+	test_cross_process();
 	return tap_done();
 }
