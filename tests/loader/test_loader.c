@@ -64,9 +64,9 @@ static void check_maps_btf(const struct gbpf_object *obj, const char *tag)
 {
 	char refs[256];
 
-	/* ten user maps, then the initialiser of struct val16 v, which clang puts in .rodata.cst16 */
+	/* ten user maps, then the two struct val16 initialisers, which clang puts in .rodata.cst16 */
 	tap_ok(gbpf_object__map_cnt(obj) == 11, "%s: 11 maps (got %zu)", tag, gbpf_object__map_cnt(obj));
-	map_ok(obj, tag, ".rodata.cst16", GBPF_MAP_TYPE_ARRAY, 4, 16, 1, GBPF_F_MMAPABLE | GBPF_F_RDONLY_PROG,
+	map_ok(obj, tag, ".rodata.cst16", GBPF_MAP_TYPE_ARRAY, 4, 32, 1, GBPF_F_MMAPABLE | GBPF_F_RDONLY_PROG,
 	       GBPF_MAP_ORIGIN_RODATA);
 	map_ok(obj, tag, "m_hash", GBPF_MAP_TYPE_HASH, 4, 16, 128, 0, GBPF_MAP_ORIGIN_USER);
 	map_ok(obj, tag, "m_array", GBPF_MAP_TYPE_ARRAY, 4, 8, 8, 0, GBPF_MAP_ORIGIN_USER);

@@ -40,7 +40,7 @@ int legacy_prog(void *ctx)
 
 	bpf_map_lookup_elem(&counts, &k);
 	bpf_map_lookup_elem(&per_thread, &k);
-	bpf_map_lookup_elem(&events, &k);
+	bpf_ringbuf_output(&events, &k, sizeof(k), 0);
 	return 0;
 }
 

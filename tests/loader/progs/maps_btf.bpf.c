@@ -124,9 +124,9 @@ int on_main(void *ctx)
 SEC("uretprobe//usr/lib/libcuda.so.1:cuLaunchKernel")
 int on_launch_ret(void *ctx)
 {
-	__u32 k = 0;
+	struct val16 v = {4, 5, 6};
 
-	bpf_map_lookup_elem(&m_gpu_ringbuf, &k);
+	bpf_ringbuf_output(&m_gpu_ringbuf, &v, sizeof(v), 0);
 	return 4;
 }
 
