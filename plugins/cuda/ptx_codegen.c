@@ -601,7 +601,7 @@ static int emit_kernel_main(struct ptx_cg *cg)
 			"mov.u32 %w0, %ctaid.x;\nmov.u32 %w1, %ntid.x;\nmov.u32 %w2, %tid.x;\n"
 			"mul.wide.u32 %gtid, %w0, %w1;\ncvt.u64.u32 %t0, %w2;\n"
 			"add.u64 %gtid, %gtid, %t0;\n"
-			"ld.param.u64 %t0, [__n];\nsetp.ge.u64 %p0, %gtid, %t0;\n@%p0 bra.uni $Ldone;\n"
+			"ld.param.u64 %t0, [__n];\nsetp.ge.u64 %p0, %gtid, %t0;\n@%p0 bra $Ldone;\n"
 			"ld.param.u64 %r1, [__data];\nld.param.u64 %t1, [__stride];\n"
 			"mad.lo.u64 %r1, %gtid, %t1, %r1;\nld.param.u64 %r2, [__size];\n");
 	rc = emit_body(cg, &cg->funcs[0]);
@@ -609,18 +609,21 @@ static int emit_kernel_main(struct ptx_cg *cg)
 	 * whether all threads agreed without reading r0 back. */
 	ptx_buf_puts(b, "$Lexit:\n"
 			"ld.param.u64 %t0, [__out];\nsetp.eq.u64 %p0, %t0, 0;\n"
-			"@%p0 bra.uni $Lnoout;\nshl.b64 %t1, %gtid, 3;\nadd.u64 %t0, %t0, %t1;\n"
+			"@%p0 bra $Lnoout;\nshl.b64 %t1, %gtid, 3;\nadd.u64 %t0, %t0, %t1;\n"
 			"st.global.u64 [%t0], %r0;\n"
 			"$Lnoout:\n"
-			"ld.param.u64 %t0, [__stats];\nsetp.eq.u64 %p0, %t0, 0;\n@%p0 bra.uni $Ldone;\n"
+			"ld.param.u64 %t0, [__stats];\nsetp.eq.u64 %p0, %t0, 0;\n@%p0 bra $Ldone;\n"
 			"setp.eq.u64 %p1, %gtid, 0;\n@%p1 st.global.u64 [%t0+16], %r0;\n"
 			"activemask.b32 %w0;\nmatch.all.sync.b64 %w1|%p2, %r0, %w0;\n"
-			"@!%p2 red.global.min.u64 [%t0], %r0;\n@!%p2 red.global.max.u64 [%t0+8], %r0;\n"
-			"@!%p2 red.global.add.u64 [%t0+24], 1;\n@!%p2 bra.uni $Ldone;\n"
+			"@!%p2 bra $Lfold;\n"
 			"neg.s32 %w2, %w0;\nand.b32 %w2, %w2, %w0;\nbfind.u32 %w2, %w2;\n"
-			"mov.u32 %w3, %laneid;\nsetp.ne.u32 %p3, %w2, %w3;\n@%p3 bra.uni $Ldone;\n"
-			"red.global.min.u64 [%t0], %r0;\nred.global.max.u64 [%t0+8], %r0;\n"
-			"popc.b32 %w4, %w0;\ncvt.u64.u32 %t2, %w4;\nred.global.add.u64 [%t0+24], %t2;\n"
+			"mov.u32 %w3, %laneid;\nsetp.ne.u32 %p3, %w2, %w3;\n@%p3 bra $Ldone;\n"
+			/* Skip the atomics when r0 already lies in [min, max] (a stale
+			 * read only errs towards doing the atomic): with uniform results
+			 * almost no warp touches the shared line after the first ones. */
+			"$Lfold:\nld.global.u64 %t2, [%t0];\nsetp.lt.u64 %p4, %r0, %t2;\n"
+			"@%p4 red.global.min.u64 [%t0], %r0;\nld.global.u64 %t2, [%t0+8];\n"
+			"setp.gt.u64 %p4, %r0, %t2;\n@%p4 red.global.max.u64 [%t0+8], %r0;\n"
 			"$Ldone:\nret;\n}\n");
 	return rc;
 }

@@ -52,13 +52,14 @@ struct gbpf_ptx_opts {
 
 /**
  * Reduction of r0 over all threads of a run, written by the run kernel
- * (device memory; the host initialises min to ~0, the rest to 0).
+ * (device memory; the host initialises min to ~0, the rest to 0). Every
+ * thread t < n reaches the fold, so min == max means all threads agreed.
  */
 struct gbpf_ptx_run_stats {
 	uint64_t r0_min;     /**< smallest r0 */
 	uint64_t r0_max;     /**< largest r0 */
 	uint64_t r0_first;   /**< r0 of thread 0 */
-	uint64_t ran;        /**< threads that ran the program */
+	uint64_t reserved;   /**< zero */
 };
 
 /**

@@ -59,8 +59,10 @@ static int elf_open(struct elf_view *v, const void *buf, size_t len, char *log, 
 	shentsize = gbpf_fb_rd16(p + 0x3a);
 	v->shnum = gbpf_fb_rd16(p + 0x3c);
 	v->shstrndx = gbpf_fb_rd16(p + 0x3e);
-	if (!v->shoff)
-		return 0; /* no sections at all */
+	if (!v->shoff) {
+		v->shnum = 0; /* no section table: nothing to read */
+		return 0;
+	}
 	if (shentsize != 64 || v->shoff > len || len - v->shoff < 64) {
 		gbpf_fb_log(log, log_size, "elf: section table at offset %llu is outside the file",
 			    (unsigned long long)v->shoff);

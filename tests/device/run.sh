@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# tests/device/run.sh - on a CUDA machine: build the cuda backend, run every
+# GPU test, compute-sanitizer memcheck on a GPU test and every cuda
+# benchmark, then print a short table.
+#
+# The cuda part is built with plain gcc commands so that the script works
+# where the rest of the project's dependencies (libbpf, libelf) are missing.
+# Conformance data: ../shared/conformance beside the repository, or the file
+# named by GBPF_CONFORMANCE_TSV.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${GBPF_DEVICE_BUILD:-/tmp/gbpf-device-build}
+CC=${CC:-gcc}
+LOG=${OUT:-$B}/device-log.txt
+export PATH=$PATH:/usr/local/cuda/bin
+mkdir -p "$B"
+: > "$LOG"
+cd "$ROOT" || exit 1
+
+CF="-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Iinclude -I. -Iplugins/cuda"
+CODEGEN="plugins/cuda/ptx_buf.c plugins/cuda/ptx_codegen.c plugins/cuda/ptx_mem.c plugins/cuda/ptx_helpers.c plugins/cuda/ptx_maps.c plugins/cuda/ptx_hash.c plugins/cuda/ptx_ring.c plugins/cuda/cuda_printq_ptx.c"
+MAPS=$(ls maps/*.c 2>/dev/null | tr '\n' ' ')
+PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+PLUGIN=$B/libgbpf-cuda.so
+
+declare -a ROWS
+row() { ROWS+=("$(printf '%-34s %s' "$1" "$2")"); }
+step() { echo "== $*" | tee -a "$LOG"; }
+tapsum() { # name, file
+	local ok nok skip
+	ok=$(grep -c '^ok ' "$2"); nok=$(grep -c '^not ok' "$2"); skip=$(grep -c '# SKIP' "$2")
+	row "$1" "ok $ok, not ok $nok, skip $skip"
+}
+
+step "build ($CC)"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"
+$CC $CF -fPIC -shared -fvisibility=hidden -Wl,--version-script=plugins/plugin.map -o "$PLUGIN" \
+	$CODEGEN plugins/cuda/cuda_plugin.c plugins/cuda/cuda_driver.c -ldl 2>&1 | tee -a "$LOG"
+T=("-DGBPF_PTXAS=\"$PTXAS\"" "-DGBPF_CUDA_PLUGIN_PATH=\"$PLUGIN\"")
+$CC $CF "${T[@]}" -o "$B/test_ptx_codegen" tests/cuda/test_ptx_codegen.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
+$CC $CF "${T[@]}" -o "$B/test_ptx_conformance" tests/cuda/test_ptx_conformance.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
+$CC $CF "${T[@]}" -o "$B/test_cuda_run" tests/cuda/test_cuda_run.c tests/cuda/cuda_test_util.c $MAPS -ldl -lpthread 2>&1 | tee -a "$LOG"
+$CC $CF "${T[@]}" -o "$B/bench_ptx_codegen" bench/cuda/bench_ptx_codegen.c $CODEGEN 2>&1 | tee -a "$LOG"
+$CC $CF "${T[@]}" -o "$B/bench_cuda_vecadd" bench/cuda/bench_cuda_vecadd.c plugins/cuda/cuda_driver.c -ldl 2>&1 | tee -a "$LOG"
+for x in libgbpf-cuda.so test_ptx_codegen test_ptx_conformance test_cuda_run bench_ptx_codegen bench_cuda_vecadd; do
+	[ -e "$B/$x" ] || row "build $x" "FAILED"
+done
+
+for t in test_ptx_codegen test_ptx_conformance test_cuda_run; do
+	step "$t"
+	start=$SECONDS
+	timeout 300 "$B/$t" > "$B/$t.tap" 2>&1
+	rc=$?
+	cat "$B/$t.tap" >> "$LOG"
+	grep -E '^not ok|^# ' "$B/$t.tap" | head -20
+	tapsum "$t (rc $rc, $((SECONDS - start)) s)" "$B/$t.tap"
+done
+grep -E 'conformance, ' "$B/test_cuda_run.tap" | sed 's/^/  /'
+grep -E 'threads atomically' "$B/test_cuda_run.tap" | sed 's/^/  /'
+
+step "compute-sanitizer memcheck on test_cuda_run (10^4 threads)"
+if command -v compute-sanitizer >/dev/null; then
+	GBPF_CUDA_THREADS=10000 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 3 \
+		"$B/test_cuda_run" > "$B/memcheck.txt" 2>&1
+	rc=$?
+	tail -5 "$B/memcheck.txt" | tee -a "$LOG"
+	row "memcheck test_cuda_run" "rc $rc, $(grep -m1 -o 'ERROR SUMMARY: [0-9]* error[s]*' "$B/memcheck.txt" || echo 'no summary')"
+else
+	row "memcheck" "compute-sanitizer not found"
+fi
+
+step "benchmarks"
+"$B/bench_ptx_codegen" 2>&1 | tee -a "$LOG" | tee "$B/bench1.txt"
+row "bench ptx_codegen" "$(sed -n 's/.* in \([0-9.]* ms\).*ratio \([0-9.]*\).*/\1 (ratio \2)/p' "$B/bench1.txt")"
+timeout 200 "$B/bench_cuda_vecadd" 2>&1 | tee -a "$LOG" | tee "$B/bench2.txt"
+row "bench vecadd ebpf/cuda" "$(sed -n 's/.*ebpf \([0-9.]* us\).*cuda \([0-9.]* us\).*ratio \([0-9.]*\).*/\1 vs \2, ratio \3/p' "$B/bench2.txt")"
+
+echo
+echo "================ gbpf cuda device summary ================"
+for r in "${ROWS[@]}"; do echo "$r"; done | tee -a "$LOG"
