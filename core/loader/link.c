@@ -336,6 +336,10 @@ static int emit_func(struct gbpf_object *obj, const struct ld_link *lk, const st
 		if (dst->code == GBPF_OP_LDDW && j + 1 >= f->start + f->len)
 			return rel_err(obj, -GBPF_ERRNO__FORMAT, f->sec, j,
 				       "wide load is cut off by the end of its function");
+		if (dst->code == GBPF_OP_LDDW && s->relocs[j + 1].type)
+			return rel_err(obj, -GBPF_ERRNO__RELOC, f->sec, j + 1,
+				       "relocation #%u points into the second slot of a wide load",
+				       s->relocs[j + 1].index);
 		ret = code_target(obj, f->sec, j, &tsec, &tslot);
 		if (ret < 0)
 			return ret;

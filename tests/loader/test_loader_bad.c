@@ -144,6 +144,22 @@ static int m_reloc_offset(uint8_t *b, size_t *size)
 	return 0;
 }
 
+static int m_reloc_second_slot(uint8_t *b, size_t *size)
+{
+	Elf64_Rel *r = first_rel(b, PROG_SEC);
+	Elf64_Rel *end;
+
+	if (!r)
+		return -1;
+	end = r + find_shdr(b, ".rel" PROG_SEC)->sh_size / sizeof(*r);
+	for (; r < end && ELF64_R_TYPE(r->r_info) != 1; r++)
+		;
+	if (r == end)
+		return -1;
+	r->r_offset += 8;
+	return 0;
+}
+
 static int m_reloc_bad_target(uint8_t *b, size_t *size)
 {
 	Elf64_Rel *r = first_rel(b, PROG_SEC);
@@ -314,6 +330,7 @@ static const struct bad_case cases[] = {
 	{"subprogs", "relocation type", m_reloc_type, "section '.rel" PROG_SEC "'", "unknown relocation type 7", GBPF_ERRNO__RELOC},
 	{"subprogs", "relocation symbol index", m_reloc_sym, "section '.rel" PROG_SEC "'", "symbol index 100000", GBPF_ERRNO__RELOC},
 	{"subprogs", "relocation offset", m_reloc_offset, "section '.rel" PROG_SEC "'", "not an instruction", GBPF_ERRNO__RELOC},
+	{"subprogs", "relocation inside a wide load", m_reloc_second_slot, "section '" PROG_SEC "'", "second slot of a wide load", GBPF_ERRNO__RELOC},
 	{"subprogs", "relocation against the license", m_reloc_bad_target, "section '" PROG_SEC "'", "neither code, a map nor global data", GBPF_ERRNO__RELOC},
 	{"subprogs", "relocation against an undefined symbol", m_undef_sym, "section 'gpu/exit/ns::kernel<float>'", "undefined symbol 'g_sum'", GBPF_ERRNO__RELOC},
 	{"subprogs", "symbol section index", m_sym_shndx, "section '.symtab'", "section #5000", GBPF_ERRNO__FORMAT},
