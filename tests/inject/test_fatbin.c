@@ -40,7 +40,7 @@ static int grab(const char *where, const uint8_t *d, size_t n, void *arg)
 }
 
 struct summary {
-	unsigned ptx, elf, zstd, lz4, ptx_ok, elf_ok, arch90, arch75, undecodable;
+	unsigned ptx, elf, zstd, lz4, ptx_ok, elf_ok, arch90, arch75, undecodable, ptx_rt;
 };
 
 static void summarize(const uint8_t *d, size_t n, struct summary *s, int *perr)
@@ -68,10 +68,17 @@ static void summarize(const uint8_t *d, size_t n, struct summary *s, int *perr)
 			s->undecodable++;
 			continue;
 		}
-		if (e->kind == GBPF_FATBIN_KIND_PTX)
+		if (e->kind == GBPF_FATBIN_KIND_PTX) {
+			struct gbpf_ptx_module *m =
+				gbpf_ptx_parse((char *)out, len, "entry", NULL, 0);
+			char *p = m ? gbpf_ptx_print(m, NULL) : NULL;
+
 			s->ptx_ok += gbpf_cuda_image_kind(out, len) == GBPF_CUDA_IMAGE_PTX &&
 				     strstr((char *)out, ".entry") != NULL;
-		else
+			s->ptx_rt += p && iu_token_diff((char *)out, len, p, strlen(p)) == -1;
+			free(p);
+			gbpf_ptx_module_free(m);
+		} else
 			s->elf_ok += gbpf_cuda_image_kind(out, len) == GBPF_CUDA_IMAGE_ELF &&
 				     gbpf_cubin_for_each_kernel(out, len, NULL, NULL, NULL, 0) >= 0;
 		free(out);
@@ -184,6 +191,9 @@ static void check_form(const char *form, const char *path)
 	}
 	tap_ok(perr == 0 && s.elf > 0, "%s: fatbin parses: %u PTX, %u ELF entries", form, s.ptx,
 	       s.elf);
+	if (s.ptx_ok)
+		tap_ok(s.ptx_rt == s.ptx_ok, "%s: stored PTX round-trips token for token (%u)", form,
+		       s.ptx_rt);
 	if (!strcmp(form, "default") || !strcmp(form, "shared")) {
 		tap_ok(s.ptx >= 1 && s.zstd >= 1 && s.ptx_ok == s.ptx && s.arch75 >= 2,
 		       "%s: zstd compute_75 PTX decompresses (%u/%u)", form, s.ptx_ok, s.ptx);
@@ -318,6 +328,18 @@ static void check_robustness(const char *path)
 		err = gbpf_fatbin__parse(h, sizeof(h), &f, log, sizeof(log));
 		tap_ok(err == -GBPF_ERRNO__FORMAT && strstr(log, "offset 0"),
 		       "hostile: oversized container refused: %s", log);
+	}
+	/* An ELF header with sections but no section table offset. */
+	{
+		uint8_t elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+
+		elf[0x3c] = 5;
+		tap_ok(gbpf_cubin_for_each_kernel(elf, sizeof(elf), NULL, NULL, NULL, 0) == 0,
+		       "hostile: ELF with section count but no table has no kernels");
+		elf[0x28] = 60; /* table overlapping the end */
+		tap_ok(gbpf_cubin_for_each_kernel(elf, sizeof(elf), NULL, NULL, log, sizeof(log)) ==
+			       -GBPF_ERRNO__FORMAT,
+		       "hostile: section table outside the file refused: %s", log);
 	}
 	free(copy);
 	free(data);
