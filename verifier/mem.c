@@ -262,6 +262,11 @@ int mem_atomic(struct venv *env, uint32_t idx, struct vstate *st, const struct r
 	if (ptr->type == REG_PTR_CTX)
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
 			    "atomic operation on ctx: context fields are read-only");
+	/* Atomics need natural alignment on every target, host CPUs included. */
+	if (((ptr->v.t.value + (uint64_t)off) | ptr->v.t.mask) & (size - 1))
+		return verr(env, idx, -GBPF_ERRNO__VERIFY,
+			    "misaligned atomic operation on %s: off=%" PRId64 " size=%u",
+			    reg_type_name(ptr->type), ptr->v.smin + off, size);
 	if (ptr->type == REG_PTR_STACK && size == 8 && sval_is_const(&ptr->v)) {
 		int64_t o = ptr->v.smin + off;
 		struct frame *f = st->frames[ptr->frameno];

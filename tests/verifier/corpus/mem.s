@@ -64,3 +64,11 @@ mov %r2, 1
 lock add [%r1+0], %r2
 mov %r0, 0
 exit
+
+=== misaligned atomic in the buffer, even on the host
+mem: 16
+expect: reject @1 misaligned atomic operation on mem
+mov %r2, 1
+lock add [%r1+4], %r2
+mov %r0, 0
+exit
