@@ -263,7 +263,9 @@ int mem_atomic(struct venv *env, uint32_t idx, struct vstate *st, const struct r
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
 			    "atomic operation on ctx: context fields are read-only");
 	/* Atomics need natural alignment on every target, host CPUs included. */
-	if (((ptr->v.t.value + (uint64_t)off) | ptr->v.t.mask) & (size - 1))
+	if ((ptr->type == REG_PTR_STACK || ptr->type == REG_PTR_MAP_VALUE ||
+	     ptr->type == REG_PTR_RINGBUF || ptr->type == REG_PTR_MEM) &&
+	    (((ptr->v.t.value + (uint64_t)off) | ptr->v.t.mask) & (size - 1)))
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
 			    "misaligned atomic operation on %s: off=%" PRId64 " size=%u",
 			    reg_type_name(ptr->type), ptr->v.smin + off, size);

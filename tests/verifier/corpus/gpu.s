@@ -56,7 +56,7 @@ exit
 === atomics must be aligned on the GPU
 kind: gpu/entry
 map: arr gpu_array 4 16 1
-expect: reject @8 misaligned access to map_value
+expect: reject @8 misaligned atomic operation on map_value
 stw [%r10-4], 0
 lddw %r1, map[0]
 mov %r2, %r10
