@@ -304,7 +304,8 @@ static void check_handwritten(const char *path)
 static void check_old_version(void)
 {
 	static const char app[] = ".version 7.0\n.target sm_75\n.address_size 64\n"
-				  ".visible .entry k(.param .u64 k_p)\n{\n\tret;\n}\n";
+				  ".visible .entry k(.param .u64 k_p, .param .u32 k_n,\n"
+				  "\t.param .align 4 .b8 k_s[12], .param .u8 k_c)\n{\n\tret;\n}\n";
 	char log[256] = "", *frag = strdup(iu_fragment), *inj;
 	struct counts c;
 	int err;
@@ -323,8 +324,12 @@ static void check_old_version(void)
 	}
 	inj = inject_text(app, sizeof(app) - 1, frag, GBPF_PTX_SITE_ENTRY | GBPF_PTX_SITE_EXIT,
 			  NULL, &c, &err, log, sizeof(log));
-	tap_ok(inj && err == 1 && !strstr(inj, "cvta.param"),
-	       "PTX ISA 7.0: no cvta.param, ctx.params is 0");
+	tap_ok(inj && err == 1 && !strstr(inj, "cvta.param") &&
+		       strstr(inj, "__gbpf_params[25]") && strstr(inj, "%__gbpf_rd1, [k_p+0]") &&
+		       strstr(inj, "%__gbpf_r1, [k_s+8]") &&
+		       strstr(inj, "[__gbpf_params+12], %__gbpf_r1") &&
+		       strstr(inj, "[__gbpf_params+24], %__gbpf_h0"),
+	       "PTX ISA 7.0: parameters copied to a local block in launch layout");
 	if (inj && ptxas)
 		tap_ok(iu_ptxas(ptxas, "sm_75", inj, strlen(inj), NULL) == 0,
 		       "PTX ISA 7.0 instrumented module assembles for sm_75");

@@ -91,6 +91,7 @@ struct kctx {
 	uint32_t n_regs, cap_regs;
 	unsigned n_labels;
 	bool cvta_param;
+	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	char kname[512];
 	char *log;
 	size_t log_size;
@@ -512,6 +513,68 @@ static void tx_skip_open(struct text *t, struct kctx *k, const struct gbpf_ptx_s
 
 static int rewrite_block(struct kctx *k, struct gbpf_ptx_block *b, int depth, uint32_t entry_at);
 
+/* Largest parameter block we copy for PTX < 7.7 (CUDA's classic 4 KB limit). */
+#define MAX_PARAM_COPY 4096u
+
+/*
+ * Before PTX ISA 7.7 the address of a kernel parameter cannot be taken
+ * (cvta.param): copy the parameters, in the launch's layout (each aligned
+ * to its own alignment), into a .local buffer instead. Returns false if a
+ * parameter's shape is not understood or the block is too large.
+ */
+static bool tx_param_copy(struct kctx *k, struct text *t)
+{
+	const struct gbpf_ptx_module *m = k->m;
+	const struct gbpf_ptx_func *f = k->f;
+	unsigned off = 0;
+
+	for (uint32_t p = 0; p < f->n_params; p++) {
+		const struct gbpf_ptx_range *r = &f->params[p];
+		unsigned elem = 0, align = 0, count = 1, chunk;
+		const struct gbpf_ptx_tok *name = NULL;
+
+		for (uint32_t i = r->first; i < r->first + r->n; i++) {
+			const struct gbpf_ptx_tok *tk = &m->toks[i];
+
+			if (tk->kind == GBPF_PTX_TOK_DOT && gbpf_ptx_tok_eq(tk, ".align") &&
+			    i + 1 < r->first + r->n)
+				align = (unsigned)strtoul(m->toks[i + 1].s, NULL, 0);
+			else if (tk->kind == GBPF_PTX_TOK_DOT && type_bits(tk->s + 1, tk->len - 1) >= 8)
+				elem = type_bits(tk->s + 1, tk->len - 1) / 8;
+			else if (tk->kind == GBPF_PTX_TOK_IDENT && !name)
+				name = tk;
+			else if (tk->kind == GBPF_PTX_TOK_NUM && name && i > r->first &&
+				 m->toks[i - 1].kind == GBPF_PTX_TOK_PUNCT && m->toks[i - 1].s[0] == '[')
+				count = (unsigned)strtoul(tk->s, NULL, 0);
+		}
+		if (!name || !elem || elem > 8 || !count || count > MAX_PARAM_COPY)
+			return false;
+		if (!align)
+			align = elem;
+		if (align & (align - 1) || align > 256)
+			return false;
+		off = (off + align - 1) & ~(align - 1);
+		if (off + elem * count > MAX_PARAM_COPY)
+			return false;
+		/* Copy in the widest unit the alignment allows. */
+		chunk = align < 8 ? align : 8;
+		if (chunk < elem)
+			chunk = elem;
+		for (unsigned b = 0; b < elem * count; b += chunk) {
+			unsigned c = chunk <= elem * count - b ? chunk : elem;
+			const char *reg = c == 8 ? "%__gbpf_rd1" : c == 4 ? "%__gbpf_r1" : "%__gbpf_h0";
+
+			tx(t, "ld.param.b%u %s, [%.*s+%u];\n", c * 8, reg, (int)name->len, name->s, b);
+			tx(t, "st.local.b%u [__gbpf_params+%u], %s;\n", c * 8, off + b, reg);
+		}
+		off += elem * count;
+	}
+	k->params_size = off ? off : 1;
+	tx(t, "mov.u64 %%__gbpf_rd1, __gbpf_params;\n");
+	tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	return true;
+}
+
 static int tx_entry(struct kctx *k, struct text *t)
 {
 	const struct gbpf_ptx_func *f = k->f;
@@ -534,7 +597,7 @@ static int tx_entry(struct kctx *k, struct text *t)
 		}
 		tx(t, "mov.u64 %%__gbpf_rd1, %.*s;\n", (int)m->toks[i].len, m->toks[i].s);
 		tx(t, "cvta.param.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
-	} else {
+	} else if (!f->n_params || !tx_param_copy(k, t)) {
 		tx(t, "mov.u64 %%__gbpf_rd1, 0;\n");
 	}
 	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
@@ -691,6 +754,8 @@ static int instrument_kernel(struct kctx *k)
 		return err;
 	tx(&t, ".reg .b64 %%__gbpf_rd<3>;\n.reg .b32 %%__gbpf_r<2>;\n.reg .b16 %%__gbpf_h<1>;\n");
 	tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
+	if (k->params_size)
+		tx(&t, ".local .align 16 .b8 __gbpf_params[%u];\n", k->params_size);
 	err = emit(k, &t, &decls);
 	if (!err)
 		err = gbpf_ptx_block_insert(&k->f->body, 0, decls.v, decls.n);
@@ -910,9 +975,15 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 			if (!err) {
 				rep.instrumented = true;
 				n_done++;
-				if (!k.cvta_param && k.f->n_params)
+				if (!k.cvta_param && k.f->n_params && !k.params_size)
 					snprintf(rep.reason, sizeof(rep.reason),
-						 "PTX ISA %u.%u < 7.7: ctx.params is 0",
+						 "PTX ISA %u.%u < 7.7 and parameters not copyable: "
+						 "ctx.params is 0",
+						 version / 10, version % 10);
+				else if (!k.cvta_param && k.f->n_params)
+					snprintf(rep.reason, sizeof(rep.reason),
+						 "PTX ISA %u.%u < 7.7: ctx.params points to a "
+						 "per-thread copy",
 						 version / 10, version % 10);
 			} else {
 				snprintf(rep.reason, sizeof(rep.reason), "injection failed (%d)", err);
