@@ -179,6 +179,7 @@ static const struct cli_cmd top_cmds[] = {
 	{"disasm", cmd_disasm},
 	{"verify", cmd_verify},
 	{"conformance", cmd_conformance},
+	{"run", cmd_run},
 	{NULL, NULL},
 };
 

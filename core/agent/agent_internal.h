@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* core/agent/agent_internal.h - state of the agent inside the application. */
+#ifndef GBPF_CORE_AGENT_INTERNAL_H
+#define GBPF_CORE_AGENT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <gbpf/backend.h>
+#include <gbpf/plugin.h>
+
+#include "core/agent/proto.h"
+
+/* Reports waiting for the sender thread; beyond this they are dropped and counted. */
+#define AGENT_QUEUE_LEN 128
+/* Faults of host programs reported per program; later ones are only counted. */
+#define AGENT_FAULT_REPORTS 4
+
+struct agent_msg {
+	uint16_t type; /* GBPF_AGENT_MSG_REPORT or _PRINT */
+	uint32_t event;
+	char kernel[128];
+	char msg[384];
+};
+
+struct gbpf_interp;
+
+/*
+ * The one agent of this process. Fields written by the constructor are
+ * read-only once `attached` is set; the queue is guarded by `lock`.
+ */
+struct agent_state {
+	int fd;      /* socket to the controller, -1 when none */
+	int wake_fd; /* eventfd that wakes the sender thread */
+	pthread_t sender;
+	int sender_started;
+	pthread_mutex_t lock;
+	struct agent_msg queue[AGENT_QUEUE_LEN];
+	unsigned q_head, q_len;
+	uint32_t dropped;      /* reports dropped since the last one sent */
+	atomic_int orphaned;   /* controller gone: report nothing more */
+	atomic_int forked;     /* a fork() child without exec: shares the parent's socket */
+	atomic_int attached;
+	atomic_uint_fast64_t launch_seq;
+
+	struct gbpf_agent_setup setup;
+	struct gbpf_shm shm;
+	struct gbpf_registry *reg;
+	const struct gbpf_backend_ops *ops;
+	struct gbpf_backend *backend;
+	struct gbpf_agent_services services;
+	struct gbpf_interp **interps; /* per program; NULL for device programs */
+	atomic_uint *faults;          /* per program: run failures seen */
+};
+
+extern struct agent_state gbpf_agent_state;
+
+/** Queue a message for the controller; never blocks on I/O. */
+void agent_queue(struct agent_state *a, uint16_t type, uint32_t event, const char *kernel,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/** Start the sender thread (reports flow from then on). */
+int agent_sender_start(struct agent_state *a);
+/** Give the sender up to @p ms milliseconds to empty the queue (at exit). */
+void agent_sender_flush(struct agent_state *a, int ms);
+
+/** Prepare interpreters for the host programs; reason in why. */
+int agent_host_progs_prepare(struct agent_state *a, char *why, size_t why_size);
+/** services->run_host_prog. */
+int agent_run_host_prog(void *ctx, size_t prog_index, void *probe_ctx, size_t ctx_size,
+			uint64_t *r0);
+
+#endif

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent at run time: the report queue and its sender thread, and host
+ * programs run on the interpreter.
+ *
+ * Application threads only ever copy a message into a bounded queue under a
+ * short lock and poke an eventfd; the sender thread does all socket I/O.
+ * A full queue drops the message and counts it, the count travels with the
+ * next message that gets through. When the controller goes away the sender
+ * sees the socket close, stops reporting and detaches the backend; the maps
+ * stay mapped so that nothing the application still runs can fault.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gbpf/probe_ctx.h>
+
+#include "core/agent/agent_internal.h"
+#include "core/interp/interp.h"
+
+int agent_send_frame(int fd, uint16_t type, const struct gbpf_agent_buf *b);
+
+void agent_queue(struct agent_state *a, uint16_t type, uint32_t event, const char *kernel,
+		 const char *fmt, ...)
+{
+	struct agent_msg *m;
+	va_list ap;
+	uint64_t one = 1;
+
+	if (atomic_load(&a->orphaned) || atomic_load(&a->forked))
+		return;
+	pthread_mutex_lock(&a->lock);
+	if (a->q_len == AGENT_QUEUE_LEN) {
+		a->dropped++;
+		pthread_mutex_unlock(&a->lock);
+		return;
+	}
+	m = &a->queue[(a->q_head + a->q_len) % AGENT_QUEUE_LEN];
+	m->type = type;
+	m->event = event;
+	snprintf(m->kernel, sizeof(m->kernel), "%s", kernel ? kernel : "");
+	va_start(ap, fmt);
+	vsnprintf(m->msg, sizeof(m->msg), fmt, ap);
+	va_end(ap);
+	a->q_len++;
+	pthread_mutex_unlock(&a->lock);
+	if (a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, the sender is awake anyway. */
+	}
+}
+
+/* Send every queued message; returns 0, or -errno when the socket failed. */
+static int sender_drain(struct agent_state *a)
+{
+	for (;;) {
+		struct gbpf_agent_buf b = {0};
+		struct agent_msg m;
+		uint32_t dropped;
+		int err;
+
+		pthread_mutex_lock(&a->lock);
+		if (!a->q_len) {
+			pthread_mutex_unlock(&a->lock);
+			return 0;
+		}
+		m = a->queue[a->q_head];
+		a->q_head = (a->q_head + 1) % AGENT_QUEUE_LEN;
+		a->q_len--;
+		dropped = a->dropped;
+		a->dropped = 0;
+		pthread_mutex_unlock(&a->lock);
+		if (m.type == GBPF_AGENT_MSG_PRINT) {
+			gbpf_agent_buf_put_u32(&b, dropped);
+			gbpf_agent_buf_put_str(&b, m.msg);
+			err = b.err;
+		} else {
+			err = gbpf_agent_encode_report(&b, m.event, dropped, m.kernel, m.msg);
+		}
+		if (!err)
+			err = agent_send_frame(a->fd, m.type, &b);
+		gbpf_agent_buf_free(&b);
+		if (err)
+			return err;
+	}
+}
+
+static void agent_orphan(struct agent_state *a)
+{
+	atomic_store(&a->orphaned, 1);
+	/* Nobody reads the results any more: stop paying for instrumentation. */
+	if (atomic_exchange(&a->attached, 0) && a->ops && a->ops->agent_detach)
+		a->ops->agent_detach(a->backend);
+}
+
+static void *sender_main(void *arg)
+{
+	struct agent_state *a = arg;
+
+	for (;;) {
+		struct pollfd pf[2] = {
+			{.fd = a->fd, .events = POLLIN},
+			{.fd = a->wake_fd, .events = POLLIN},
+		};
+		uint64_t n;
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[0].revents) {
+			char junk[256];
+			ssize_t r = recv(a->fd, junk, sizeof(junk), MSG_DONTWAIT);
+
+			/* The controller sends nothing after setup: EOF or error = it is gone. */
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+				break;
+		}
+		if (pf[1].revents && read(a->wake_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+			break;
+		if (sender_drain(a))
+			break;
+	}
+	agent_orphan(a);
+	return NULL;
+}
+
+int agent_sender_start(struct agent_state *a)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int err;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* The app's signals belong to the app's threads, never to ours. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&a->sender, &attr, sender_main, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	a->sender_started = 1;
+	return 0;
+}
+
+void agent_sender_flush(struct agent_state *a, int ms)
+{
+	int i;
+
+	if (!a->sender_started || atomic_load(&a->orphaned) || atomic_load(&a->forked))
+		return;
+	for (i = 0; i < ms; i++) {
+		unsigned left;
+
+		pthread_mutex_lock(&a->lock);
+		left = a->q_len;
+		pthread_mutex_unlock(&a->lock);
+		if (!left || atomic_load(&a->orphaned))
+			return;
+		usleep(1000);
+	}
+}
+
+/* ---- host programs --------------------------------------------------------------- */
+
+static int is_host_kind(uint32_t kind)
+{
+	return kind >= GBPF_ATTACH_HOST_LAUNCH && kind <= GBPF_ATTACH_HOST_MODULE_LOAD;
+}
+
+static size_t host_ctx_size(uint32_t kind)
+{
+	return kind == GBPF_ATTACH_HOST_LAUNCH ? sizeof(struct gbpf_host_launch_ctx)
+					       : sizeof(struct gbpf_host_call_ctx);
+}
+
+/* Host programs run bounded: a probe must never stall a launch for long. */
+#define AGENT_HOST_MAX_INSNS (1u << 20)
+
+int agent_host_progs_prepare(struct agent_state *a, char *why, size_t why_size)
+{
+	size_t i, n = a->setup.prog_cnt;
+
+	a->interps = calloc(n, sizeof(*a->interps));
+	a->faults = calloc(n, sizeof(*a->faults));
+	if (!a->interps || !a->faults) {
+		snprintf(why, why_size, "no memory for %zu programs", n);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		const struct gbpf_prog_desc *p = &a->setup.progs[i];
+		size_t base = p->map_cnt ? (size_t)(p->maps - a->setup.maps) : 0;
+		/* Checked mode: a probe bug faults the probe, never the application. */
+		GBPF_OPTS(gbpf_interp_opts, opts, .bounds_checked = 1,
+			  .max_insns = AGENT_HOST_MAX_INSNS);
+		char err_text[256] = "";
+		int err;
+
+		if (!is_host_kind(p->attach.kind))
+			continue;
+		err = gbpf_interp_create(p, p->map_cnt ? &a->shm.maps[base] : NULL, p->map_cnt,
+					 &opts, &a->interps[i], err_text, sizeof(err_text));
+		if (err) {
+			snprintf(why, why_size, "%s: program '%s': interpreter: %s",
+				 p->source_file ? p->source_file : "?", p->name, err_text);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* trace_printk output goes to the controller, never into the app's own output. */
+static void agent_print_sink(void *ctx, const char *text, size_t len)
+{
+	struct agent_state *a = ctx;
+
+	if (len && text[len - 1] == '\n')
+		len--;
+	agent_queue(a, GBPF_AGENT_MSG_PRINT, 0, NULL, "%.*s", (int)(len > 380 ? 380 : len), text);
+}
+
+int agent_run_host_prog(void *ctx, size_t prog_index, void *probe_ctx, size_t ctx_size,
+			uint64_t *r0)
+{
+	struct agent_state *a = ctx;
+	const struct gbpf_prog_desc *p;
+	struct gbpf_interp_result res = {0};
+	struct gbpf_exec_env env;
+	struct gbpf_interp_region region;
+	uint64_t args[5] = {0};
+	char err_text[256] = "";
+	size_t base;
+	int cpu, err;
+
+	if (!atomic_load(&a->attached))
+		return -ESHUTDOWN;
+	if (prog_index >= a->setup.prog_cnt || !a->interps[prog_index])
+		return -EINVAL;
+	p = &a->setup.progs[prog_index];
+	if (!probe_ctx || ctx_size < host_ctx_size(p->attach.kind))
+		return -EINVAL;
+	base = p->map_cnt ? (size_t)(p->maps - a->setup.maps) : 0;
+	memset(&env, 0, sizeof(env));
+	env.maps = p->map_cnt ? &a->shm.maps[base] : NULL;
+	env.map_cnt = p->map_cnt;
+	cpu = sched_getcpu();
+	env.slot = cpu > 0 ? (uint32_t)cpu : 0;
+	env.thread_count = 1;
+	env.prandom_state = (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)&env << 16);
+	env.print = agent_print_sink;
+	env.print_ctx = a;
+	region = (struct gbpf_interp_region){.addr = probe_ctx, .size = ctx_size, .name = "ctx"};
+	args[0] = (uint64_t)(uintptr_t)probe_ctx;
+	err = gbpf_interp_run(a->interps[prog_index], &env, args, &region, 1, &res, err_text,
+			      sizeof(err_text));
+	if (err) {
+		unsigned seen = atomic_fetch_add(&a->faults[prog_index], 1);
+
+		if (seen < AGENT_FAULT_REPORTS)
+			agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
+				    "%s: program '%s': %s%s", p->source_file ? p->source_file : "?",
+				    p->name, err_text,
+				    seen + 1 == AGENT_FAULT_REPORTS ? " (further faults not reported)"
+								    : "");
+		return err;
+	}
+	if (r0)
+		*r0 = res.r0;
+	return 0;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/agent/proto.h - the wire protocol between `gbpf run` (the
+ * controller) and libgbpf-agent.so (the agent preloaded into the
+ * application), and the shared memory region that holds the maps.
+ *
+ * Transport: a SOCK_STREAM unix socket; every message is a frame
+ *   struct gbpf_agent_frame (16 bytes, little endian) + payload.
+ * Payload fields are little-endian integers and strings (u32 length, then
+ * the bytes, no NUL). Everything a decoder reads is bounds-checked against
+ * the payload length; a malformed message is rejected with a reason.
+ *
+ * Messages (docs/PROCESS_MODEL.md has the sequence):
+ *   HELLO  agent -> controller: u32 version, u32 pid, u32 ppid, str exe
+ *   SETUP  controller -> agent (+ the map memfd via SCM_RIGHTS):
+ *          str backend, str backend_path, u32 flags,
+ *          u32 map_cnt, map_cnt x { str name, u32 type, key_size, value_size,
+ *                                   max_entries, map_flags, origin },
+ *          u32 prog_cnt, prog_cnt x { str name, str section, u32 attach_kind,
+ *                                     str target, str symbol, str license,
+ *                                     str source_file, u32 map_base,
+ *                                     u32 map_cnt, u32 insn_cnt,
+ *                                     insn_cnt x 8 bytes }
+ *   REPORT agent -> controller: u32 event, u32 dropped, str kernel, str msg
+ *   PRINT  agent -> controller: u32 dropped, str text (trace_printk output)
+ */
+#ifndef GBPF_CORE_AGENT_PROTO_H
+#define GBPF_CORE_AGENT_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gbpf/prog.h>
+
+/** Environment variable naming the controller's socket (unset: agent idle). */
+#define GBPF_AGENT_ENV_SOCK "GBPF_AGENT_SOCK"
+/** Environment variable overriding the path of libgbpf-agent.so (controller). */
+#define GBPF_AGENT_ENV_LIB "GBPF_AGENT_LIB"
+
+#define GBPF_AGENT_MAGIC 0x41504247u /* "GBPA" */
+#define GBPF_AGENT_PROTO_VERSION 1u
+
+/** Largest payload either side accepts (bounds every allocation). */
+#define GBPF_AGENT_MAX_PAYLOAD (64u << 20)
+/** Longest string field (names, paths, messages). */
+#define GBPF_AGENT_MAX_STR 4096u
+/** Most maps / programs in one SETUP. */
+#define GBPF_AGENT_MAX_MAPS 4096u
+#define GBPF_AGENT_MAX_PROGS 4096u
+/** Most instruction slots of one program (as the loader's limit). */
+#define GBPF_AGENT_MAX_INSNS (1u << 20)
+
+enum gbpf_agent_msg_type {
+	GBPF_AGENT_MSG_HELLO = 1,
+	GBPF_AGENT_MSG_SETUP = 2,
+	GBPF_AGENT_MSG_REPORT = 3,
+	GBPF_AGENT_MSG_PRINT = 4,
+};
+
+/** Frame header preceding every payload. */
+struct gbpf_agent_frame {
+	uint32_t magic;   /**< GBPF_AGENT_MAGIC */
+	uint16_t version; /**< GBPF_AGENT_PROTO_VERSION */
+	uint16_t type;    /**< enum gbpf_agent_msg_type */
+	uint32_t len;     /**< payload bytes, <= GBPF_AGENT_MAX_PAYLOAD */
+	uint32_t reserved; /**< zero */
+};
+_Static_assert(sizeof(struct gbpf_agent_frame) == 16, "frame header is 16 bytes");
+
+/** Check a received frame header; writes the reason into why. */
+int gbpf_agent_frame_check(const struct gbpf_agent_frame *f, char *why, size_t why_size);
+/** Fill a frame header for @p type and @p len payload bytes. */
+void gbpf_agent_frame_init(struct gbpf_agent_frame *f, uint16_t type, uint32_t len);
+
+/** Growable payload under construction (bounded by GBPF_AGENT_MAX_PAYLOAD). */
+struct gbpf_agent_buf {
+	unsigned char *data;
+	size_t len, cap;
+	int err; /**< sticky: first -errno of a failed append */
+};
+
+void gbpf_agent_buf_put_u32(struct gbpf_agent_buf *b, uint32_t v);
+void gbpf_agent_buf_put_u64(struct gbpf_agent_buf *b, uint64_t v);
+/** Append a string (NULL is encoded as the empty string). */
+void gbpf_agent_buf_put_str(struct gbpf_agent_buf *b, const char *s);
+void gbpf_agent_buf_put_bytes(struct gbpf_agent_buf *b, const void *p, size_t n);
+void gbpf_agent_buf_free(struct gbpf_agent_buf *b);
+
+/** HELLO as decoded. */
+struct gbpf_agent_hello {
+	uint32_t version;
+	uint32_t pid;
+	uint32_t ppid;
+	char exe[GBPF_AGENT_MAX_STR + 1];
+};
+
+/** REPORT / PRINT as decoded (kernel empty for PRINT). */
+struct gbpf_agent_report {
+	uint32_t event;   /**< enum gbpf_agent_event */
+	uint32_t dropped; /**< messages the agent dropped before this one */
+	char kernel[256];
+	char msg[GBPF_AGENT_MAX_STR + 1];
+};
+
+/** SETUP as decoded: every pointer is owned by the struct. */
+struct gbpf_agent_setup {
+	char *backend;      /**< backend name ("" = none: stay idle) */
+	char *backend_path; /**< plugin file the controller chose, or "" */
+	uint32_t flags;     /**< GBPF_AGENT_F_* */
+	struct gbpf_map_desc *maps;
+	size_t map_cnt;
+	struct gbpf_prog_desc *progs;
+	size_t prog_cnt;
+};
+
+int gbpf_agent_encode_hello(struct gbpf_agent_buf *b, uint32_t pid, uint32_t ppid,
+			    const char *exe);
+int gbpf_agent_decode_hello(const void *p, size_t len, struct gbpf_agent_hello *out, char *why,
+			    size_t why_size);
+
+int gbpf_agent_encode_report(struct gbpf_agent_buf *b, uint32_t event, uint32_t dropped,
+			     const char *kernel, const char *msg);
+/** Decode REPORT (or PRINT when @p type says so: event 0, no kernel). */
+int gbpf_agent_decode_report(uint16_t type, const void *p, size_t len,
+			     struct gbpf_agent_report *out, char *why, size_t why_size);
+
+/**
+ * Encode SETUP. Program i uses maps [map_base[i], map_base[i] + progs[i].map_cnt)
+ * of @p maps.
+ */
+int gbpf_agent_encode_setup(struct gbpf_agent_buf *b, const char *backend,
+			    const char *backend_path, uint32_t flags,
+			    const struct gbpf_map_desc *maps, size_t map_cnt,
+			    const struct gbpf_prog_desc *progs, const uint32_t *map_base,
+			    size_t prog_cnt);
+/**
+ * Decode and validate SETUP: sizes and counts within limits, known map
+ * types and attach kinds, map ranges inside the map table, every wide load
+ * of a map index inside its program's maps, no wide load cut in half.
+ * On success out->progs[i].maps points into out->maps.
+ * @return 0, -EINVAL (malformed; reason in why), -ENOMEM
+ */
+int gbpf_agent_decode_setup(const void *p, size_t len, struct gbpf_agent_setup *out, char *why,
+			    size_t why_size);
+void gbpf_agent_setup_free(struct gbpf_agent_setup *s);
+
+/* ---- the shared map region ---------------------------------------------------- */
+
+#define GBPF_SHM_MAGIC 0x53504247u /* "GBPS" */
+#define GBPF_SHM_VERSION 1u
+/** Alignment of every map block in the region (a cache line). */
+#define GBPF_SHM_ALIGN 64u
+
+/** Start of the region; an offset table of map_cnt entries follows. */
+struct gbpf_shm_hdr {
+	uint32_t magic;    /**< GBPF_SHM_MAGIC */
+	uint32_t version;  /**< GBPF_SHM_VERSION */
+	uint32_t map_cnt;
+	uint32_t hdr_size; /**< bytes of this header and the table */
+	uint64_t total_size;
+	uint64_t reserved;
+};
+struct gbpf_shm_entry {
+	uint64_t off;  /**< offset of the map block in the region */
+	uint64_t size; /**< bytes of the map block */
+};
+
+/** A region created (controller) or attached (agent). */
+struct gbpf_shm {
+	int fd;
+	void *base;
+	size_t size;
+	struct gbpf_map_instance *maps; /**< map_cnt instances into base */
+	size_t map_cnt;
+};
+
+/**
+ * Controller: create a sealed memfd holding every map of @p descs, map i
+ * with @p slots[i] per-CPU slots, initialised (init_data copied).
+ */
+int gbpf_shm_create(struct gbpf_shm *shm, const struct gbpf_map_desc *descs, const uint32_t *slots,
+		    size_t count, char *why, size_t why_size);
+/**
+ * Agent: map @p fd, check the header and offset table against the file
+ * size, gbpf_map_mem_validate() each block and compare it with @p descs.
+ * Takes ownership of fd.
+ */
+int gbpf_shm_attach(struct gbpf_shm *shm, int fd, const struct gbpf_map_desc *descs,
+		    size_t count, char *why, size_t why_size);
+/** Unmap and close (controller at exit; the agent keeps its mapping). */
+void gbpf_shm_destroy(struct gbpf_shm *shm);
+
+/** Path of libgbpf-agent.so: $GBPF_AGENT_LIB, the build tree, or the install dir. */
+const char *gbpf_agent_library_path(void);
+
+#endif /* GBPF_CORE_AGENT_PROTO_H */

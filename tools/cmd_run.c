@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gbpf run [-i SECONDS] [-c COUNT] [--backend B] OBJ... -- CMD ARGS
+ *
+ * The controller: opens and verifies every program, builds the shared map
+ * region, starts CMD with libgbpf-agent.so preloaded, then serves the
+ * agents and prints what the probes produce (tools/run_loop.c,
+ * tools/run_print.c). docs/PROCESS_MODEL.md has the whole picture.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gbpf/verifier.h>
+
+#include "cli.h"
+#include "run_internal.h"
+
+static int run_usage(void)
+{
+	fprintf(stderr,
+		"Usage: %s run [-i SECONDS] [-c COUNT] [--backend B] OBJ... -- CMD [ARGS]\n"
+		"  -i SECONDS   print maps every SECONDS (fractions allowed)\n"
+		"  -c COUNT     print at most COUNT intervals\n"
+		"  --backend B  backend to instrument with (default: GBPF_BACKEND or detection)\n"
+		"Maps are printed at every interval and when CMD exits; ring buffer records\n"
+		"as they arrive. gbpf exits with CMD's exit status.\n",
+		cli.argv0);
+	return -1;
+}
+
+static int open_objects(struct run_ctx *ctx, char **paths, size_t n)
+{
+	size_t i, j, total = 0;
+
+	ctx->objs = calloc(n, sizeof(*ctx->objs));
+	if (!ctx->objs)
+		return cli_error("out of memory");
+	for (i = 0; i < n; i++) {
+		char errbuf[512] = "";
+		GBPF_OPTS(gbpf_object_open_opts, oo, .errbuf = errbuf, .errbuf_size = sizeof(errbuf));
+
+		ctx->objs[i] = gbpf_object__open_file(paths[i], &oo);
+		if (!ctx->objs[i])
+			return cli_error("%s: %s", paths[i], errbuf[0] ? errbuf : strerror(errno));
+		ctx->obj_cnt++;
+		total += gbpf_object__map_cnt(ctx->objs[i]);
+	}
+	ctx->maps = calloc(total ? total : 1, sizeof(*ctx->maps));
+	if (!ctx->maps)
+		return cli_error("out of memory");
+	for (i = 0; i < n; i++)
+		for (j = 0; j < gbpf_object__map_cnt(ctx->objs[i]); j++)
+			ctx->maps[ctx->map_cnt++] = *gbpf_object__map(ctx->objs[i], j);
+	return 0;
+}
+
+/* Nothing runs unverified: a rejected program is named, explained and not sent. */
+static int verify_programs(struct run_ctx *ctx)
+{
+	size_t i, total = 0, base = 0;
+
+	for (i = 0; i < ctx->obj_cnt; i++)
+		total += gbpf_object__prog_cnt(ctx->objs[i]);
+	ctx->progs = calloc(total ? total : 1, sizeof(*ctx->progs));
+	ctx->map_base = calloc(total ? total : 1, sizeof(*ctx->map_base));
+	if (!ctx->progs || !ctx->map_base)
+		return cli_error("out of memory");
+	for (i = 0; i < ctx->obj_cnt; i++) {
+		const struct gbpf_prog_desc *p;
+
+		gbpf_object__for_each_prog(p, ctx->objs[i]) {
+			struct gbpf_verify_result res = {.sz = sizeof(res)};
+			GBPF_OPTS(gbpf_verify_opts, vo, .log_level = GBPF_VERIFY_LOG_ERROR);
+			int err = gbpf_verify(p, &vo, &res);
+
+			if (err || res.verdict != GBPF_VERDICT_ACCEPT) {
+				fprintf(stderr,
+					"gbpf run: %s: section '%s': program '%s': rejected by the "
+					"verifier at instruction %lld: %s; not attached\n",
+					gbpf_object__name(ctx->objs[i]), p->section ? p->section : "?",
+					p->name, (long long)res.error_insn,
+					res.reason[0] ? res.reason : "rejected");
+				ctx->rejected++;
+				continue;
+			}
+			if (p->attach.kind == GBPF_ATTACH_NONE)
+				fprintf(stderr,
+					"gbpf run: %s: program '%s' (section '%s') has no attach point; "
+					"it is sent but never runs\n",
+					gbpf_object__name(ctx->objs[i]), p->name,
+					p->section ? p->section : "?");
+			ctx->progs[ctx->prog_cnt] = *p;
+			ctx->map_base[ctx->prog_cnt] = (uint32_t)base;
+			ctx->prog_cnt++;
+		}
+		base += gbpf_object__map_cnt(ctx->objs[i]);
+	}
+	return 0;
+}
+
+/*
+ * The backend is chosen here, once, so that every agent uses the same one
+ * and so that its plugin file can be preloaded when it intercepts a runtime.
+ * Not finding one is reported; the application runs anyway.
+ */
+static void choose_backend(struct run_ctx *ctx)
+{
+	char why[512] = "";
+	int err = gbpf_registry_new(NULL, &ctx->reg);
+
+	if (!err)
+		err = gbpf_registry_select(ctx->reg, ctx->backend_name, &ctx->plugin, why,
+					   sizeof(why));
+	if (err) {
+		fprintf(stderr, "gbpf run: backend%s%s: %s; the application runs uninstrumented\n",
+			ctx->backend_name ? " " : "", ctx->backend_name ? ctx->backend_name : "",
+			why[0] ? why : strerror(-err));
+		ctx->plugin = NULL;
+		return;
+	}
+	ctx->backend_name = gbpf_plugin__name(ctx->plugin);
+	ctx->plugin_path = gbpf_plugin__path(ctx->plugin);
+	ctx->intercept = gbpf_plugin__caps(ctx->plugin) &&
+			 (gbpf_plugin__caps(ctx->plugin)->flags & GBPF_CAP_INTERCEPT);
+}
+
+/* Per-CPU copies: one per CPU, or per SM of the backend's device (docs/MAPS.md). */
+static uint32_t slots_for(struct run_ctx *ctx, const struct gbpf_map_desc *d)
+{
+	const struct gbpf_device_info *devs;
+	const char *why;
+	uint32_t cnt = 0;
+	long cpus;
+
+	switch (d->type) {
+	case GBPF_MAP_TYPE_PERCPU_ARRAY:
+	case GBPF_MAP_TYPE_PERCPU_HASH:
+	case GBPF_MAP_TYPE_PERF_EVENT_ARRAY:
+		if (ctx->plugin && !gbpf_plugin__devices(ctx->plugin, &devs, &cnt, &why) && cnt &&
+		    devs[0].compute_units) {
+			cpus = sysconf(_SC_NPROCESSORS_CONF);
+			/* Host probes use CPU slots, device probes SM slots: cover both. */
+			return devs[0].compute_units > (uint32_t)cpus ? devs[0].compute_units
+								      : (uint32_t)cpus;
+		}
+		cpus = sysconf(_SC_NPROCESSORS_CONF);
+		return cpus > 0 ? (uint32_t)cpus : 1;
+	default:
+		/* PERGPUTHREAD_ARRAY: launches differ in size; one slot until a backend says more. */
+		return 1;
+	}
+}
+
+static int build_region(struct run_ctx *ctx)
+{
+	uint32_t *slots = calloc(ctx->map_cnt ? ctx->map_cnt : 1, sizeof(*slots));
+	char why[512] = "";
+	size_t i;
+	int err;
+
+	ctx->hdr_copy = calloc(ctx->map_cnt ? ctx->map_cnt : 1, sizeof(*ctx->hdr_copy));
+	ctx->lost_seen = calloc(ctx->map_cnt ? ctx->map_cnt : 1, sizeof(*ctx->lost_seen));
+	if (!slots || !ctx->hdr_copy || !ctx->lost_seen) {
+		free(slots);
+		return cli_error("out of memory");
+	}
+	for (i = 0; i < ctx->map_cnt; i++)
+		slots[i] = slots_for(ctx, &ctx->maps[i]);
+	err = gbpf_shm_create(&ctx->shm, ctx->maps, slots, ctx->map_cnt, why, sizeof(why));
+	free(slots);
+	if (err)
+		return cli_error("map memory: %s", why);
+	for (i = 0; i < ctx->map_cnt; i++)
+		memcpy(&ctx->hdr_copy[i], ctx->shm.maps[i].mem, sizeof(struct gbpf_map_hdr));
+	return 0;
+}
+
+bool run_map_intact(struct run_ctx *ctx, size_t i)
+{
+	/* Everything before the atomic counters is written once at creation. */
+	return memcmp(ctx->shm.maps[i].mem, &ctx->hdr_copy[i],
+		      offsetof(struct gbpf_map_hdr, count)) == 0;
+}
+
+static int make_socket(struct run_ctx *ctx)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *tmp = getenv("TMPDIR");
+
+	if (!tmp || !tmp[0] || strlen(tmp) > 100)
+		tmp = "/tmp";
+	snprintf(ctx->dir, sizeof(ctx->dir), "%s/gbpf-run-XXXXXX", tmp);
+	/* mkdtemp makes the directory 0700: only our uid can reach the socket. */
+	if (!mkdtemp(ctx->dir)) {
+		ctx->dir[0] = 0;
+		return cli_error("cannot create a socket directory in %s: %s", tmp, strerror(errno));
+	}
+	snprintf(ctx->sock, sizeof(ctx->sock), "%s/ctl.sock", ctx->dir);
+	if (strlen(ctx->sock) >= sizeof(sa.sun_path))
+		return cli_error("socket path %s is too long", ctx->sock);
+	memcpy(sa.sun_path, ctx->sock, strlen(ctx->sock) + 1);
+	ctx->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (ctx->listen_fd < 0 || bind(ctx->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(ctx->sock, 0600) || listen(ctx->listen_fd, 64))
+		return cli_error("socket %s: %s", ctx->sock, strerror(errno));
+	return 0;
+}
+
+static void cleanup(struct run_ctx *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < ctx->agent_cnt; i++) {
+		close(ctx->agents[i].fd);
+		free(ctx->agents[i].buf);
+	}
+	if (ctx->listen_fd >= 0)
+		close(ctx->listen_fd);
+	if (ctx->sock[0])
+		unlink(ctx->sock);
+	if (ctx->dir[0])
+		rmdir(ctx->dir);
+	gbpf_shm_destroy(&ctx->shm);
+	for (i = 0; i < ctx->obj_cnt; i++)
+		gbpf_object__close(ctx->objs[i]);
+	if (ctx->reg)
+		gbpf_registry_free(ctx->reg);
+	free(ctx->objs);
+	free(ctx->maps);
+	free(ctx->progs);
+	free(ctx->map_base);
+	free(ctx->hdr_copy);
+	free(ctx->lost_seen);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"interval", required_argument, NULL, 'i'},
+		{"count", required_argument, NULL, 'c'},
+		{"backend", required_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},
+		{0},
+	};
+	static struct run_ctx ctx; /* large (agent table): not on the stack */
+	int opt, dash = -1, i, ret = -1;
+	char *end;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.listen_fd = -1;
+	ctx.shm.fd = -1;
+	ctx.count = -1;
+	/* Everything after "--" is the application's, options included. */
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dash = i;
+			break;
+		}
+	if (dash < 0 || dash + 1 >= argc)
+		return run_usage();
+	while ((opt = getopt_long(dash, argv, "i:c:b:j", opts, NULL)) >= 0) {
+		switch (opt) {
+		case 'i':
+			ctx.interval_s = strtod(optarg, &end);
+			if (*end || !(ctx.interval_s > 0) || ctx.interval_s > 86400)
+				return cli_error("-i %s: not a number of seconds in (0, 86400]", optarg);
+			break;
+		case 'c':
+			ctx.count = strtol(optarg, &end, 10);
+			if (*end || ctx.count < 1)
+				return cli_error("-c %s: not a positive count", optarg);
+			break;
+		case 'b': ctx.backend_name = optarg; break;
+		case 'j': cli.json = true; break;
+		default: return run_usage();
+		}
+	}
+	if (optind >= dash)
+		return cli_error("no object given (gbpf run OBJ... -- CMD)");
+	ctx.cmd = &argv[dash + 1];
+	if (open_objects(&ctx, &argv[optind], (size_t)(dash - optind)) || verify_programs(&ctx))
+		goto out;
+	choose_backend(&ctx);
+	if (build_region(&ctx) || make_socket(&ctx))
+		goto out;
+	if (run_spawn(&ctx))
+		goto out;
+	ret = run_loop(&ctx);
+out:
+	cleanup(&ctx);
+	if (ret < 0)
+		return ret;
+	/* gbpf's status is the application's: as a shell reports it. */
+	if (WIFEXITED(ctx.child_status))
+		return WEXITSTATUS(ctx.child_status);
+	if (WIFSIGNALED(ctx.child_status))
+		return 128 + WTERMSIG(ctx.child_status);
+	return 1;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* tools/run_internal.h - the controller of `gbpf run` (docs/PROCESS_MODEL.md). */
+#ifndef GBPF_TOOLS_RUN_INTERNAL_H
+#define GBPF_TOOLS_RUN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <gbpf/backend.h>
+#include <gbpf/object.h>
+
+#include "core/agent/proto.h"
+#include "maps/map_layout.h"
+
+/* Most agents connected at once (processes of the application tree). */
+#define RUN_MAX_AGENTS 1024
+/* Largest payload an agent may send (reports and prints are small). */
+#define RUN_AGENT_MAX_PAYLOAD (16u << 10)
+
+struct run_agent {
+	int fd;
+	pid_t pid;
+	bool hello;
+	char exe[256];
+	unsigned char *buf; /* frame being received */
+	size_t have;
+};
+
+struct run_ctx {
+	/* options */
+	double interval_s;
+	long count;
+	const char *backend_name;
+	char **cmd;
+	/* objects and what goes to the agents */
+	struct gbpf_object **objs;
+	size_t obj_cnt;
+	struct gbpf_map_desc *maps; /* every map of every object, object by object */
+	size_t map_cnt;
+	struct gbpf_prog_desc *progs; /* accepted programs */
+	uint32_t *map_base;
+	size_t prog_cnt, rejected;
+	/* backend */
+	struct gbpf_registry *reg;
+	struct gbpf_plugin *plugin;
+	const char *plugin_path;
+	bool intercept;
+	/* the shared region, and each map header as created (corruption check) */
+	struct gbpf_shm shm;
+	struct gbpf_map_hdr *hdr_copy;
+	uint64_t *lost_seen; /* per map: drops already reported */
+	uint64_t records;    /* ring buffer records printed */
+	/* the socket */
+	char dir[256];
+	char sock[300];
+	int listen_fd;
+	struct run_agent agents[RUN_MAX_AGENTS];
+	size_t agent_cnt;
+	/* the application */
+	pid_t child;
+	int child_status;
+	bool child_done;
+};
+
+/** Start CMD with the agent preloaded; fills ctx->child. */
+int run_spawn(struct run_ctx *ctx);
+/** Serve agents, drain rings and print until the application exits. */
+int run_loop(struct run_ctx *ctx);
+/** Consume every ring buffer, print records and report lost events. */
+void run_drain_rings(struct run_ctx *ctx);
+/** Print every map that holds something (bcc style, or JSON lines). */
+void run_print_maps(struct run_ctx *ctx, bool interval);
+/** True when map @p i still has the header it was created with. */
+bool run_map_intact(struct run_ctx *ctx, size_t i);
+
+#endif

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The controller at run time: start the application, accept its agents
+ * (peer credentials checked), send them the setup and the map memory, print
+ * their reports, drain ring buffers every millisecond and print maps every
+ * interval, until the application exits.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "run_internal.h"
+
+/* Ring buffers are drained at least this often (milliseconds). */
+#define RUN_DRAIN_MS 1
+/* After the application exits, wait this long for its agents' last reports. */
+#define RUN_GRACE_MS 300
+
+static volatile sig_atomic_t run_forward_sig;
+
+/* Signals sent to us by a process are passed on; the terminal signals the whole group itself. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si->si_code == SI_USER || si->si_code == SI_QUEUE)
+		run_forward_sig = sig;
+}
+
+static char *join_preload(const char *agent, const char *plugin, const char *old)
+{
+	size_t n = strlen(agent) + (plugin ? strlen(plugin) : 0) + (old ? strlen(old) : 0) + 4;
+	char *s = malloc(n);
+
+	if (!s)
+		return NULL;
+	/* Ours first, so that the plugin's interposers win; then the user's own. */
+	snprintf(s, n, "%s%s%s%s%s", agent, plugin ? ":" : "", plugin ? plugin : "",
+		 old && old[0] ? ":" : "", old && old[0] ? old : "");
+	return s;
+}
+
+int run_spawn(struct run_ctx *ctx)
+{
+	const char *agent = gbpf_agent_library_path();
+	char *preload;
+	sigset_t none;
+
+	if (access(agent, R_OK))
+		return cli_error("agent library %s: %s (set %s)", agent, strerror(errno),
+				 GBPF_AGENT_ENV_LIB);
+	preload = join_preload(agent, ctx->intercept ? ctx->plugin_path : NULL,
+			       getenv("LD_PRELOAD"));
+	if (!preload)
+		return cli_error("out of memory");
+	fflush(NULL);
+	ctx->child = fork();
+	if (ctx->child < 0) {
+		free(preload);
+		return cli_error("fork: %s", strerror(errno));
+	}
+	if (ctx->child == 0) {
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (setenv("LD_PRELOAD", preload, 1) || setenv(GBPF_AGENT_ENV_SOCK, ctx->sock, 1))
+			_exit(127);
+		execvp(ctx->cmd[0], ctx->cmd);
+		fprintf(stderr, "gbpf run: cannot run %s: %s\n", ctx->cmd[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	free(preload);
+	return 0;
+}
+
+/* ---- agents ---------------------------------------------------------------------- */
+
+static void agent_drop(struct run_ctx *ctx, size_t i)
+{
+	close(ctx->agents[i].fd);
+	free(ctx->agents[i].buf);
+	ctx->agents[i] = ctx->agents[--ctx->agent_cnt];
+}
+
+static int send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+
+		if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
+			struct pollfd pf = {.fd = fd, .events = POLLOUT};
+
+			if (errno == EAGAIN && poll(&pf, 1, 1000) <= 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (w <= 0)
+			return -errno;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int send_setup(struct run_ctx *ctx, struct run_agent *ag)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct gbpf_agent_buf b = {0};
+	struct gbpf_agent_frame f;
+	struct iovec iov = {.iov_base = &f, .iov_len = sizeof(f)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c;
+	ssize_t w;
+	int err;
+
+	err = gbpf_agent_encode_setup(&b, ctx->backend_name ? ctx->backend_name : "",
+				      ctx->plugin_path ? ctx->plugin_path : "", 0, ctx->maps,
+				      ctx->map_cnt, ctx->progs, ctx->map_base, ctx->prog_cnt);
+	if (err)
+		goto out;
+	gbpf_agent_frame_init(&f, GBPF_AGENT_MSG_SETUP, (uint32_t)b.len);
+	memset(u.buf, 0, sizeof(u.buf));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &ctx->shm.fd, sizeof(int));
+	/* The descriptor rides on the frame header; the payload follows. */
+	do {
+		w = sendmsg(ag->fd, &mh, MSG_NOSIGNAL);
+	} while (w < 0 && errno == EINTR);
+	if (w < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (w < (ssize_t)sizeof(f))
+		err = send_all(ag->fd, (char *)&f + w, sizeof(f) - (size_t)w);
+	if (!err)
+		err = send_all(ag->fd, b.data, b.len);
+out:
+	gbpf_agent_buf_free(&b);
+	return err;
+}
+
+static void accept_agents(struct run_ctx *ctx)
+{
+	for (;;) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		int fd = accept4(ctx->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0)
+			return;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+			fprintf(stderr, "gbpf run: agent refused: no peer credentials: %s\n",
+				strerror(errno));
+			close(fd);
+			continue;
+		}
+		if (cred.uid != getuid()) {
+			fprintf(stderr,
+				"gbpf run: agent pid %d refused: it runs as uid %u, gbpf as uid %u\n",
+				(int)cred.pid, (unsigned)cred.uid, (unsigned)getuid());
+			close(fd);
+			continue;
+		}
+		if (ctx->agent_cnt == RUN_MAX_AGENTS) {
+			fprintf(stderr, "gbpf run: agent pid %d refused: %d agents already connected\n",
+				(int)cred.pid, RUN_MAX_AGENTS);
+			close(fd);
+			continue;
+		}
+		ctx->agents[ctx->agent_cnt++] = (struct run_agent){.fd = fd, .pid = cred.pid};
+	}
+}
+
+static void print_report(struct run_ctx *ctx, struct run_agent *ag, uint16_t type,
+			 const struct gbpf_agent_report *r)
+{
+	static const char *const kinds[] = {"info", "not instrumented", "error"};
+
+	if (r->dropped)
+		fprintf(stderr, "gbpf run: pid %d: %u message(s) dropped (agent queue full)\n",
+			(int)ag->pid, r->dropped);
+	if (type == GBPF_AGENT_MSG_PRINT) {
+		if (cli.json) {
+			jw_start_object(&cli.jw);
+			jw_kv_string(&cli.jw, "type", "printf");
+			jw_kv_int(&cli.jw, "pid", ag->pid);
+			jw_kv_string(&cli.jw, "msg", r->msg);
+			jw_end_object(&cli.jw);
+			jw_finish(&cli.jw);
+		} else {
+			printf("%s\n", r->msg);
+		}
+		fflush(stdout);
+		return;
+	}
+	(void)ctx;
+	if (r->kernel[0])
+		fprintf(stderr, "gbpf run: pid %d: %s: kernel %s: %s\n", (int)ag->pid,
+			kinds[r->event], r->kernel, r->msg);
+	else
+		fprintf(stderr, "gbpf run: pid %d: %s: %s\n", (int)ag->pid, kinds[r->event], r->msg);
+}
+
+/* Handle one complete frame; returns non-zero to drop the agent. */
+static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
+			 const struct gbpf_agent_frame *f, const void *payload)
+{
+	char why[512] = "";
+	int err;
+
+	if (f->type == GBPF_AGENT_MSG_HELLO) {
+		struct gbpf_agent_hello h;
+
+		err = gbpf_agent_decode_hello(payload, f->len, &h, why, sizeof(why));
+		if (!err && ag->hello)
+			snprintf(why, sizeof(why), "second hello"), err = -EINVAL;
+		if (!err && h.pid != (uint32_t)ag->pid)
+			snprintf(why, sizeof(why), "hello claims pid %u, socket says %d", h.pid,
+				 (int)ag->pid), err = -EINVAL;
+		if (err)
+			goto bad;
+		ag->hello = true;
+		snprintf(ag->exe, sizeof(ag->exe), "%s", h.exe);
+		if (cli.debug)
+			fprintf(stderr, "gbpf run: agent pid %u (parent %u) %s connected\n", h.pid,
+				h.ppid, h.exe);
+		err = send_setup(ctx, ag);
+		if (err) {
+			fprintf(stderr, "gbpf run: pid %d: sending the setup failed: %s\n",
+				(int)ag->pid, strerror(-err));
+			return 1;
+		}
+		return 0;
+	}
+	if (!ag->hello) {
+		snprintf(why, sizeof(why), "message type %u before hello", f->type);
+		goto bad;
+	}
+	if (f->type == GBPF_AGENT_MSG_REPORT || f->type == GBPF_AGENT_MSG_PRINT) {
+		struct gbpf_agent_report r;
+
+		if (gbpf_agent_decode_report(f->type, payload, f->len, &r, why, sizeof(why)))
+			goto bad;
+		print_report(ctx, ag, f->type, &r);
+		return 0;
+	}
+	snprintf(why, sizeof(why), "unexpected message type %u", f->type);
+bad:
+	fprintf(stderr, "gbpf run: pid %d: malformed message, disconnected: %s\n", (int)ag->pid,
+		why);
+	return 1;
+}
+
+/* Read what an agent sent; returns non-zero when it is gone or misbehaved. */
+static int agent_read(struct run_ctx *ctx, struct run_agent *ag)
+{
+	if (!ag->buf) {
+		ag->buf = malloc(sizeof(struct gbpf_agent_frame) + RUN_AGENT_MAX_PAYLOAD);
+		if (!ag->buf)
+			return 1;
+	}
+	for (;;) {
+		struct gbpf_agent_frame f;
+		size_t want = sizeof(f);
+		ssize_t r;
+
+		if (ag->have >= sizeof(f)) {
+			char why[256];
+
+			memcpy(&f, ag->buf, sizeof(f));
+			if (gbpf_agent_frame_check(&f, why, sizeof(why)) ||
+			    f.len > RUN_AGENT_MAX_PAYLOAD) {
+				fprintf(stderr, "gbpf run: pid %d: bad frame, disconnected: %s\n",
+					(int)ag->pid, f.len > RUN_AGENT_MAX_PAYLOAD ? "too long" : why);
+				return 1;
+			}
+			want += f.len;
+			if (ag->have == want) {
+				ag->have = 0;
+				if (agent_message(ctx, ag, &f, ag->buf + sizeof(f)))
+					return 1;
+				continue;
+			}
+		}
+		r = recv(ag->fd, ag->buf + ag->have, want - ag->have, 0);
+		if (r == 0)
+			return 1;
+		if (r < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : 1;
+		ag->have += (size_t)r;
+	}
+}
+
+static void serve_agents(struct run_ctx *ctx, int timeout_ms)
+{
+	struct pollfd pf[RUN_MAX_AGENTS + 1];
+	size_t i, n = 0;
+
+	pf[n++] = (struct pollfd){.fd = ctx->listen_fd, .events = POLLIN};
+	for (i = 0; i < ctx->agent_cnt; i++)
+		pf[n++] = (struct pollfd){.fd = ctx->agents[i].fd, .events = POLLIN};
+	if (poll(pf, n, timeout_ms) <= 0)
+		return;
+	/* Back to front: agent_drop moves the last agent into the freed place. */
+	for (i = ctx->agent_cnt; i-- > 0;)
+		if (pf[i + 1].revents && agent_read(ctx, &ctx->agents[i]))
+			agent_drop(ctx, i);
+	if (pf[0].revents)
+		accept_agents(ctx);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int run_loop(struct run_ctx *ctx)
+{
+	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+	double next = ctx->interval_s > 0 ? now_s() + ctx->interval_s : 0, grace_end;
+	long intervals = 0;
+	pid_t w;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (!cli.json)
+		fprintf(stderr, "gbpf run: %zu program(s) on backend %s; tracing %s (pid %d)\n",
+			ctx->prog_cnt, ctx->backend_name ? ctx->backend_name : "(none)", ctx->cmd[0],
+			(int)ctx->child);
+	while (!ctx->child_done) {
+		serve_agents(ctx, RUN_DRAIN_MS);
+		run_drain_rings(ctx);
+		if (run_forward_sig) {
+			kill(ctx->child, run_forward_sig);
+			run_forward_sig = 0;
+		}
+		w = waitpid(ctx->child, &ctx->child_status, WNOHANG);
+		if (w == ctx->child || (w < 0 && errno == ECHILD))
+			ctx->child_done = true;
+		if (next && !ctx->child_done && now_s() >= next &&
+		    (ctx->count < 0 || intervals < ctx->count)) {
+			run_print_maps(ctx, true);
+			intervals++;
+			next += ctx->interval_s;
+		}
+	}
+	/* Last words of the agents (reports queued at exit), bounded. */
+	grace_end = now_s() + RUN_GRACE_MS / 1e3;
+	while (ctx->agent_cnt && now_s() < grace_end) {
+		serve_agents(ctx, RUN_DRAIN_MS);
+		run_drain_rings(ctx);
+	}
+	run_drain_rings(ctx);
+	run_print_maps(ctx, false);
+	return 0;
+}

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What `gbpf run` prints: ring buffer records as they arrive, lost events
+ * exactly (bcc's "Lost N events"), and maps in the bcc style: a map named
+ * like a histogram ("*hist*") holding u64 slots is a log2 histogram; a hash
+ * of u64 values is a table of counters; anything else goes through the
+ * generic map printer. -j gives one JSON object per line (bpftrace shapes).
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gbpf/maps.h>
+
+#include "cli.h"
+#include "hist_print.h"
+#include "map_print.h"
+#include "run_internal.h"
+
+/* Entries shown per counter table. */
+#define RUN_MAX_ROWS 1024
+
+static bool is_ring(uint32_t t)
+{
+	return t == GBPF_MAP_TYPE_RINGBUF || t == GBPF_MAP_TYPE_GPU_RINGBUF ||
+	       t == GBPF_MAP_TYPE_PERF_EVENT_ARRAY;
+}
+
+static bool is_hash(uint32_t t)
+{
+	return t == GBPF_MAP_TYPE_HASH || t == GBPF_MAP_TYPE_LRU_HASH ||
+	       t == GBPF_MAP_TYPE_GPU_HASH || t == GBPF_MAP_TYPE_PERCPU_HASH;
+}
+
+static bool is_array(uint32_t t)
+{
+	return t == GBPF_MAP_TYPE_ARRAY || t == GBPF_MAP_TYPE_GPU_ARRAY ||
+	       t == GBPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+static void hex(char *out, size_t cap, const unsigned char *p, size_t n)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n && o + 3 <= cap; i++)
+		o += (size_t)snprintf(out + o, cap - o, "%02x", p[i]);
+	if (o < cap)
+		out[o] = 0;
+}
+
+/* A key as text: a NUL-padded string, a number, or hex bytes. */
+static void key_text(char *out, size_t cap, const unsigned char *k, size_t n)
+{
+	size_t len = 0, i;
+	uint64_t v = 0;
+
+	while (len < n && k[len] && isprint(k[len]))
+		len++;
+	if (len && len < cap) {
+		for (i = len; i < n && !k[i]; i++)
+			;
+		if (i == n) {
+			snprintf(out, cap, "%.*s", (int)len, (const char *)k);
+			return;
+		}
+	}
+	if (n == 1 || n == 2 || n == 4 || n == 8) {
+		memcpy(&v, k, n);
+		snprintf(out, cap, "%" PRIu64, v);
+		return;
+	}
+	hex(out, cap, k, n);
+}
+
+/* ---- ring buffers ------------------------------------------------------------------ */
+
+struct rec_ctx {
+	struct run_ctx *run;
+	const char *map;
+};
+
+static int on_record(void *c, const void *data, size_t size)
+{
+	struct rec_ctx *rc = c;
+	char text[2 * 512 + 1];
+
+	rc->run->records++;
+	hex(text, sizeof(text), data, size < 512 ? size : 512);
+	if (cli.json) {
+		jw_start_object(&cli.jw);
+		jw_kv_string(&cli.jw, "type", "event");
+		jw_kv_string(&cli.jw, "map", rc->map);
+		jw_kv_uint(&cli.jw, "size", size);
+		jw_kv_string(&cli.jw, "data", text);
+		jw_end_object(&cli.jw);
+		jw_finish(&cli.jw);
+	} else {
+		printf("%s: %s%s\n", rc->map, text, size > 512 ? "..." : "");
+	}
+	return 0;
+}
+
+void run_drain_rings(struct run_ctx *ctx)
+{
+	size_t i;
+	bool any = false;
+
+	for (i = 0; i < ctx->map_cnt; i++) {
+		struct gbpf_map_instance *m = &ctx->shm.maps[i];
+		struct rec_ctx rc = {.run = ctx, .map = ctx->maps[i].name};
+		uint64_t dropped;
+
+		if (!is_ring(ctx->maps[i].type))
+			continue;
+		if (!run_map_intact(ctx, i)) {
+			if (ctx->lost_seen[i] != UINT64_MAX)
+				fprintf(stderr, "gbpf run: map %s: header overwritten by the "
+					"application; no longer read\n", rc.map);
+			ctx->lost_seen[i] = UINT64_MAX;
+			continue;
+		}
+		if (gbpf_map__consume(m, on_record, &rc) > 0)
+			any = true;
+		dropped = gbpf_map__dropped(m);
+		if (dropped > ctx->lost_seen[i]) {
+			uint64_t lost = dropped - ctx->lost_seen[i];
+
+			ctx->lost_seen[i] = dropped;
+			if (cli.json) {
+				jw_start_object(&cli.jw);
+				jw_kv_string(&cli.jw, "type", "lost_events");
+				jw_kv_string(&cli.jw, "map", rc.map);
+				jw_kv_uint(&cli.jw, "count", lost);
+				jw_end_object(&cli.jw);
+				jw_finish(&cli.jw);
+			} else {
+				fprintf(stderr, "Lost %" PRIu64 " events\n", lost);
+			}
+			any = true;
+		}
+	}
+	if (any)
+		fflush(stdout);
+}
+
+/* ---- maps ----------------------------------------------------------------------- */
+
+static bool named_hist(const char *name)
+{
+	return strstr(name, "hist") != NULL;
+}
+
+/* Sum of the per-CPU copies of a u64 value (or the value itself). */
+static uint64_t value_sum(struct gbpf_map_instance *m, const void *key, size_t word)
+{
+	uint32_t s, slots = gbpf_map__nr_slots(m);
+	uint64_t sum = 0, v;
+
+	for (s = 0; s < slots; s++) {
+		const unsigned char *p = gbpf_map__lookup(m, key, s);
+
+		if (!p)
+			continue;
+		memcpy(&v, p + word * 8, 8);
+		sum += v;
+	}
+	return sum;
+}
+
+/* ARRAY of u64 named like a histogram: slot i is array element i. */
+static bool print_array_hist(struct gbpf_map_instance *m, const struct gbpf_map_desc *d)
+{
+	uint64_t slots[64] = {0};
+	uint32_t i, n = d->max_entries < 64 ? d->max_entries : 64;
+	bool any = false;
+
+	for (i = 0; i < n; i++) {
+		slots[i] = value_sum(m, &i, 0);
+		any |= slots[i] != 0;
+	}
+	if (!any)
+		return true;
+	if (cli.json) {
+		jw_start_object(&cli.jw);
+		jw_kv_string(&cli.jw, "type", "hist");
+		jw_key(&cli.jw, "data");
+		jw_start_object(&cli.jw);
+		jw_key(&cli.jw, d->name);
+		hist_json_log2(&cli.jw, slots, n);
+		jw_end_object(&cli.jw);
+		jw_end_object(&cli.jw);
+		jw_finish(&cli.jw);
+	} else {
+		printf("%s:\n", d->name);
+		hist_print_log2(stdout, slots, n, "value");
+	}
+	return true;
+}
+
+struct row {
+	char key[160];
+	uint64_t val;
+	uint64_t *slots; /* histograms per key */
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->val != y->val)
+		return x->val < y->val ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+/*
+ * Hash of u64 counters (value 8 bytes): a table sorted by count; or, for a
+ * map named like a histogram with u64-slot values, one histogram per key.
+ */
+static bool print_keyed(struct gbpf_map_instance *m, const struct gbpf_map_desc *d, bool hist)
+{
+	size_t words = d->value_size / 8, n = 0, i, w;
+	unsigned char *key = calloc(1, d->key_size), *next = calloc(1, d->key_size);
+	struct row *rows = calloc(RUN_MAX_ROWS, sizeof(*rows));
+	bool have = false;
+
+	if (!key || !next || !rows)
+		goto out;
+	while (n < RUN_MAX_ROWS && gbpf_map__get_next_key(m, have ? key : NULL, next) == 0) {
+		memcpy(key, next, d->key_size);
+		have = true;
+		key_text(rows[n].key, sizeof(rows[n].key), key, d->key_size);
+		if (hist) {
+			rows[n].slots = calloc(words > 64 ? 64 : words, sizeof(uint64_t));
+			if (!rows[n].slots)
+				break;
+			for (w = 0; w < words && w < 64; w++) {
+				rows[n].slots[w] = value_sum(m, key, w);
+				rows[n].val += rows[n].slots[w];
+			}
+		} else {
+			rows[n].val = value_sum(m, key, 0);
+		}
+		n++;
+	}
+	if (!n)
+		goto out;
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	if (cli.json) {
+		jw_start_object(&cli.jw);
+		jw_kv_string(&cli.jw, "type", hist ? "hist" : "map");
+		jw_key(&cli.jw, "data");
+		jw_start_object(&cli.jw);
+		jw_key(&cli.jw, d->name);
+		jw_start_object(&cli.jw);
+		for (i = 0; i < n; i++) {
+			jw_key(&cli.jw, rows[i].key);
+			if (hist)
+				hist_json_log2(&cli.jw, rows[i].slots, words > 64 ? 64 : words);
+			else
+				jw_uint(&cli.jw, rows[i].val);
+		}
+		jw_end_object(&cli.jw);
+		jw_end_object(&cli.jw);
+		jw_end_object(&cli.jw);
+		jw_finish(&cli.jw);
+	} else if (hist) {
+		for (i = 0; i < n; i++) {
+			printf("\n%s = %s\n", d->name, rows[i].key);
+			hist_print_log2(stdout, rows[i].slots, words > 64 ? 64 : words, "value");
+		}
+	} else {
+		printf("%s:\n%-32s %12s\n", d->name, "KEY", "COUNT");
+		for (i = 0; i < n; i++)
+			printf("%-32s %12" PRIu64 "\n", rows[i].key, rows[i].val);
+	}
+out:
+	if (rows)
+		for (i = 0; i < n; i++)
+			free(rows[i].slots);
+	free(rows);
+	free(key);
+	free(next);
+	return true;
+}
+
+void run_print_maps(struct run_ctx *ctx, bool interval)
+{
+	size_t i;
+
+	if (interval) {
+		char stamp[16];
+		time_t t = time(NULL);
+		struct tm tm;
+
+		localtime_r(&t, &tm);
+		strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+		if (cli.json) {
+			jw_start_object(&cli.jw);
+			jw_kv_string(&cli.jw, "type", "time");
+			jw_kv_string(&cli.jw, "data", stamp);
+			jw_end_object(&cli.jw);
+			jw_finish(&cli.jw);
+		} else {
+			printf("\n%s\n", stamp);
+		}
+	}
+	for (i = 0; i < ctx->map_cnt; i++) {
+		const struct gbpf_map_desc *d = &ctx->maps[i];
+		struct gbpf_map_instance *m = &ctx->shm.maps[i];
+
+		if (is_ring(d->type) || d->origin == GBPF_MAP_ORIGIN_RODATA)
+			continue;
+		if (!run_map_intact(ctx, i)) {
+			fprintf(stderr, "gbpf run: map %s: header overwritten by the application; "
+				"not printed\n", d->name);
+			continue;
+		}
+		if (is_array(d->type) && d->value_size == 8 && named_hist(d->name)) {
+			print_array_hist(m, d);
+			continue;
+		}
+		if (d->value_size % 8 == 0 && d->value_size >= 16 && named_hist(d->name) &&
+		    d->key_size) {
+			print_keyed(m, d, true);
+			continue;
+		}
+		if (is_hash(d->type) && d->value_size == 8 && d->key_size) {
+			print_keyed(m, d, false);
+			continue;
+		}
+		/* Anything else: the generic printer, one JSON line per map. */
+		if (cli.json) {
+			jw_start_object(&cli.jw);
+			jw_kv_string(&cli.jw, "type", "maps");
+			map_print_all(m, 1);
+			jw_end_object(&cli.jw);
+			jw_finish(&cli.jw);
+		} else {
+			map_print_all(m, 1);
+		}
+	}
+	fflush(stdout);
+}
