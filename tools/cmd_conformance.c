@@ -52,35 +52,36 @@ static int is_negative(const char *path)
 	return strstr(path, "/negative/") != NULL || strncmp(path, "negative/", 9) == 0;
 }
 
-/* Run one case; *why explains a failure (or how a negative case failed). */
-static int run_case(struct conformance_run *run, const char *path, char *why, size_t why_size)
+/* How a case ended; what counts as a pass depends on the folder. */
+enum case_outcome {
+	CASE_MATCH,     /* ran, and r0 equals "-- result" in every thread */
+	CASE_MISMATCH,  /* ran, r0 differs (or there was no result to compare) */
+	CASE_REJECTED,  /* assembler or encoding check refused the program */
+	CASE_RUN_ERROR, /* the backend refused or faulted */
+	CASE_BAD_FILE,  /* not a usable test file */
+};
+
+/* Run one case; *why explains every outcome but CASE_MATCH. */
+static enum case_outcome run_case(struct conformance_run *run, const char *path,
+				  struct gbpf_testcase *tc, char *why, size_t why_size)
 {
-	struct gbpf_testcase tc;
 	struct gbpf_insn *insns = NULL;
 	uint64_t *r0 = NULL, t, wrong = 0;
+	enum case_outcome outcome = CASE_RUN_ERROR;
 	size_t cnt = 0;
 	char log[1024] = "";
-	int err, ok = 0;
+	int err;
 
-	err = gbpf_testcase_parse_file(path, &tc, why, why_size);
-	if (err)
-		return 0;
-	if (!tc.has_result && !tc.has_error) {
+	if (!tc->has_result && !tc->has_error) {
 		snprintf(why, why_size, "no '-- result' or '-- error' section");
-		goto out;
+		return CASE_BAD_FILE;
 	}
-	err = gbpf_testcase_program(&tc, &insns, &cnt, why, why_size);
+	err = gbpf_testcase_program(tc, &insns, &cnt, why, why_size);
+	if (!err)
+		err = gbpf_insns_check(insns, cnt, why, why_size);
 	if (err) {
-		/* "-- error" cases are expected to stop here (assembler errors). */
-		ok = tc.has_error && !tc.has_result;
-		goto out;
-	}
-	err = gbpf_insns_check(insns, cnt, why, why_size);
-	if (err)
-		goto out;
-	if (!tc.has_result) {
-		snprintf(why, why_size, "expected an error, but the program was accepted");
-		goto out;
+		free(insns);
+		return CASE_REJECTED;
 	}
 	r0 = calloc(run->threads, sizeof(*r0));
 	if (!r0) {
@@ -95,8 +96,8 @@ static int run_case(struct conformance_run *run, const char *path, char *why, si
 		.source_file = path,
 	};
 	const struct gbpf_backend_caps *caps = gbpf_plugin__caps(run->plugin);
-	GBPF_OPTS(gbpf_prog_run_opts, opts, .threads = run->threads, .data = tc.mem,
-		  .data_size = tc.mem_size, .r0 = r0, .log = log, .log_size = sizeof(log),
+	GBPF_OPTS(gbpf_prog_run_opts, opts, .threads = run->threads, .data = tc->mem,
+		  .data_size = tc->mem_size, .r0 = r0, .log = log, .log_size = sizeof(log),
 		  .unverified = caps && (caps->flags & GBPF_CAP_SANDBOXED));
 	struct gbpf_prog_run_result res = {.sz = sizeof(res)};
 
@@ -108,24 +109,29 @@ static int run_case(struct conformance_run *run, const char *path, char *why, si
 		snprintf(why, why_size, "%s%s%s", reason, log[0] ? ": " : "", log);
 		goto out;
 	}
+	outcome = CASE_MISMATCH;
+	if (!tc->has_result) {
+		snprintf(why, why_size, "expected an error, but the program ran (r0 = 0x%" PRIx64 ")",
+			 res.r0);
+		goto out;
+	}
 	for (t = 0; t < run->threads; t++)
-		wrong += r0[t] != tc.result;
+		wrong += r0[t] != tc->result;
 	if (wrong) {
-		for (t = 0; t < run->threads && r0[t] == tc.result; t++)
+		for (t = 0; t < run->threads && r0[t] == tc->result; t++)
 			;
 		snprintf(why, why_size,
 			 "r0 = 0x%" PRIx64 " in thread %" PRIu64 " (%" PRIu64 " of %" PRIu64
 			 " threads wrong), expected 0x%" PRIx64,
-			 r0[t], t, wrong, run->threads, tc.result);
+			 r0[t], t, wrong, run->threads, tc->result);
 		goto out;
 	}
 	why[0] = 0;
-	ok = 1;
+	outcome = CASE_MATCH;
 out:
 	free(r0);
 	free(insns);
-	gbpf_testcase_free(&tc);
-	return ok;
+	return outcome;
 }
 
 static void run_path(struct conformance_run *run, const char *path);
@@ -176,8 +182,10 @@ static void run_dir(struct conformance_run *run, const char *dir)
 
 static void run_path(struct conformance_run *run, const char *path)
 {
+	struct gbpf_testcase tc;
+	enum case_outcome outcome;
 	struct stat st;
-	char why[1024] = "";
+	char why[1024] = "", how[1100];
 	int ok;
 
 	if (stat(path, &st) != 0) {
@@ -189,16 +197,24 @@ static void run_path(struct conformance_run *run, const char *path)
 		run_dir(run, path);
 		return;
 	}
-	ok = run_case(run, path, why, sizeof(why));
-	if (is_negative(path)) {
-		/* A negative case passes when it fails, for the reason recorded. */
-		char how[1100];
-
-		snprintf(how, sizeof(how), "rejected as expected: %s", why);
-		report(run, path, !ok, ok ? "negative case was not rejected" : how);
+	if (gbpf_testcase_parse_file(path, &tc, why, sizeof(why))) {
+		/* An unreadable negative case still counts as rejected. */
+		report(run, path, is_negative(path), why);
 		return;
 	}
-	report(run, path, ok, why);
+	outcome = run_case(run, path, &tc, why, sizeof(why));
+	if (is_negative(path)) {
+		/* Negative cases are built to fail: anything but a clean match passes. */
+		snprintf(how, sizeof(how), "failed as it must: %s", why);
+		report(run, path, outcome != CASE_MATCH,
+		       outcome == CASE_MATCH ? "negative case produced its result" : how);
+	} else if (tc.has_error) {
+		ok = outcome == CASE_REJECTED || outcome == CASE_RUN_ERROR;
+		report(run, path, ok, ok ? "" : "expected an error, but the program ran");
+	} else {
+		report(run, path, outcome == CASE_MATCH, why);
+	}
+	gbpf_testcase_free(&tc);
 }
 
 int cmd_conformance(int argc, char **argv)
