@@ -31,6 +31,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct gbpf_map_desc *m;
 	volatile uint64_t sink = 0;
 
+	/* Short inputs also exercise the name parsers (demangler, attach points). */
+	if (size < 512) {
+		char name[512], out[256], storage[512];
+		struct gbpf_attach a;
+
+		memcpy(name, data, size);
+		name[size] = '\0';
+		gbpf_demangle(name, out, sizeof(out));
+		gbpf_kernel_name_match("vec*", name);
+		gbpf_attach_parse(name, &a, storage, sizeof(storage));
+	}
 	if (!obj) {
 		/* Every failure must explain itself. */
 		if (err[0] == '\0' || strncmp(err, "fuzz.o: ", 8) != 0)
