@@ -27,26 +27,23 @@ static size_t frame_bytes(const struct frame *f)
 	return offsetof(struct frame, stack) + f->nslots * sizeof(struct stack_slot);
 }
 
-static struct frame *frame_dup(const struct frame *src)
+static struct frame *frame_dup(const struct frame *src, bool compact)
 {
-	struct frame *f = malloc(sizeof(*f));
+	size_t used = frame_bytes(src);
+	struct frame *f = malloc(compact ? used : sizeof(*f));
 
 	if (!f)
 		return NULL;
-	memcpy(f, src, frame_bytes(src));
-	/* fields after the used stack slots */
-	f->nslots = src->nslots;
-	f->callsite = src->callsite;
-	f->subprog = src->subprog;
+	memcpy(f, src, used);
 	return f;
 }
 
-int state_copy(struct vstate *dst, const struct vstate *src)
+static int copy_state(struct vstate *dst, const struct vstate *src, bool compact)
 {
 	struct vstate tmp = *src;
 
 	for (uint32_t i = 0; i <= src->curframe; i++) {
-		tmp.frames[i] = frame_dup(src->frames[i]);
+		tmp.frames[i] = frame_dup(src->frames[i], compact);
 		if (!tmp.frames[i]) {
 			for (uint32_t j = 0; j < i; j++)
 				free(tmp.frames[j]);
@@ -57,6 +54,16 @@ int state_copy(struct vstate *dst, const struct vstate *src)
 		tmp.frames[i] = NULL;
 	*dst = tmp;
 	return 0;
+}
+
+int state_copy(struct vstate *dst, const struct vstate *src)
+{
+	return copy_state(dst, src, false);
+}
+
+int state_copy_compact(struct vstate *dst, const struct vstate *src)
+{
+	return copy_state(dst, src, true);
 }
 
 void state_free(struct vstate *st)
@@ -172,10 +179,11 @@ static bool stack_covers(const struct frame *o, const struct frame *c, struct id
 static bool states_cover(struct venv *env, const struct vstate *o, const struct vstate *c,
 			 uint32_t idx, bool exact)
 {
-	struct idmap m = {0};
+	struct idmap m;
 
 	if (o->curframe != c->curframe || o->nrefs != c->nrefs)
 		return false;
+	m.n = 0;
 	for (uint32_t f = 0; f <= o->curframe; f++) {
 		const struct frame *of = o->frames[f], *cf = c->frames[f];
 		uint16_t live = f == o->curframe ? env->live_in[idx] : 0x3c0; /* r6-r9 */
@@ -252,7 +260,7 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 		if (cp->branches > 0) {
 			/* The path came back to a state it already covered: the
 			 * abstract loop can repeat forever, so no bound is provable. */
-			if (is_ancestor(st, cp) && states_cover(env, &cp->st, st, idx, false))
+			if (states_cover(env, &cp->st, st, idx, false) && is_ancestor(st, cp))
 				return verr(env, idx, -GBPF_ERRNO__VERIFY,
 					    "infinite loop detected: the state at insn %u repeats "
 					    "a state of the same path (loops must be bounded)",
@@ -273,7 +281,7 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 	cp = calloc(1, sizeof(*cp));
 	if (!cp)
 		return -ENOMEM;
-	err = state_copy(&cp->st, st);
+	err = state_copy_compact(&cp->st, st);
 	if (err) {
 		free(cp);
 		return err;

@@ -70,11 +70,12 @@ struct stack_slot {
 };
 
 struct frame {
-	struct reg regs[GBPF_REG_COUNT];
-	struct stack_slot stack[STACK_SLOTS]; /* slot i covers [-(i+1)*8, -i*8) */
 	uint32_t nslots;                      /* slots ever touched (prefix from the top) */
 	int32_t callsite;                     /* caller's call insn, -1 for the entry */
 	uint32_t subprog;                     /* function index */
+	struct reg regs[GBPF_REG_COUNT];
+	/* Must stay last: checkpoints allocate only the first nslots entries. */
+	struct stack_slot stack[STACK_SLOTS]; /* slot i covers [-(i+1)*8, -i*8) */
 };
 
 #define MAX_REFS 16
@@ -183,6 +184,8 @@ int cfg_check(struct venv *env);
 
 /* state.c */
 int state_copy(struct vstate *dst, const struct vstate *src);
+/* Copy that is never modified (checkpoints): frames hold only their used slots. */
+int state_copy_compact(struct vstate *dst, const struct vstate *src);
 void state_free(struct vstate *st);
 int state_push_frame(struct vstate *st, int32_t callsite, uint32_t subprog);
 int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned);
