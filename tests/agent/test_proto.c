@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The controller <-> agent protocol: round trips, every truncation and a
+ * set of lies rejected by the decoder; then a fake controller that sends a
+ * real agent a malformed setup and checks that the agent says why and the
+ * application runs on. argv: AGENT_LIB APP
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/agent/proto.h"
+#include "tap.h"
+
+static struct gbpf_insn prog_insns[] = {
+	{.code = GBPF_OP_LDDW, .dst = 1, .src = GBPF_PSEUDO_MAP_IDX, .imm = 0},
+	{.code = 0},
+	{.code = GBPF_ALU64 | GBPF_MOV | GBPF_K, .dst = 0, .imm = 0},
+	{.code = GBPF_OP_EXIT},
+};
+
+static struct gbpf_map_desc maps[] = {
+	{.sz = sizeof(struct gbpf_map_desc), .name = "counts", .type = GBPF_MAP_TYPE_HASH,
+	 .key_size = 8, .value_size = 8, .max_entries = 16},
+};
+
+static void encode(struct gbpf_agent_buf *b, struct gbpf_insn *insns, size_t insn_cnt,
+		   uint32_t base)
+{
+	struct gbpf_prog_desc p = {
+		.sz = sizeof(p), .name = "probe", .section = "host/launch", .insns = insns,
+		.insn_cnt = insn_cnt, .maps = maps, .map_cnt = 1,
+		.attach = {.kind = GBPF_ATTACH_HOST_LAUNCH, .target = "kern_*"},
+		.license = "GPL", .source_file = "x.bpf.o",
+	};
+
+	memset(b, 0, sizeof(*b));
+	gbpf_agent_encode_setup(b, "hosttest", "/x/libgbpf-hosttest.so", 0, maps, 1, &p, &base, 1);
+}
+
+static void test_decoder(void)
+{
+	struct gbpf_agent_buf b;
+	struct gbpf_agent_setup s;
+	char why[256];
+	size_t cut, bad = 0;
+	int err;
+
+	encode(&b, prog_insns, 4, 0);
+	err = gbpf_agent_decode_setup(b.data, b.len, &s, why, sizeof(why));
+	tap_ok(err == 0 && s.prog_cnt == 1 && s.map_cnt == 1 && s.progs[0].insn_cnt == 4 &&
+		       strcmp(s.progs[0].attach.target, "kern_*") == 0 &&
+		       s.progs[0].maps == &s.maps[0] && strcmp(s.maps[0].name, "counts") == 0 &&
+		       strcmp(s.backend, "hosttest") == 0,
+	       "setup round trip (%s)", err ? why : "ok");
+	gbpf_agent_setup_free(&s);
+	for (cut = 0; cut < b.len; cut++)
+		if (gbpf_agent_decode_setup(b.data, cut, &s, why, sizeof(why)) != -EINVAL)
+			bad++;
+	tap_ok(bad == 0, "every one of %zu truncations rejected", b.len);
+	gbpf_agent_decode_setup(b.data, b.len - 3, &s, why, sizeof(why));
+	tap_ok(strstr(why, "payload offset") != NULL, "truncation names the field and offset: %s",
+	       why);
+
+	/* Lies: a map count the payload cannot hold. */
+	memcpy(b.data + 4 + strlen("hosttest") + 4 + strlen("/x/libgbpf-hosttest.so") + 4,
+	       "\xff\xff\x00\x00", 4);
+	tap_ok(gbpf_agent_decode_setup(b.data, b.len, &s, why, sizeof(why)) == -EINVAL &&
+		       strstr(why, "map count"),
+	       "map count beyond the payload rejected before allocating: %s", why);
+	gbpf_agent_buf_free(&b);
+
+	/* A map index outside the program's maps. */
+	prog_insns[0].imm = 1;
+	encode(&b, prog_insns, 4, 0);
+	tap_ok(gbpf_agent_decode_setup(b.data, b.len, &s, why, sizeof(why)) == -EINVAL &&
+		       strstr(why, "instruction 0") && strstr(why, "map index 1"),
+	       "map index out of range rejected with the instruction index: %s", why);
+	gbpf_agent_buf_free(&b);
+	prog_insns[0].imm = 0;
+
+	/* A wide load cut in half at the end. */
+	encode(&b, prog_insns, 1, 0);
+	tap_ok(gbpf_agent_decode_setup(b.data, b.len, &s, why, sizeof(why)) == -EINVAL &&
+		       strstr(why, "cut off"),
+	       "wide load cut off rejected: %s", why);
+	gbpf_agent_buf_free(&b);
+
+	/* A map range outside the map table. */
+	encode(&b, prog_insns, 4, 1);
+	tap_ok(gbpf_agent_decode_setup(b.data, b.len, &s, why, sizeof(why)) == -EINVAL &&
+		       strstr(why, "outside the 1 maps"),
+	       "map range outside the table rejected: %s", why);
+	gbpf_agent_buf_free(&b);
+
+	/* Frames. */
+	struct gbpf_agent_frame f;
+
+	gbpf_agent_frame_init(&f, GBPF_AGENT_MSG_SETUP, GBPF_AGENT_MAX_PAYLOAD + 1);
+	tap_ok(gbpf_agent_frame_check(&f, why, sizeof(why)) == -EMSGSIZE, "oversized frame: %s", why);
+	gbpf_agent_frame_init(&f, 99, 0);
+	tap_ok(gbpf_agent_frame_check(&f, why, sizeof(why)) == -EINVAL, "unknown type: %s", why);
+	f.type = GBPF_AGENT_MSG_HELLO;
+	f.magic = 1;
+	tap_ok(gbpf_agent_frame_check(&f, why, sizeof(why)) == -EINVAL, "bad magic: %s", why);
+
+	/* Hello and report. */
+	struct gbpf_agent_hello h;
+	struct gbpf_agent_report r;
+
+	memset(&b, 0, sizeof(b));
+	gbpf_agent_encode_hello(&b, 42, 1, "/bin/app");
+	tap_ok(gbpf_agent_decode_hello(b.data, b.len, &h, why, sizeof(why)) == 0 && h.pid == 42 &&
+		       strcmp(h.exe, "/bin/app") == 0,
+	       "hello round trip");
+	b.data[12] = 0xff; /* string length beyond the payload */
+	tap_ok(gbpf_agent_decode_hello(b.data, b.len, &h, why, sizeof(why)) == -EINVAL,
+	       "hello with a lying string length rejected: %s", why);
+	gbpf_agent_buf_free(&b);
+	gbpf_agent_encode_report(&b, 7, 0, "k", "m");
+	tap_ok(gbpf_agent_decode_report(GBPF_AGENT_MSG_REPORT, b.data, b.len, &r, why,
+					sizeof(why)) == -EINVAL,
+	       "report with an unknown event kind rejected: %s", why);
+	gbpf_agent_buf_free(&b);
+}
+
+/* Fake controller: accept the agent, read its hello, send garbage as setup. */
+static void test_agent_rejects(const char *agent, const char *app)
+{
+	char dir[] = "/tmp/gbpf-test-XXXXXX", path[128], payload[64], buf[8192];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct gbpf_agent_frame f;
+	size_t got = 0;
+	int ls, fd, memfd, st = -1;
+	pid_t pid;
+
+	if (!mkdtemp(dir)) {
+		tap_skip("mkdtemp failed");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/ctl.sock", dir);
+	strcpy(sa.sun_path, path);
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	bind(ls, (struct sockaddr *)&sa, sizeof(sa));
+	listen(ls, 4);
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", 1);
+
+		dup2(devnull, 1);
+		setenv("LD_PRELOAD", agent, 1);
+		setenv(GBPF_AGENT_ENV_SOCK, path, 1);
+		execl(app, app, "5", "1", "9", "0", "plain", (char *)NULL);
+		_exit(127);
+	}
+	fd = accept(ls, NULL, NULL);
+	/* The hello. */
+	while (fd >= 0 && got < sizeof(f)) {
+		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	memcpy(&f, buf, sizeof(f));
+	tap_ok(fd >= 0 && got >= sizeof(f) && f.type == GBPF_AGENT_MSG_HELLO,
+	       "agent connects and says hello");
+	/* A setup whose payload claims 1000 maps in 64 bytes, with a memfd attached. */
+	memset(payload, 0, sizeof(payload));
+	memcpy(payload + 8 + 4, "\xe8\x03\x00\x00", 4);
+	gbpf_agent_frame_init(&f, GBPF_AGENT_MSG_SETUP, sizeof(payload));
+	memfd = memfd_create("junk", 0);
+	{
+		union {
+			char c[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr a;
+		} u;
+		struct iovec iov = {.iov_base = &f, .iov_len = sizeof(f)};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c,
+				    .msg_controllen = sizeof(u.c)};
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &memfd, sizeof(int));
+		sendmsg(fd, &mh, 0);
+		if (write(fd, payload, sizeof(payload)) < 0)
+			tap_diag("write: %s", strerror(errno));
+	}
+	/* Its report, then EOF when the app exits. */
+	got = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = 0;
+	waitpid(pid, &st, 0);
+	{
+		size_t i;
+		int seen = 0;
+
+		for (i = 0; i + 20 < got; i++)
+			if (memcmp(buf + i, "setup: map count 1000", 21) == 0)
+				seen = 1;
+		tap_ok(seen, "agent reports the malformed setup with its reason");
+	}
+	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 9, "app runs to its own exit status (9) after a malformed setup");
+	close(fd);
+	close(ls);
+	close(memfd);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	test_decoder();
+	if (argc >= 3)
+		test_agent_rejects(argv[1], argv[2]);
+	else
+		tap_skip("agent library and app not given");
+	return tap_done();
+}

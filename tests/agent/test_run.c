@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * End-to-end tests of `gbpf run` on the test backend (no GPU): the real
+ * controller, the real agent, the test app and BPF probes built from C.
+ * argv: GBPF APP PLUGIN COUNT_OBJ REJECT_OBJ
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+static const char *gbpf, *app, *plugin, *count_obj, *reject_obj;
+
+struct out {
+	char *o, *e;
+	size_t on, en;
+	int status;
+	pid_t pid;
+};
+
+static void append(char **buf, size_t *n, const char *p, size_t len)
+{
+	*buf = realloc(*buf, *n + len + 1);
+	memcpy(*buf + *n, p, len);
+	*n += len;
+	(*buf)[*n] = 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * Run argv, collecting stdout and stderr until both close (every writer,
+ * the app's children included, is gone). kill_after_ms > 0: SIGKILL the
+ * started process (the controller) then, and reap the orphans ourselves
+ * (we are a subreaper), keeping the status of @p app_pid_out's process.
+ */
+static int run(char *const argv[], struct out *r, int kill_after_ms, int timeout_ms)
+{
+	int po[2], pe[2];
+	double start = now_ms();
+	int killed = 0, open_fds = 2;
+
+	memset(r, 0, sizeof(*r));
+	r->o = calloc(1, 1);
+	r->e = calloc(1, 1);
+	if (pipe(po) || pipe(pe))
+		return -1;
+	r->pid = fork();
+	if (r->pid == 0) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]);
+		close(pe[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	while (open_fds) {
+		struct pollfd pf[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
+		char buf[4096];
+		int i;
+
+		if (kill_after_ms > 0 && !killed && now_ms() - start >= kill_after_ms) {
+			kill(r->pid, SIGKILL);
+			killed = 1;
+		}
+		if (now_ms() - start > timeout_ms) {
+			kill(r->pid, SIGKILL);
+			break;
+		}
+		if (poll(pf, 2, 20) <= 0)
+			continue;
+		for (i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			n = read(pf[i].fd, buf, sizeof(buf));
+			if (n <= 0) {
+				close(pf[i].fd);
+				if (i == 0)
+					po[0] = -1;
+				else
+					pe[0] = -1;
+				open_fds--;
+				continue;
+			}
+			if (i == 0)
+				append(&r->o, &r->on, buf, (size_t)n);
+			else
+				append(&r->e, &r->en, buf, (size_t)n);
+		}
+	}
+	if (po[0] >= 0)
+		close(po[0]);
+	if (pe[0] >= 0)
+		close(pe[0]);
+	waitpid(r->pid, &r->status, 0);
+	return 0;
+}
+
+static void out_free(struct out *r)
+{
+	free(r->o);
+	free(r->e);
+}
+
+/* Lines of @p text that are not JSON objects (the app's own output). */
+static char *app_lines(const char *text)
+{
+	size_t n = 0;
+	char *res = calloc(1, strlen(text) + 1);
+	const char *l = text;
+
+	while (*l) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l + 1) : strlen(l);
+
+		if (l[0] != '{') {
+			memcpy(res + n, l, len);
+			n += len;
+		}
+		l += len;
+	}
+	return res;
+}
+
+static size_t count_str(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* Sum of "count":N of lost_events lines. */
+static unsigned long lost_total(const char *text)
+{
+	unsigned long sum = 0;
+	const char *p = text;
+
+	while ((p = strstr(p, "\"type\":\"lost_events\""))) {
+		const char *c = strstr(p, "\"count\":");
+
+		if (c)
+			sum += strtoul(c + 8, NULL, 10);
+		p++;
+	}
+	return sum;
+}
+
+/* Value of "KEY":N inside the last line holding @p map. */
+static long json_map_value(const char *text, const char *map, const char *key)
+{
+	char pat[128];
+	const char *p = NULL, *q = text, *v;
+
+	snprintf(pat, sizeof(pat), "{\"%s\":{", map);
+	while ((q = strstr(q, pat)))
+		p = q++;
+	if (!p)
+		return -1;
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	v = strstr(p, pat);
+	if (!v || strchr(p, '\n') < v)
+		return -1;
+	return strtol(v + strlen(pat), NULL, 10);
+}
+
+/* Multi-line text as TAP diagnostics ("# " before every line). */
+static void diag_text(const char *title, const char *text)
+{
+	const char *l = text;
+
+	printf("# %s:\n", title);
+	while (*l) {
+		const char *nl = strchr(l, '\n');
+		int len = nl ? (int)(nl - l) : (int)strlen(l);
+
+		printf("#   %.*s\n", len, l);
+		l += len + (nl ? 1 : 0);
+	}
+}
+
+static int exit_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Launches "kern_a" of one thread doing n launches. */
+static long kern_a(long n)
+{
+	return (n + 1) / 2;
+}
+
+static void test_counts(void)
+{
+	char *base_argv[] = {(char *)app, "40", "4", "3", "0", "fork", NULL};
+	char *run_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)count_obj,
+			    "--", (char *)app, "40", "4", "3", "0", "fork", NULL};
+	struct out base, r;
+	char *lines;
+	long total = 40 * 4 + 40, a, b;
+	size_t events;
+	unsigned long lost;
+
+	run(base_argv, &base, 0, 30000);
+	tap_ok(exit_code(base.status) == 3, "app alone exits with 3 (got %d)",
+	       exit_code(base.status));
+	run(run_argv, &r, 0, 60000);
+	tap_ok(exit_code(r.status) == 3, "gbpf run propagates the app's exit status 3 (got %d)",
+	       exit_code(r.status));
+	lines = app_lines(r.o);
+	tap_ok(strcmp(lines, base.o) == 0, "app output identical with and without gbpf run");
+	if (strcmp(lines, base.o))
+{
+		diag_text("with gbpf", lines);
+		diag_text("without", base.o);
+	}
+	a = json_map_value(r.o, "launches", "kern_a");
+	b = json_map_value(r.o, "launches", "kern_b");
+	tap_ok(a == kern_a(40) * 5 && b == (40 - kern_a(40)) * 5,
+	       "launches counted per kernel over 4 threads and an exec'd child: kern_a %ld (want %ld), kern_b %ld (want %ld)",
+	       a, kern_a(40) * 5, b, (40 - kern_a(40)) * 5);
+	events = count_str(r.o, "\"type\":\"event\"");
+	lost = lost_total(r.o);
+	tap_ok((long)(events + lost) == total,
+	       "every ring buffer record seen or counted lost: %zu records + %lu lost == %ld launches",
+	       events, lost, total);
+	tap_ok(strstr(r.o, "\"type\":\"hist\"") && strstr(r.o, "\"grid_hist\":[{\"min\":0"),
+	       "grid size histogram printed as a log2 histogram in JSON");
+	tap_ok(count_str(r.e, "hosttest: gbpf_test_launch interposed") == 2,
+	       "two agents attached (the app and its exec'd child)");
+	if (tap_failed)
+		diag_text("stderr", r.e);
+	free(lines);
+	out_free(&base);
+	out_free(&r);
+}
+
+static void test_text(void)
+{
+	char *run_argv[] = {(char *)gbpf, "run", "--backend", "hosttest", (char *)count_obj, "--",
+			    (char *)app, "16", "1", "0", "0", "plain", NULL};
+	struct out r;
+
+	run(run_argv, &r, 0, 30000);
+	tap_ok(exit_code(r.status) == 0, "text mode: exit status 0");
+	tap_ok(strstr(r.o, "     value               : count    distribution\n") &&
+		       strstr(r.o, "         0 -> 1          : 2        |"),
+	       "text mode: bcc-style log2 histogram");
+	char row[64];
+
+	snprintf(row, sizeof(row), "%-32s %12d\n", "kern_a", 8);
+	tap_ok(strstr(r.o, row) != NULL,
+	       "text mode: counter table row for kern_a with 8 launches");
+	if (tap_failed)
+{
+		diag_text("stdout", r.o);
+		diag_text("stderr", r.e);
+	}
+	out_free(&r);
+}
+
+static void test_reject(void)
+{
+	char *base_argv[] = {(char *)app, "10", "2", "0", "0", "plain", NULL};
+	char *run_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)reject_obj,
+			    (char *)count_obj, "--", (char *)app, "10", "2", "0", "0", "plain", NULL};
+	struct out base, r;
+	char *lines;
+
+	run(base_argv, &base, 0, 30000);
+	run(run_argv, &r, 0, 30000);
+	tap_ok(strstr(r.e, "program 'bad_probe': rejected by the verifier at instruction") != NULL,
+	       "rejected program reported with file, program and instruction");
+	lines = app_lines(r.o);
+	tap_ok(exit_code(r.status) == 0 && strcmp(lines, base.o) == 0,
+	       "app runs unchanged next to a rejected program");
+	tap_ok(json_map_value(r.o, "launches", "kern_a") == 10,
+	       "the accepted program still counts (kern_a %ld)",
+	       json_map_value(r.o, "launches", "kern_a"));
+	free(lines);
+	out_free(&base);
+	out_free(&r);
+}
+
+static void test_unknown_backend(void)
+{
+	char *base_argv[] = {(char *)app, "10", "1", "5", "0", "plain", NULL};
+	char *run_argv[] = {(char *)gbpf, "run", "--backend", "nope", (char *)count_obj, "--",
+			    (char *)app, "10", "1", "5", "0", "plain", NULL};
+	struct out base, r;
+
+	run(base_argv, &base, 0, 30000);
+	run(run_argv, &r, 0, 30000);
+	tap_ok(strstr(r.e, "backend nope") && strstr(r.e, "backend 'nope' not found"),
+	       "unknown backend reported by the controller and the agent");
+	tap_ok(exit_code(r.status) == 5 && strncmp(r.o, base.o, base.on) == 0,
+	       "app runs uninstrumented with an unknown backend (status %d)", exit_code(r.status));
+	if (tap_failed)
+		diag_text("stderr", r.e);
+	out_free(&base);
+	out_free(&r);
+}
+
+static void test_kill_controller(void)
+{
+	char *base_argv[] = {(char *)app, "100", "2", "4", "3000", "plain", NULL};
+	char *run_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)count_obj,
+			    "--", (char *)app, "100", "2", "4", "3000", "plain", NULL};
+	struct out base, r;
+	char *lines;
+	int st = -1;
+	pid_t w;
+
+	run(base_argv, &base, 0, 30000);
+	/* We reap the orphaned app: it keeps our pipes and its status comes to us. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	run(run_argv, &r, 150, 30000);
+	while ((w = waitpid(-1, &st, 0)) > 0 && w == r.pid)
+		;
+	tap_ok(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL,
+	       "controller killed with SIGKILL mid-run");
+	lines = app_lines(r.o);
+	tap_ok(strcmp(lines, base.o) == 0, "app finishes with identical output after the controller died");
+	free(lines);
+	tap_ok(w > 0 && exit_code(st) == 4, "orphaned app exits normally with its own status (%d)",
+	       w > 0 ? exit_code(st) : -1);
+	if (tap_failed)
+{
+		diag_text("stdout", r.o);
+		diag_text("stderr", r.e);
+	}
+	out_free(&base);
+	out_free(&r);
+}
+
+static void test_foreign_uid(void)
+{
+	char *run_argv[] = {(char *)gbpf, "run", "--backend", "hosttest", (char *)count_obj, "--",
+			    (char *)app, "4", "1", "0", "0", "foreign", NULL};
+	struct out r;
+
+	if (getuid() != 0) {
+		tap_skip("peer with another uid: needs root to switch uid");
+		return;
+	}
+	run(run_argv, &r, 0, 30000);
+	tap_ok(strstr(r.e, "refused: it runs as uid 65534") != NULL,
+	       "controller refuses an agent of another uid");
+	tap_ok(strstr(r.o, "foreign: refused") && strstr(r.o, "done\n"),
+	       "the foreign peer sees its connection closed; the app completes");
+	if (tap_failed)
+{
+		diag_text("stdout", r.o);
+		diag_text("stderr", r.e);
+	}
+	out_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 6) {
+		tap_skip("usage: test_run GBPF APP PLUGIN COUNT_OBJ REJECT_OBJ");
+		return tap_done();
+	}
+	gbpf = argv[1];
+	app = argv[2];
+	plugin = argv[3];
+	count_obj = argv[4];
+	reject_obj = argv[5];
+	setenv("GBPF_PLUGIN_PATH", plugin, 1);
+	test_counts();
+	test_text();
+	test_reject();
+	test_unknown_backend();
+	test_kill_controller();
+	test_foreign_uid();
+	return tap_done();
+}
