@@ -512,6 +512,63 @@ static int emit_call_exit(struct ptx_cg *cg, size_t pc)
 	return ptx_emit_helper_call(cg, pc, (uint32_t)in->imm);
 }
 
+static uint8_t tz3(uint64_t v)
+{
+	uint8_t n = 0;
+
+	while (n < 3 && !(v & 1)) {
+		v >>= 1;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t min8(uint8_t a, uint8_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Track known alignment of registers after the instruction at pc. */
+static void align_update(struct ptx_cg *cg, const struct gbpf_insn *in)
+{
+	uint8_t *al = cg->align, cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
+	int x = GBPF_SRC(in->code) == GBPF_X;
+	uint8_t s = x ? al[in->src] : tz3((uint64_t)(int64_t)in->imm);
+	unsigned d = in->dst;
+
+	if (cls == GBPF_ALU64 && d < 10) {
+		switch (op) {
+		case GBPF_MOV: al[d] = in->off ? 0 : s; return;
+		case GBPF_ADD: case GBPF_SUB: al[d] = min8(al[d], s); return;
+		case GBPF_MUL: al[d] = min8(3, al[d] + s); return;
+		case GBPF_AND: al[d] = al[d] > s ? al[d] : s; return;
+		case GBPF_LSH:
+			al[d] = x ? 0 : min8(3, al[d] + min8(3, (uint8_t)((uint32_t)in->imm & 63)));
+			return;
+		default: al[d] = 0; return;
+		}
+	}
+	if ((cls == GBPF_ALU || cls == GBPF_LDX) && d < 10) {
+		al[d] = 0;
+		return;
+	}
+	if (cls == GBPF_LD && gbpf_insn_is_wide(in) && d < 10) {
+		al[d] = in->src == GBPF_PSEUDO_MAP_IDX ? 3 : in->src == 0 ? tz3((uint32_t)in->imm) : 0;
+		return;
+	}
+	if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC) {
+		if (in->imm == GBPF_ATOMIC_CMPXCHG)
+			al[0] = 0;
+		else if (in->imm & GBPF_FETCH)
+			al[in->src] = 0;
+		return;
+	}
+	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
+		memset(al, 0, 6);
+		return;
+	}
+}
+
 static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 {
 	size_t pc;
@@ -520,8 +577,10 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 	for (pc = fn->start; pc < fn->end && !rc; pc++) {
 		const struct gbpf_insn *in = &cg->insns[pc];
 
-		if (cg->label[pc])
+		if (cg->label[pc]) {
 			ptx_buf_printf(cg->b, "$L%zu:\n", pc);
+			memset(cg->align, 0, 10);
+		}
 		switch (GBPF_CLASS(in->code)) {
 		case GBPF_ALU:
 		case GBPF_ALU64:
@@ -550,6 +609,7 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 			rc = ptx_emit_mem(cg, pc);
 			break;
 		}
+		align_update(cg, in);
 	}
 	if (!rc && pc == fn->end) {
 		/* Falling off the end is rejected by the verifier; keep PTX well
@@ -564,6 +624,8 @@ static int emit_subprogram(struct ptx_cg *cg, size_t f)
 	int rc;
 
 	cg->cur = f;
+	memset(cg->align, 0, sizeof(cg->align));
+	cg->align[10] = 3;
 	emit_sub_proto(cg, f, 0);
 	emit_decls(cg, &cg->funcs[f]);
 	ptx_buf_puts(cg->b, "ld.param.b64 %r1, [__a1];\nld.param.b64 %r2, [__a2];\n"
@@ -583,6 +645,9 @@ static int emit_probe_main(struct ptx_cg *cg)
 		       cg->prog_idx);
 	emit_decls(cg, &cg->funcs[0]);
 	ptx_buf_puts(cg->b, "ld.param.b64 %r1, [__ctx];\n");
+	/* the context and the frame are 8-byte aligned */
+	memset(cg->align, 0, sizeof(cg->align));
+	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);
 	ptx_buf_puts(cg->b, "$Lexit:\nst.param.b64 [__ret], %r0;\nret;\n}\n");
 	return rc;
@@ -604,6 +669,9 @@ static int emit_kernel_main(struct ptx_cg *cg)
 			"ld.param.u64 %t0, [__n];\nsetp.ge.u64 %p0, %gtid, %t0;\n@%p0 bra $Ldone;\n"
 			"ld.param.u64 %r1, [__data];\nld.param.u64 %t1, [__stride];\n"
 			"mad.lo.u64 %r1, %gtid, %t1, %r1;\nld.param.u64 %r2, [__size];\n");
+	/* data copies start 8-byte aligned (device allocation, stride rounded to 8) */
+	memset(cg->align, 0, sizeof(cg->align));
+	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);
 	/* r0 per thread, then a warp-aggregated min/max so the host learns
 	 * whether all threads agreed without reading r0 back. */

@@ -40,6 +40,10 @@ struct ptx_cg {
 	int kernel;              /**< emitting the run kernel */
 	int exit_struct;         /**< subprograms return {r0, exited} (helper 507 used) */
 	unsigned uniq;           /**< counter for unique local labels */
+	/** Known trailing zero bits (0..3) of each register at the current
+	 *  instruction, from a linear pass reset at every label; lets
+	 *  provably aligned generic accesses skip the run-time check. */
+	uint8_t align[GBPF_REG_COUNT];
 	char *err;
 	size_t err_size;
 };

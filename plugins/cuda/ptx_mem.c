@@ -70,10 +70,31 @@ static const char *space(const struct ptx_addr *a)
 	return a->local ? ".local" : "";
 }
 
+/*
+ * Generic pointers (packets, context fields, data) may be misaligned at run
+ * time even when the constant offset is aligned: branch to the byte path
+ * ($Lu<id>) then. The check is two ALU ops and a uniform branch in the
+ * common aligned case.
+ */
+static int static_aligned(const struct ptx_cg *cg, unsigned base, int16_t off, int sz)
+{
+	int bits = sz == 8 ? 3 : sz == 4 ? 2 : sz == 2 ? 1 : 0;
+
+	return off % sz == 0 && cg->align[base] >= bits;
+}
+
+static void emit_align_check(struct ptx_cg *cg, const struct ptx_addr *a, int sz, unsigned id)
+{
+	ptx_buf_printf(cg->b, "add.u64 %%t3, %%r%u, %lld;\nand.b64 %%t3, %%t3, %d;\n"
+			      "setp.ne.u64 %%p5, %%t3, 0;\n@%%p5 bra $Lu%u;\n",
+		       a->reg, a->off, sz - 1, id);
+}
+
 static int emit_load(struct ptx_cg *cg, size_t pc)
 {
 	const struct gbpf_insn *in = &cg->insns[pc];
 	int sz = size_bytes(in->code), sx = GBPF_MODE(in->code) == GBPF_MEMSX;
+	unsigned id = ~0u;
 	struct ptx_addr a;
 	char as[64];
 	int k;
@@ -81,11 +102,18 @@ static int emit_load(struct ptx_cg *cg, size_t pc)
 	if (sx && sz == 8)
 		return ptx_fail(cg, pc, -EINVAL, "sign-extending load of 8 bytes");
 	make_addr(&a, in->src, in->off, sz);
-	if (sz == 1 || in->off % sz == 0) {
+	if (sz == 1 || (a.local && in->off % sz == 0) || static_aligned(cg, in->src, in->off, sz)) {
 		addr_str(as, sizeof(as), &a, 0);
 		ptx_buf_printf(cg->b, "ld%s.%c%d %%r%u, %s;\n", space(&a), sx ? 's' : 'u', sz * 8,
 			       in->dst, as);
 		return 0;
+	}
+	if (!a.local && in->off % sz == 0) {
+		id = cg->uniq++;
+		emit_align_check(cg, &a, sz, id);
+		addr_str(as, sizeof(as), &a, 0);
+		ptx_buf_printf(cg->b, "ld.%c%d %%r%u, %s;\nbra.uni $Lv%u;\n$Lu%u:\n", sx ? 's' : 'u',
+			       sz * 8, in->dst, as, id, id);
 	}
 	for (k = 0; k < sz; k++) {
 		addr_str(as, sizeof(as), &a, k);
@@ -98,6 +126,8 @@ static int emit_load(struct ptx_cg *cg, size_t pc)
 		ptx_buf_printf(cg->b, "bfe.s64 %%r%u, %%t1, 0, %d;\n", in->dst, sz * 8);
 	else
 		ptx_buf_printf(cg->b, "mov.b64 %%r%u, %%t1;\n", in->dst);
+	if (id != ~0u)
+		ptx_buf_printf(cg->b, "$Lv%u:\n", id);
 	return 0;
 }
 
@@ -105,6 +135,7 @@ static int emit_store(struct ptx_cg *cg, size_t pc)
 {
 	const struct gbpf_insn *in = &cg->insns[pc];
 	int sz = size_bytes(in->code), k;
+	unsigned id = ~0u;
 	struct ptx_addr a;
 	char as[64], val[16];
 
@@ -117,16 +148,24 @@ static int emit_store(struct ptx_cg *cg, size_t pc)
 	} else {
 		snprintf(val, sizeof(val), "%%r%u", in->src);
 	}
-	if (sz == 1 || in->off % sz == 0) {
+	if (sz == 1 || (a.local && in->off % sz == 0) || static_aligned(cg, in->dst, in->off, sz)) {
 		addr_str(as, sizeof(as), &a, 0);
 		ptx_buf_printf(cg->b, "st%s.u%d %s, %s;\n", space(&a), sz * 8, as, val);
 		return 0;
+	}
+	if (!a.local && in->off % sz == 0) {
+		id = cg->uniq++;
+		emit_align_check(cg, &a, sz, id);
+		addr_str(as, sizeof(as), &a, 0);
+		ptx_buf_printf(cg->b, "st.u%d %s, %s;\nbra.uni $Lv%u;\n$Lu%u:\n", sz * 8, as, val, id, id);
 	}
 	for (k = 0; k < sz; k++) {
 		addr_str(as, sizeof(as), &a, k);
 		ptx_buf_printf(cg->b, "shr.b64 %%t1, %s, %d;\nst%s.u8 %s, %%t1;\n", val, k * 8, space(&a),
 			       as);
 	}
+	if (id != ~0u)
+		ptx_buf_printf(cg->b, "$Lv%u:\n", id);
 	return 0;
 }
 

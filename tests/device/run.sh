@@ -58,9 +58,9 @@ done
 grep -E 'conformance, ' "$B/test_cuda_run.tap" | sed 's/^/  /'
 grep -E 'threads atomically' "$B/test_cuda_run.tap" | sed 's/^/  /'
 
-step "compute-sanitizer memcheck on test_cuda_run (10^4 threads)"
+step "compute-sanitizer memcheck on test_cuda_run (10^3 threads)"
 if command -v compute-sanitizer >/dev/null; then
-	GBPF_CUDA_THREADS=10000 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 3 \
+	GBPF_CUDA_THREADS=1000 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 \
 		"$B/test_cuda_run" > "$B/memcheck.txt" 2>&1
 	rc=$?
 	tail -5 "$B/memcheck.txt" | tee -a "$LOG"

@@ -915,7 +915,7 @@ static bool plan_ok(const struct gbpf_ptx_module *frag, const struct gbpf_ptx_pl
 int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fragment,
 		    const struct gbpf_ptx_inject_req *req, char *log, size_t log_size)
 {
-	unsigned version, n_kernels = 0, n_done = 0, missing = 0;
+	unsigned version, n_done = 0, missing = 0;
 	bool spliced = false;
 	int err = 0;
 
@@ -924,8 +924,6 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 	version = m->version_major * 10 + m->version_minor;
 	if (fragment && fragment->version_major * 10 + fragment->version_minor > version)
 		version = fragment->version_major * 10 + fragment->version_minor;
-	for (uint32_t i = 0; i < m->n_items; i++)
-		n_kernels += m->items[i].kind == GBPF_PTX_ITEM_FUNC && m->items[i].func->is_entry;
 
 	for (uint32_t i = 0; i < m->n_items && !err; i++) {
 		struct gbpf_ptx_item *it = &m->items[i];
@@ -993,6 +991,5 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 		if (req->report)
 			req->report(&rep, req->report_arg);
 	}
-	(void)n_kernels;
 	return err ? err : (int)n_done;
 }

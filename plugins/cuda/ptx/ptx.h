@@ -236,7 +236,8 @@ struct gbpf_ptx_inject_req {
  * planned probe calls into each selected kernel. Kernels not selected are
  * left unchanged. @fragment may be NULL only if no site is planned.
  * Returns the number of kernels instrumented, or a negative errno
- * (-GBPF_ERRNO__INJECT if the fragment lacks a planned probe).
+ * (-GBPF_ERRNO__INJECT if the fragment lacks a planned probe). After an
+ * error the module may be partly instrumented: free it, do not print it.
  */
 int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fragment,
 		    const struct gbpf_ptx_inject_req *req, char *log, size_t log_size);
