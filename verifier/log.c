@@ -181,9 +181,9 @@ int verr(struct venv *env, uint32_t idx, int err, const char *fmt, ...)
 		vlog_insn_text(env, idx, text, sizeof(text));
 		vlog(env, "%u: (%02x) %s\n", idx, env->insns[idx].code, text);
 	}
-	vlog(env, "%s%ssection %s: insn %u: %s\n",
+	vlog(env, "%s%s%s %s: insn %u: %s\n",
 	     env->prog->source_file ? env->prog->source_file : "",
-	     env->prog->source_file ? ": " : "",
+	     env->prog->source_file ? ": " : "", env->prog->section ? "section" : "program",
 	     env->prog->section ? env->prog->section : (env->prog->name ? env->prog->name : "?"),
 	     idx, env->reason);
 	return env->err;
