@@ -230,8 +230,7 @@ static void test_counts(void)
 	       exit_code(r.status));
 	lines = app_lines(r.o);
 	tap_ok(strcmp(lines, base.o) == 0, "app output identical with and without gbpf run");
-	if (strcmp(lines, base.o))
-{
+	if (strcmp(lines, base.o)) {
 		diag_text("with gbpf", lines);
 		diag_text("without", base.o);
 	}
@@ -256,6 +255,25 @@ static void test_counts(void)
 	out_free(&r);
 }
 
+/* Many launches, no pause: the 4 KiB ring overflows; nothing may go unaccounted. */
+static void test_lost(void)
+{
+	char *run_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)count_obj,
+			    "--", (char *)app, "1500", "4", "0", "0", "plain", NULL};
+	struct out r;
+	size_t events;
+	unsigned long lost;
+
+	run(run_argv, &r, 0, 120000);
+	events = count_str(r.o, "\"type\":\"event\"");
+	lost = lost_total(r.o);
+	tap_ok(exit_code(r.status) == 0 && events + lost == 6000,
+	       "under load: %zu records + %lu lost == 6000 launches", events, lost);
+	tap_ok(json_map_value(r.o, "launches", "kern_a") == 3000,
+	       "under load: exact count kern_a %ld == 3000", json_map_value(r.o, "launches", "kern_a"));
+	out_free(&r);
+}
+
 static void test_text(void)
 {
 	char *run_argv[] = {(char *)gbpf, "run", "--backend", "hosttest", (char *)count_obj, "--",
@@ -272,8 +290,7 @@ static void test_text(void)
 	snprintf(row, sizeof(row), "%-32s %12d\n", "kern_a", 8);
 	tap_ok(strstr(r.o, row) != NULL,
 	       "text mode: counter table row for kern_a with 8 launches");
-	if (tap_failed)
-{
+	if (tap_failed) {
 		diag_text("stdout", r.o);
 		diag_text("stderr", r.e);
 	}
@@ -345,8 +362,7 @@ static void test_kill_controller(void)
 	free(lines);
 	tap_ok(w > 0 && exit_code(st) == 4, "orphaned app exits normally with its own status (%d)",
 	       w > 0 ? exit_code(st) : -1);
-	if (tap_failed)
-{
+	if (tap_failed) {
 		diag_text("stdout", r.o);
 		diag_text("stderr", r.e);
 	}
@@ -369,8 +385,7 @@ static void test_foreign_uid(void)
 	       "controller refuses an agent of another uid");
 	tap_ok(strstr(r.o, "foreign: refused") && strstr(r.o, "done\n"),
 	       "the foreign peer sees its connection closed; the app completes");
-	if (tap_failed)
-{
+	if (tap_failed) {
 		diag_text("stdout", r.o);
 		diag_text("stderr", r.e);
 	}
@@ -390,6 +405,7 @@ int main(int argc, char **argv)
 	reject_obj = argv[5];
 	setenv("GBPF_PLUGIN_PATH", plugin, 1);
 	test_counts();
+	test_lost();
 	test_text();
 	test_reject();
 	test_unknown_backend();
