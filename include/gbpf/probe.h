@@ -1,33 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gbpf/probe.h - for authors of GPU probes in BPF C (clang -target bpf).
+ * gbpf/probe.h - everything a probe author includes.
  *
  *   #include <gbpf/probe.h>
  *
- *   struct { __uint(type, BPF_MAP_TYPE_GPU_ARRAY); __uint(max_entries, 1);
- *            __type(key, __u32); __type(value, __u64); } calls SEC(".maps");
+ *   struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, 1024);
+ *            __type(key, __u64); __type(value, __u64); } calls SEC(".maps");
  *
  *   SEC("gpu/entry/vec_add*")
- *   int count(struct gbpf_gpu_ctx *ctx)
- *   {
- *           __u32 k = 0;
- *           __u64 *v = bpf_map_lookup_elem(&calls, &k);
- *           if (v)
- *                   __sync_fetch_and_add(v, 1);
- *           return 0;
- *   }
+ *   int count(struct gbpf_gpu_ctx *ctx) { ... }
  *
- * Declares the GPU helpers (bpftime numbers 501-511, gbpf's 600-601) with
- * readable names, the GPU map type numbers, and pulls in libbpf's
- * <bpf/bpf_helpers.h> for SEC(), __uint/__type and the standard helpers
- * (bpf_map_lookup_elem, bpf_ringbuf_output, bpf_ktime_get_ns, ...).
+ * Build with: clang -O2 -g -target bpf -I<gbpf>/include -c probe.bpf.c
+ *
+ * This header brings libbpf's <bpf/bpf_helpers.h> (SEC, __uint, __type,
+ * bpf_map_lookup_elem, bpf_ringbuf_*, bpf_printk ...: the standard helpers
+ * keep their Linux numbers on every gbpf backend), the probe contexts of
+ * <gbpf/probe_ctx.h>, the GPU helpers with readable names, bpftime's
+ * names for the same helpers (so its probes build unmodified), and the GPU
+ * map types. Section names are documented in docs/ATTACH.md.
  */
 #ifndef GBPF_PROBE_H
 #define GBPF_PROBE_H
 
-/* The kernel's integer types, without <linux/types.h> (whose <asm/types.h>
- * needs the host's multiarch include path); C11 allows the identical
- * repeat when a probe includes it too. */
+/* The kernel's integer names, without <linux/types.h> (whose <asm/types.h>
+ * is not on the BPF target's default include path). Identical typedefs may
+ * be repeated in C11, so including <linux/types.h> as well is fine. */
 typedef unsigned char __u8;
 typedef unsigned short __u16;
 typedef unsigned int __u32;
@@ -38,7 +35,6 @@ typedef int __s32;
 typedef long long __s64;
 typedef __u16 __be16;
 typedef __u32 __be32;
-typedef __u64 __be64;
 typedef __u32 __wsum;
 
 #include <bpf/bpf_helpers.h>
@@ -46,37 +42,86 @@ typedef __u32 __wsum;
 #include <gbpf/helper_ids.h>
 #include <gbpf/probe_ctx.h>
 
-/* GPU map types (bpftime numbers; see gbpf/prog.h). */
-#define BPF_MAP_TYPE_GPU_HASH 1501           /**< hash shared with the GPU */
-#define BPF_MAP_TYPE_PERGPUTHREAD_ARRAY 1502 /**< one value per GPU thread of the launch */
-#define BPF_MAP_TYPE_GPU_ARRAY 1503          /**< array shared by all GPU threads */
-#define BPF_MAP_TYPE_GPU_RINGBUF 1527        /**< ring buffer written from the GPU */
+/* Linux's map types and update flags, unless <linux/bpf.h> (which defines
+ * them as enumerators) was included first. Include it before this header,
+ * never after. */
+#ifndef __LINUX_BPF_H__
+#define BPF_MAP_TYPE_HASH 1
+#define BPF_MAP_TYPE_ARRAY 2
+#define BPF_MAP_TYPE_PERF_EVENT_ARRAY 4
+#define BPF_MAP_TYPE_PERCPU_HASH 5
+#define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_MAP_TYPE_LRU_HASH 9
+#define BPF_MAP_TYPE_RINGBUF 27
+#define BPF_ANY 0
+#define BPF_NOEXIST 1
+#define BPF_EXIST 2
+#define BPF_F_CURRENT_CPU 0xffffffffULL
+#endif
 
-/** Print a string through the host's print queues (asynchronous; -ENOSPC when dropped). */
-static long (*bpf_gpu_puts)(const char *str) = (void *)GBPF_HELPER_GPU_PUTS;
-/** GPU global timer in ns (%globaltimer). */
-static __u64 (*bpf_gpu_globaltimer)(void) = (void *)GBPF_HELPER_GPU_GLOBALTIMER;
-/** blockIdx into *x, *y, *z (NULL pointers are skipped); returns 0. */
-static long (*bpf_gpu_block_idx)(__u64 *x, __u64 *y, __u64 *z) = (void *)GBPF_HELPER_GPU_BLOCK_IDX;
-/** blockDim into *x, *y, *z; returns 0. */
-static long (*bpf_gpu_block_dim)(__u64 *x, __u64 *y, __u64 *z) = (void *)GBPF_HELPER_GPU_BLOCK_DIM;
-/** threadIdx into *x, *y, *z; returns 0. */
-static long (*bpf_gpu_thread_idx)(__u64 *x, __u64 *y, __u64 *z) = (void *)GBPF_HELPER_GPU_THREAD_IDX;
-/** System-scope memory fence; returns 0. */
-static long (*bpf_gpu_membar)(void) = (void *)GBPF_HELPER_GPU_MEMBAR;
-/** End this thread's probe now (the kernel itself continues). */
-static void (*bpf_gpu_exit)(void) = (void *)GBPF_HELPER_GPU_EXIT;
-/** gridDim into *x, *y, *z; returns 0. */
-static long (*bpf_gpu_grid_dim)(__u64 *x, __u64 *y, __u64 *z) = (void *)GBPF_HELPER_GPU_GRID_DIM;
-/** Id of the SM running the thread (%smid). */
-static __u64 (*bpf_gpu_sm_id)(void) = (void *)GBPF_HELPER_GPU_SM_ID;
-/** Warp id within the SM (%warpid). */
-static __u64 (*bpf_gpu_warp_id)(void) = (void *)GBPF_HELPER_GPU_WARP_ID;
-/** Lane within the warp (%laneid). */
-static __u64 (*bpf_gpu_lane_id)(void) = (void *)GBPF_HELPER_GPU_LANE_ID;
-/** Linear id of the thread in the grid. */
-static __u64 (*bpf_gpu_global_thread_id)(void) = (void *)GBPF_HELPER_GPU_GLOBAL_THREAD_ID;
-/** Threads in the grid. */
-static __u64 (*bpf_gpu_thread_count)(void) = (void *)GBPF_HELPER_GPU_THREAD_COUNT;
+/* Map types beyond Linux's (numbers shared with bpftime). */
+#define BPF_MAP_TYPE_GPU_HASH 1501          /* hash map (same semantics as HASH) */
+#define BPF_MAP_TYPE_PERGPUTHREAD_ARRAY 1502 /* one value per GPU thread of the launch */
+#define BPF_MAP_TYPE_GPU_ARRAY 1503         /* array shared by all GPU threads */
+#define BPF_MAP_TYPE_GPU_RINGBUF 1527       /* ring buffer written from the GPU */
+
+/* GPU helpers. Each returns 0 unless said otherwise. */
+
+/** Print a NUL-terminated string (asynchronously, through the host). */
+static long (*const bpf_gpu_puts)(const char *str) = (void *)GBPF_HELPER_GPU_PUTS;
+/** GPU global timer, nanoseconds. */
+static __u64 (*const bpf_gpu_globaltimer)(void) = (void *)GBPF_HELPER_GPU_GLOBALTIMER;
+/** blockIdx.{x,y,z} into *x, *y, *z. */
+static long (*const bpf_gpu_block_idx)(__u64 *x, __u64 *y, __u64 *z) =
+	(void *)GBPF_HELPER_GPU_BLOCK_IDX;
+/** blockDim.{x,y,z}. */
+static long (*const bpf_gpu_block_dim)(__u64 *x, __u64 *y, __u64 *z) =
+	(void *)GBPF_HELPER_GPU_BLOCK_DIM;
+/** threadIdx.{x,y,z}. */
+static long (*const bpf_gpu_thread_idx)(__u64 *x, __u64 *y, __u64 *z) =
+	(void *)GBPF_HELPER_GPU_THREAD_IDX;
+/** System-scope memory fence. */
+static long (*const bpf_gpu_membar)(void) = (void *)GBPF_HELPER_GPU_MEMBAR;
+/** End this thread's probe now (the application's kernel goes on). */
+static long (*const bpf_gpu_exit)(void) = (void *)GBPF_HELPER_GPU_EXIT;
+/** gridDim.{x,y,z}. */
+static long (*const bpf_gpu_grid_dim)(__u64 *x, __u64 *y, __u64 *z) =
+	(void *)GBPF_HELPER_GPU_GRID_DIM;
+/** Id of the SM (compute unit) running the thread. */
+static __u64 (*const bpf_gpu_sm_id)(void) = (void *)GBPF_HELPER_GPU_SM_ID;
+/** Warp id within the SM. */
+static __u64 (*const bpf_gpu_warp_id)(void) = (void *)GBPF_HELPER_GPU_WARP_ID;
+/** Lane within the warp. */
+static __u64 (*const bpf_gpu_lane_id)(void) = (void *)GBPF_HELPER_GPU_LANE_ID;
+/** Linear id of the thread in the whole grid. */
+static __u64 (*const bpf_gpu_global_thread_id)(void) = (void *)GBPF_HELPER_GPU_GLOBAL_THREAD_ID;
+/** Threads in the whole grid. */
+static __u64 (*const bpf_gpu_thread_count)(void) = (void *)GBPF_HELPER_GPU_THREAD_COUNT;
+
+/* bpftime's names for the same helpers. */
+#define bpf_cuda_puts bpf_gpu_puts
+#define bpf_get_globaltimer bpf_gpu_globaltimer
+#define bpf_get_block_idx bpf_gpu_block_idx
+#define bpf_get_block_dim bpf_gpu_block_dim
+#define bpf_get_thread_idx bpf_gpu_thread_idx
+#define bpf_gpu_membar_sys bpf_gpu_membar
+#define bpf_get_grid_dim bpf_gpu_grid_dim
+#define bpf_get_sm_id bpf_gpu_sm_id
+#define bpf_get_warp_id bpf_gpu_warp_id
+#define bpf_get_lane_id bpf_gpu_lane_id
+
+/** log2 bucket of a value, as bcc's histograms use (0 and 1 share bucket 0). */
+static __inline __u32 gbpf_log2l(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	return r;
+}
 
 #endif /* GBPF_PROBE_H */
