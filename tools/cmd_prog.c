@@ -312,8 +312,9 @@ static int do_codegen(int argc, char **argv)
 	struct gbpf_registry *reg = NULL;
 	struct gbpf_plugin *plugin;
 	struct prog_input in;
+	const struct gbpf_prog_desc **progs = NULL;
 	int opt, kernel = 0, ret = -1;
-	size_t i, n;
+	size_t i, n, count = 0;
 	FILE *out = stdout;
 
 	while ((opt = getopt_long(argc, argv, "t:a:P:ko:", options, NULL)) >= 0) {
@@ -345,21 +346,40 @@ static int do_codegen(int argc, char **argv)
 		cli_error("%s: %s", out_path, strerror(errno));
 		goto done;
 	}
+	/* One module for the selected program, or for every program of the object. */
 	n = prog_input_count(&in);
+	progs = calloc(n ? n : 1, sizeof(*progs));
+	if (!progs) {
+		cli_error("out of memory");
+		goto done;
+	}
 	for (i = 0; i < n; i++) {
 		const struct gbpf_prog_desc *p = prog_input_prog(&in, i);
+
+		if (!prog_name || strcmp(p->name, prog_name) == 0)
+			progs[count++] = p;
+	}
+	if (!count) {
+		cli_error("%s: no program named '%s'", in.path, prog_name);
+		goto done;
+	}
+	{
 		char log[1024] = "", *text = NULL;
 		size_t len = 0;
 		int err;
 
-		if (prog_name && strcmp(p->name, prog_name) != 0)
-			continue;
 		GBPF_OPTS(gbpf_codegen_opts, opts, .target = target, .arch = arch,
-			  .flags = kernel ? GBPF_CODEGEN_KERNEL : 0);
-		err = gbpf_plugin__ops(plugin)->codegen(p, &opts, &text, &len, log, sizeof(log));
+			  .flags = kernel ? GBPF_CODEGEN_KERNEL : 0,
+			  .progs = kernel ? NULL : progs, .prog_cnt = kernel ? 0 : count);
+		if (kernel && count > 1) {
+			cli_error("%s: --kernel runs one program: choose it with --prog", in.path);
+			goto done;
+		}
+		err = gbpf_plugin__ops(plugin)->codegen(progs[0], &opts, &text, &len, log,
+							 sizeof(log));
 		if (err) {
-			cli_error_code(err, "%s: program '%s': %s code generation failed%s%s",
-				       in.path, p->name, target, log[0] ? ": " : "", log);
+			cli_error_code(err, "%s: %s code generation failed%s%s", in.path, target,
+				       log[0] ? ": " : "", log);
 			goto done;
 		}
 		fwrite(text, 1, len, out);
@@ -367,6 +387,7 @@ static int do_codegen(int argc, char **argv)
 	}
 	ret = 0;
 done:
+	free(progs);
 	if (out && out != stdout)
 		fclose(out);
 	prog_input_close(&in);

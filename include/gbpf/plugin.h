@@ -146,6 +146,13 @@ struct gbpf_codegen_opts {
 	const char *target; /**< "ptx", "spirv", "amdgcn" */
 	const char *arch;   /**< "sm_90", "gfx942", ...; NULL = default */
 	uint32_t flags;     /**< GBPF_CODEGEN_* */
+	/**
+	 * Optional: generate ONE module holding all these programs of one
+	 * object (they share its map table), as injection does; the prog
+	 * argument of codegen() is then ignored. prog_cnt 0: prog alone.
+	 */
+	const struct gbpf_prog_desc *const *progs;
+	size_t prog_cnt;
 };
 /** Emit a stand-alone kernel that runs the program (prog run) rather than a probe function. */
 #define GBPF_CODEGEN_KERNEL (1U << 0)

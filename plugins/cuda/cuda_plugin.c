@@ -393,6 +393,9 @@ static int cuda_codegen(const struct gbpf_prog_desc *prog, const struct gbpf_cod
 	o.arch = opts && opts->arch ? opts->arch : "sm_90";
 	if (opts && (opts->flags & GBPF_CODEGEN_KERNEL))
 		o.flags |= GBPF_PTX_KERNEL;
+	if (opts && opts->sz >= offsetof(struct gbpf_codegen_opts, prog_cnt) + sizeof(size_t) &&
+	    opts->prog_cnt)
+		return gbpf_ptx_emit(opts->progs, opts->prog_cnt, &o, text, text_len, log, log_size);
 	return gbpf_ptx_emit(&prog, 1, &o, text, text_len, log, log_size);
 }
 
