@@ -10,7 +10,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
+
+#include <gbpf/probe_ctx.h>
 
 #include "verifier/vstate.h"
 
@@ -66,9 +69,16 @@ static int region(struct venv *env, uint32_t idx, const struct reg *ptr, bool wr
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
 			    "invalid mem access 'map_ptr': %s is a map, use a helper", what);
 	case REG_PTR_CTX:
-		if (write)
+		if (write && !(env->attach == GBPF_ATTACH_GPU_MEM &&
+			       (env->flags & GBPF_VERIFY_F_ALLOW_MEM_WRITE)))
 			return verr(env, idx, -GBPF_ERRNO__VERIFY,
 				    "cannot write into ctx: context fields are read-only");
+		if (write) {
+			/* only the stored value, which the backend writes back */
+			*lo = offsetof(struct gbpf_gpu_ctx, mem_value);
+			*hi = *lo + 8;
+			return 0;
+		}
 		*lo = 0;
 		*hi = env->ctx_size;
 		return 0;

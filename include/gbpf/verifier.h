@@ -40,9 +40,11 @@ extern "C" {
 
 /** Flags of struct gbpf_verify_opts.flags. */
 /**
- * gpu/mem probes may write the application memory they observe. No helper
- * that writes application memory exists yet, so today the flag only lifts
- * the check that refuses helpers tagged as writing application memory.
+ * gpu/mem probes may replace the value the application stores: with this
+ * flag they may write the context field mem_value (offset 32, 8 bytes),
+ * and a backend that honours it stores the new value instead. Every other
+ * context field stays read-only, and application memory itself can never be
+ * dereferenced by a probe.
  */
 #define GBPF_VERIFY_F_ALLOW_MEM_WRITE (1U << 0)
 /**

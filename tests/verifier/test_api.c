@@ -208,6 +208,47 @@ int main(void)
 	}
 	free(p);
 
+	/* memory probes replacing the stored value */
+	{
+		struct {
+			const char *text;
+			uint32_t kind, flags;
+			int ok;
+			const char *why;
+		} cases[] = {
+			{"stdw [%r1+32], 7\nmov %r0, 0\nexit\n", GBPF_ATTACH_GPU_MEM, 0, 0,
+			 "cannot write into ctx"},
+			{"stdw [%r1+32], 7\nmov %r0, 0\nexit\n", GBPF_ATTACH_GPU_MEM,
+			 GBPF_VERIFY_F_ALLOW_MEM_WRITE, 1, ""},
+			{"stdw [%r1+24], 7\nmov %r0, 0\nexit\n", GBPF_ATTACH_GPU_MEM,
+			 GBPF_VERIFY_F_ALLOW_MEM_WRITE, 0, "invalid access to ctx"},
+			{"ldxdw %r2, [%r1+24]\nstdw [%r2+0], 7\nmov %r0, 0\nexit\n",
+			 GBPF_ATTACH_GPU_MEM, GBPF_VERIFY_F_ALLOW_MEM_WRITE, 0,
+			 "invalid mem access 'scalar'"},
+			{"stdw [%r1+16], 7\nmov %r0, 0\nexit\n", GBPF_ATTACH_GPU_ENTRY,
+			 GBPF_VERIFY_F_ALLOW_MEM_WRITE, 0, "cannot write into ctx"},
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			GBPF_OPTS(gbpf_verify_opts, o, .flags = cases[i].flags);
+			struct gbpf_prog_desc d = {.sz = sizeof(d), .name = "memw",
+						   .attach = {.kind = cases[i].kind}};
+			int rc;
+
+			p = assemble(cases[i].text, &n);
+			d.insns = p;
+			d.insn_cnt = n;
+			memset(&r, 0, sizeof(r));
+			r.sz = sizeof(r);
+			rc = gbpf_verify(&d, &o, &r);
+			tap_ok(cases[i].ok ? rc == 0
+					   : rc == -GBPF_ERRNO__VERIFY && strstr(r.reason, cases[i].why),
+			       "mem write case %zu (flags %u): %s", i, cases[i].flags,
+			       rc ? r.reason : "accepted");
+			free(p);
+		}
+	}
+
 	/* helper table */
 	{
 		const char *name = NULL;
