@@ -136,6 +136,13 @@ static int check_alu(struct venv *env, uint32_t idx, struct vstate *st)
 			*d = src;
 			return 0;
 		}
+		if (x && is64 && !in->off && in->src != in->dst) {
+			/* linked copies: a later comparison of one bounds both */
+			if (!regs[in->src].id)
+				regs[in->src].id = ++env->next_id;
+			*d = regs[in->src];
+			return 0;
+		}
 		mark_unknown(d);
 		d->v = src.v;
 		return sval_alu(&d->v, &src.v, GBPF_MOV, in->off, is64);
@@ -145,10 +152,13 @@ static int check_alu(struct venv *env, uint32_t idx, struct vstate *st)
 			return verr(env, idx, -GBPF_ERRNO__VERIFY, "byte swap of pointer R%u prohibited",
 				    in->dst);
 		sval_end(&d->v, is64 || x, in->imm);
+		d->id = 0;
 		return 0;
 	}
-	if (d->type == REG_SCALAR && src.type == REG_SCALAR)
+	if (d->type == REG_SCALAR && src.type == REG_SCALAR) {
+		d->id = 0;
 		return sval_alu(&d->v, &src.v, op, in->off, is64);
+	}
 
 	/* pointer arithmetic */
 	if (!is64)
@@ -495,6 +505,41 @@ static uint32_t subprog_of(const struct venv *env, uint32_t idx)
 	return lo;
 }
 
+/* Give every scalar linked to @p a (and @p b) the value just refined. */
+static void sync_linked(struct vstate *st, const struct reg *a, const struct reg *b)
+{
+	uint32_t ida = a->id, idb = b && b->type == REG_SCALAR ? b->id : 0;
+
+	if (ida == idb)
+		ida = idb = 0; /* the same value on both sides: keep each as refined */
+	if (!ida && !idb)
+		return;
+	for (uint32_t f = 0; f <= st->curframe; f++) {
+		struct frame *fr = st->frames[f];
+
+		for (int r = 0; r < GBPF_REG_COUNT; r++) {
+			struct reg *x = &fr->regs[r];
+
+			if (x->type != REG_SCALAR || !x->id)
+				continue;
+			if (x->id == ida)
+				x->v = a->v;
+			else if (x->id == idb)
+				x->v = b->v;
+		}
+		for (uint32_t s = 0; s < fr->nslots; s++) {
+			struct reg *x = &fr->stack[s].spill;
+
+			if (fr->stack[s].kind[0] != STK_SPILL || x->type != REG_SCALAR || !x->id)
+				continue;
+			if (x->id == ida)
+				x->v = a->v;
+			else if (x->id == idb)
+				x->v = b->v;
+		}
+	}
+}
+
 /* A conditional jump: decide or split. *next is the instruction to continue with. */
 static int check_cond_jmp(struct venv *env, uint32_t idx, struct vstate *st, uint32_t *next)
 {
@@ -537,10 +582,12 @@ static int check_cond_jmp(struct venv *env, uint32_t idx, struct vstate *st, uin
 		d->v = td;
 		if (sp)
 			sp->v = ts;
+		sync_linked(st, d, sp);
 		err = push_branch(env, target, st);
 		d->v = fd;
 		if (sp)
 			sp->v = fs;
+		sync_linked(st, d, sp);
 		*next = idx + 1;
 		return err;
 	}

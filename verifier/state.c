@@ -127,7 +127,7 @@ static bool reg_covers(const struct reg *o, const struct reg *c, struct idmap *m
 	if (exact ? !sval_eq(&o->v, &c->v) : !sval_in(&o->v, &c->v))
 		return false;
 	if (o->type == REG_SCALAR)
-		return true;
+		return !o->id || id_match(m, o->id, c->id);
 	if (o->frameno != c->frameno || o->map != c->map || o->size != c->size)
 		return false;
 	if (!id_match(m, o->ref, c->ref))
@@ -241,6 +241,36 @@ void path_end(struct venv *env, struct vstate *st, uint64_t extra_tail)
 	st->parent = NULL;
 }
 
+/*
+ * A scalar id shared by no other register or spill links nothing; clearing
+ * it in a checkpoint lets later states prune against it.
+ */
+static void drop_single_ids(struct vstate *st)
+{
+	struct reg *regs[GBPF_MAX_CALL_DEPTH * (GBPF_REG_COUNT + STACK_SLOTS)];
+	size_t n = 0;
+
+	for (uint32_t f = 0; f <= st->curframe; f++) {
+		struct frame *fr = st->frames[f];
+
+		for (int r = 0; r < GBPF_REG_COUNT; r++)
+			if (fr->regs[r].type == REG_SCALAR && fr->regs[r].id)
+				regs[n++] = &fr->regs[r];
+		for (uint32_t s = 0; s < fr->nslots; s++)
+			if (fr->stack[s].kind[0] == STK_SPILL && fr->stack[s].spill.type == REG_SCALAR &&
+			    fr->stack[s].spill.id)
+				regs[n++] = &fr->stack[s].spill;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool shared = false;
+
+		for (size_t j = 0; j < n && !shared; j++)
+			shared = j != i && regs[j]->id == regs[i]->id;
+		if (!shared)
+			regs[i]->id = 0;
+	}
+}
+
 static bool is_ancestor(const struct vstate *st, const struct checkpoint *cp)
 {
 	for (const struct checkpoint *p = st->parent; p; p = p->parent)
@@ -286,6 +316,7 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 		free(cp);
 		return err;
 	}
+	drop_single_ids(&cp->st);
 	cp->parent = st->parent;
 	cp->branches = 1;
 	cp->insn = idx;

@@ -156,10 +156,19 @@ static void t_index(struct gen *g)
 	bool stack = pick(g, 2);
 
 	emit(g, GBPF_LDX | GBPF_MEM | GBPF_B, idx, 8, (int16_t)pick(g, 8), 0);
-	if (pick(g, 4))
-		emit(g, GBPF_ALU64 | GBPF_AND | GBPF_K, idx, 0, 0, (int32_t)(1u << pick(g, 7)) - 1);
-	else
+	switch (pick(g, 4)) {
+	case 0:
 		emit(g, GBPF_JMP | GBPF_JGT | GBPF_K, idx, 0, 1, (int32_t)pick(g, 70));
+		break;
+	case 1: /* bound a linked copy, sometimes clobber it first */
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 5, idx, 0, 0);
+		if (pick(g, 3) == 0)
+			emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_K, pick(g, 2) ? 5 : idx, 0, 0, 1);
+		emit(g, GBPF_JMP | GBPF_JGT | GBPF_K, 5, 0, 1, (int32_t)pick(g, 70));
+		break;
+	default:
+		emit(g, GBPF_ALU64 | GBPF_AND | GBPF_K, idx, 0, 0, (int32_t)(1u << pick(g, 7)) - 1);
+	}
 	if (pick(g, 4) == 0)
 		emit(g, GBPF_OP_JA, 0, 0, 3, 0);
 	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, p, stack ? 10 : 8, 0, 0);

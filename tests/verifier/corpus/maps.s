@@ -407,3 +407,44 @@ mov %r2, %r10
 add %r2, -4
 call 1
 exit
+
+=== bound checked on a copy of the index
+kind: gpu/entry
+map: buf array 4 16 1
+expect: accept
+stw [%r10-4], 0
+lddw %r1, map[0]
+mov %r2, %r10
+add %r2, -4
+call 1
+jeq %r0, 0, out
+ldxdw %r3, [%r0+0]
+mov %r4, %r3
+jgt %r4, 15, out
+add %r0, %r3
+ldxb %r0, [%r0+0]
+exit
+out:
+mov %r0, 0
+exit
+
+=== copy changed after the check no longer bounds the index
+kind: gpu/entry
+map: buf array 4 16 1
+expect: reject @11 math between map_value pointer and register with unbounded min value
+stw [%r10-4], 0
+lddw %r1, map[0]
+mov %r2, %r10
+add %r2, -4
+call 1
+jeq %r0, 0, out
+ldxdw %r3, [%r0+0]
+mov %r4, %r3
+ldxdw %r3, [%r0+8]
+jgt %r4, 15, out
+add %r0, %r3
+ldxb %r0, [%r0+0]
+exit
+out:
+mov %r0, 0
+exit
