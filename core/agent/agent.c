@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <gbpf/backend.h>
+#include <gbpf/object.h>
 #include <gbpf/verifier.h>
 
 #include "core/agent/agent_internal.h"
@@ -222,6 +223,19 @@ static uint64_t agent_next_launch_id(void *ctx)
 	return atomic_fetch_add(&a->launch_seq, 1) + 1;
 }
 
+static int agent_kernel_selected(void *ctx, size_t prog_index, const char *mangled_name)
+{
+	struct agent_state *a = ctx;
+	const struct gbpf_prog_desc *p;
+
+	if (prog_index >= a->setup.prog_cnt || !mangled_name)
+		return 0;
+	p = &a->setup.progs[prog_index];
+	if (!gbpf_attach_is_device(p->attach.kind))
+		return 0;
+	return !p->attach.target || gbpf_kernel_name_match(p->attach.target, mangled_name);
+}
+
 static __attribute__((format(printf, 3, 0))) void agent_vlog(void *ctx, enum gbpf_log_level level,
 							      const char *fmt, va_list ap)
 {
@@ -333,6 +347,7 @@ static int agent_attach(struct agent_state *a, char *why, size_t why_size)
 		.report = agent_report_cb,
 		.run_host_prog = agent_run_host_prog,
 		.next_launch_id = agent_next_launch_id,
+		.kernel_selected = agent_kernel_selected,
 	};
 	struct gbpf_agent_attach_opts opts = {
 		.sz = sizeof(opts),

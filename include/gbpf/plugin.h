@@ -183,6 +183,12 @@ struct gbpf_agent_services {
 			     uint64_t *r0);
 	/** Monotonic sequence number for launches, shared by host and device probes. */
 	uint64_t (*next_launch_id)(void *ctx);
+	/**
+	 * 1 when GPU program @p prog_index targets the kernel of this mangled
+	 * name (its attach target matched as docs/ATTACH.md says: mangled,
+	 * demangled or bare name, exact or glob; NULL target = every kernel).
+	 */
+	int (*kernel_selected)(void *ctx, size_t prog_index, const char *mangled_name);
 };
 
 /**
