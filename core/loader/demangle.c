@@ -306,19 +306,24 @@ static void parse_nested_name(struct dm *dm, struct dstr *out, int top, char *cv
 {
 	int comps = 0, fresh = 1;
 
+	int seen_const = 0, seen_volatile = 0, seen_restrict = 0;
+
 	dm->p++; /* 'N' */
 	cv[0] = '\0';
+	/* Each qualifier at most once (a repeated one is not a valid mangling),
+	 * which also bounds what is written into the caller's cv buffer. */
 	while (*dm->p == 'K' || *dm->p == 'V' || *dm->p == 'r') {
-		if (*dm->p == 'K')
-			strcat(cv, " const");
-		else if (*dm->p == 'V')
-			strcat(cv, " volatile");
-		dm->p++;
-		if (strlen(cv) > 16) {
+		int *seen = *dm->p == 'K' ? &seen_const : *dm->p == 'V' ? &seen_volatile : &seen_restrict;
+
+		if (*seen) {
 			dm->err = -EINVAL;
 			return;
 		}
+		*seen = 1;
+		dm->p++;
 	}
+	/* " const volatile" is 15 characters: always fits the 24-byte buffers. */
+	snprintf(cv, 24, "%s%s", seen_const ? " const" : "", seen_volatile ? " volatile" : "");
 	while (!dm->err && *dm->p && *dm->p != 'E') {
 		if (*dm->p == 'I') {
 			if (!comps) {

@@ -76,6 +76,9 @@ int main(void)
 	dm_fail("_Z3fooS5_");
 	dm_fail("_Z3fooT_");
 	dm_fail("_ZN3foo");
+	/* Found by the fuzzer: repeated qualifiers overflowed a fixed buffer. */
+	dm_fail("_ZNKrVrrV_");
+	dm_fail("_ZNVVVVVVVVVVVVVV3fooE");
 	tap_ok(gbpf_demangle("_Z6vecAddPfS_S_i", small, sizeof(small)) == -ENOSPC && strlen(small) == 7,
 	       "demangle into a small buffer truncates and says -ENOSPC");
 
