@@ -49,6 +49,7 @@ int cmd_asm(int argc, char **argv);
 int cmd_disasm(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_inject(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
 #endif

@@ -405,9 +405,10 @@ static int do_help(int argc, char **argv)
 		"                   [--prog NAME] [--shared-data] [--unverified] FILE\n"
 		"       %s prog codegen [--target ptx|spirv|amdgcn] [--arch A] [--prog NAME]\n"
 		"                   [--kernel] [-o OUT] FILE\n"
+		"       %s prog inject OBJ --into FILE [-o DIR] [--backend B]\n"
 		"FILE is a BPF object, a conformance .data file, assembler text (.s) or raw\n"
 		"instructions. --unverified is allowed only on sandboxed backends (cpu).\n",
-		cli.argv0, cli.argv0, cli.argv0);
+		cli.argv0, cli.argv0, cli.argv0, cli.argv0);
 	return 0;
 }
 
@@ -417,6 +418,7 @@ int cmd_prog(int argc, char **argv)
 		{"show", do_show},
 		{"run", do_run},
 		{"codegen", do_codegen},
+		{"inject", cmd_inject},
 		{"help", do_help},
 		{NULL, NULL},
 	};

@@ -144,10 +144,12 @@ static int do_help(int argc, char **argv)
 		"       %s disasm FILE                disassemble an object or raw program\n"
 		"       %s verify OBJ [-v]            run the verifier on every program\n"
 		"       %s conformance [--backend B] [--threads N] PATH...\n"
+		"       %s run [-i SECONDS] [-c COUNT] [--backend B] OBJ... -- CMD [ARGS]\n"
 		"OPTIONS := { -j|--json [-p|--pretty] | -d|--debug | -V|--version }\n"
 		"Environment: GBPF_BACKEND selects a backend, GBPF_PLUGIN_PATH adds plugin\n"
 		"directories or files, GBPF_LOG_LEVEL=debug prints debug messages.\n",
-		cli.argv0, cli.argv0, cli.argv0, cli.argv0, cli.argv0, cli.argv0, cli.argv0);
+		cli.argv0, cli.argv0, cli.argv0, cli.argv0, cli.argv0, cli.argv0, cli.argv0,
+		cli.argv0);
 	return 0;
 }
 

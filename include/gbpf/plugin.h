@@ -209,6 +209,46 @@ struct gbpf_agent_attach_opts {
 /** Let memory probes write application memory (the user asked for it explicitly). */
 #define GBPF_AGENT_F_ALLOW_APP_WRITES (1U << 0)
 
+/** Options of inject(): instrument an application file offline. */
+struct gbpf_inject_opts {
+	size_t sz;
+	/** Verified programs of one object; those with device attach kinds are injected. */
+	const struct gbpf_prog_desc *const *progs;
+	size_t prog_cnt;
+	const void *image;      /**< the application file: PTX, fatbin, cubin, executable, ... */
+	size_t image_size;
+	const char *image_name; /**< for messages */
+	/** 1 when progs[prog_index] targets this kernel (the core's name matcher). */
+	int (*kernel_selected)(void *ctx, size_t prog_index, const char *mangled_name);
+	void *select_ctx;
+};
+
+/** One kernel found by inject(). */
+struct gbpf_inject_kernel {
+	const char *name;   /**< mangled name */
+	const char *module; /**< where in the file it was found */
+	int instrumented;
+	const char *reason; /**< why it was not instrumented, or a note; may be NULL */
+	uint32_t n_entry, n_exit, n_mem, n_barrier; /**< probe calls inserted */
+};
+
+/** One instrumented module produced by inject(). */
+struct gbpf_inject_module {
+	const char *module; /**< where it came from */
+	const char *text;   /**< device code as text (PTX, SPIR-V disassembly ...) */
+	size_t text_len;
+};
+
+/** What inject() produced; release with inject_free(). */
+struct gbpf_inject_result {
+	size_t sz;
+	const struct gbpf_inject_kernel *kernels;
+	size_t kernel_cnt;
+	const struct gbpf_inject_module *modules;
+	size_t module_cnt;
+	void *priv; /**< the plugin's */
+};
+
 /**
  * The dispatch table, version 1.0. Entries may be NULL (unsupported).
  */
@@ -264,6 +304,16 @@ struct gbpf_backend_ops {
 			    char *log, size_t log_size);
 	/** Stop instrumenting: kernels launch uninstrumented from the next launch on. */
 	void (*agent_detach)(struct gbpf_backend *backend);
+
+	/**
+	 * Offline: the instrumented device code of every kernel of an
+	 * application file that the programs target (`gbpf prog inject`),
+	 * and every kernel found, with reasons for those left alone.
+	 */
+	int (*inject)(const struct gbpf_inject_opts *opts, struct gbpf_inject_result *result,
+		      char *log, size_t log_size);
+	/** Free what inject() allocated in @p result. */
+	void (*inject_free)(struct gbpf_inject_result *result);
 };
 
 /**

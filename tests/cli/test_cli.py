@@ -196,5 +196,33 @@ for name in ["vec_add", "threadhist", "kernelretsnoop", "launchlate", "cuda_coun
         else:
             skip(f"ptxas {name}", "ptxas not found")
 
+# Offline injection of every example probe into nvcc-built apps (tests/inject builds them)
+apps = os.path.join(os.path.dirname(examples), "tests", "inject")
+app_files = sorted(f for f in os.listdir(apps) if f.endswith(".default")) if os.path.isdir(apps) else []
+if not app_files:
+    skip("prog inject", "no nvcc-built apps in " + apps)
+for app in app_files:
+    for name in ["threadhist", "kernelretsnoop", "launchlate", "cuda_counter", "mem_trace"]:
+        with tempfile.TemporaryDirectory() as tmp:
+            p, j = run("-j", "prog", "inject", example(name + ".bpf.o"), "--into",
+                       os.path.join(apps, app), "-o", tmp, check_json=True)
+            kernels = (j or {}).get("kernels", [])
+            mods = (j or {}).get("modules", [])
+            if not ok(p.returncode == 0 and kernels and all(k["instrumented"] for k in kernels)
+                      and mods, f"inject {name} into {app}: every kernel instrumented"):
+                print(f"# {p.stdout[:400]} {p.stderr[:400]}")
+                continue
+            if ptxas:
+                bad = [m["path"] for m in mods
+                       if subprocess.run([ptxas, "-arch=sm_90", m["path"], "-o", os.path.join(tmp, "x.cubin")],
+                                         capture_output=True).returncode != 0]
+                ok(not bad, f"ptxas accepts {name} injected into {app} ({len(mods)} modules)")
+noptx = os.path.join(apps, "vecadd.noptx")
+if os.path.exists(noptx):
+    p, j = run("-j", "prog", "inject", example("threadhist.bpf.o"), "--into", noptx, check_json=True)
+    ks = (j or {}).get("kernels", [])
+    ok(p.returncode == 0 and ks and not ks[0]["instrumented"] and "no PTX" in ks[0].get("reason", ""),
+       "a SASS-only fatbin is reported as not instrumentable, with the reason")
+
 print(f"1..{count}")
 sys.exit(1 if failed else 0)
