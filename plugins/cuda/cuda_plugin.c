@@ -16,6 +16,7 @@
 #include <gbpf/plugin.h>
 
 #include "cuda_driver.h"
+#include "cuda_inject_op.h"
 #include "ptx_codegen.h"
 
 /** Bytes of device memory one run may use for per-thread data copies. */
@@ -418,10 +419,12 @@ GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struc
 		.prog_run = cuda_prog_run,
 		.prog_unload = cuda_prog_unload,
 		.codegen = cuda_codegen,
+		.inject = cuda_inject,
+		.inject_free = cuda_inject_free,
 	};
 	struct gbpf_backend_caps c = {
 		.sz = sizeof(c),
-		.flags = GBPF_CAP_PROG_RUN | GBPF_CAP_CODEGEN,
+		.flags = GBPF_CAP_PROG_RUN | GBPF_CAP_CODEGEN | GBPF_CAP_INJECT,
 		.codegen_targets = "ptx",
 	};
 	size_t n;
