@@ -1,18 +1,257 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hash maps on the device (maps/map_layout.h, docs/MAPS.md).
+ * Hash maps on the device (HASH 1, PERCPU_HASH 5, LRU_HASH 9, GPU_HASH 1501):
+ * the algorithm of docs/MAPS.md and maps/map_hash.c, step for step, in PTX.
+ * Open addressing over the fixed table of maps/map_layout.h; bucket state
+ * words claimed with CAS; writers of one home bucket serialised by its lock
+ * word; readers lock-free with a seqlock-style re-check of the state word.
+ * Only device threads write a map while a kernel runs (the host copies it
+ * back afterwards), so .gpu scope is enough for every atomic here.
+ *
+ * Register conventions inside these functions: %a 64-bit, %b 32-bit, %q
+ * predicates; map header offsets as in struct gbpf_map_hdr (8 type, 16
+ * key_size, 20 value_size, 24 max_entries, 28 nr_slots, 32 value_stride,
+ * 36 key_stride, 40 nr_buckets, 44 bucket_size, 56 data_off, 88 count,
+ * 96 drops, 104 clock). The lock bound 4194304 is GBPF_HASH_LOCK_SPINS.
  */
+#include "maps/map_layout.h"
 #include "ptx_maps.h"
 
-static const char hash_stub_ptx[] =
+_Static_assert(GBPF_HASH_LOCK_SPINS == 4194304u, "device lock bound matches the layout");
+_Static_assert(GBPF_LRU_WINDOW == 64u, "device LRU window matches the layout");
+_Static_assert(GBPF_HASH_BUCKET_HDR == 24u, "device bucket header matches the layout");
+
+/*
+ * hash of key bytes k[0..n) (map_layout.h); byte loads: key alignment unknown
+ */
+static const char m_hkey_ptx[] =
+	".func (.param .b64 r) __gbpf_m_hkey(.param .b64 k, .param .b64 n)\n{\n.reg .b64 %a<9>;\n"
+	".reg .b32 %b<2>;\n.reg .pred %q<3>;\nld.param.b64 %a0, [k];\nld.param.b64 %a1, [n];\n"
+	"xor.b64 %a2, %a1, 0x9E3779B97F4A7C15;\nmov.u64 %a3, 0;\n$Lw:\n"
+	"setp.ge.u64 %q0, %a3, %a1;\n@%q0 bra $Lfin;\nmov.u64 %a4, 0;\nmov.u32 %b0, 0;\n$Lb:\n"
+	"add.u64 %a6, %a0, %a3;\nld.u8 %a7, [%a6];\nshl.b64 %a7, %a7, %b0;\n"
+	"or.b64 %a4, %a4, %a7;\nadd.u64 %a3, %a3, 1;\nadd.u32 %b0, %b0, 8;\n"
+	"setp.lt.u64 %q1, %a3, %a1;\nsetp.lt.u32 %q2, %b0, 64;\nand.pred %q1, %q1, %q2;\n"
+	"@%q1 bra $Lb;\nxor.b64 %a2, %a2, %a4;\nmul.lo.u64 %a2, %a2, 0xFF51AFD7ED558CCD;\n"
+	"shr.b64 %a8, %a2, 32;\nxor.b64 %a2, %a2, %a8;\nbra.uni $Lw;\n$Lfin:\n"
+	"shr.b64 %a8, %a2, 33;\nxor.b64 %a2, %a2, %a8;\n"
+	"mul.lo.u64 %a2, %a2, 0xC4CEB9FE1A85EC53;\nshr.b64 %a8, %a2, 33;\n"
+	"xor.b64 %a2, %a2, %a8;\nst.param.b64 [r], %a2;\nret;\n}\n";
+
+/*
+ * probe run of key k (hash h) from its home: {bucket index or -1, state word, first free or -1}
+ */
+static const char m_hprobe_ptx[] =
+	".func (.param .align 8 .b8 r[24]) __gbpf_m_hprobe(.param .b64 m, .param .b64 k, .param .b64 h)\n"
+	"{\n.reg .b64 %a<12>;\n.reg .b32 %b<12>;\n.reg .pred %q<4>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [k];\nld.param.b64 %a2, [h];\nld.u32 %b0, [%a0+40];\n"
+	"ld.u32 %b1, [%a0+44];\nld.u64 %a3, [%a0+56];\nadd.u64 %a3, %a3, %a0;\n"
+	"ld.u32 %b2, [%a0+16];\nsub.u32 %b3, %b0, 1;\nmov.u64 %a10, -1;\nmov.u32 %b4, 0;\n"
+	"cvt.u32.u64 %b11, %a2;\n$Ll:\nsetp.ge.u32 %q0, %b4, %b0;\n@%q0 bra $Lmiss;\n"
+	"add.u32 %b5, %b11, %b4;\nand.b32 %b5, %b5, %b3;\nmul.wide.u32 %a4, %b5, %b1;\n"
+	"add.u64 %a4, %a4, %a3;\nld.acquire.gpu.u32 %b6, [%a4];\nand.b32 %b7, %b6, 3;\n"
+	"setp.eq.u32 %q1, %b7, 0;\nsetp.eq.u32 %q2, %b7, 3;\nor.pred %q2, %q1, %q2;\n"
+	"@!%q2 bra $Lready;\nsetp.lt.s64 %q3, %a10, 0;\n@%q3 cvt.u64.u32 %a10, %b5;\n"
+	"@%q1 bra $Lmiss;\nbra.uni $Lnext;\n$Lready:\nsetp.ne.u32 %q1, %b7, 2;\n"
+	"@%q1 bra $Lnext;\nld.relaxed.gpu.u64 %a5, [%a4+8];\nsetp.ne.u64 %q1, %a5, %a2;\n"
+	"@%q1 bra $Lnext;\nmov.u32 %b8, 0;\n$Lc:\nsetp.ge.u32 %q1, %b8, %b2;\n@%q1 bra $Leq;\n"
+	"cvt.u64.u32 %a6, %b8;\nadd.u64 %a7, %a4, %a6;\nld.u8 %b9, [%a7+24];\n"
+	"add.u64 %a7, %a1, %a6;\nld.u8 %b10, [%a7];\nsetp.ne.u32 %q1, %b9, %b10;\n"
+	"@%q1 bra $Lnext;\nadd.u32 %b8, %b8, 1;\nbra.uni $Lc;\n$Leq:\nfence.acq_rel.gpu;\n"
+	"ld.relaxed.gpu.u32 %b9, [%a4];\nsetp.ne.u32 %q1, %b9, %b6;\n@%q1 bra $Lnext;\n"
+	"cvt.u64.u32 %a6, %b5;\nst.param.b64 [r], %a6;\ncvt.u64.u32 %a6, %b6;\n"
+	"st.param.b64 [r+8], %a6;\nst.param.b64 [r+16], %a10;\nret;\n$Lnext:\n"
+	"add.u32 %b4, %b4, 1;\nbra.uni $Ll;\n$Lmiss:\nst.param.b64 [r], -1;\n"
+	"st.param.b64 [r+8], 0;\nst.param.b64 [r+16], %a10;\nret;\n}\n";
+
+/*
+ * address of bucket b's value copy for the caller: PERCPU_HASH uses the SM's copy
+ */
+static const char m_hval_ptx[] =
+	".func (.param .b64 r) __gbpf_m_hval(.param .b64 m, .param .b64 b)\n{\n.reg .b64 %a<6>;\n"
+	".reg .b32 %b<6>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [b];\n"
+	"ld.u32 %b0, [%a0+44];\nld.u64 %a2, [%a0+56];\nadd.u64 %a2, %a2, %a0;\n"
+	"cvt.u32.u64 %b1, %a1;\nmul.wide.u32 %a3, %b1, %b0;\nadd.u64 %a2, %a2, %a3;\n"
+	"ld.u32 %b2, [%a0+36];\ncvt.u64.u32 %a3, %b2;\nadd.u64 %a2, %a2, %a3;\n"
+	"add.u64 %a2, %a2, 24;\nld.u32 %b3, [%a0+8];\nsetp.ne.u32 %q0, %b3, 5;\n@%q0 bra $Lout;\n"
+	"mov.u32 %b4, %smid;\nld.u32 %b5, [%a0+28];\nrem.u32 %b4, %b4, %b5;\n"
+	"ld.u32 %b5, [%a0+32];\nmul.wide.u32 %a3, %b4, %b5;\nadd.u64 %a2, %a2, %a3;\n$Lout:\n"
+	"st.param.b64 [r], %a2;\nret;\n}\n";
+
+/*
+ * LRU: last_use = ++clock (tick) or = clock (lookup); nothing for other types
+ */
+static const char m_htouch_ptx[] =
+	".func __gbpf_m_htouch(.param .b64 m, .param .b64 bk, .param .b64 tick)\n{\n"
+	".reg .b64 %a<4>;\n.reg .b32 %b<1>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
+	"ld.u32 %b0, [%a0+8];\nsetp.ne.u32 %q0, %b0, 9;\n@%q0 bra $Lout;\n"
+	"ld.param.b64 %a1, [bk];\nld.param.b64 %a2, [tick];\nsetp.ne.u64 %q1, %a2, 0;\n"
+	"@%q1 bra $Ltick;\nld.relaxed.gpu.u64 %a3, [%a0+104];\nbra.uni $Lst;\n$Ltick:\n"
+	"atom.add.u64 %a3, [%a0+104], 1;\nadd.u64 %a3, %a3, 1;\n$Lst:\n"
+	"st.relaxed.gpu.u64 [%a1+16], %a3;\n$Lout:\nret;\n}\n";
+
+/*
+ * lookup (lock-free): probe, LRU: last_use = clock; the value copy of the caller
+ */
+static const char m_hash_lookup_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hash_lookup(.param .b64 m, .param .b64 k)\n{\n"
-	"st.param.b64 [r], 0;\nret;\n}\n"
-	".func (.param .b64 r) __gbpf_m_hash_update(.param .b64 m, .param .b64 k, .param .b64 v, .param .b64 f)\n{\n"
-	"st.param.b64 [r], -95;\nret;\n}\n"
+	".reg .b64 %a<8>;\n.reg .b32 %b<2>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [k];\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a2, %b0;\n{\n"
+	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a1;\n"
+	"st.param.b64 [y], %a2;\ncall (z), __gbpf_m_hkey, (x, y);\nld.param.b64 %a3, [z];\n}\n{\n"
+	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .align 8 .b8 o[24];\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\n"
+	"call (o), __gbpf_m_hprobe, (x, y, z);\nld.param.b64 %a4, [o];\n}\n"
+	"setp.lt.s64 %q0, %a4, 0;\n@%q0 bra $Lnone;\n{\n.param .b64 x;\n.param .b64 y;\n"
+	".param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a4;\n"
+	"call (z), __gbpf_m_hval, (x, y);\nld.param.b64 %a5, [z];\n}\nld.u32 %b1, [%a0+44];\n"
+	"ld.u64 %a6, [%a0+56];\nadd.u64 %a6, %a6, %a0;\ncvt.u32.u64 %b0, %a4;\n"
+	"mul.wide.u32 %a7, %b0, %b1;\nadd.u64 %a6, %a6, %a7;\n{\n.param .b64 x;\n.param .b64 y;\n"
+	".param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a6;\nst.param.b64 [z], 0;\n"
+	"call __gbpf_m_htouch, (x, y, z);\n}\nst.param.b64 [r], %a5;\nret;\n$Lnone:\n"
+	"st.param.b64 [r], 0;\nret;\n}\n";
+
+/*
+ * zero n bytes at d (8-byte aligned, n a multiple of 8: bucket parts are)
+ */
+static const char m_zero_ptx[] =
+	".func __gbpf_m_zero(.param .b64 d, .param .b64 n)\n{\n.reg .b64 %a<4>;\n"
+	".reg .pred %q<1>;\nld.param.b64 %a0, [d];\nld.param.b64 %a1, [n];\n"
+	"add.u64 %a1, %a1, %a0;\n$Ll:\nsetp.ge.u64 %q0, %a0, %a1;\n@%q0 bra $Lout;\n"
+	"st.u64 [%a0], 0;\nadd.u64 %a0, %a0, 8;\nbra.uni $Ll;\n$Lout:\nret;\n}\n";
+
+/*
+ * LRU eviction (MAPS.md): victim = least last_use among 64 buckets from home (whole table if none);
+ * its home lock is only tried, never waited for; up to 8 candidates skipped. 0, -ENOENT or -EBUSY.
+ */
+static const char m_lru_evict_ptx[] =
+	".func (.param .b64 r) __gbpf_m_lru_evict(.param .b64 m, .param .b64 h)\n{\n"
+	".local .align 4 .b8 sk[32];\n.reg .b64 %a<16>;\n.reg .b32 %b<20>;\n.reg .pred %q<6>;\n"
+	"ld.param.b64 %a0, [m];\nld.param.b64 %a1, [h];\ncvt.u32.u64 %b0, %a1;\n"
+	"ld.u32 %b1, [%a0+40];\nsub.u32 %b2, %b1, 1;\nld.u32 %b3, [%a0+44];\n"
+	"ld.u64 %a2, [%a0+56];\nadd.u64 %a2, %a2, %a0;\nmov.u64 %a3, sk;\nmov.u32 %b4, 0;\n"
+	"$Latt:\nsetp.ge.u32 %q0, %b4, 8;\n@%q0 bra $Lbusy;\nmin.u32 %b5, %b1, 64;\n"
+	"mov.u64 %a4, -1;\nmov.u64 %a5, 0xFFFFFFFFFFFFFFFF;\nmov.u32 %b6, 0;\n$Lpass:\n"
+	"mov.u32 %b7, 0;\n$Lscan:\nsetp.ge.u32 %q0, %b7, %b5;\n@%q0 bra $Lpend;\n"
+	"add.u32 %b8, %b0, %b7;\nand.b32 %b8, %b8, %b2;\nmul.wide.u32 %a6, %b8, %b3;\n"
+	"add.u64 %a6, %a6, %a2;\nld.acquire.gpu.u32 %b9, [%a6];\nand.b32 %b10, %b9, 3;\n"
+	"setp.ne.u32 %q1, %b10, 2;\n@%q1 bra $Lsnext;\nmov.u32 %b11, 0;\n$Lsk:\n"
+	"setp.ge.u32 %q1, %b11, %b4;\n@%q1 bra $Lnos;\nmul.wide.u32 %a7, %b11, 4;\n"
+	"add.u64 %a7, %a7, %a3;\nld.local.u32 %b12, [%a7];\nsetp.eq.u32 %q2, %b12, %b8;\n"
+	"@%q2 bra $Lsnext;\nadd.u32 %b11, %b11, 1;\nbra.uni $Lsk;\n$Lnos:\n"
+	"ld.relaxed.gpu.u64 %a8, [%a6+16];\nsetp.lt.u64 %q2, %a8, %a5;\n@!%q2 bra $Lsnext;\n"
+	"mov.u64 %a5, %a8;\ncvt.u64.u32 %a4, %b8;\nmov.u32 %b6, %b9;\n$Lsnext:\n"
+	"add.u32 %b7, %b7, 1;\nbra.uni $Lscan;\n$Lpend:\nsetp.ge.s64 %q0, %a4, 0;\n"
+	"@%q0 bra $Lfound;\nsetp.eq.u32 %q0, %b5, %b1;\n@%q0 bra $Lnoent;\nmov.u32 %b5, %b1;\n"
+	"bra.uni $Lpass;\n$Lfound:\ncvt.u32.u64 %b8, %a4;\nmul.wide.u32 %a6, %b8, %b3;\n"
+	"add.u64 %a6, %a6, %a2;\nld.relaxed.gpu.u64 %a9, [%a6+8];\ncvt.u32.u64 %b13, %a9;\n"
+	"and.b32 %b13, %b13, %b2;\nsetp.eq.u32 %q3, %b13, %b0;\nmul.wide.u32 %a10, %b13, %b3;\n"
+	"add.u64 %a10, %a10, %a2;\n@%q3 bra $Lown;\n"
+	"atom.cas.acquire.gpu.b32 %b14, [%a10+4], 0, 1;\nsetp.ne.u32 %q4, %b14, 0;\n"
+	"@%q4 bra $Lskip;\n$Lown:\nor.b32 %b15, %b6, 3;\n"
+	"atom.cas.acq_rel.gpu.b32 %b16, [%a6], %b6, %b15;\nsetp.eq.u32 %q5, %b16, %b6;\n"
+	"@%q5 red.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\n@!%q3 st.release.gpu.u32 [%a10+4], 0;\n"
+	"@%q5 bra $Lok;\n$Lskip:\nmul.wide.u32 %a7, %b4, 4;\nadd.u64 %a7, %a7, %a3;\n"
+	"st.local.u32 [%a7], %b8;\nadd.u32 %b4, %b4, 1;\nbra.uni $Latt;\n$Lok:\n"
+	"st.param.b64 [r], 0;\nret;\n$Lnoent:\nst.param.b64 [r], -2;\nret;\n$Lbusy:\n"
+	"st.param.b64 [r], -16;\nret;\n}\n";
+
+/*
+ * update (MAPS.md): under the key's home lock (taken inside a bounded loop, -EBUSY after
+ * GBPF_HASH_LOCK_SPINS), find the key, else reserve a count and claim a free bucket by CAS.
+ */
+static const char m_hash_update_ptx[] =
+	".func (.param .b64 r) __gbpf_m_hash_update(.param .b64 m, .param .b64 k, .param .b64 v, .param .b64 f)\n"
+	"{\n.reg .b64 %a<24>;\n.reg .b32 %b<20>;\n.reg .pred %q<6>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [k];\nld.param.b64 %a2, [v];\nld.param.b64 %a3, [f];\n"
+	"ld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a20, %b0;\n{\n.param .b64 x;\n.param .b64 y;\n"
+	".param .b64 z;\nst.param.b64 [x], %a1;\nst.param.b64 [y], %a20;\n"
+	"call (z), __gbpf_m_hkey, (x, y);\nld.param.b64 %a4, [z];\n}\nld.u32 %b1, [%a0+40];\n"
+	"sub.u32 %b2, %b1, 1;\ncvt.u32.u64 %b3, %a4;\nand.b32 %b3, %b3, %b2;\n"
+	"ld.u64 %a5, [%a0+56];\nadd.u64 %a5, %a5, %a0;\nld.u32 %b4, [%a0+44];\n"
+	"mul.wide.u32 %a6, %b3, %b4;\nadd.u64 %a6, %a6, %a5;\nadd.u64 %a6, %a6, 4;\n"
+	"mov.u64 %a7, -16;\nmov.u32 %b5, 0;\n$Llock:\nld.relaxed.gpu.u32 %b6, [%a6];\n"
+	"setp.ne.u32 %q0, %b6, 0;\n@%q0 bra $Lspin;\natom.cas.acquire.gpu.b32 %b6, [%a6], 0, 1;\n"
+	"setp.eq.u32 %q0, %b6, 0;\n@%q0 bra $Lcs;\n$Lspin:\nadd.u32 %b5, %b5, 1;\n"
+	"setp.lt.u32 %q0, %b5, 4194304;\n@%q0 bra $Llock;\nbra.uni $Ldone;\n$Lcs:\n{\n"
+	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .align 8 .b8 o[24];\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a4;\n"
+	"call (o), __gbpf_m_hprobe, (x, y, z);\nld.param.b64 %a8, [o];\n"
+	"ld.param.b64 %a10, [o+16];\n}\nld.u32 %b7, [%a0+20];\ncvt.u64.u32 %a21, %b7;\n"
+	"setp.lt.s64 %q0, %a8, 0;\n@%q0 bra $Labsent;\nmov.u64 %a7, -17;\n"
+	"setp.eq.u64 %q0, %a3, 1;\n@%q0 bra $Lunlock;\ncvt.u32.u64 %b8, %a8;\nmov.u64 %a7, 0;\n"
+	"bra.uni $Lwrite;\n$Labsent:\nmov.u64 %a7, -2;\nsetp.eq.u64 %q0, %a3, 2;\n"
+	"@%q0 bra $Lunlock;\nld.u32 %b9, [%a0+24];\ncvt.u64.u32 %a11, %b9;\n"
+	"ld.u32 %b10, [%a0+8];\nmov.u32 %b11, 0;\n$Lres:\n"
+	"atom.add.acq_rel.gpu.u64 %a12, [%a0+88], 1;\nsetp.lt.u64 %q0, %a12, %a11;\n"
+	"@%q0 bra $Lclaim;\nred.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\n"
+	"setp.ne.u32 %q1, %b10, 9;\nsetp.ge.u32 %q2, %b11, 8;\nor.pred %q1, %q1, %q2;\n"
+	"@%q1 bra $Lbig;\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n"
+	"st.param.b64 [x], %a0;\ncvt.u64.u32 %a13, %b3;\nst.param.b64 [y], %a13;\n"
+	"call (z), __gbpf_m_lru_evict, (x, y);\n}\nadd.u32 %b11, %b11, 1;\nbra.uni $Lres;\n"
+	"$Lbig:\nred.add.u64 [%a0+96], 1;\nmov.u64 %a7, -7;\nbra.uni $Lunlock;\n$Lclaim:\n"
+	"setp.lt.s64 %q0, %a10, 0;\ncvt.u32.u64 %b8, %a10;\n@%q0 mov.u32 %b8, %b3;\n"
+	"mov.u32 %b12, 0;\n$Lcl:\nsetp.ge.u32 %q0, %b12, %b1;\n@%q0 bra $Lnofree;\n"
+	"mul.wide.u32 %a14, %b8, %b4;\nadd.u64 %a14, %a14, %a5;\n"
+	"ld.acquire.gpu.u32 %b13, [%a14];\nand.b32 %b14, %b13, 3;\nsetp.eq.u32 %q1, %b14, 0;\n"
+	"setp.eq.u32 %q2, %b14, 3;\nor.pred %q1, %q1, %q2;\n@!%q1 bra $Lclnext;\n"
+	"and.b32 %b15, %b13, 0xFFFFFFFC;\nadd.u32 %b15, %b15, 5;\n"
+	"atom.cas.acq_rel.gpu.b32 %b16, [%a14], %b13, %b15;\nsetp.eq.u32 %q1, %b16, %b13;\n"
+	"@%q1 bra $Lgot;\nbra.uni $Lcl;\n$Lclnext:\nadd.u32 %b8, %b8, 1;\n"
+	"and.b32 %b8, %b8, %b2;\nadd.u32 %b12, %b12, 1;\nbra.uni $Lcl;\n$Lnofree:\n"
+	"red.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\nmov.u64 %a7, -7;\nbra.uni $Lunlock;\n$Lgot:\n"
+	"st.relaxed.gpu.u64 [%a14+8], %a4;\nadd.u64 %a15, %a14, 24;\nld.u32 %b17, [%a0+36];\n"
+	"cvt.u64.u32 %a16, %b17;\n{\n.param .b64 x;\n.param .b64 y;\nst.param.b64 [x], %a15;\n"
+	"st.param.b64 [y], %a16;\ncall __gbpf_m_zero, (x, y);\n}\n{\n.param .b64 x;\n"
+	".param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a15;\nst.param.b64 [y], %a1;\n"
+	"st.param.b64 [z], %a20;\ncall __gbpf_h_copy, (x, y, z);\n}\nadd.u64 %a15, %a15, %a16;\n"
+	"ld.u32 %b17, [%a0+32];\ncvt.u64.u32 %a16, %b17;\nsetp.ne.u32 %q0, %b10, 5;\n"
+	"ld.u32 %b18, [%a0+28];\ncvt.u64.u32 %a17, %b18;\n@%q0 mov.u64 %a17, 1;\n"
+	"mul.lo.u64 %a16, %a16, %a17;\n{\n.param .b64 x;\n.param .b64 y;\n"
+	"st.param.b64 [x], %a15;\nst.param.b64 [y], %a16;\ncall __gbpf_m_zero, (x, y);\n}\n"
+	"mov.u64 %a7, 0;\n$Lwrite:\ncvt.u64.u32 %a13, %b8;\n{\n.param .b64 x;\n.param .b64 y;\n"
+	".param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a13;\n"
+	"call (z), __gbpf_m_hval, (x, y);\nld.param.b64 %a18, [z];\n}\n{\n.param .b64 x;\n"
+	".param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a18;\nst.param.b64 [y], %a2;\n"
+	"st.param.b64 [z], %a21;\ncall __gbpf_h_copy, (x, y, z);\n}\n"
+	"mul.wide.u32 %a14, %b8, %b4;\nadd.u64 %a14, %a14, %a5;\n{\n.param .b64 x;\n"
+	".param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a14;\n"
+	"st.param.b64 [z], 1;\ncall __gbpf_m_htouch, (x, y, z);\n}\nsetp.lt.s64 %q0, %a8, 0;\n"
+	"@!%q0 bra $Lunlock;\nadd.u32 %b15, %b15, 1;\nst.release.gpu.u32 [%a14], %b15;\n"
+	"$Lunlock:\nst.release.gpu.u32 [%a6], 0;\n$Ldone:\nst.param.b64 [r], %a7;\nret;\n}\n";
+
+/*
+ * delete: under the home lock, READY -> TOMBSTONE by CAS (-ENOENT if absent or evicted)
+ */
+static const char m_hash_delete_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hash_delete(.param .b64 m, .param .b64 k)\n{\n"
-	"st.param.b64 [r], -2;\nret;\n}\n";
+	".reg .b64 %a<12>;\n.reg .b32 %b<12>;\n.reg .pred %q<3>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [k];\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a2, %b0;\n{\n"
+	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a1;\n"
+	"st.param.b64 [y], %a2;\ncall (z), __gbpf_m_hkey, (x, y);\nld.param.b64 %a4, [z];\n}\n"
+	"ld.u32 %b1, [%a0+40];\nsub.u32 %b2, %b1, 1;\ncvt.u32.u64 %b3, %a4;\n"
+	"and.b32 %b3, %b3, %b2;\nld.u64 %a5, [%a0+56];\nadd.u64 %a5, %a5, %a0;\n"
+	"ld.u32 %b4, [%a0+44];\nmul.wide.u32 %a6, %b3, %b4;\nadd.u64 %a6, %a6, %a5;\n"
+	"add.u64 %a6, %a6, 4;\nmov.u64 %a7, -16;\nmov.u32 %b5, 0;\n$Llock:\n"
+	"ld.relaxed.gpu.u32 %b6, [%a6];\nsetp.ne.u32 %q0, %b6, 0;\n@%q0 bra $Lspin;\n"
+	"atom.cas.acquire.gpu.b32 %b6, [%a6], 0, 1;\nsetp.eq.u32 %q0, %b6, 0;\n@%q0 bra $Lcs;\n"
+	"$Lspin:\nadd.u32 %b5, %b5, 1;\nsetp.lt.u32 %q0, %b5, 4194304;\n@%q0 bra $Llock;\n"
+	"bra.uni $Ldone;\n$Lcs:\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n"
+	".param .align 8 .b8 o[24];\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\n"
+	"st.param.b64 [z], %a4;\ncall (o), __gbpf_m_hprobe, (x, y, z);\nld.param.b64 %a8, [o];\n"
+	"ld.param.b64 %a9, [o+8];\n}\nmov.u64 %a7, -2;\nsetp.lt.s64 %q0, %a8, 0;\n"
+	"@%q0 bra $Lunlock;\ncvt.u32.u64 %b7, %a8;\nmul.wide.u32 %a10, %b7, %b4;\n"
+	"add.u64 %a10, %a10, %a5;\ncvt.u32.u64 %b8, %a9;\nor.b32 %b9, %b8, 3;\n"
+	"atom.cas.acq_rel.gpu.b32 %b10, [%a10], %b8, %b9;\nsetp.ne.u32 %q1, %b10, %b8;\n"
+	"@%q1 bra $Lunlock;\nred.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\nmov.u64 %a7, 0;\n"
+	"$Lunlock:\nst.release.gpu.u32 [%a6], 0;\n$Ldone:\nst.param.b64 [r], %a7;\nret;\n}\n";
+
 
 void ptx_hash_emit(struct ptx_buf *b)
 {
-	ptx_buf_puts(b, hash_stub_ptx);
+	static const char *const parts[] = {m_hkey_ptx, m_hprobe_ptx, m_hval_ptx, m_htouch_ptx, m_hash_lookup_ptx, m_zero_ptx, m_lru_evict_ptx, m_hash_update_ptx, m_hash_delete_ptx};
+	size_t i;
+
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		ptx_buf_puts(b, parts[i]);
 }

@@ -1,27 +1,182 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Ring buffers and perf event arrays on the device (maps/map_layout.h).
+ * Ring buffers (RINGBUF 27, GPU_RINGBUF 1527) and perf event arrays (4) on
+ * the device: the producer protocol of docs/MAPS.md / maps/map_ring.c in
+ * PTX. A thread uses its SM's sub-ring (smid & (nr_slots - 1)) so that
+ * reservations only contend within one SM; reservation is one bounded CAS
+ * loop on producer_pos, a full sub-ring counts a drop in the sub-ring and
+ * the header (never waits for the consumer). Ring words use system scope
+ * and commit is fence.sc.sys + release store, because the consumer may be
+ * the host reading while the kernel runs.
+ *
+ * Offsets: header 8 type, 28 nr_slots, 56 data_off, 72 aux_off, 80
+ * sub_size, 96 drops; ring control 0 producer_pos, 64 consumer_pos, 72
+ * drops; record word bits 31 BUSY, 30 DISCARD, 0..27 length.
  */
 #include <gbpf/helper_ids.h>
 
+#include "maps/map_layout.h"
 #include "ptx_maps.h"
 
-static const char ring_stub_ptx[] =
-	".func (.param .b64 r) __gbpf_h_ringbuf_reserve(.param .b64 m, .param .b64 n, .param .b64 f)\n{\n"
-	"st.param.b64 [r], 0;\nret;\n}\n"
+_Static_assert(GBPF_RING_BUSY == 0x80000000u && GBPF_RING_DISCARD == 0x40000000u &&
+		       GBPF_RING_LEN_MASK == 268435455u,
+	       "device record bits match the layout");
+_Static_assert(sizeof(struct gbpf_ring_ctl) == 128, "device ring control stride");
+
+/*
+ * reserve len bytes on sub-ring s of ring map m (MAPS.md producer): {record data or 0, error}
+ * error: -E2BIG too large (not a drop), -ENOSPC full or -EBUSY contended (both counted drops)
+ */
+static const char m_ring_reserve_ptx[] =
+	".func (.param .align 8 .b8 r[16]) __gbpf_m_ring_reserve(.param .b64 m, .param .b64 s, .param .b64 n)\n"
+	"{\n.reg .b64 %a<20>;\n.reg .b32 %b<8>;\n.reg .pred %q<4>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [s];\nld.param.b64 %a2, [n];\nld.u64 %a3, [%a0+56];\n"
+	"add.u64 %a3, %a3, %a0;\nshl.b64 %a4, %a1, 7;\nadd.u64 %a3, %a3, %a4;\n"
+	"ld.u64 %a5, [%a0+80];\nld.u64 %a6, [%a0+72];\nadd.u64 %a6, %a6, %a0;\n"
+	"mul.lo.u64 %a4, %a1, %a5;\nadd.u64 %a6, %a6, %a4;\nsetp.gt.u64 %q0, %a2, 268435455;\n"
+	"@%q0 bra $Lbig;\nadd.u64 %a7, %a2, 15;\nand.b64 %a7, %a7, 0xFFFFFFFFFFFFFFF8;\n"
+	"setp.gt.u64 %q0, %a7, %a5;\n@%q0 bra $Lbig;\nsub.u64 %a8, %a5, 1;\nmov.u32 %b0, 0;\n"
+	"$Ltry:\nsetp.ge.u32 %q0, %b0, 1048576;\n@%q0 bra $Lbusy;\n"
+	"ld.relaxed.sys.u64 %a9, [%a3];\nld.acquire.sys.u64 %a10, [%a3+64];\n"
+	"and.b64 %a11, %a9, %a8;\nadd.u64 %a12, %a11, %a7;\nsub.u64 %a13, %a5, %a11;\n"
+	"setp.gt.u64 %q1, %a12, %a5;\nselp.u64 %a13, %a13, 0, %q1;\nsub.u64 %a14, %a9, %a10;\n"
+	"setp.gt.u64 %q2, %a14, %a5;\nadd.u64 %a15, %a14, %a13;\nadd.u64 %a15, %a15, %a7;\n"
+	"setp.gt.u64 %q3, %a15, %a5;\nor.pred %q2, %q2, %q3;\n@%q2 bra $Lfull;\n"
+	"add.u64 %a16, %a9, %a13;\nadd.u64 %a16, %a16, %a7;\n"
+	"atom.cas.acq_rel.sys.b64 %a17, [%a3], %a9, %a16;\nsetp.eq.u64 %q2, %a17, %a9;\n"
+	"@%q2 bra $Lgot;\nadd.u32 %b0, %b0, 1;\nbra.uni $Ltry;\n$Lgot:\ncvt.u32.u64 %b1, %a1;\n"
+	"setp.eq.u64 %q2, %a13, 0;\n@%q2 bra $Lrec;\nadd.u64 %a18, %a6, %a11;\n"
+	"st.u32 [%a18+4], %b1;\ncvt.u32.u64 %b2, %a13;\nsub.u32 %b2, %b2, 8;\n"
+	"or.b32 %b2, %b2, 0x40000000;\nst.release.sys.u32 [%a18], %b2;\n$Lrec:\n"
+	"add.u64 %a18, %a9, %a13;\nand.b64 %a18, %a18, %a8;\nadd.u64 %a18, %a18, %a6;\n"
+	"st.u32 [%a18+4], %b1;\ncvt.u32.u64 %b2, %a2;\nor.b32 %b2, %b2, 0x80000000;\n"
+	"st.relaxed.sys.u32 [%a18], %b2;\nadd.u64 %a18, %a18, 8;\nst.param.b64 [r], %a18;\n"
+	"st.param.b64 [r+8], 0;\nret;\n$Lfull:\nmov.u64 %a19, -28;\nbra.uni $Ldrop;\n$Lbusy:\n"
+	"mov.u64 %a19, -16;\n$Ldrop:\nred.add.sys.u64 [%a3+72], 1;\n"
+	"red.add.sys.u64 [%a0+96], 1;\nst.param.b64 [r], 0;\nst.param.b64 [r+8], %a19;\nret;\n"
+	"$Lbig:\nst.param.b64 [r], 0;\nst.param.b64 [r+8], -7;\nret;\n}\n";
+
+/*
+ * commit a record (submit: d = 0, discard: d = 1): data visible system-wide before BUSY clears
+ */
+static const char m_ring_commit_ptx[] =
+	".func __gbpf_m_ring_commit(.param .b64 p, .param .b64 d)\n{\n.reg .b64 %a<3>;\n"
+	".reg .b32 %b<3>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [p];\nld.param.b64 %a1, [d];\n"
+	"setp.eq.u64 %q0, %a0, 0;\n@%q0 bra $Lout;\nld.relaxed.sys.u32 %b0, [%a0+-8];\n"
+	"and.b32 %b1, %b0, 0x80000000;\nsetp.eq.u32 %q0, %b1, 0;\n@%q0 bra $Lout;\n"
+	"and.b32 %b0, %b0, 0x7FFFFFFF;\nsetp.ne.u64 %q1, %a1, 0;\n"
+	"@%q1 or.b32 %b0, %b0, 0x40000000;\nfence.sc.sys;\nst.release.sys.u32 [%a0+-8], %b0;\n"
+	"$Lout:\nret;\n}\n";
+
+/*
+ * sub-ring of the caller: its SM's (smid & (nr_slots - 1)); 0 for a map that is no ring buffer
+ */
+static const char m_ring_sub_ptx[] =
+	".func (.param .b64 r) __gbpf_m_ring_sub(.param .b64 m)\n{\n.reg .b64 %a<2>;\n"
+	".reg .b32 %b<4>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.u32 %b0, [%a0+8];\n"
+	"setp.ne.u32 %q0, %b0, 27;\nsetp.ne.u32 %q1, %b0, 1527;\nand.pred %q0, %q0, %q1;\n"
+	"@%q0 bra $Lno;\nmov.u32 %b1, %smid;\nld.u32 %b2, [%a0+28];\nsub.u32 %b2, %b2, 1;\n"
+	"and.b32 %b1, %b1, %b2;\ncvt.u64.u32 %a1, %b1;\nst.param.b64 [r], %a1;\nret;\n$Lno:\n"
+	"st.param.b64 [r], -1;\nret;\n}\n";
+
+/*
+ * bpf_ringbuf_reserve: flags must be 0; NULL when full (counted), too large or not a ring buffer
+ */
+static const char h_ringbuf_reserve_ptx[] =
+	".func (.param .b64 r) __gbpf_h_ringbuf_reserve(.param .b64 m, .param .b64 n, .param .b64 f)\n"
+	"{\n.reg .b64 %a<6>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [n];\n"
+	"ld.param.b64 %a2, [f];\nsetp.ne.u64 %q0, %a2, 0;\n@%q0 bra $Lnull;\n{\n.param .b64 x;\n"
+	".param .b64 z;\nst.param.b64 [x], %a0;\ncall (z), __gbpf_m_ring_sub, (x);\n"
+	"ld.param.b64 %a3, [z];\n}\nsetp.lt.s64 %q0, %a3, 0;\n@%q0 bra $Lnull;\n{\n"
+	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .align 8 .b8 o[16];\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a3;\nst.param.b64 [z], %a1;\n"
+	"call (o), __gbpf_m_ring_reserve, (x, y, z);\nld.param.b64 %a4, [o];\n}\n"
+	"st.param.b64 [r], %a4;\nret;\n$Lnull:\nst.param.b64 [r], 0;\nret;\n}\n";
+
+/*
+ * bpf_ringbuf_submit / discard (the verifier guarantees p came from reserve)
+ */
+static const char h_ringbuf_submit_ptx[] =
 	".func (.param .b64 r) __gbpf_h_ringbuf_submit(.param .b64 p, .param .b64 f)\n{\n"
+	".reg .b64 %a<1>;\nld.param.b64 %a0, [p];\n{\n.param .b64 x;\n.param .b64 y;\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], 0;\ncall __gbpf_m_ring_commit, (x, y);\n}\n"
 	"st.param.b64 [r], 0;\nret;\n}\n"
 	".func (.param .b64 r) __gbpf_h_ringbuf_discard(.param .b64 p, .param .b64 f)\n{\n"
-	"st.param.b64 [r], 0;\nret;\n}\n"
-	".func (.param .b64 r) __gbpf_h_ringbuf_output(.param .b64 m, .param .b64 d, .param .b64 n, .param .b64 f)\n{\n"
-	"st.param.b64 [r], -95;\nret;\n}\n"
-	".func (.param .b64 r) __gbpf_h_perf_event_output(.param .b64 c, .param .b64 m, .param .b64 f, .param .b64 d, .param .b64 n)\n{\n"
-	"st.param.b64 [r], -95;\nret;\n}\n";
+	".reg .b64 %a<1>;\nld.param.b64 %a0, [p];\n{\n.param .b64 x;\n.param .b64 y;\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], 1;\ncall __gbpf_m_ring_commit, (x, y);\n}\n"
+	"st.param.b64 [r], 0;\nret;\n}\n";
+
+/*
+ * reserve + copy + submit on sub-ring s; returns 0 or the reservation's error
+ */
+static const char m_ring_put_ptx[] =
+	".func (.param .b64 r) __gbpf_m_ring_put(.param .b64 m, .param .b64 s, .param .b64 d, .param .b64 n)\n"
+	"{\n.reg .b64 %a<8>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [s];\n"
+	"ld.param.b64 %a2, [d];\nld.param.b64 %a3, [n];\n{\n.param .b64 x;\n.param .b64 y;\n"
+	".param .b64 z;\n.param .align 8 .b8 o[16];\nst.param.b64 [x], %a0;\n"
+	"st.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\n"
+	"call (o), __gbpf_m_ring_reserve, (x, y, z);\nld.param.b64 %a4, [o];\n"
+	"ld.param.b64 %a5, [o+8];\n}\nsetp.eq.u64 %q0, %a4, 0;\n@%q0 bra $Lerr;\n{\n"
+	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a4;\n"
+	"st.param.b64 [y], %a2;\nst.param.b64 [z], %a3;\ncall __gbpf_h_copy, (x, y, z);\n}\n{\n"
+	".param .b64 x;\n.param .b64 y;\nst.param.b64 [x], %a4;\nst.param.b64 [y], 0;\n"
+	"call __gbpf_m_ring_commit, (x, y);\n}\nst.param.b64 [r], 0;\nret;\n$Lerr:\n"
+	"st.param.b64 [r], %a5;\nret;\n}\n";
+
+/*
+ * ringbuf_output: -EINVAL for flags other than the wakeup bits or a map that is no ring buffer;
+ * -E2BIG too large; -EAGAIN full (a counted drop), as the host helper
+ */
+static const char h_ringbuf_output_ptx[] =
+	".func (.param .b64 r) __gbpf_h_ringbuf_output(.param .b64 m, .param .b64 d, .param .b64 n, .param .b64 f)\n"
+	"{\n.reg .b64 %a<8>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [d];\n"
+	"ld.param.b64 %a2, [n];\nld.param.b64 %a3, [f];\nand.b64 %a4, %a3, 0xFFFFFFFFFFFFFFFC;\n"
+	"setp.ne.u64 %q0, %a4, 0;\n@%q0 bra $Linval;\n{\n.param .b64 x;\n.param .b64 z;\n"
+	"st.param.b64 [x], %a0;\ncall (z), __gbpf_m_ring_sub, (x);\nld.param.b64 %a5, [z];\n}\n"
+	"setp.lt.s64 %q0, %a5, 0;\n@%q0 bra $Linval;\n{\n.param .b64 x;\n.param .b64 y;\n"
+	".param .b64 z;\n.param .b64 w;\n.param .b64 o;\nst.param.b64 [x], %a0;\n"
+	"st.param.b64 [y], %a5;\nst.param.b64 [z], %a1;\nst.param.b64 [w], %a2;\n"
+	"call (o), __gbpf_m_ring_put, (x, y, z, w);\nld.param.b64 %a6, [o];\n}\n"
+	"setp.eq.u64 %q0, %a6, 0;\nsetp.eq.s64 %q1, %a6, -7;\nor.pred %q0, %q0, %q1;\n"
+	"@!%q0 mov.u64 %a6, -11;\nst.param.b64 [r], %a6;\nret;\n$Linval:\n"
+	"st.param.b64 [r], -22;\nret;\n}\n";
+
+/*
+ * perf_event_output(ctx, map, flags, data, size): ring = flags & 0xffffffff, BPF_F_CURRENT_CPU =
+ * the caller's SM (mod the rings); out of range -E2BIG; full -ENOSPC (counted drop)
+ */
+static const char h_perf_event_output_ptx[] =
+	".func (.param .b64 r) __gbpf_h_perf_event_output(.param .b64 c, .param .b64 m, .param .b64 f, .param .b64 d, .param .b64 n)\n"
+	"{\n.reg .b64 %a<8>;\n.reg .b32 %b<4>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [f];\nld.param.b64 %a2, [d];\nld.param.b64 %a3, [n];\n"
+	"ld.u32 %b0, [%a0+8];\nsetp.ne.u32 %q0, %b0, 4;\n@%q0 bra $Linval;\n"
+	"ld.u32 %b1, [%a0+28];\ncvt.u32.u64 %b2, %a1;\nsetp.ne.u32 %q0, %b2, 0xFFFFFFFF;\n"
+	"@%q0 bra $Lidx;\nmov.u32 %b2, %smid;\nrem.u32 %b2, %b2, %b1;\n$Lidx:\n"
+	"setp.ge.u32 %q0, %b2, %b1;\n@%q0 bra $Lbig;\ncvt.u64.u32 %a4, %b2;\n{\n.param .b64 x;\n"
+	".param .b64 y;\n.param .b64 z;\n.param .b64 w;\n.param .b64 o;\nst.param.b64 [x], %a0;\n"
+	"st.param.b64 [y], %a4;\nst.param.b64 [z], %a2;\nst.param.b64 [w], %a3;\n"
+	"call (o), __gbpf_m_ring_put, (x, y, z, w);\nld.param.b64 %a6, [o];\n}\n"
+	"setp.eq.u64 %q0, %a6, 0;\nsetp.eq.s64 %q1, %a6, -7;\nor.pred %q0, %q0, %q1;\n"
+	"@!%q0 mov.u64 %a6, -28;\nst.param.b64 [r], %a6;\nret;\n$Lbig:\nst.param.b64 [r], -7;\n"
+	"ret;\n$Linval:\nst.param.b64 [r], -22;\nret;\n}\n";
+
 
 void ptx_ring_emit(struct ptx_buf *b, const uint8_t *used)
 {
-	if (used[GBPF_HELPER_RINGBUF_OUTPUT] || used[GBPF_HELPER_RINGBUF_RESERVE] ||
-	    used[GBPF_HELPER_RINGBUF_SUBMIT] || used[GBPF_HELPER_RINGBUF_DISCARD] ||
-	    used[GBPF_HELPER_PERF_EVENT_OUTPUT])
-		ptx_buf_puts(b, ring_stub_ptx);
+	static const char *const parts[] = {m_ring_reserve_ptx,
+					    m_ring_commit_ptx,
+					    m_ring_sub_ptx,
+					    h_ringbuf_reserve_ptx,
+					    h_ringbuf_submit_ptx,
+					    m_ring_put_ptx,
+					    h_ringbuf_output_ptx,
+					    h_perf_event_output_ptx};
+	size_t i;
+
+	if (!used[GBPF_HELPER_RINGBUF_OUTPUT] && !used[GBPF_HELPER_RINGBUF_RESERVE] &&
+	    !used[GBPF_HELPER_RINGBUF_SUBMIT] && !used[GBPF_HELPER_RINGBUF_DISCARD] &&
+	    !used[GBPF_HELPER_PERF_EVENT_OUTPUT])
+		return;
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		ptx_buf_puts(b, parts[i]);
 }

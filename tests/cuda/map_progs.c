@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/* Test programs using the device map helpers (see map_progs.h). Jump offsets are
+ * relative to the next instruction; labels are written as comments. */
+#include <gbpf/helper_ids.h>
+#include <gbpf/prog.h>
+
+#include "map_progs.h"
+#include "maps/map.h"
+
+#define E(c, d, s, o, i)                                                                           \
+	(out[n++] = (struct gbpf_insn){.code = (c), .dst = (d), .src = (s), .off = (o), .imm = (i)})
+#define CALL(id) E(0x85, 0, 0, 0, (id))
+#define MAP0(reg) (E(0x18, (reg), GBPF_PSEUDO_MAP_IDX, 0, 0), E(0, 0, 0, 0, 0))
+#define FP(reg, off) (E(0xbf, (reg), 10, 0, 0), E(0x07, (reg), 0, 0, (off)))
+
+/* r6 = thread id; {tid, tid ^ MAGIC} at r10-16 */
+static size_t tid_record(struct gbpf_insn *out, size_t n)
+{
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0xbf, 6, 0, 0, 0);
+	E(0x7b, 10, 6, -16, 0);
+	E(0xbf, 7, 6, 0, 0);
+	E(0xa7, 7, 0, 0, (int32_t)MAP_PROG_MAGIC);
+	E(0x7b, 10, 7, -8, 0);
+	return n;
+}
+
+size_t map_prog_hash_update(struct gbpf_insn *out, uint32_t key_mod, uint32_t flags)
+{
+	size_t n = 0;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0xbf, 6, 0, 0, 0);
+	E(0xbf, 8, 6, 0, 0);
+	if (key_mod)
+		E(0x97, 8, 0, 0, (int32_t)key_mod);
+	E(0x63, 10, 8, -4, 0);
+	E(0xbf, 7, 6, 0, 0);
+	E(0x27, 7, 0, 0, 3);
+	E(0x07, 7, 0, 0, 1);
+	E(0x7b, 10, 7, -16, 0);
+	MAP0(1);
+	FP(2, -4);
+	FP(3, -16);
+	E(0xb7, 4, 0, 0, (int32_t)flags);
+	CALL(GBPF_HELPER_MAP_UPDATE_ELEM);
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
+size_t map_prog_hash_count(struct gbpf_insn *out, uint32_t nkeys)
+{
+	size_t n = 0;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID); /* 0 */
+	E(0xbf, 6, 0, 0, 0);
+	E(0x97, 6, 0, 0, (int32_t)nkeys);
+	E(0x63, 10, 6, -4, 0);
+	E(0x7a, 10, 0, -16, 0);
+	MAP0(1); /* 5 */
+	FP(2, -4);
+	CALL(GBPF_HELPER_MAP_LOOKUP_ELEM); /* 9 */
+	E(0x55, 0, 0, 14, 0);              /* 10: if r0 != 0 goto add (25) */
+	MAP0(1);
+	FP(2, -4);
+	FP(3, -16);
+	E(0xb7, 4, 0, 0, GBPF_NOEXIST);
+	CALL(GBPF_HELPER_MAP_UPDATE_ELEM); /* 18 */
+	MAP0(1);
+	FP(2, -4);
+	CALL(GBPF_HELPER_MAP_LOOKUP_ELEM); /* 23 */
+	E(0x15, 0, 0, 4, 0);               /* 24: if r0 == 0 goto fail (29) */
+	E(0xb7, 1, 0, 0, 1);               /* 25: add */
+	E(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD);
+	E(0xb7, 0, 0, 0, 0);
+	E(0x95, 0, 0, 0, 0);
+	E(0xb7, 0, 0, 0, 1); /* 29: fail */
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
+size_t map_prog_hash_delete_even(struct gbpf_insn *out)
+{
+	size_t n = 0;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0x63, 10, 0, -4, 0);
+	E(0xbf, 6, 0, 0, 0);
+	E(0xb7, 0, 0, 0, 0);
+	E(0x45, 6, 0, 5, 1); /* if r6 & 1 goto out */
+	MAP0(1);
+	FP(2, -4);
+	CALL(GBPF_HELPER_MAP_DELETE_ELEM);
+	E(0x95, 0, 0, 0, 0); /* out */
+	return n;
+}
+
+size_t map_prog_hash_lookup(struct gbpf_insn *out)
+{
+	size_t n = 0;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0x63, 10, 0, -4, 0);
+	MAP0(1);
+	FP(2, -4);
+	CALL(GBPF_HELPER_MAP_LOOKUP_ELEM);
+	E(0x15, 0, 0, 2, 0);
+	E(0x79, 0, 0, 0, 0);
+	E(0x95, 0, 0, 0, 0);
+	E(0xb7, 0, 0, 0, -1);
+	E(0x67, 0, 0, 0, 32);
+	E(0x77, 0, 0, 0, 32);
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
+size_t map_prog_ring_output(struct gbpf_insn *out)
+{
+	size_t n = tid_record(out, 0);
+
+	MAP0(1);
+	FP(2, -16);
+	E(0xb7, 3, 0, 0, 16);
+	E(0xb7, 4, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_OUTPUT);
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
+size_t map_prog_ring_reserve(struct gbpf_insn *out)
+{
+	size_t n = 0;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0xbf, 6, 0, 0, 0);
+	MAP0(1);
+	E(0xb7, 2, 0, 0, 16);
+	E(0xb7, 3, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_RESERVE);
+	E(0x55, 0, 0, 1, 0); /* if r0 != 0 goto got */
+	E(0x95, 0, 0, 0, 0);
+	E(0x7b, 0, 6, 0, 0); /* got: rec[0] = tid */
+	E(0xbf, 7, 6, 0, 0);
+	E(0xa7, 7, 0, 0, (int32_t)MAP_PROG_MAGIC);
+	E(0x7b, 0, 7, 8, 0);
+	E(0xbf, 1, 0, 0, 0);
+	E(0xb7, 2, 0, 0, 0);
+	E(0x45, 6, 0, 3, 1); /* if tid & 1 goto discard */
+	CALL(GBPF_HELPER_RINGBUF_SUBMIT);
+	E(0xb7, 0, 0, 0, 1);
+	E(0x95, 0, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_DISCARD); /* discard */
+	E(0xb7, 0, 0, 0, 2);
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
+size_t map_prog_perf_output(struct gbpf_insn *out)
+{
+	size_t n = tid_record(out, 0);
+
+	E(0xb7, 1, 0, 0, 0);
+	MAP0(2);
+	E(0x18, 3, 0, 0, -1); /* r3 = 0xffffffff (BPF_F_CURRENT_CPU) */
+	E(0, 0, 0, 0, 0);
+	FP(4, -16);
+	E(0xb7, 5, 0, 0, 16);
+	CALL(GBPF_HELPER_PERF_EVENT_OUTPUT);
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}

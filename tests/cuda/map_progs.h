@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/cuda/map_progs.h - eBPF programs (built as instruction arrays) that
+ * use every device map helper, shared by the ptxas test (CPU) and the GPU
+ * map tests. Every builder writes at most MAP_PROG_MAX instructions into
+ * @p out and returns the count; map 0 of the program is the map used.
+ */
+#ifndef GBPF_TESTS_CUDA_MAP_PROGS_H
+#define GBPF_TESTS_CUDA_MAP_PROGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gbpf/insn.h>
+
+#define MAP_PROG_MAX 64
+/** Second word of every test ring record: first word (the thread id) ^ this. */
+#define MAP_PROG_MAGIC 0x5a5a1234u
+
+/** key = thread id % key_mod (thread id when key_mod is 0), value u64 = tid * 3 + 1;
+ *  update with @p flags; r0 = the helper's result. */
+size_t map_prog_hash_update(struct gbpf_insn *out, uint32_t key_mod, uint32_t flags);
+/** key = tid % nkeys: lookup, insert 0 with NOEXIST when absent, lookup again,
+ *  atomic add 1 to the value; r0 = 0, or 1 when the second lookup failed. */
+size_t map_prog_hash_count(struct gbpf_insn *out, uint32_t nkeys);
+/** Even thread ids delete key tid; r0 = the helper's result (odd: 0). */
+size_t map_prog_hash_delete_even(struct gbpf_insn *out);
+/** r0 = the u64 value of key tid, or 0xffffffff when absent. */
+size_t map_prog_hash_lookup(struct gbpf_insn *out);
+/** ringbuf_output of {tid, tid ^ MAGIC} (two u64); r0 = the helper's result. */
+size_t map_prog_ring_output(struct gbpf_insn *out);
+/** ringbuf_reserve 16 bytes, write {tid, tid ^ MAGIC}, submit (even tid, r0 = 1) or
+ *  discard (odd tid, r0 = 2); r0 = 0 when the reservation failed. */
+size_t map_prog_ring_reserve(struct gbpf_insn *out);
+/** perf_event_output(ctx, map, BPF_F_CURRENT_CPU, {tid, tid ^ MAGIC}, 16); r0 = its result. */
+size_t map_prog_perf_output(struct gbpf_insn *out);
+
+#endif
