@@ -15,6 +15,7 @@
 #include <gbpf/gbpf.h>
 #include <gbpf/plugin.h>
 
+#include "cuda_agent.h"
 #include "cuda_driver.h"
 #include "cuda_inject_op.h"
 #include "ptx_codegen.h"
@@ -421,10 +422,12 @@ GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struc
 		.codegen = cuda_codegen,
 		.inject = cuda_inject,
 		.inject_free = cuda_inject_free,
+		.agent_attach = gbpf_cuda_agent_attach,
+		.agent_detach = gbpf_cuda_agent_detach,
 	};
 	struct gbpf_backend_caps c = {
 		.sz = sizeof(c),
-		.flags = GBPF_CAP_PROG_RUN | GBPF_CAP_CODEGEN | GBPF_CAP_INJECT,
+		.flags = GBPF_CAP_PROG_RUN | GBPF_CAP_CODEGEN | GBPF_CAP_INJECT | GBPF_CAP_INTERCEPT,
 		.codegen_targets = "ptx",
 	};
 	size_t n;

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/cuda/cuda_agent.c - `gbpf run` inside a CUDA application: the
+ * cuda plugin's agent_attach / agent_detach.
+ *
+ * Nothing is compiled up front but the probe fragment (one PTX text for
+ * every device program of the object). A kernel is instrumented at its
+ * FIRST launch, and only when a device program targets it: its module's
+ * image (recorded when the application loaded it) goes through
+ * gbpf_cuda_inject_image, the instrumented PTX is JIT'ed by the real
+ * cuModuleLoadDataEx (the driver's disk cache obeys CUDA_CACHE_PATH; ours
+ * is in memory, per image, kernel and context), the module globals are
+ * set, the application's attributes are replayed, and the launch is
+ * replaced. Any failure is reported and the original launch proceeds.
+ *
+ * Maps: the shared-memory region is registered with
+ * cuMemHostRegister(DEVICEMAP) so that the GPU works on the very bytes the
+ * controller prints (no copy protocol); docs/PROCESS_MODEL.md, CUDA
+ * section, says why and what was measured.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gbpf/cuda_inject.h>
+#include <gbpf/probe_ctx.h>
+
+#include "cuda_agent.h"
+#include "plugins/cuda/intercept/intercept.h"
+#include "ptx_codegen.h"
+
+/* Driver values we use (cuda.h is not available at build time). */
+#define CA_HOSTREGISTER_PORTABLE 0x01u
+#define CA_HOSTREGISTER_DEVICEMAP 0x02u
+#define CA_ERROR_ALREADY_REGISTERED 712
+#define CA_JIT_ERROR_LOG_BUFFER 5
+#define CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
+#define CA_PROC_PER_THREAD_STREAM 2ull
+/** Largest module image we keep a copy of. */
+#define CA_IMAGE_MAX ((size_t)512 << 20)
+
+typedef CUresult (*ca_load_ex_fn)(CUmodule *, const void *, unsigned int, int *, void **);
+typedef CUresult (*ca_get_function_fn)(CUfunction *, CUmodule, const char *);
+typedef CUresult (*ca_get_global_fn)(CUdeviceptr *, size_t *, CUmodule, const char *);
+typedef CUresult (*ca_htod_fn)(CUdeviceptr, const void *, size_t);
+typedef CUresult (*ca_memset32_async_fn)(CUdeviceptr, unsigned int, size_t, CUstream);
+typedef CUresult (*ca_host_register_fn)(void *, size_t, unsigned int);
+typedef CUresult (*ca_host_devptr_fn)(CUdeviceptr *, void *, unsigned int);
+typedef CUresult (*ca_ctx_get_fn)(CUcontext *);
+
+/** A module image the application loaded (copied: the app may free it). */
+struct ca_image {
+	const void *key; /* CUmodule or CUlibrary */
+	void *bytes;
+	size_t size;
+	struct ca_image *next;
+};
+
+/** One instrumented (or failed) kernel, per image and context. */
+struct ca_kernel {
+	const void *key;
+	CUcontext ctx;
+	char *name;
+	int ok;
+	CUmodule mod;
+	CUfunction fn;
+	CUdeviceptr launch_id_addr;
+	struct ca_kernel *next;
+};
+
+/** Everything the agent side holds: one per process (the plugin is attached once). */
+static struct cuda_agent_state {
+	pthread_mutex_t lock;
+	atomic_int attached;
+	struct gbpf_agent_services svc;
+	const struct gbpf_prog_desc *progs;
+	size_t prog_cnt;
+	struct gbpf_map_instance *maps; /* the object's maps, in prog->maps order */
+	size_t map_cnt;
+	size_t *dev;  /* prog indices of the fragment's probes: probe i = progs[dev[i]] */
+	size_t dev_cnt;
+	char *fragment;
+	int maps_ready; /* 1 registered, -1 failed */
+	CUdeviceptr *dmaps;
+	struct ca_image *images;
+	struct ca_kernel *kernels;
+	struct gbpf_cu_hooks hooks;
+} cuda_agent_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
+{
+	struct cuda_agent_state *s = &cuda_agent_state;
+	char msg[1024];
+	va_list ap;
+
+	if (!s->svc.report)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s->svc.report(s->svc.ctx, ev, kernel, msg);
+}
+
+static uint64_t ca_fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; s && *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t ca_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int ca_selected(size_t prog, const char *name)
+{
+	struct cuda_agent_state *s = &cuda_agent_state;
+
+	return s->svc.kernel_selected && s->svc.kernel_selected(s->svc.ctx, prog, name ? name : "");
+}
+
+/* ---- images ---- */
+
+static void ca_on_image(void *ctx, const struct gbpf_cu_image_event *ev)
+{
+	struct cuda_agent_state *s = ctx;
+	const void *src = ev->image, *key = ev->library ? (const void *)ev->library : (const void *)ev->module;
+	size_t size = ev->image_size;
+	struct ca_image *im;
+
+	if (ev->result != GBPF_CUDA_SUCCESS || !key)
+		return;
+	if (ev->kind == GBPF_CU_IMAGE_WRAPPER) {
+		src = ev->fatbin;
+		size = ev->fatbin_size;
+	}
+	if (!src || !size || size > CA_IMAGE_MAX)
+		return; /* file loads and unknown sizes: reported at launch as "image not recorded" */
+	im = calloc(1, sizeof(*im));
+	if (!im || !(im->bytes = malloc(size))) {
+		free(im);
+		return;
+	}
+	memcpy(im->bytes, src, size);
+	/* PTX sizes count the NUL; the injector parses text only. */
+	while (ev->kind == GBPF_CU_IMAGE_PTX && size && !((char *)im->bytes)[size - 1])
+		size--;
+	im->size = size;
+	im->key = key;
+	pthread_mutex_lock(&s->lock);
+	im->next = s->images;
+	s->images = im;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static struct ca_image *ca_find_image(struct cuda_agent_state *s, const void *key)
+{
+	for (struct ca_image *im = s->images; im; im = im->next)
+		if (im->key == key)
+			return im;
+	return NULL;
+}
+
+/* ---- maps ---- */
+
+/*
+ * Register the whole region once (it is one mmap: every map lies between
+ * the lowest and highest map address) and look up each map's device
+ * address. Called under the lock, in the application's context.
+ */
+static int ca_maps_ready(struct cuda_agent_state *s, char *why, size_t why_size)
+{
+	ca_host_register_fn reg = (ca_host_register_fn)gbpf_cu_real_proc("cuMemHostRegister", 6050, 0);
+	ca_host_devptr_fn devptr =
+		(ca_host_devptr_fn)gbpf_cu_real_proc("cuMemHostGetDevicePointer", 3020, 0);
+	uintptr_t lo = UINTPTR_MAX, hi = 0, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	CUresult r;
+	size_t i;
+
+	if (s->maps_ready)
+		return s->maps_ready > 0 ? 0 : -EIO;
+	s->maps_ready = -1;
+	if (!s->map_cnt) {
+		s->maps_ready = 1;
+		return 0;
+	}
+	if (!reg || !devptr) {
+		snprintf(why, why_size, "driver lacks cuMemHostRegister / cuMemHostGetDevicePointer");
+		return -ENOSYS;
+	}
+	s->dmaps = calloc(s->map_cnt, sizeof(*s->dmaps));
+	if (!s->dmaps)
+		return -ENOMEM;
+	for (i = 0; i < s->map_cnt; i++) {
+		uintptr_t a = (uintptr_t)s->maps[i].mem;
+
+		if (!a)
+			continue;
+		if (a < lo)
+			lo = a;
+		if (a + s->maps[i].mem_size > hi)
+			hi = a + s->maps[i].mem_size;
+	}
+	if (hi > lo) {
+		lo &= ~(page - 1);
+		hi = (hi + page - 1) & ~(page - 1);
+		r = reg((void *)lo, hi - lo, CA_HOSTREGISTER_PORTABLE | CA_HOSTREGISTER_DEVICEMAP);
+		if (r != GBPF_CUDA_SUCCESS && r != CA_ERROR_ALREADY_REGISTERED) {
+			snprintf(why, why_size, "cuMemHostRegister of the map region (%zu bytes) failed: error %d",
+				 (size_t)(hi - lo), r);
+			return -EIO;
+		}
+	}
+	for (i = 0; i < s->map_cnt; i++) {
+		if (!s->maps[i].mem)
+			continue;
+		r = devptr(&s->dmaps[i], s->maps[i].mem, 0);
+		if (r != GBPF_CUDA_SUCCESS) {
+			snprintf(why, why_size, "map %zu (%s): no device address for the shared memory: error %d",
+				 i, s->maps[i].desc && s->maps[i].desc->name ? s->maps[i].desc->name : "?", r);
+			return -EIO;
+		}
+	}
+	s->maps_ready = 1;
+	return 0;
+}
+
+/* ---- instrumentation ---- */
+
+struct ca_select {
+	const char *name;
+};
+
+static bool ca_select_one(const char *mangled, void *arg)
+{
+	return !strcmp(mangled, ((struct ca_select *)arg)->name);
+}
+
+/* Which probe goes to which site for kernel @p name; 0 when none targets it. */
+static unsigned ca_sites(struct cuda_agent_state *s, const char *name, struct gbpf_cuda_inject_opts *io)
+{
+	unsigned sites = 0;
+
+	for (size_t i = 0; i < s->dev_cnt; i++) {
+		const struct gbpf_prog_desc *p = &s->progs[s->dev[i]];
+		unsigned site = 0, *probe = NULL;
+
+		if (!ca_selected(s->dev[i], name))
+			continue;
+		switch (p->attach.kind) {
+		case GBPF_ATTACH_GPU_ENTRY: site = GBPF_CUDA_SITE_ENTRY; probe = &io->entry_probe; break;
+		case GBPF_ATTACH_GPU_EXIT: site = GBPF_CUDA_SITE_EXIT; probe = &io->exit_probe; break;
+		case GBPF_ATTACH_GPU_MEM: site = GBPF_CUDA_SITE_MEM; probe = &io->mem_probe; break;
+		case GBPF_ATTACH_GPU_BARRIER: site = GBPF_CUDA_SITE_BARRIER; probe = &io->barrier_probe; break;
+		default: continue;
+		}
+		if (sites & site) {
+			/* The injector calls one probe per site. */
+			ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, name,
+				  "%s: program '%s' not attached: another program already probes this site",
+				  p->source_file ? p->source_file : "?", p->name ? p->name : "?");
+			continue;
+		}
+		sites |= site;
+		*probe = (unsigned)i;
+	}
+	return sites;
+}
+
+static int ca_set_global(CUmodule mod, const char *sym, const void *val, size_t size, int required)
+{
+	ca_get_global_fn get = (ca_get_global_fn)gbpf_cu_real_proc("cuModuleGetGlobal", 3020, 0);
+	ca_htod_fn htod = (ca_htod_fn)gbpf_cu_real_proc("cuMemcpyHtoD", 3020, 0);
+	CUdeviceptr addr;
+	size_t have;
+
+	if (!get || !htod)
+		return -ENOSYS;
+	if (get(&addr, &have, mod, sym) != GBPF_CUDA_SUCCESS)
+		return required ? -ENOENT : 0;
+	if (have < size)
+		return -EINVAL;
+	return htod(addr, val, size) == GBPF_CUDA_SUCCESS ? 0 : -EIO;
+}
+
+/* Build the instrumented kernel of entry @p k; fills k->ok. Under the lock. */
+static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const struct gbpf_cu_launch *l,
+			  const struct ca_image *im)
+{
+	struct ca_select sel = {.name = k->name};
+	struct gbpf_cuda_inject_opts io = {.sz = sizeof(io), .fragment = s->fragment,
+					   .select = ca_select_one, .select_arg = &sel};
+	struct gbpf_cuda_inject_result *res = NULL;
+	const struct gbpf_cuda_kernel_info *ki = NULL;
+	const struct gbpf_cuda_inject_module *mi = NULL;
+	ca_load_ex_fn load = (ca_load_ex_fn)gbpf_cu_real_proc("cuModuleLoadDataEx", 2010, 0);
+	ca_get_function_fn getf = (ca_get_function_fn)gbpf_cu_real_proc("cuModuleGetFunction", 2000, 0);
+	ca_get_global_fn getg = (ca_get_global_fn)gbpf_cu_real_proc("cuModuleGetGlobal", 3020, 0);
+	char why[1024] = "", jit_log[4096] = "";
+	int jo[2] = {CA_JIT_ERROR_LOG_BUFFER, CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void *jv[2] = {jit_log, (void *)(uintptr_t)sizeof(jit_log)};
+	uint64_t pid_tgid = ((uint64_t)getpid() << 32) | (uint32_t)gettid();
+	size_t sz, i;
+	CUresult r;
+	int rc;
+
+	io.sites = ca_sites(s, k->name, &io);
+	if (!io.sites)
+		return;
+	if (!im) {
+		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name,
+			  "the image of its module was not recorded (loaded from a file, or before gbpf)");
+		return;
+	}
+	rc = ca_maps_ready(s, why, sizeof(why));
+	if (rc) {
+		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "maps unreachable from the GPU: %s", why);
+		return;
+	}
+	rc = gbpf_cuda_inject_image(im->bytes, im->size, l->api_name, &io, &res, why, sizeof(why));
+	if (rc) {
+		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "injection failed (%d): %s", rc, why);
+		return;
+	}
+	for (i = 0; i < res->n_kernels; i++)
+		if (!strcmp(res->kernels[i].name, k->name) && res->kernels[i].instrumented) {
+			ki = &res->kernels[i];
+			break;
+		}
+	if (!ki) {
+		const char *reason = "kernel not found in its module's image";
+
+		for (i = 0; i < res->n_kernels; i++)
+			if (!strcmp(res->kernels[i].name, k->name) && res->kernels[i].reason)
+				reason = res->kernels[i].reason;
+		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "%s", reason);
+		goto out;
+	}
+	for (i = 0; i < res->n_modules; i++)
+		if (!strcmp(res->modules[i].module, ki->module))
+			mi = &res->modules[i];
+	if (!mi || !load || !getf || !getg) {
+		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "%s", !mi ? "instrumented module missing from the result"
+								: "driver entry points unavailable");
+		goto out;
+	}
+	r = load(&k->mod, mi->ptx, 2, jo, jv);
+	if (r != GBPF_CUDA_SUCCESS) {
+		k->mod = NULL;
+		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name,
+			  "JIT of the instrumented PTX (%s, %zu bytes) failed: error %d: %.600s", ki->module,
+			  mi->ptx_len, r, jit_log);
+		goto out;
+	}
+	if (getf(&k->fn, k->mod, k->name) != GBPF_CUDA_SUCCESS) {
+		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "instrumented module lacks the kernel");
+		goto out;
+	}
+	if ((s->map_cnt && ca_set_global(k->mod, "__gbpf_maps", s->dmaps, s->map_cnt * sizeof(*s->dmaps), 1)) ||
+	    ca_set_global(k->mod, "__gbpf_pid_tgid", &pid_tgid, sizeof(pid_tgid), 0) ||
+	    getg(&k->launch_id_addr, &sz, k->mod, "__gbpf_launch_id") != GBPF_CUDA_SUCCESS || sz < 8) {
+		ca_report(GBPF_AGENT_EVENT_ERROR, k->name,
+			  "cannot set the module globals (__gbpf_maps, __gbpf_pid_tgid, __gbpf_launch_id)");
+		goto out;
+	}
+	rc = gbpf_cu_attr_replay(l->func, k->fn, why, sizeof(why));
+	if (rc < 0) {
+		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "attribute replay failed: %s", why);
+		goto out;
+	}
+	k->ok = 1;
+	ca_report(GBPF_AGENT_EVENT_INFO, k->name, "instrumented (%s: entry %u, exit %u, mem %u, barrier %u)",
+		  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier);
+out:
+	gbpf_cuda_inject_result__free(res);
+}
+
+/* The instrumented kernel for this launch, instrumenting it at first use; NULL = launch the original. */
+static struct ca_kernel *ca_kernel_for(struct cuda_agent_state *s, const struct gbpf_cu_launch *l)
+{
+	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)gbpf_cu_real_proc("cuCtxGetCurrent", 4000, 0);
+	const void *key = l->library ? (const void *)l->library : (const void *)l->module;
+	CUcontext ctx = NULL;
+	struct ca_kernel *k;
+
+	if (ctx_get)
+		ctx_get(&ctx);
+	pthread_mutex_lock(&s->lock);
+	for (k = s->kernels; k; k = k->next)
+		if (k->key == key && k->ctx == ctx && !strcmp(k->name, l->name))
+			goto done;
+	k = calloc(1, sizeof(*k));
+	if (!k || !(k->name = strdup(l->name))) {
+		free(k);
+		k = NULL;
+		goto done;
+	}
+	k->key = key;
+	k->ctx = ctx;
+	ca_instrument(s, k, l, key ? ca_find_image(s, key) : NULL);
+	k->next = s->kernels;
+	s->kernels = k;
+done:
+	pthread_mutex_unlock(&s->lock);
+	return k && k->ok ? k : NULL;
+}
+
+/*
+ * The launch id reaches the replacement through its module global, set by
+ * two 32-bit memsets enqueued on the launch's own stream: stream order puts
+ * them between the previous and this launch, the value travels in the
+ * call (no host buffer to keep alive), and a memset never synchronises
+ * the stream (an async copy from pageable memory may).
+ */
+static int ca_set_launch_id(const struct ca_kernel *k, const struct gbpf_cu_launch *l, uint64_t id)
+{
+	ca_memset32_async_fn ms = (ca_memset32_async_fn)gbpf_cu_real_proc(
+		"cuMemsetD32Async", 3020, l->ptds ? CA_PROC_PER_THREAD_STREAM : 0);
+
+	if (!ms || ms(k->launch_id_addr, (uint32_t)id, 1, l->stream) != GBPF_CUDA_SUCCESS ||
+	    ms(k->launch_id_addr + 4, (uint32_t)(id >> 32), 1, l->stream) != GBPF_CUDA_SUCCESS)
+		return -EIO;
+	return 0;
+}
+
+static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_launch *l, uint64_t *id)
+{
+	struct gbpf_host_launch_ctx c;
+	int made = 0;
+
+	for (size_t i = 0; i < s->prog_cnt; i++) {
+		if (s->progs[i].attach.kind != GBPF_ATTACH_HOST_LAUNCH || !ca_selected(i, l->name))
+			continue;
+		if (!*id)
+			*id = s->svc.next_launch_id(s->svc.ctx);
+		if (!made) {
+			memset(&c, 0, sizeof(c));
+			c.kernel_id = ca_fnv1a(l->name);
+			c.stream = (uint64_t)(uintptr_t)l->stream;
+			c.launch_id = *id;
+			c.time_ns = ca_now_ns();
+			for (int d = 0; d < 3; d++) {
+				c.grid[d] = l->grid[d];
+				c.block[d] = l->block[d];
+			}
+			c.shared_mem_bytes = l->shared_mem_bytes;
+			snprintf(c.kernel_name, sizeof(c.kernel_name), "%s", l->name ? l->name : "");
+			made = 1;
+		}
+		s->svc.run_host_prog(s->svc.ctx, i, &c, sizeof(c), NULL);
+	}
+}
+
+static int ca_launch_pre(void *ctx, struct gbpf_cu_launch *l)
+{
+	struct cuda_agent_state *s = ctx;
+	struct ca_kernel *k;
+	uint64_t id = 0;
+
+	if (!atomic_load(&s->attached))
+		return -ENOENT;
+	if (l->api != GBPF_CU_LAUNCH_KERNEL && l->api != GBPF_CU_LAUNCH_KERNEL_EX &&
+	    l->api != GBPF_CU_LAUNCH_COOPERATIVE)
+		return -ENOENT; /* graph nodes: launched later, uninstrumented */
+	ca_run_host_launch(s, l, &id);
+	if (!l->name || !s->dev_cnt)
+		return -ENOENT;
+	k = ca_kernel_for(s, l);
+	if (!k)
+		return -ENOENT;
+	if (!id)
+		id = s->svc.next_launch_id(s->svc.ctx);
+	if (ca_set_launch_id(k, l, id)) {
+		ca_report(GBPF_AGENT_EVENT_ERROR, l->name, "cannot set __gbpf_launch_id on the launch's stream");
+		return -EIO;
+	}
+	l->replacement = k->fn;
+	return 0;
+}
+
+static void ca_launch_post(void *ctx, const struct gbpf_cu_launch *l)
+{
+	if (l->replacement && !l->replaced)
+		ca_report(GBPF_AGENT_EVENT_ERROR, l->name,
+			  "the instrumented kernel failed to launch (error %d); the original ran",
+			  l->replacement_result);
+	(void)ctx;
+}
+
+static void ca_call_post(void *ctx, const struct gbpf_cu_call_event *ev)
+{
+	struct cuda_agent_state *s = ctx;
+	struct gbpf_host_call_ctx c = {0};
+	uint32_t kind;
+
+	if (!atomic_load(&s->attached) || ev->result != GBPF_CUDA_SUCCESS)
+		return;
+	switch (ev->kind) {
+	case GBPF_CU_CALL_MEMCPY: kind = GBPF_ATTACH_HOST_MEMCPY; break;
+	case GBPF_CU_CALL_MALLOC: kind = GBPF_ATTACH_HOST_MALLOC; break;
+	case GBPF_CU_CALL_SYNC: kind = GBPF_ATTACH_HOST_SYNC; break;
+	default: return;
+	}
+	c.dst = ev->dst;
+	c.src = ev->src;
+	c.bytes = ev->bytes;
+	c.stream = (uint64_t)(uintptr_t)ev->stream;
+	c.time_ns = ca_now_ns();
+	c.direction = ev->direction;
+	c.async = ev->async;
+	for (size_t i = 0; i < s->prog_cnt; i++)
+		if (s->progs[i].attach.kind == kind)
+			s->svc.run_host_prog(s->svc.ctx, i, &c, sizeof(c), NULL);
+}
+
+/* ---- attach / detach ---- */
+
+/* Index in opts->maps of the first map of @p p's object, or -1. */
+static long ca_map_base(const struct gbpf_agent_attach_opts *o, const struct gbpf_prog_desc *p)
+{
+	for (size_t k = 0; p->map_cnt && k + p->map_cnt <= o->map_cnt; k++)
+		if (o->maps[k].desc == &p->maps[0] ||
+		    (o->maps[k].desc && o->maps[k].desc->name && p->maps[0].name &&
+		     !strcmp(o->maps[k].desc->name, p->maps[0].name)))
+			return (long)k;
+	return p->map_cnt ? -1 : 0;
+}
+
+int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attach_opts *o, char *log,
+			   size_t log_size)
+{
+	struct cuda_agent_state *s = &cuda_agent_state;
+	struct gbpf_ptx_opts po = {.sz = sizeof(po), .arch = "sm_70"};
+	const struct gbpf_prog_desc **dp = NULL;
+	const struct gbpf_prog_desc *first = NULL;
+	long base = 0;
+	int rc;
+
+	(void)be;
+	if (!o || !o->services || (o->prog_cnt && !o->progs) || (o->map_cnt && !o->maps)) {
+		snprintf(log, log_size, "cuda agent: bad attach options");
+		return -EINVAL;
+	}
+	if (atomic_load(&s->attached)) {
+		snprintf(log, log_size, "cuda agent: already attached");
+		return -EBUSY;
+	}
+	/* A re-attach after detach replaces the previous programs. */
+	free(s->dev);
+	free(s->fragment);
+	s->dev = NULL;
+	s->fragment = NULL;
+	s->dev_cnt = 0;
+	s->svc = *o->services;
+	s->progs = o->progs;
+	s->prog_cnt = o->prog_cnt;
+	s->dev = calloc(o->prog_cnt ? o->prog_cnt : 1, sizeof(*s->dev));
+	dp = calloc(o->prog_cnt ? o->prog_cnt : 1, sizeof(*dp));
+	if (!s->dev || !dp) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	/* One fragment = one object (its programs share the map table). */
+	for (size_t i = 0; i < o->prog_cnt; i++) {
+		const struct gbpf_prog_desc *p = &o->progs[i];
+
+		if (!gbpf_attach_is_device(p->attach.kind))
+			continue;
+		if (!first) {
+			first = p;
+			base = ca_map_base(o, p);
+			if (base < 0) {
+				snprintf(log, log_size, "cuda agent: %s: program '%s': its maps are not in the region",
+					 p->source_file ? p->source_file : "?", p->name ? p->name : "?");
+				rc = -EINVAL;
+				goto fail;
+			}
+		} else if (p->maps != first->maps) {
+			ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, NULL,
+				  "%s: program '%s' not attached: device programs of one object only (%s)",
+				  p->source_file ? p->source_file : "?", p->name ? p->name : "?",
+				  first->source_file ? first->source_file : "?");
+			continue;
+		}
+		dp[s->dev_cnt] = p;
+		s->dev[s->dev_cnt++] = i;
+	}
+	if (s->dev_cnt) {
+		s->maps = o->maps + base;
+		s->map_cnt = first->map_cnt;
+		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);
+		if (rc)
+			goto fail;
+	}
+	free(dp);
+	dp = NULL;
+	s->hooks = (struct gbpf_cu_hooks){
+		.sz = sizeof(s->hooks),
+		.ctx = s,
+		.image_loaded = ca_on_image,
+		.launch_pre = ca_launch_pre,
+		.launch_post = ca_launch_post,
+		.call_post = ca_call_post,
+	};
+	atomic_store(&s->attached, 1);
+	rc = gbpf_cu_intercept_set_hooks(&s->hooks);
+	if (rc) {
+		atomic_store(&s->attached, 0);
+		snprintf(log, log_size, "cuda agent: cannot install the driver hooks (%d)", rc);
+		goto fail;
+	}
+	return 0;
+fail:
+	free(dp);
+	free(s->dev);
+	s->dev = NULL;
+	s->dev_cnt = 0;
+	free(s->fragment);
+	s->fragment = NULL;
+	return rc;
+}
+
+void gbpf_cuda_agent_detach(struct gbpf_backend *be)
+{
+	(void)be;
+	/*
+	 * Launches check `attached` first; the hooks struct, images and
+	 * modules stay (a launch in flight on another thread may use them).
+	 */
+	atomic_store(&cuda_agent_state.attached, 0);
+	gbpf_cu_intercept_set_hooks(NULL);
+}

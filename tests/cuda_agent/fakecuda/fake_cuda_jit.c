@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/cuda_agent/fakecuda/fake_cuda_jit.c - a small fake libcuda.so.1 for
+ * the cuda agent tests: PTX modules (the "JIT" records whether the text
+ * holds gbpf probes), module globals, host registration (device address ==
+ * host address), async memsets, launches that only log. Every launch is
+ * logged to GBPF_FAKE_CUDA_LOG as "launch NAME instrumented=0|1 grid=N";
+ * GBPF_FAKE_JIT_FAIL=1 makes the load of instrumented PTX fail.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define API __attribute__((visibility("default")))
+typedef int CUresult;
+typedef uintptr_t CUdeviceptr;
+
+struct fmod {
+	int instrumented;
+	const char *text;
+	uint64_t globals[4][8]; /* __gbpf_maps (up to 8), __gbpf_pid_tgid, __gbpf_launch_id, other */
+};
+struct ffunc {
+	struct fmod *mod;
+	char name[128];
+};
+
+static void flog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void flog(const char *fmt, ...)
+{
+	const char *p = getenv("GBPF_FAKE_CUDA_LOG");
+	char line[512];
+	va_list ap;
+	int fd, n;
+
+	if (!p)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0)
+		n = 0;
+	close(fd);
+}
+
+static int ctx_storage;
+static void *cur_ctx;
+
+API CUresult cuInit(unsigned f) { (void)f; return 0; }
+API CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+API CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+API CUresult cuDeviceGet(int *d, int i) { *d = i; return i ? 101 : 0; }
+API CUresult cuDeviceGetName(char *n, int len, int d) { (void)d; snprintf(n, (size_t)len, "fake GPU"); return 0; }
+API CUresult cuDeviceGetAttribute(int *v, int a, int d)
+{
+	(void)d;
+	*v = a == 75 ? 9 : a == 76 ? 0 : a == 16 ? 4 : a == 10 ? 32 : 1;
+	return 0;
+}
+API CUresult cuDeviceTotalMem_v2(size_t *b, int d) { (void)d; *b = 1ull << 30; return 0; }
+API CUresult cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = &ctx_storage; return 0; }
+API CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
+API CUresult cuCtxSetCurrent(void *c) { cur_ctx = c; return 0; }
+API CUresult cuCtxGetCurrent(void **c) { *c = cur_ctx; return 0; }
+API CUresult cuCtxSynchronize(void) { return 0; }
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)calloc(1, n ? n : 1); return *p ? 0 : 2; }
+API CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); return 0; }
+API CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); return 0; }
+API CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void *)d, v, n); return 0; }
+API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s)
+{
+	(void)s;
+	for (size_t i = 0; i < n; i++)
+		((uint32_t *)d)[i] = v;
+	return 0;
+}
+API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f)
+{
+	flog("hostregister %zu flags=%u", n, f);
+	(void)p;
+	return getenv("GBPF_FAKE_REGISTER_FAIL") ? 1 : 0;
+}
+API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned f) { (void)f; *d = (CUdeviceptr)p; return 0; }
+API CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = &ctx_storage; return 0; }
+API CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
+API CUresult cuEventSynchronize(void *e) { (void)e; return 0; }
+API CUresult cuEventElapsedTime(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 0; return 0; }
+API CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }
+API CUresult cuGetErrorString(CUresult e, const char **s) { (void)e; *s = "fake error"; return 0; }
+API CUresult cuGetErrorName(CUresult e, const char **s) { (void)e; *s = "FAKE_ERROR"; return 0; }
+
+API CUresult cuModuleLoadDataEx(struct fmod **m, const void *img, unsigned n, int *o, void **v)
+{
+	struct fmod *mod = calloc(1, sizeof(*mod));
+
+	(void)n; (void)o; (void)v;
+	if (!mod)
+		return 2;
+	mod->text = strdup((const char *)img);
+	mod->instrumented = strstr(mod->text, "__gbpf_probe_") != NULL;
+	flog("load instrumented=%d", mod->instrumented);
+	if (mod->instrumented && getenv("GBPF_FAKE_JIT_FAIL")) {
+		free((void *)mod->text);
+		free(mod);
+		return 218; /* CUDA_ERROR_INVALID_PTX */
+	}
+	*m = mod;
+	return 0;
+}
+API CUresult cuModuleLoadData(struct fmod **m, const void *img) { return cuModuleLoadDataEx(m, img, 0, NULL, NULL); }
+API CUresult cuModuleUnload(struct fmod *m) { (void)m; return 0; }
+API CUresult cuModuleGetFunction(struct ffunc **f, struct fmod *m, const char *name)
+{
+	char pat[160];
+	struct ffunc *fn;
+
+	snprintf(pat, sizeof(pat), ".entry %s(", name);
+	if (!strstr(m->text, pat))
+		return 500; /* CUDA_ERROR_NOT_FOUND */
+	fn = calloc(1, sizeof(*fn));
+	if (!fn)
+		return 2;
+	fn->mod = m;
+	snprintf(fn->name, sizeof(fn->name), "%s", name);
+	*f = fn;
+	return 0;
+}
+API CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *sz, struct fmod *m, const char *name)
+{
+	int i = !strcmp(name, "__gbpf_maps") ? 0 : !strcmp(name, "__gbpf_pid_tgid") ? 1
+		: !strcmp(name, "__gbpf_launch_id") ? 2 : -1;
+
+	if (i < 0 || !strstr(m->text, name))
+		return 500;
+	*d = (CUdeviceptr)m->globals[i];
+	if (sz)
+		*sz = sizeof(m->globals[i]);
+	return 0;
+}
+API CUresult cuFuncSetAttribute(struct ffunc *f, int a, int v) { flog("setattr %s %d=%d", f->name, a, v); return 0; }
+API CUresult cuFuncSetCacheConfig(struct ffunc *f, int c) { (void)f; (void)c; return 0; }
+API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			    unsigned bz, unsigned sh, void *st, void **p, void **e)
+{
+	(void)gy; (void)gz; (void)by; (void)bz; (void)sh; (void)st; (void)p; (void)e;
+	flog("launch %s instrumented=%d grid=%u block=%u launch_id=%llu maps0=%s", f->name,
+	     f->mod->instrumented, gx, bx, (unsigned long long)f->mod->globals[2][0],
+	     f->mod->globals[0][0] ? "set" : "unset");
+	return 0;
+}
+
+struct proc { const char *name; void *fn; };
+#define P(n) {#n, (void *)n}
+static const struct proc procs[] = {
+	P(cuInit), P(cuDriverGetVersion), P(cuDeviceGetCount), P(cuDeviceGet), P(cuDeviceGetName),
+	P(cuDeviceGetAttribute), {"cuDeviceTotalMem", (void *)cuDeviceTotalMem_v2},
+	P(cuDevicePrimaryCtxRetain), {"cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease_v2},
+	P(cuCtxSetCurrent), P(cuCtxGetCurrent), P(cuCtxSynchronize),
+	{"cuMemAlloc", (void *)cuMemAlloc_v2}, {"cuMemFree", (void *)cuMemFree_v2},
+	{"cuMemcpyHtoD", (void *)cuMemcpyHtoD_v2}, {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2},
+	{"cuMemsetD8", (void *)cuMemsetD8_v2}, P(cuMemsetD32Async),
+	{"cuMemHostRegister", (void *)cuMemHostRegister_v2},
+	{"cuMemHostGetDevicePointer", (void *)cuMemHostGetDevicePointer_v2},
+	P(cuEventCreate), P(cuEventRecord), P(cuEventSynchronize), P(cuEventElapsedTime),
+	{"cuEventDestroy", (void *)cuEventDestroy_v2}, P(cuGetErrorString), P(cuGetErrorName),
+	P(cuModuleLoadData), P(cuModuleLoadDataEx), P(cuModuleUnload), P(cuModuleGetFunction),
+	{"cuModuleGetGlobal", (void *)cuModuleGetGlobal_v2}, P(cuFuncSetAttribute),
+	P(cuFuncSetCacheConfig), P(cuLaunchKernel),
+};
+
+API CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status);
+API CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status)
+{
+	(void)ver; (void)flags;
+	if (status)
+		*status = 0;
+	for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++)
+		if (!strcmp(procs[i].name, sym)) {
+			*pfn = procs[i].fn;
+			return 0;
+		}
+	if (!strcmp(sym, "cuGetProcAddress")) {
+		*pfn = (void *)cuGetProcAddress_v2;
+		return 0;
+	}
+	*pfn = NULL;
+	if (status)
+		*status = 1;
+	return 500;
+}
+API CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags);
+API CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, uint64_t flags)
+{
+	return cuGetProcAddress_v2(sym, pfn, ver, flags, NULL);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/cuda_agent/ptx_app.c - an application linked with -lcuda (the fake
+ * driver of this folder) that loads a PTX module of two kernels with
+ * cuModuleLoadData and launches each: target_k N times, other_k once.
+ * Usage: ptx_app [N]. Prints "app: N+1 launches ok".
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef int CUresult;
+CUresult cuInit(unsigned f);
+CUresult cuDeviceGet(int *d, int i);
+CUresult cuDevicePrimaryCtxRetain(void **c, int d);
+CUresult cuCtxSetCurrent(void *c);
+CUresult cuModuleLoadData(void **m, const void *img);
+CUresult cuModuleGetFunction(void **f, void *m, const char *name);
+CUresult cuFuncSetAttribute(void *f, int a, int v);
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			unsigned bz, unsigned sh, void *st, void **p, void **e);
+
+static const char module_ptx[] =
+	".version 7.8\n.target sm_90\n.address_size 64\n\n"
+	".visible .entry target_k(\n\t.param .u64 target_k_param_0\n)\n{\n\t.reg .b64 %rd<2>;\n"
+	"\tld.param.u64 %rd1, [target_k_param_0];\n\tret;\n}\n\n"
+	".visible .entry other_k(\n\t.param .u64 other_k_param_0\n)\n{\n\tret;\n}\n";
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 3, dev, ok = 0;
+	void *ctx, *mod, *tk, *ok_fn;
+	uint64_t arg = 0;
+	void *params[] = {&arg};
+
+	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+	    cuModuleLoadData(&mod, module_ptx) || cuModuleGetFunction(&tk, mod, "target_k") ||
+	    cuModuleGetFunction(&ok_fn, mod, "other_k")) {
+		fprintf(stderr, "app: driver setup failed\n");
+		return 1;
+	}
+	/* An attribute the replacement must receive too (max dynamic shared memory). */
+	cuFuncSetAttribute(tk, 8, 4096);
+	for (int i = 0; i < n; i++)
+		ok += !cuLaunchKernel(tk, 4, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+	ok += !cuLaunchKernel(ok_fn, 2, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	printf("app: %d launches ok\n", ok);
+	return ok == n + 1 ? 0 : 2;
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/cuda_agent/test_cuda_agent.c - `gbpf run --backend cuda` on an app
+ * driven by the fake driver of this folder (no GPU): the real controller,
+ * the real agent and the cuda plugin preloaded into the app.
+ * Args: gbpf, app, plugin, probe object, fake driver directory.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+static const char *gbpf, *app, *plugin, *obj, *fakedir;
+static char dir[] = "/tmp/gbpf-cuda-agent-XXXXXX";
+static char out_buf[65536], err_buf[65536], log_buf[65536];
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+/* Print a captured stream as TAP comments, one line each. */
+static int diag_lines(const char *what, const char *buf)
+{
+	const char *p = buf;
+
+	for (int n = 0; *p && n < 40; n++) {
+		const char *e = strchr(p, '\n');
+		int len = e ? (int)(e - p) : (int)strlen(p);
+
+		tap_diag("%s: %.*s", what, len, p);
+		p += len + (e ? 1 : 0);
+	}
+	return 0;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* Run `gbpf run OBJ -- app launches` with extra environment; returns the exit status. */
+static int run(const char *extra_env, int launches)
+{
+	char cmd[4096], path[512];
+	int st;
+
+	snprintf(path, sizeof(path), "%s/fake.log", dir);
+	unlink(path);
+	snprintf(cmd, sizeof(cmd),
+		 "env %s LD_LIBRARY_PATH='%s' GBPF_PLUGIN_PATH='%s' GBPF_FAKE_CUDA_LOG='%s' "
+		 "'%s' -j run --backend cuda '%s' -- '%s' %d > '%s/out' 2> '%s/err'",
+		 extra_env, fakedir, plugin, path, gbpf, obj, app, launches, dir, dir);
+	st = system(cmd);
+	slurp(path, log_buf, sizeof(log_buf));
+	snprintf(path, sizeof(path), "%s/out", dir);
+	slurp(path, out_buf, sizeof(out_buf));
+	snprintf(path, sizeof(path), "%s/err", dir);
+	slurp(path, err_buf, sizeof(err_buf));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void test_instrumented(void)
+{
+	unsigned long long ids[3] = {0};
+	const char *p = log_buf;
+	int rc = run("", 3), i;
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: 4 launches ok"), "app runs to the end under gbpf run (rc %d)", rc);
+	tap_ok(count(log_buf, "load instrumented=1") == 1,
+	       "target_k's module instrumented and JIT'ed once (lazily, cached): %d loads",
+	       count(log_buf, "load instrumented=1"));
+	tap_ok(count(log_buf, "launch target_k instrumented=1") == 3,
+	       "every launch of target_k replaced by the instrumented function (%d of 3)",
+	       count(log_buf, "launch target_k instrumented=1"));
+	tap_ok(count(log_buf, "launch other_k instrumented=0") == 1 && !strstr(log_buf, "launch other_k instrumented=1"),
+	       "non-targeted other_k launched untouched");
+	tap_ok(count(log_buf, "setattr target_k 8=4096") == 2, "app's attribute replayed on the replacement");
+	tap_ok(count(log_buf, "maps0=set") == 3, "__gbpf_maps set in the instrumented module");
+	tap_ok(count(log_buf, "hostregister") == 1 && strstr(log_buf, "flags=3"),
+	       "map region registered once with PORTABLE|DEVICEMAP");
+	for (i = 0; i < 3 && (p = strstr(p, "launch target_k instrumented=1")); i++, p++) {
+		const char *q = strstr(p, "launch_id=");
+
+		ids[i] = q ? strtoull(q + 10, NULL, 10) : 0;
+	}
+	tap_ok(ids[0] && ids[1] > ids[0] && ids[2] > ids[1],
+	       "__gbpf_launch_id set per launch, increasing (%llu %llu %llu)", ids[0], ids[1], ids[2]);
+	tap_ok(strstr(err_buf, "target_k") && strstr(err_buf, "instrumented (") != NULL,
+	       "instrumentation reported as info");
+	tap_ok(strstr(out_buf, "\"counts\"") && strstr(out_buf, "\"1\":4"),
+	       "host/launch program ran once per launch (counts[1] == 4)");
+	if (!strstr(out_buf, "\"1\":4"))
+		diag_lines("stdout", out_buf);
+}
+
+static void test_jit_fails(void)
+{
+	int rc = run("GBPF_FAKE_JIT_FAIL=1", 2);
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: 3 launches ok"), "app unaffected by a failing JIT (rc %d)", rc);
+	tap_ok(count(log_buf, "launch target_k instrumented=0") == 2, "original launches proceed when the JIT fails");
+	tap_ok(strstr(err_buf, "not instrumented") && strstr(err_buf, "JIT of the instrumented PTX"),
+	       "failing JIT reported as not instrumented");
+	tap_ok(count(log_buf, "load instrumented=1") == 1, "a failed kernel is not retried at every launch");
+}
+
+static void test_register_fails(void)
+{
+	int rc = run("GBPF_FAKE_REGISTER_FAIL=1", 2);
+
+	tap_ok(rc == 0 && count(log_buf, "launch target_k instrumented=0") == 2,
+	       "maps unreachable: original launches (rc %d)", rc);
+	tap_ok(strstr(err_buf, "error") && strstr(err_buf, "cuMemHostRegister"), "map registration failure reported");
+}
+
+int main(int argc, char **argv)
+{
+	char cmd[256];
+
+	if (argc < 6) {
+		tap_skip("usage: test_cuda_agent GBPF APP PLUGIN OBJ FAKEDIR");
+		return tap_done();
+	}
+	gbpf = argv[1];
+	app = argv[2];
+	plugin = argv[3];
+	obj = argv[4];
+	fakedir = argv[5];
+	if (!mkdtemp(dir)) {
+		tap_ok(0, "mkdtemp");
+		return tap_done();
+	}
+	test_instrumented();
+	if (tap_failed)
+		diag_lines("stderr", err_buf), diag_lines("log", log_buf);
+	test_jit_fails();
+	test_register_fails();
+	if (tap_failed)
+		diag_lines("stderr", err_buf);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		tap_diag("cannot remove %s", dir);
+	return tap_done();
+}
