@@ -1,26 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/loader/progs/progs.h - common prelude of the loader's BPF test
- * programs: the kernel integer types (without <linux/types.h>, whose
- * <asm/types.h> is not on the BPF target's include path) and libbpf's
- * helper declarations.
+ * programs: gbpf/probe.h plus the map types by number.
  */
 #ifndef GBPF_TEST_PROGS_H
 #define GBPF_TEST_PROGS_H
 
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed char __s8;
-typedef short __s16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-#include <bpf/bpf_helpers.h>
+/* Kernel integer types and libbpf's helper declarations, as probe authors get them. */
+#include <gbpf/probe.h>
 
 /* Map types by number, as the loader must accept them. */
 #define T_HASH 1
