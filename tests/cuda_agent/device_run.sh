@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tests/cuda_agent/device_run.sh - `gbpf run` on real CUDA apps (H200).
+# Usage: device_run.sh BIN   where BIN holds gbpf, libgbpf.so.0,
+# libgbpf-agent.so, libgbpf-cuda.so, the probe objects (*.bpf.o) and, in
+# BIN/lib, shared libraries the build machine had and this one may lack.
+# Builds examples/apps/*.cu with nvcc in the forms tests/inject uses,
+# measures host-memory atomics, then runs each probe on each app and
+# CHECKS: app output identical with and without gbpf, exact counts.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$(cd "$1" && pwd)
+O=${OUT:-/tmp/gbpf-cuda-agent}
+A=/tmp/gbpf-cuda-agent-apps
+mkdir -p "$O" "$A"
+export PATH=$PATH:/usr/local/cuda/bin
+export LD_LIBRARY_PATH=$BIN:$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export GBPF_AGENT_LIB=$BIN/libgbpf-agent.so GBPF_PLUGIN_PATH=$BIN/libgbpf-cuda.so
+export CUDA_CACHE_PATH=$A/jitcache
+PASS=0 FAIL=0
+check() { if eval "$2"; then PASS=$((PASS + 1)); echo "ok - $1"; else FAIL=$((FAIL + 1)); echo "not ok - $1"; fi; }
+
+echo "== build apps"
+cd "$ROOT"
+nvcc -o "$A/hostatomic" tests/cuda_agent/hostatomic.cu -lcuda 2>&1 | tail -3
+for app in vecadd branches reduce templated coop; do
+	nvcc -o "$A/$app" "examples/apps/$app.cu" 2>&1 | tail -2
+done
+nvcc -cudart=shared -o "$A/vecadd_shared" examples/apps/vecadd.cu
+nvcc -arch=sm_90 -o "$A/vecadd_sm90" examples/apps/vecadd.cu
+nvcc --no-compress -o "$A/vecadd_nocompress" examples/apps/vecadd.cu
+nvcc -gencode arch=compute_90,code=sm_90 -o "$A/vecadd_sassonly" examples/apps/vecadd.cu
+
+echo "== host-memory atomics under GPU contention"
+"$A/hostatomic" 65536 | tee "$O/hostatomic.txt"
+check "GPU atomics on cuMemHostRegister'ed memfd memory exact (16.7M threads, 3 reps)" \
+	"[ \$(grep -c ' exact$' $O/hostatomic.txt) = 3 ]"
+
+echo "== gbpf run"
+for app in vecadd vecadd_shared vecadd_sm90 vecadd_nocompress branches reduce templated coop; do
+	"$A/$app" > "$O/$app.plain" 2>&1
+	timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/$app" > "$O/$app.out" 2> "$O/$app.err"
+	rc=$?
+	grep -v '^{' "$O/$app.out" > "$O/$app.appout"
+	check "$app: exits 0 under gbpf run and prints what it prints alone" \
+		"[ $rc = 0 ] && cmp -s $O/$app.plain $O/$app.appout"
+	echo "# $(grep -h 'gbpf run' "$O/$app.err" | head -5 | tr '\n' ' ')"
+	echo "# maps: $(grep '"exitcount"' "$O/$app.out" | tail -1 | cut -c1-300)"
+done
+# vecadd: 256 blocks of 256 threads, one launch.
+check "vecadd: exit count == 65536 threads launched, 1 host launch" \
+	"grep -q '{\"key\":0,\"value\":65536}' $O/vecadd.out && grep -q '{\"key\":1,\"value\":1}' $O/vecadd.out"
+for v in vecadd_shared vecadd_sm90 vecadd_nocompress; do
+	check "$v: exit count == 65536" "grep -q '{\"key\":0,\"value\":65536}' $O/$v.out"
+done
+timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/vecadd_sassonly" > "$O/sass.out" 2> "$O/sass.err"
+check "SASS-only kernel reported not instrumented, app still runs" \
+	"grep -q 'not instrumented' $O/sass.err && grep -q 'elements ok' $O/sass.out"
+for probe in threadhist kernelretsnoop launchlate cuda_counter mem_trace; do
+	timeout 120 "$BIN/gbpf" -j run "$BIN/$probe.bpf.o" -- "$A/vecadd" > "$O/ex-$probe.out" 2> "$O/ex-$probe.err"
+	rc=$?
+	check "example $probe on vecadd: app ok (rc $rc)" "grep -q 'elements ok' $O/ex-$probe.out"
+	echo "# stderr: $(head -c 400 "$O/ex-$probe.err" | tr '\n' ' ')"
+	echo "# stdout: $(grep -v elements "$O/ex-$probe.out" | head -c 600 | tr '\n' ' ')"
+done
+echo "cuda_agent device: ok $PASS, not ok $FAIL"
