@@ -34,19 +34,32 @@ tapsum() { # name, file
 
 step "build ($CC)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"
+# The plugin also links the parts cuda_plugin.c registers (injector, agent, interception);
+# only the entry symbol is exported, so a dlopen'ed plugin interposes nothing.
+PLUGIN_EXTRA=$(ls plugins/cuda/cuda_inject_op.c plugins/cuda/cuda_agent*.c plugins/cuda/ptx/*.c \
+	plugins/cuda/fatbin/*.c plugins/cuda/intercept/*.c 2>/dev/null | tr '\n' ' ')
+ZSTD=-lzstd
+for f in /usr/lib/x86_64-linux-gnu/libzstd.so /usr/lib/x86_64-linux-gnu/libzstd.so.1 /usr/lib64/libzstd.so.1; do
+	if [ -e "$f" ]; then ZSTD=$f; break; fi
+done
 $CC $CF -fPIC -shared -fvisibility=hidden -Wl,--version-script=plugins/plugin.map -o "$PLUGIN" \
-	$CODEGEN plugins/cuda/cuda_plugin.c plugins/cuda/cuda_driver.c -ldl 2>&1 | tee -a "$LOG"
+	$CODEGEN plugins/cuda/cuda_plugin.c plugins/cuda/cuda_driver.c $PLUGIN_EXTRA $ZSTD -ldl -lpthread 2>&1 | tee -a "$LOG"
 T=("-DGBPF_PTXAS=\"$PTXAS\"" "-DGBPF_CUDA_PLUGIN_PATH=\"$PLUGIN\"")
 $CC $CF "${T[@]}" -o "$B/test_ptx_codegen" tests/cuda/test_ptx_codegen.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/test_ptx_conformance" tests/cuda/test_ptx_conformance.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/test_cuda_run" tests/cuda/test_cuda_run.c tests/cuda/cuda_test_util.c $MAPS -ldl -lpthread 2>&1 | tee -a "$LOG"
+$CC $CF "${T[@]}" -o "$B/test_ptx_maps" tests/cuda/test_ptx_maps.c tests/cuda/map_progs.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
+$CC $CF "${T[@]}" -o "$B/test_cuda_maps" tests/cuda/test_cuda_maps.c tests/cuda/map_progs.c $MAPS -ldl -lpthread 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/bench_ptx_codegen" bench/cuda/bench_ptx_codegen.c $CODEGEN 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/bench_cuda_vecadd" bench/cuda/bench_cuda_vecadd.c plugins/cuda/cuda_driver.c -ldl 2>&1 | tee -a "$LOG"
-for x in libgbpf-cuda.so test_ptx_codegen test_ptx_conformance test_cuda_run bench_ptx_codegen bench_cuda_vecadd; do
+for x in libgbpf-cuda.so test_ptx_codegen test_ptx_conformance test_cuda_run test_ptx_maps test_cuda_maps bench_ptx_codegen bench_cuda_vecadd; do
 	[ -e "$B/$x" ] || row "build $x" "FAILED"
 done
 
-for t in test_ptx_codegen test_ptx_conformance test_cuda_run; do
+# GBPF_DEVICE_TESTS: a subset of the tests (space separated); GBPF_DEVICE_QUICK=1: no memcheck of
+# test_cuda_run and no benchmarks (for a short device session).
+TESTS=${GBPF_DEVICE_TESTS:-"test_ptx_codegen test_ptx_conformance test_cuda_run test_ptx_maps test_cuda_maps"}
+for t in $TESTS; do
 	step "$t"
 	start=$SECONDS
 	timeout 300 "$B/$t" > "$B/$t.tap" 2>&1
@@ -57,6 +70,21 @@ for t in test_ptx_codegen test_ptx_conformance test_cuda_run; do
 done
 grep -E 'conformance, ' "$B/test_cuda_run.tap" | sed 's/^/  /'
 grep -E 'threads atomically' "$B/test_cuda_run.tap" | sed 's/^/  /'
+grep -E 'ratio|exactly|records \+' "$B/test_cuda_maps.tap" 2>/dev/null | sed 's/^/  /'
+
+step "compute-sanitizer memcheck on test_cuda_maps (2000 threads)"
+if command -v compute-sanitizer >/dev/null; then
+	GBPF_CUDA_THREADS=2000 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 \
+		"$B/test_cuda_maps" > "$B/memcheck_maps.txt" 2>&1
+	rc=$?
+	tail -3 "$B/memcheck_maps.txt" | tee -a "$LOG"
+	row "memcheck test_cuda_maps" "rc $rc, $(grep -m1 -o 'ERROR SUMMARY: [0-9]* error[s]*' "$B/memcheck_maps.txt" || echo 'no summary')"
+fi
+if [ -n "${GBPF_DEVICE_QUICK:-}" ]; then
+	echo; echo "================ gbpf cuda device summary (quick) ================"
+	for r in "${ROWS[@]}"; do echo "$r"; done | tee -a "$LOG"
+	exit 0
+fi
 
 step "compute-sanitizer memcheck on test_cuda_run (10^3 threads)"
 if command -v compute-sanitizer >/dev/null; then

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device maps under many concurrent GPU threads (GBPF_CUDA_THREADS, default
+ * 10^6), checked with the host implementation (maps/) on the map memory the
+ * plugin copies back after each run: exact hash counts and contents, no
+ * duplicates under concurrent inserts of the same keys, NOEXIST / EXIST,
+ * delete, E2BIG when full, LRU keeping exactly max_entries, ring buffer and
+ * perf event records with records + drops == threads. Skips (TAP) without
+ * a CUDA driver or device.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gbpf/plugin.h>
+
+#include "map_progs.h"
+#include "maps/map.h"
+#include "maps/map_layout.h"
+#include "tests/tap.h"
+
+static struct gbpf_backend_ops ops;
+static struct gbpf_backend *be;
+static uint64_t nthreads = 1000000;
+static uint32_t nsms = 1;
+
+/* Run @p insns once with @p threads threads on map @p mi; r0 of every thread into @p r0. */
+static int run(const char *name, const struct gbpf_insn *insns, size_t n,
+	       struct gbpf_map_instance *mi, uint64_t threads, uint64_t *r0, uint64_t *ns)
+{
+	struct gbpf_prog_desc p = {.sz = sizeof(p), .name = name, .section = "test", .insns = insns,
+				   .insn_cnt = n, .maps = mi->desc, .map_cnt = 1,
+				   .source_file = "test_cuda_maps.c"};
+	struct gbpf_run_opts ro = {.sz = sizeof(ro), .threads = threads};
+	struct gbpf_run_result res = {.sz = sizeof(res), .r0 = r0};
+	struct gbpf_backend_prog *bp = NULL;
+	char log[2048] = "";
+	int rc;
+
+	rc = ops.prog_load(be, &p, mi, 1, &bp, log, sizeof(log));
+	if (!rc)
+		rc = ops.prog_run(bp, &ro, &res, log, sizeof(log));
+	if (rc)
+		tap_diag("%s: rc %d: %s", name, rc, log);
+	if (ns)
+		*ns = res.elapsed_ns;
+	ops.prog_unload(bp);
+	return rc;
+}
+
+static uint64_t count_r0(const uint64_t *r0, uint64_t n, int64_t want)
+{
+	uint64_t c = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		c += r0[i] == (uint64_t)want;
+	return c;
+}
+
+static struct gbpf_map_hdr *hdr_of(struct gbpf_map_instance *mi)
+{
+	return (struct gbpf_map_hdr *)mi->mem;
+}
+
+static uint64_t iterate_keys(struct gbpf_map_instance *mi)
+{
+	uint32_t k, next;
+	uint64_t c = 0;
+	void *prev = NULL;
+
+	while (gbpf_map_get_next_key(mi, prev, &next) == 0 && c <= (uint64_t)mi->desc->max_entries) {
+		k = next;
+		prev = &k;
+		c++;
+	}
+	return c;
+}
+
+static void test_hash_insert(uint32_t type, uint64_t *r0)
+{
+	int rc;
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "h", .type = type, .key_size = 4,
+				   .value_size = 8, .max_entries = (uint32_t)nthreads};
+	struct gbpf_insn prog[MAP_PROG_MAX], base[MAP_PROG_MAX];
+	struct gbpf_map_instance mi;
+	uint64_t bad = 0, ns = 0, ns0 = 0, i;
+	size_t n;
+
+	if (gbpf_map_instance_create(&mi, &md, 1)) {
+		tap_ok(0, "hash type %u created", type);
+		return;
+	}
+	n = map_prog_hash_update(prog, 0, GBPF_ANY);
+	rc = run("insert", prog, n, &mi, nthreads, r0, &ns);
+	tap_ok(rc == 0 &&
+		       count_r0(r0, nthreads, 0) == nthreads,
+	       "type %u: %llu threads insert distinct keys, all return 0", type,
+	       (unsigned long long)nthreads);
+	for (i = 0; i < nthreads; i++) {
+		uint32_t k = (uint32_t)i;
+		uint64_t *v = gbpf_map_lookup(&mi, &k, 0);
+
+		bad += !v || *v != i * 3 + 1;
+	}
+	tap_ok(bad == 0 && hdr_of(&mi)->count == nthreads && iterate_keys(&mi) == nthreads,
+	       "type %u: host finds all %llu keys with their values (%llu bad), count %llu",
+	       type, (unsigned long long)nthreads, (unsigned long long)bad,
+	       (unsigned long long)hdr_of(&mi)->count);
+	/* the same program with the helper call replaced by r0 = 0: the cost of the update */
+	memcpy(base, prog, n * sizeof(prog[0]));
+	base[n - 2] = (struct gbpf_insn){.code = 0xb7};
+	if (run("noupdate", base, n, &mi, nthreads, r0, &ns0) == 0 && ns0)
+		tap_diag("type %u: hash insert from %llu threads %.3f ms, same kernel without the "
+			 "update %.3f ms, ratio %.2f", type, (unsigned long long)nthreads, ns / 1e6,
+			 ns0 / 1e6, (double)ns / (double)ns0);
+	n = map_prog_hash_update(prog, 0, GBPF_NOEXIST);
+	rc = run("noexist", prog, n, &mi, nthreads, r0, NULL);
+	tap_ok(rc == 0 &&
+		       count_r0(r0, nthreads, -EEXIST) == nthreads && hdr_of(&mi)->count == nthreads,
+	       "type %u: NOEXIST on present keys: -EEXIST from every thread", type);
+	n = map_prog_hash_update(prog, 0, GBPF_ANY);
+	rc = run("update", prog, n, &mi, nthreads, r0, &ns);
+	tap_ok(rc == 0 &&
+		       count_r0(r0, nthreads, 0) == nthreads && hdr_of(&mi)->count == nthreads,
+	       "type %u: ANY on present keys updates in place (%.3f ms), count unchanged", type,
+	       ns / 1e6);
+	n = map_prog_hash_delete_even(prog);
+	rc = run("delete", prog, n, &mi, nthreads, r0, NULL);
+	tap_ok(rc == 0 &&
+		       count_r0(r0, nthreads, 0) == nthreads,
+	       "type %u: even threads delete their key, all return 0", type);
+	bad = 0;
+	for (i = 0; i < nthreads; i++) {
+		uint32_t k = (uint32_t)i;
+		uint64_t *v = gbpf_map_lookup(&mi, &k, 0);
+
+		bad += (i & 1) ? (!v || *v != i * 3 + 1) : v != NULL;
+	}
+	tap_ok(bad == 0 && hdr_of(&mi)->count == nthreads - (nthreads + 1) / 2,
+	       "type %u: after delete: even keys gone, odd keys intact (%llu bad), count %llu", type,
+	       (unsigned long long)bad, (unsigned long long)hdr_of(&mi)->count);
+	n = map_prog_hash_delete_even(prog);
+	rc = run("delete2", prog, n, &mi, nthreads, r0, NULL);
+	tap_ok(rc == 0 &&
+		       count_r0(r0, nthreads, -ENOENT) == (nthreads + 1) / 2,
+	       "type %u: deleting again: -ENOENT from every even thread", type);
+	gbpf_map_instance_destroy(&mi);
+
+	md.max_entries = 1000;
+	if (gbpf_map_instance_create(&mi, &md, 1))
+		return;
+	n = map_prog_hash_update(prog, 0, GBPF_EXIST);
+	rc = run("exist", prog, n, &mi, nthreads, r0, NULL);
+	tap_ok(rc == 0 &&
+		       count_r0(r0, nthreads, -ENOENT) == nthreads && hdr_of(&mi)->count == 0,
+	       "type %u: EXIST on absent keys: -ENOENT, nothing inserted", type);
+	n = map_prog_hash_update(prog, 0, GBPF_ANY);
+	rc = run("full", prog, n, &mi, nthreads, r0, NULL);
+	tap_ok(rc == 0 && count_r0(r0, nthreads, 0) == 1000 &&
+		       count_r0(r0, nthreads, -E2BIG) == nthreads - 1000 &&
+		       hdr_of(&mi)->count == 1000 && hdr_of(&mi)->drops == nthreads - 1000 &&
+		       iterate_keys(&mi) == 1000,
+	       "type %u: 1000 entries: 1000 inserted, %llu -E2BIG, drops %llu", type,
+	       (unsigned long long)count_r0(r0, nthreads, -E2BIG),
+	       (unsigned long long)hdr_of(&mi)->drops);
+	gbpf_map_instance_destroy(&mi);
+}
+
+static void test_hash_count(uint32_t type, uint32_t nkeys, uint64_t *r0)
+{
+	int rc;
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "c", .type = type, .key_size = 4,
+				   .value_size = 8, .max_entries = nkeys};
+	struct gbpf_insn prog[MAP_PROG_MAX];
+	struct gbpf_map_instance mi;
+	uint64_t bad = 0, ns = 0;
+	size_t n = map_prog_hash_count(prog, nkeys);
+
+	if (gbpf_map_instance_create(&mi, &md, 1))
+		return;
+	rc = run("count", prog, n, &mi, nthreads, r0, &ns);
+	tap_ok(rc == 0 && count_r0(r0, nthreads, 0) == nthreads,
+	       "type %u: %llu threads insert-or-increment %u shared keys (%.3f ms)", type,
+	       (unsigned long long)nthreads, nkeys, ns / 1e6);
+	for (uint32_t k = 0; k < nkeys; k++) {
+		uint64_t *v = gbpf_map_lookup(&mi, &k, 0);
+		uint64_t want = nthreads / nkeys + (k < nthreads % nkeys);
+
+		bad += !v || *v != want;
+	}
+	tap_ok(bad == 0 && hdr_of(&mi)->count == nkeys && iterate_keys(&mi) == nkeys,
+	       "type %u: exact counts for all %u keys (%llu bad), no duplicates (count %llu)", type,
+	       nkeys, (unsigned long long)bad, (unsigned long long)hdr_of(&mi)->count);
+	gbpf_map_instance_destroy(&mi);
+}
+
+static void test_lru(uint64_t *r0)
+{
+	int rc;
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "lru", .type = GBPF_MAP_TYPE_LRU_HASH,
+				   .key_size = 4, .value_size = 8, .max_entries = 4096};
+	struct gbpf_insn prog[MAP_PROG_MAX];
+	struct gbpf_map_instance mi;
+	size_t n = map_prog_hash_update(prog, 0, GBPF_ANY);
+
+	/* at least 4 inserts per entry, so that the map overflows and evicts */
+	if (md.max_entries > nthreads / 4)
+		md.max_entries = (uint32_t)(nthreads / 4);
+
+	if (gbpf_map_instance_create(&mi, &md, 1))
+		return;
+	rc = run("lru", prog, n, &mi, nthreads, r0, NULL);
+	tap_ok(rc == 0 && hdr_of(&mi)->count == md.max_entries &&
+		       iterate_keys(&mi) == md.max_entries,
+	       "LRU %u entries, %llu threads insert: exactly that many kept (count %llu), %llu inserts "
+	       "ok, %llu -E2BIG (eviction lost races), %llu -EBUSY",
+	       md.max_entries, (unsigned long long)nthreads, (unsigned long long)hdr_of(&mi)->count,
+	       (unsigned long long)count_r0(r0, nthreads, 0),
+	       (unsigned long long)count_r0(r0, nthreads, -E2BIG),
+	       (unsigned long long)count_r0(r0, nthreads, -EBUSY));
+	gbpf_map_instance_destroy(&mi);
+}
+
+struct consumed {
+	uint8_t *seen;
+	uint64_t records, bad, dup, odd;
+};
+
+static int on_record(void *ctx, const void *data, size_t size)
+{
+	struct consumed *c = ctx;
+	uint64_t w[2];
+
+	c->records++;
+	if (size != 16) {
+		c->bad++;
+		return 0;
+	}
+	memcpy(w, data, 16);
+	if (w[0] >= nthreads || w[1] != (w[0] ^ MAP_PROG_MAGIC)) {
+		c->bad++;
+		return 0;
+	}
+	c->dup += c->seen[w[0]];
+	c->seen[w[0]] = 1;
+	c->odd += w[0] & 1;
+	return 0;
+}
+
+static void consume(struct gbpf_map_instance *mi, struct consumed *c)
+{
+	int rc;
+
+	memset(c->seen, 0, nthreads);
+	c->records = c->bad = c->dup = c->odd = 0;
+	rc = gbpf_ringbuf_consume(mi, on_record, c);
+	if (rc < 0)
+		tap_diag("consume: %d", rc);
+}
+
+static void test_rings(uint64_t *r0)
+{
+	int rc;
+	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
+				   .max_entries = 1u << 22};
+	struct gbpf_map_desc pe = {.sz = sizeof(pe), .name = "ev",
+				   .type = GBPF_MAP_TYPE_PERF_EVENT_ARRAY, .key_size = 4,
+				   .value_size = 4};
+	struct gbpf_insn prog[MAP_PROG_MAX];
+	struct gbpf_map_instance mi;
+	struct consumed c = {.seen = calloc(nthreads, 1)};
+	uint64_t drops, ns = 0;
+	size_t n;
+
+	if (!c.seen || gbpf_map_instance_create(&mi, &rb, nsms)) {
+		tap_ok(0, "ring buffer created");
+		free(c.seen);
+		return;
+	}
+	n = map_prog_ring_output(prog);
+	rc = run("rb_output", prog, n, &mi, nthreads, r0, &ns);
+	tap_ok(rc == 0, "ringbuf_output from %llu threads "
+	       "(%u sub-rings, %.3f ms)", (unsigned long long)nthreads, hdr_of(&mi)->nr_slots, ns / 1e6);
+	consume(&mi, &c);
+	drops = gbpf_ringbuf_dropped(&mi);
+	tap_ok(c.records + drops == nthreads && c.bad == 0 && c.dup == 0 &&
+		       c.records == count_r0(r0, nthreads, 0) && drops == count_r0(r0, nthreads, -EAGAIN),
+	       "ringbuf_output: %llu records + %llu dropped == %llu, intact, no duplicates",
+	       (unsigned long long)c.records, (unsigned long long)drops, (unsigned long long)nthreads);
+	n = map_prog_ring_reserve(prog);
+	rc = run("rb_reserve", prog, n, &mi, nthreads, r0, NULL);
+	tap_ok(rc == 0, "ringbuf_reserve/submit/discard");
+	consume(&mi, &c);
+	tap_ok(c.records == count_r0(r0, nthreads, 1) && c.odd == 0 && c.bad == 0 && c.dup == 0 &&
+		       gbpf_ringbuf_dropped(&mi) - drops == count_r0(r0, nthreads, 0) &&
+		       count_r0(r0, nthreads, 0) + count_r0(r0, nthreads, 1) + count_r0(r0, nthreads, 2) ==
+			       nthreads,
+	       "reserve: %llu submitted records delivered, %llu discarded skipped, %llu dropped",
+	       (unsigned long long)c.records, (unsigned long long)count_r0(r0, nthreads, 2),
+	       (unsigned long long)count_r0(r0, nthreads, 0));
+	gbpf_map_instance_destroy(&mi);
+
+	if (gbpf_map_instance_create(&mi, &pe, nsms)) {
+		tap_ok(0, "perf event array created");
+		free(c.seen);
+		return;
+	}
+	n = map_prog_perf_output(prog);
+	rc = run("perf", prog, n, &mi, nthreads, r0, NULL);
+	tap_ok(rc == 0, "perf_event_output from %llu threads "
+	       "(%u rings)", (unsigned long long)nthreads, hdr_of(&mi)->nr_slots);
+	consume(&mi, &c);
+	drops = gbpf_ringbuf_dropped(&mi);
+	tap_ok(c.records + drops == nthreads && c.bad == 0 && c.dup == 0 &&
+		       c.records == count_r0(r0, nthreads, 0) && drops == count_r0(r0, nthreads, -ENOSPC),
+	       "perf_event_output: %llu records + %llu dropped == %llu, intact",
+	       (unsigned long long)c.records, (unsigned long long)drops, (unsigned long long)nthreads);
+	gbpf_map_instance_destroy(&mi);
+	free(c.seen);
+}
+
+int main(void)
+{
+	const char *plugin = getenv("GBPF_CUDA_PLUGIN");
+	gbpf_plugin_get_backend_table_fn entry;
+	struct gbpf_backend_caps caps = {.sz = sizeof(caps)};
+	struct gbpf_backend_open_opts oo = {.sz = sizeof(oo), .device_index = -1};
+	struct gbpf_device_info dev[4];
+	uint32_t count = 4;
+	char why[512] = "";
+	uint64_t *r0;
+	void *h;
+
+	if (!plugin)
+		plugin = GBPF_CUDA_PLUGIN_PATH;
+	if (getenv("GBPF_CUDA_THREADS"))
+		nthreads = strtoull(getenv("GBPF_CUDA_THREADS"), NULL, 0);
+	if (nthreads < 2000 || nthreads > (1u << 26))
+		nthreads = 1000000;
+	h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+	if (!tap_ok(h != NULL, "dlopen %s", plugin))
+		return tap_done();
+	entry = (gbpf_plugin_get_backend_table_fn)dlsym(h, GBPF_PLUGIN_ENTRY_SYMBOL);
+	ops.sz = sizeof(ops);
+	if (!tap_ok(entry && entry(GBPF_PLUGIN_ABI_VERSION, &ops, &caps) == 0, "plugin table"))
+		return tap_done();
+	if (ops.query_devices(dev, &count, why, sizeof(why)) || count == 0) {
+		tap_skip("no CUDA device: %s", why);
+		dlclose(h);
+		return tap_done();
+	}
+	nsms = dev[0].compute_units ? dev[0].compute_units : 1;
+	if (!tap_ok(ops.open(&oo, &be) == 0, "open backend on %s (%u SMs)", dev[0].name, nsms))
+		return tap_done();
+	r0 = calloc(nthreads, sizeof(*r0));
+	if (r0) {
+		test_hash_insert(GBPF_MAP_TYPE_HASH, r0);
+		test_hash_insert(GBPF_MAP_TYPE_GPU_HASH, r0);
+		test_hash_count(GBPF_MAP_TYPE_HASH, 1000, r0);
+		test_hash_count(GBPF_MAP_TYPE_GPU_HASH, 7, r0);
+		test_lru(r0);
+		test_rings(r0);
+	}
+	free(r0);
+	ops.close(be);
+	dlclose(h);
+	return tap_done();
+}
