@@ -16,8 +16,8 @@ echo "== gbpf backends"
 "$gbpf" backends
 echo
 echo "== vector add, one eBPF program per GPU thread (directly_run_on_gpu)"
-"$gbpf" prog show "$examples/directly_run_on_gpu/vec_add.bpf.o"
-"$gbpf" prog run --threads 64 "$examples/directly_run_on_gpu/vec_add.bpf.o"
+"$gbpf" prog show "$examples/vec_add.bpf.o"
+"$gbpf" prog run --threads 64 "$examples/vec_add.bpf.o"
 echo
-echo "== threadhist: per-thread execution counts (run directly, 4 rounds of 256 threads)"
-"$gbpf" prog run --threads 256 "$examples/threadhist/threadhist.bpf.o"
+echo "== threadhist: per-thread execution counts, run directly on 32 threads"
+"$gbpf" prog run --threads 32 "$examples/threadhist.bpf.o"

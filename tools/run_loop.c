@@ -235,7 +235,7 @@ static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
 		if (err)
 			goto bad;
 		ag->hello = true;
-		snprintf(ag->exe, sizeof(ag->exe), "%s", h.exe);
+		snprintf(ag->exe, sizeof(ag->exe), "%.255s", h.exe);
 		if (cli.debug)
 			fprintf(stderr, "gbpf run: agent pid %u (parent %u) %s connected\n", h.pid,
 				h.ppid, h.exe);

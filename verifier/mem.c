@@ -110,7 +110,7 @@ static int region(struct venv *env, uint32_t idx, const struct reg *ptr, bool wr
 static int bounds(struct venv *env, uint32_t idx, const struct reg *ptr, int64_t off,
 		  uint64_t size, bool write, const char *what, int64_t *first, int64_t *last)
 {
-	int64_t lo, hi;
+	int64_t lo = 0, hi = 0;
 	int err = region(env, idx, ptr, write, what, &lo, &hi);
 
 	if (err)

@@ -330,8 +330,8 @@ static int emit_func(struct gbpf_object *obj, const struct ld_link *lk, const st
 	memcpy(out + f->out, s->insns + f->start, f->len * sizeof(*out));
 	for (j = f->start; j < f->start + f->len; j++) {
 		struct gbpf_insn *dst = out + f->out + (j - f->start);
-		uint32_t tsec;
-		size_t tslot, tout;
+		uint32_t tsec = 0;
+		size_t tslot = 0, tout = 0;
 
 		if (dst->code == GBPF_OP_LDDW && j + 1 >= f->start + f->len)
 			return rel_err(obj, -GBPF_ERRNO__FORMAT, f->sec, j,
@@ -377,8 +377,8 @@ static int link_prog(struct gbpf_object *obj, uint32_t sec, const Elf64_Sym *ent
 		const struct ld_func f = lk.funcs[i];
 
 		for (j = f.start; !err && j < f.start + f.len; j++) {
-			uint32_t tsec;
-			size_t tslot;
+			uint32_t tsec = 0;
+			size_t tslot = 0;
 			const Elf64_Sym *tsym;
 			int ret = code_target(obj, f.sec, j, &tsec, &tslot);
 

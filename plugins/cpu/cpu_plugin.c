@@ -60,7 +60,7 @@ static int cpu_query_devices(struct gbpf_device_info *devs, uint32_t *count, cha
 	(void)why_size;
 	if (devs && *count >= 1) {
 		snprintf(devs[0].name, sizeof(devs[0].name), "host CPU (reference interpreter)");
-		snprintf(devs[0].arch, sizeof(devs[0].arch), "%s",
+		snprintf(devs[0].arch, sizeof(devs[0].arch), "%.31s",
 			 uname(&u) == 0 ? u.machine : "unknown");
 		devs[0].memory_bytes = 0;
 		devs[0].compute_units = online_cpus();

@@ -94,7 +94,7 @@ int main(void)
 		bad90 += !ok90;
 		bad70 += !ok70;
 		if ((!ok90 || !ok70) && !first_bad[0])
-			snprintf(first_bad, sizeof(first_bad), "%s: %s", cases[i].name, rc ? err : log);
+			snprintf(first_bad, sizeof(first_bad), "%.120s: %.250s", cases[i].name, rc ? err : log);
 	}
 	tap_ok(bad90 == 0, "run kernels of %zu programs pass ptxas -arch=sm_90 (%zu fail)%s%s", n, bad90,
 	       first_bad[0] ? "; first: " : "", first_bad);

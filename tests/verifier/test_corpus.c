@@ -123,7 +123,7 @@ static int parse_directive(struct vcase *c, const char *line, const char *file)
 		memset(m, 0, sizeof(*m));
 		m->sz = sizeof(*m);
 		if (line[0] == 'r') {
-			snprintf(c->rostr[c->map_cnt], sizeof(c->rostr[0]), "%s", line + 7);
+			snprintf(c->rostr[c->map_cnt], sizeof(c->rostr[0]), "%.127s", line + 7);
 			snprintf(c->map_names[c->map_cnt], sizeof(c->map_names[0]), ".rodata");
 			m->type = GBPF_MAP_TYPE_ARRAY;
 			m->key_size = 4;
@@ -255,7 +255,7 @@ static int run_file(const char *path, const char *file)
 			}
 			free(c.asm_text);
 			memset(&c, 0, sizeof(c));
-			snprintf(c.name, sizeof(c.name), "%s", line + 4);
+			snprintf(c.name, sizeof(c.name), "%.127s", line + 4);
 			have = 1;
 			continue;
 		}

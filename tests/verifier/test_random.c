@@ -338,7 +338,7 @@ static void run_one(struct gen *g, struct gbpf_map_instance *inst,
 		uint64_t args[5] = {(uint64_t)(uintptr_t)mem, MEM_SIZE, 0, 0, 0};
 
 		for (int i = 0; i < MEM_SIZE; i++)
-			mem[i] = (uint8_t)(round ? rnd(g) : i * 7);
+			mem[i] = (uint8_t)(round ? rnd(g) : (uint64_t)i * 7);
 		memset(&env, 0, sizeof(env));
 		env.maps = inst;
 		env.map_cnt = 2;
