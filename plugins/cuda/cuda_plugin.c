@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include <gbpf/gbpf.h>
+#include <gbpf/helper_ids.h>
 #include <gbpf/plugin.h>
 
 #include "cuda_agent.h"
 #include "cuda_driver.h"
+#include "cuda_printq_host.h"
 #include "cuda_inject_op.h"
 #include "ptx_codegen.h"
 
@@ -40,6 +42,7 @@ struct gbpf_backend_prog {
 	struct gbpf_map_instance *maps;
 	size_t map_cnt;
 	CUdeviceptr *dmaps;
+	struct gbpf_printq *printq; /* trace_printk / puts queues, when the program uses them */
 };
 
 static void cuda_log(char *log, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -146,10 +149,21 @@ static void cuda_prog_unload(struct gbpf_backend_prog *p)
 	for (i = 0; p->dmaps && i < p->map_cnt; i++)
 		if (p->dmaps[i])
 			p->be->drv.cuMemFree(p->dmaps[i]);
+	gbpf_printq_destroy(p->printq);
 	if (p->mod)
 		p->be->drv.cuModuleUnload(p->mod);
 	free(p->dmaps);
 	free(p);
+}
+
+/* The program calls trace_printk or puts: it needs the host drain. */
+static int uses_printq(const struct gbpf_prog_desc *prog)
+{
+	for (size_t i = 0; i < prog->insn_cnt; i++)
+		if (prog->insns[i].code == 0x85 && prog->insns[i].src == 0 &&
+		    (prog->insns[i].imm == GBPF_HELPER_TRACE_PRINTK || prog->insns[i].imm == GBPF_HELPER_GPU_PUTS))
+			return 1;
+	return 0;
 }
 
 static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *prog,
@@ -223,6 +237,22 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 		    d->cuMemcpyHtoD(sym, p->dmaps, map_cnt * sizeof(CUdeviceptr)) != CUDA_SUCCESS) {
 			cuda_log(log, log_size, "cuda: cannot set __gbpf_maps in the module");
 			rc = -GBPF_ERRNO__JIT;
+			goto fail;
+		}
+	}
+	if (uses_printq(prog)) {
+		int sms = 1;
+		uint32_t nq = 1;
+
+		/* one queue per SM (a power of two: threads use smid & (nq - 1)) */
+		d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, be->dev);
+		while (nq < (uint32_t)sms && nq < 1024)
+			nq <<= 1;
+		rc = gbpf_printq_create(d, p->mod, nq, 64, &p->printq);
+		if (rc) {
+			cuda_log(log, log_size, "cuda: %s: section %s: cannot set up the print queues (%d)",
+				 prog->source_file ? prog->source_file : "<memory>",
+				 prog->section ? prog->section : "-", rc);
 			goto fail;
 		}
 	}
@@ -338,11 +368,16 @@ static int cuda_prog_run(struct gbpf_backend_prog *p, const struct gbpf_run_opts
 	params[5] = &stats;
 	d->cuEventCreate(&e0, CU_EVENT_DEFAULT);
 	d->cuEventCreate(&e1, CU_EVENT_DEFAULT);
+	if (p->printq && gbpf_printq_start(p->printq)) {
+		rc = -EAGAIN;
+		goto out;
+	}
 	d->cuEventRecord(e0, NULL);
 	r = d->cuLaunchKernel(p->fn, grid, 1, 1, block, 1, 1, 0, NULL, params, NULL);
 	d->cuEventRecord(e1, NULL);
 	if (r == CUDA_SUCCESS)
 		r = d->cuEventSynchronize(e1);
+	gbpf_printq_stop(p->printq);
 	if (r != CUDA_SUCCESS) {
 		cuda_log(log, log_size, "cuda: run of %llu threads failed: %s", (unsigned long long)threads,
 			 cuda_driver_strerror(d, r));

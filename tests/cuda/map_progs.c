@@ -169,3 +169,22 @@ size_t map_prog_perf_output(struct gbpf_insn *out)
 	E(0x95, 0, 0, 0, 0);
 	return n;
 }
+
+size_t map_prog_printk(struct gbpf_insn *out, uint32_t nprint)
+{
+	size_t n = 0;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0xbf, 6, 0, 0, 0);
+	E(0x35, 6, 0, 8, (int32_t)nprint);     /* if tid >= nprint goto out */
+	E(0x18, 1, 0, 0, 0x20757067);          /* "gpu %d\n\0" */
+	E(0, 0, 0, 0, 0x000a6425);
+	E(0x7b, 10, 1, -8, 0);
+	FP(1, -8);
+	E(0xb7, 2, 0, 0, 8);
+	E(0xbf, 3, 6, 0, 0);
+	CALL(GBPF_HELPER_TRACE_PRINTK);
+	E(0xb7, 0, 0, 0, 0); /* out */
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}

@@ -35,4 +35,7 @@ size_t map_prog_ring_reserve(struct gbpf_insn *out);
 /** perf_event_output(ctx, map, BPF_F_CURRENT_CPU, {tid, tid ^ MAGIC}, 16); r0 = its result. */
 size_t map_prog_perf_output(struct gbpf_insn *out);
 
+/** Threads with id < @p nprint call trace_printk("gpu %d\n", tid); r0 = 0. */
+size_t map_prog_printk(struct gbpf_insn *out, uint32_t nprint);
+
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gbpf/plugin.h>
 
@@ -321,6 +322,50 @@ static void test_rings(uint64_t *r0)
 	free(c.seen);
 }
 
+/* trace_printk from 64 GPU threads reaches the host's stdout (captured into a file). */
+static void test_printk(uint64_t *r0)
+{
+	static const struct gbpf_map_desc md = {.sz = sizeof(md), .name = "unused",
+						.type = GBPF_MAP_TYPE_ARRAY, .key_size = 4,
+						.value_size = 8, .max_entries = 1};
+	struct gbpf_insn prog[MAP_PROG_MAX];
+	struct gbpf_map_instance mi;
+	uint8_t seen[64] = {0};
+	char line[128];
+	FILE *cap = tmpfile();
+	int saved, rc, lines = 0, distinct = 0;
+	size_t n = map_prog_printk(prog, 64);
+
+	if (!cap || gbpf_map_instance_create(&mi, &md, 1)) {
+		tap_ok(0, "printk capture set up");
+		if (cap)
+			fclose(cap);
+		return;
+	}
+	fflush(stdout);
+	saved = dup(1);
+	dup2(fileno(cap), 1);
+	rc = run("printk", prog, n, &mi, 4096, r0, NULL);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	rewind(cap);
+	while (fgets(line, sizeof(line), cap)) {
+		unsigned t;
+
+		if (sscanf(line, "gpu %u", &t) == 1 && t < 64) {
+			lines++;
+			distinct += !seen[t];
+			seen[t] = 1;
+		}
+	}
+	fclose(cap);
+	tap_ok(rc == 0 && lines == 64 && distinct == 64,
+	       "trace_printk from 64 GPU threads printed on the host: %d lines, %d distinct (rc %d)",
+	       lines, distinct, rc);
+	gbpf_map_instance_destroy(&mi);
+}
+
 int main(void)
 {
 	const char *plugin = getenv("GBPF_CUDA_PLUGIN");
@@ -362,6 +407,7 @@ int main(void)
 		test_hash_count(GBPF_MAP_TYPE_GPU_HASH, 7, r0);
 		test_lru(r0);
 		test_rings(r0);
+		test_printk(r0);
 	}
 	free(r0);
 	ops.close(be);

@@ -46,10 +46,20 @@ static int module_names_prefixed(const char *ptx, char *bad, size_t bad_size)
 			/* the declared name: last identifier before '(' / '[' / ';' outside params */
 			const char *stop = line + len, *name = NULL;
 
+			int paren = 0;
+
 			for (p = line; p < stop; p++) {
-				if (*p == '(' && name && p > name)
+				if (*p == '(' && paren == 0 && name && p > name)
 					break;
-				if (*p == ')' || *p == ' ')
+				/* skip a return parameter list: ".func (.param .b8 r[24]) name(" */
+				if (*p == '(' || *p == ')') {
+					paren += *p == '(' ? 1 : -1;
+					name = p + 1;
+					continue;
+				}
+				if (paren)
+					continue;
+				if (*p == ' ')
 					name = p + 1;
 				if (*p == '[' || *p == ';')
 					break;

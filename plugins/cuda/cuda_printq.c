@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host side of the print queues (layout in cuda_printq.h): the blocks are
+ * set up per loaded program that uses trace_printk / puts, and a drain
+ * thread runs while the program's kernel runs. The thread polls every
+ * queue without sleeping while records arrive and naps 2 us (timer slack
+ * 1 ns) when idle, so a record reaches stdout within ~10 us; it only loads
+ * records and stores its tail, never a read-modify-write on memory the GPU
+ * writes. Drops are counted by the device and read back at the end.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "cuda_printq.h"
+#include "cuda_printq_host.h"
+
+/* Driver entry points used only here, resolved from the already loaded libcuda. */
+typedef CUresult (*host_alloc_fn)(void **p, size_t bytes, unsigned flags);
+typedef CUresult (*host_devptr_fn)(CUdeviceptr *d, void *p, unsigned flags);
+typedef CUresult (*host_free_fn)(void *p);
+#define CU_MEMHOSTALLOC_PORTABLE 0x01
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
+
+struct gbpf_printq {
+	struct cuda_driver *drv;
+	host_free_fn host_free;
+	CUdeviceptr dev;      /* device block */
+	uint8_t *host;        /* pinned host block */
+	uint64_t host_size;
+	uint32_t nqueues, nslots;
+	uint64_t *tails;      /* host's own copy of the consumed counts */
+	pthread_t thread;
+	int running;
+	atomic_int stop;
+	FILE *out;
+	uint64_t printed;
+};
+
+/* Digits of @p v in @p base, padded to @p width (zeros or spaces, left or right). */
+static int fmt_num(char *buf, size_t size, uint64_t v, int neg, unsigned base, int upper, int width,
+		   int zero, int left)
+{
+	const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+	char tmp[24];
+	int n = 0, len, o = 0;
+
+	do {
+		tmp[n++] = dig[v % base];
+		v /= base;
+	} while (v);
+	len = n + neg;
+	if (width > (int)size - 1)
+		width = (int)size - 1;
+	if (!left && !zero)
+		while (len < width && o < (int)size - 1)
+			buf[o++] = ' ', width--;
+	if (neg)
+		buf[o++] = '-';
+	if (!left && zero)
+		while (len < width && o < (int)size - 1)
+			buf[o++] = '0', width--;
+	while (n && o < (int)size - 1)
+		buf[o++] = tmp[--n];
+	while (left && o < width && o < (int)size - 1)
+		buf[o++] = ' ';
+	buf[o] = 0;
+	return o;
+}
+
+/* Format a BPF trace_printk format with its three arguments (bounded). */
+static void format_printk(char *out, size_t size, const char *fmt, size_t len, const uint64_t *args)
+{
+	size_t o = 0, i = 0;
+	int a = 0;
+
+	while (i < len && o + 1 < size) {
+		int width = 0, zero = 0, left = 0, n;
+		char conv, buf[64];
+		uint64_t v;
+
+		if (fmt[i] != '%' || i + 1 >= len) {
+			out[o++] = fmt[i++];
+			continue;
+		}
+		if (fmt[i + 1] == '%') {
+			out[o++] = '%';
+			i += 2;
+			continue;
+		}
+		/* %[-0][width][l|ll|h|z]conv; every argument is a 64-bit register */
+		for (i++; i < len && (fmt[i] == '-' || fmt[i] == '0'); i++)
+			left |= fmt[i] == '-', zero |= fmt[i] == '0';
+		for (; i < len && fmt[i] >= '0' && fmt[i] <= '9'; i++)
+			width = width < 100 ? width * 10 + (fmt[i] - '0') : width;
+		while (i < len && (fmt[i] == 'l' || fmt[i] == 'h' || fmt[i] == 'z'))
+			i++;
+		if (i >= len)
+			break;
+		conv = fmt[i++];
+		v = a < 3 ? args[a] : 0;
+		a++;
+		switch (conv) {
+		case 'd':
+		case 'i':
+			n = fmt_num(buf, sizeof(buf), (int64_t)v < 0 ? 0 - v : v, (int64_t)v < 0, 10, 0,
+				    width, zero, left);
+			break;
+		case 'u':
+			n = fmt_num(buf, sizeof(buf), v, 0, 10, 0, width, zero, left);
+			break;
+		case 'x':
+		case 'X':
+			n = fmt_num(buf, sizeof(buf), v, 0, 16, conv == 'X', width, zero, left);
+			break;
+		case 'p':
+			buf[0] = '0', buf[1] = 'x';
+			n = 2 + fmt_num(buf + 2, sizeof(buf) - 2, v, 0, 16, 0, 0, 0, 0);
+			break;
+		case 'c':
+			buf[0] = (char)v, buf[1] = 0, n = 1;
+			break;
+		default: /* %s and others: device pointers cannot be read here */
+			n = snprintf(buf, sizeof(buf), "<%%%c 0x%" PRIx64 ">", conv, v);
+			break;
+		}
+		for (int k = 0; k < n && k < (int)sizeof(buf) - 1 && o + 1 < size; k++)
+			out[o++] = buf[k];
+	}
+	out[o] = 0;
+}
+
+/* Print every published record; returns how many. */
+static uint64_t drain_once(struct gbpf_printq *q)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < q->nqueues; i++) {
+		for (;;) {
+			uint64_t t = q->tails[i];
+			uint8_t *rec = q->host + GBPF_PRINTQ_REC_OFF(q->nqueues) +
+				       ((uint64_t)i * q->nslots + (t & (q->nslots - 1))) * GBPF_PRINTQ_REC_SIZE;
+			uint64_t seq = atomic_load_explicit((_Atomic uint64_t *)rec, memory_order_acquire);
+			uint32_t kind, len;
+			uint64_t args[3];
+			char text[GBPF_PRINTQ_REC_SIZE], line[512];
+
+			if (seq != t + 1)
+				break;
+			memcpy(&kind, rec + 8, 4);
+			memcpy(&len, rec + 12, 4);
+			memcpy(args, rec + 16, sizeof(args));
+			if (len > GBPF_PRINTQ_TEXT_MAX)
+				len = GBPF_PRINTQ_TEXT_MAX;
+			memcpy(text, rec + GBPF_PRINTQ_TEXT_OFF, len);
+			text[len] = 0;
+			/* the slot may be reused once the tail moves: copy first */
+			q->tails[i] = t + 1;
+			atomic_store_explicit((_Atomic uint64_t *)(q->host + 8 * (uint64_t)i), t + 1,
+					      memory_order_release);
+			if (kind == GBPF_PRINTQ_KIND_PRINTK) {
+				format_printk(line, sizeof(line), text, strnlen(text, len), args);
+				fputs(line, q->out);
+				if (!strchr(line, '\n'))
+					fputc('\n', q->out);
+			} else {
+				fprintf(q->out, "%s\n", text);
+			}
+			n++;
+		}
+	}
+	if (n)
+		fflush(q->out);
+	q->printed += n;
+	return n;
+}
+
+static void *drain_thread(void *arg)
+{
+	struct gbpf_printq *q = arg;
+	const struct timespec nap = {0, 2000};
+	unsigned idle = 0;
+
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
+		if (drain_once(q)) {
+			idle = 0;
+		} else if (++idle > 64) {
+			nanosleep(&nap, NULL);
+		}
+	}
+	drain_once(q);
+	return NULL;
+}
+
+int gbpf_printq_create(struct cuda_driver *d, CUmodule mod, uint32_t nqueues, uint32_t nslots,
+		       struct gbpf_printq **out)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	host_alloc_fn host_alloc = lib ? (host_alloc_fn)dlsym(lib, "cuMemHostAlloc") : NULL;
+	host_devptr_fn host_devptr = lib ? (host_devptr_fn)dlsym(lib, "cuMemHostGetDevicePointer_v2") : NULL;
+	struct gbpf_printq *q;
+	uint8_t hdr[GBPF_PRINTQ_DEV_HDR + 16 * 1024] = {0};
+	CUdeviceptr hdev = 0, sym;
+	size_t sym_size;
+	void *hp = NULL;
+	uint64_t dev_size;
+
+	*out = NULL;
+	if (!nqueues || nqueues > 1024 || (nqueues & (nqueues - 1)) || !nslots || nslots > 4096 ||
+	    (nslots & (nslots - 1)))
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	if (lib)
+		q->host_free = (host_free_fn)dlsym(lib, "cuMemFreeHost");
+	if (lib)
+		dlclose(lib); /* NOLOAD: only drops the extra reference */
+	q->drv = d;
+	q->out = stdout;
+	q->nqueues = nqueues;
+	q->nslots = nslots;
+	q->host_size = GBPF_PRINTQ_REC_OFF(nqueues) + (uint64_t)nqueues * nslots * GBPF_PRINTQ_REC_SIZE;
+	dev_size = GBPF_PRINTQ_DEV_HDR + 16ull * nqueues;
+	q->tails = calloc(nqueues, sizeof(*q->tails));
+	if (!q->tails || !host_alloc || !host_devptr || !q->host_free ||
+	    host_alloc(&hp, q->host_size, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) ||
+	    !hp) {
+		gbpf_printq_destroy(q);
+		return -ENOMEM;
+	}
+	q->host = hp;
+	memset(q->host, 0, q->host_size);
+	if (host_devptr(&hdev, hp, 0) || d->cuMemAlloc(&q->dev, dev_size)) {
+		q->dev = 0;
+		gbpf_printq_destroy(q);
+		return -ENOMEM;
+	}
+	memcpy(hdr, &hdev, 8);
+	memcpy(hdr + 8, &nqueues, 4);
+	memcpy(hdr + 12, &nslots, 4);
+	if (d->cuMemcpyHtoD(q->dev, hdr, dev_size) ||
+	    d->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_printq") || sym_size < 8 ||
+	    d->cuMemcpyHtoD(sym, &q->dev, 8)) {
+		gbpf_printq_destroy(q);
+		return -EIO;
+	}
+	*out = q;
+	return 0;
+}
+
+int gbpf_printq_start(struct gbpf_printq *q)
+{
+	if (!q || q->running)
+		return 0;
+	atomic_store(&q->stop, 0);
+	if (pthread_create(&q->thread, NULL, drain_thread, q))
+		return -EAGAIN;
+	q->running = 1;
+	return 0;
+}
+
+uint64_t gbpf_printq_stop(struct gbpf_printq *q)
+{
+	if (!q)
+		return 0;
+	if (q->running) {
+		atomic_store_explicit(&q->stop, 1, memory_order_release);
+		pthread_join(q->thread, NULL);
+		q->running = 0;
+	}
+	drain_once(q);
+	return q->printed;
+}
+
+uint64_t gbpf_printq_drops(struct gbpf_printq *q)
+{
+	uint64_t total = 0, v;
+
+	for (uint32_t i = 0; q && q->dev && i < q->nqueues; i++)
+		if (q->drv->cuMemcpyDtoH(&v, q->dev + GBPF_PRINTQ_DEV_HDR + 16ull * i + 8, 8) ==
+		    CUDA_SUCCESS)
+			total += v;
+	return total;
+}
+
+void gbpf_printq_destroy(struct gbpf_printq *q)
+{
+	if (!q)
+		return;
+	gbpf_printq_stop(q);
+	if (q->dev)
+		q->drv->cuMemFree(q->dev);
+	if (q->host && q->host_free)
+		q->host_free(q->host);
+	free(q->tails);
+	free(q);
+}
