@@ -345,7 +345,7 @@ static void test_printk(uint64_t *r0)
 	fflush(stdout);
 	saved = dup(1);
 	dup2(fileno(cap), 1);
-	rc = run("printk", prog, n, &mi, 4096, r0, NULL);
+	rc = run("printk", prog, n, &mi, nthreads, r0, NULL); /* r0 holds nthreads */
 	fflush(stdout);
 	dup2(saved, 1);
 	close(saved);
