@@ -12,14 +12,8 @@ int gbpf_plugin__maps_create(struct gbpf_plugin *plugin, const struct gbpf_prog_
 			     uint64_t threads, struct gbpf_map_instance **maps, char *log,
 			     size_t log_size)
 {
-	const struct gbpf_device_info *devs;
-	const char *why;
-	uint32_t count;
-
 	if (!prog || !maps)
 		return -(errno = EINVAL);
-	if (plugin)
-		gbpf_plugin__devices(plugin, &devs, &count, &why);
 	return gbpf_core_maps_create(prog, plugin, threads ? threads : 1, maps, log, log_size);
 }
 

@@ -60,17 +60,23 @@ uint32_t gbpf_core_slots_for(const struct gbpf_map_desc *desc, const struct gbpf
 	}
 }
 
-int gbpf_core_maps_create(const struct gbpf_prog_desc *prog, const struct gbpf_plugin *p,
+int gbpf_core_maps_create(const struct gbpf_prog_desc *prog, struct gbpf_plugin *p,
 			  uint64_t threads, struct gbpf_map_instance **out, char *log,
 			  size_t log_size)
 {
 	struct gbpf_map_instance *maps;
+	const struct gbpf_device_info *devs;
+	const char *why;
+	uint32_t count;
 	size_t i;
 	int err;
 
 	*out = NULL;
 	if (!prog->map_cnt)
 		return 0;
+	/* Per-CPU slot counts come from the device list (queried once, cached). */
+	if (p)
+		gbpf_plugin__devices(p, &devs, &count, &why);
 	maps = calloc(prog->map_cnt, sizeof(*maps));
 	if (!maps)
 		return -ENOMEM;
@@ -139,11 +145,6 @@ int gbpf_plugin__run(struct gbpf_plugin *p, const struct gbpf_prog_desc *prog,
 
 	maps = opts->maps;
 	if (!maps) {
-		const struct gbpf_device_info *devs;
-		uint32_t count;
-		const char *why;
-
-		gbpf_plugin__devices(p, &devs, &count, &why);
 		err = gbpf_core_maps_create(prog, p, threads, &own_maps, log, log_size);
 		if (err)
 			return -(errno = -err);

@@ -9,7 +9,7 @@
 uint32_t gbpf_core_slots_for(const struct gbpf_map_desc *desc, const struct gbpf_plugin *p,
 			     uint64_t threads);
 /** Create fresh instances of every map of @p prog (NULL when it has none). */
-int gbpf_core_maps_create(const struct gbpf_prog_desc *prog, const struct gbpf_plugin *p,
+int gbpf_core_maps_create(const struct gbpf_prog_desc *prog, struct gbpf_plugin *p,
 			  uint64_t threads, struct gbpf_map_instance **out, char *log,
 			  size_t log_size);
 void gbpf_core_maps_destroy(struct gbpf_map_instance *maps, size_t count);

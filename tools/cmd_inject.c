@@ -27,12 +27,8 @@ struct select_ctx {
 static int select_kernel(void *ctx, size_t prog_index, const char *mangled)
 {
 	struct select_ctx *sc = ctx;
-	const struct gbpf_prog_desc *p;
 
-	if (prog_index >= sc->count)
-		return 0;
-	p = sc->progs[prog_index];
-	return !p->attach.target || gbpf_kernel_name_match(p->attach.target, mangled);
+	return prog_index < sc->count && gbpf_prog_targets_kernel(sc->progs[prog_index], mangled);
 }
 
 static struct gbpf_plugin *inject_backend(struct gbpf_registry *reg, const char *name)

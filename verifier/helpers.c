@@ -29,6 +29,7 @@
 
 #include <gbpf/helper_ids.h>
 
+#include "core/helpers/host_helpers.h"
 #include "verifier/vstate.h"
 
 enum arg_type {
@@ -66,7 +67,6 @@ enum map_kind { MK_ANY, MK_KV, MK_RINGBUF, MK_PERF };
 
 struct proto {
 	int32_t id;
-	const char *name;
 	uint8_t ret;
 	uint8_t args[5];
 	uint8_t flags;
@@ -74,56 +74,64 @@ struct proto {
 };
 
 static const struct proto protos[] = {
-	{GBPF_HELPER_MAP_LOOKUP_ELEM, "bpf_map_lookup_elem", RET_MAP_VALUE_OR_NULL,
+	{GBPF_HELPER_MAP_LOOKUP_ELEM, RET_MAP_VALUE_OR_NULL,
 	 {ARG_MAP, ARG_MAP_KEY}, 0, MK_KV},
-	{GBPF_HELPER_MAP_UPDATE_ELEM, "bpf_map_update_elem", RET_SCALAR,
+	{GBPF_HELPER_MAP_UPDATE_ELEM, RET_SCALAR,
 	 {ARG_MAP, ARG_MAP_KEY, ARG_MAP_VAL, ARG_ANY}, 0, MK_KV},
-	{GBPF_HELPER_MAP_DELETE_ELEM, "bpf_map_delete_elem", RET_SCALAR, {ARG_MAP, ARG_MAP_KEY}, 0,
+	{GBPF_HELPER_MAP_DELETE_ELEM, RET_SCALAR, {ARG_MAP, ARG_MAP_KEY}, 0,
 	 MK_KV},
-	{GBPF_HELPER_PROBE_READ, "bpf_probe_read", RET_SCALAR, {ARG_MEM_WR, ARG_SIZE0, ARG_ANY},
+	{GBPF_HELPER_PROBE_READ, RET_SCALAR, {ARG_MEM_WR, ARG_SIZE0, ARG_ANY},
 	 F_HOST_ONLY, MK_ANY},
-	{GBPF_HELPER_KTIME_GET_NS, "bpf_ktime_get_ns", RET_SCALAR, {0}, 0, MK_ANY},
-	{GBPF_HELPER_TRACE_PRINTK, "bpf_trace_printk", RET_SCALAR,
+	{GBPF_HELPER_KTIME_GET_NS, RET_SCALAR, {0}, 0, MK_ANY},
+	{GBPF_HELPER_TRACE_PRINTK, RET_SCALAR,
 	 {ARG_MEM_RD, ARG_SIZE, ARG_NONE, ARG_NONE, ARG_NONE}, 0, MK_ANY},
-	{GBPF_HELPER_GET_PRANDOM_U32, "bpf_get_prandom_u32", RET_U32, {0}, 0, MK_ANY},
-	{GBPF_HELPER_GET_SMP_PROCESSOR_ID, "bpf_get_smp_processor_id", RET_U32, {0}, 0, MK_ANY},
-	{GBPF_HELPER_GET_CURRENT_PID_TGID, "bpf_get_current_pid_tgid", RET_SCALAR, {0}, 0, MK_ANY},
-	{GBPF_HELPER_PERF_EVENT_OUTPUT, "bpf_perf_event_output", RET_SCALAR,
+	{GBPF_HELPER_GET_PRANDOM_U32, RET_U32, {0}, 0, MK_ANY},
+	{GBPF_HELPER_GET_SMP_PROCESSOR_ID, RET_U32, {0}, 0, MK_ANY},
+	{GBPF_HELPER_GET_CURRENT_PID_TGID, RET_SCALAR, {0}, 0, MK_ANY},
+	{GBPF_HELPER_PERF_EVENT_OUTPUT, RET_SCALAR,
 	 {ARG_CTX, ARG_MAP, ARG_ANY, ARG_MEM_RD, ARG_SIZE}, 0, MK_PERF},
-	{GBPF_HELPER_PROBE_READ_USER, "bpf_probe_read_user", RET_SCALAR,
+	{GBPF_HELPER_PROBE_READ_USER, RET_SCALAR,
 	 {ARG_MEM_WR, ARG_SIZE0, ARG_ANY}, F_HOST_ONLY, MK_ANY},
-	{GBPF_HELPER_PROBE_READ_KERNEL, "bpf_probe_read_kernel", RET_SCALAR,
+	{GBPF_HELPER_PROBE_READ_KERNEL, RET_SCALAR,
 	 {ARG_MEM_WR, ARG_SIZE0, ARG_ANY}, F_HOST_ONLY, MK_ANY},
-	{GBPF_HELPER_KTIME_GET_BOOT_NS, "bpf_ktime_get_boot_ns", RET_SCALAR, {0}, 0, MK_ANY},
-	{GBPF_HELPER_RINGBUF_OUTPUT, "bpf_ringbuf_output", RET_SCALAR,
+	{GBPF_HELPER_KTIME_GET_BOOT_NS, RET_SCALAR, {0}, 0, MK_ANY},
+	{GBPF_HELPER_RINGBUF_OUTPUT, RET_SCALAR,
 	 {ARG_MAP, ARG_MEM_RD, ARG_SIZE, ARG_ANY}, 0, MK_RINGBUF},
-	{GBPF_HELPER_RINGBUF_RESERVE, "bpf_ringbuf_reserve", RET_RINGBUF_OR_NULL,
+	{GBPF_HELPER_RINGBUF_RESERVE, RET_RINGBUF_OR_NULL,
 	 {ARG_MAP, ARG_CONST_SZ, ARG_ANY}, 0, MK_RINGBUF},
-	{GBPF_HELPER_RINGBUF_SUBMIT, "bpf_ringbuf_submit", RET_VOID, {ARG_RB_REC, ARG_ANY}, 0,
+	{GBPF_HELPER_RINGBUF_SUBMIT, RET_VOID, {ARG_RB_REC, ARG_ANY}, 0,
 	 MK_ANY},
-	{GBPF_HELPER_RINGBUF_DISCARD, "bpf_ringbuf_discard", RET_VOID, {ARG_RB_REC, ARG_ANY}, 0,
+	{GBPF_HELPER_RINGBUF_DISCARD, RET_VOID, {ARG_RB_REC, ARG_ANY}, 0,
 	 MK_ANY},
-	{GBPF_HELPER_GPU_PUTS, "bpf_gpu_puts", RET_SCALAR, {ARG_STR}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_GLOBALTIMER, "bpf_gpu_globaltimer", RET_SCALAR, {0}, F_DEVICE_ONLY,
+	{GBPF_HELPER_GPU_PUTS, RET_SCALAR, {ARG_STR}, F_DEVICE_ONLY, MK_ANY},
+	{GBPF_HELPER_GPU_GLOBALTIMER, RET_SCALAR, {0}, F_DEVICE_ONLY,
 	 MK_ANY},
-	{GBPF_HELPER_GPU_BLOCK_IDX, "bpf_gpu_block_idx", RET_SCALAR,
+	{GBPF_HELPER_GPU_BLOCK_IDX, RET_SCALAR,
 	 {ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_BLOCK_DIM, "bpf_gpu_block_dim", RET_SCALAR,
+	{GBPF_HELPER_GPU_BLOCK_DIM, RET_SCALAR,
 	 {ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_THREAD_IDX, "bpf_gpu_thread_idx", RET_SCALAR,
+	{GBPF_HELPER_GPU_THREAD_IDX, RET_SCALAR,
 	 {ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_MEMBAR, "bpf_gpu_membar", RET_SCALAR, {0}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_EXIT, "bpf_gpu_exit", RET_NORETURN, {0}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_GRID_DIM, "bpf_gpu_grid_dim", RET_SCALAR,
+	{GBPF_HELPER_GPU_MEMBAR, RET_SCALAR, {0}, F_DEVICE_ONLY, MK_ANY},
+	{GBPF_HELPER_GPU_EXIT, RET_NORETURN, {0}, F_DEVICE_ONLY, MK_ANY},
+	{GBPF_HELPER_GPU_GRID_DIM, RET_SCALAR,
 	 {ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_SM_ID, "bpf_gpu_sm_id", RET_U32, {0}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_WARP_ID, "bpf_gpu_warp_id", RET_U32, {0}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_LANE_ID, "bpf_gpu_lane_id", RET_LANE, {0}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_GLOBAL_THREAD_ID, "bpf_gpu_global_thread_id", RET_SCALAR, {0},
+	{GBPF_HELPER_GPU_SM_ID, RET_U32, {0}, F_DEVICE_ONLY, MK_ANY},
+	{GBPF_HELPER_GPU_WARP_ID, RET_U32, {0}, F_DEVICE_ONLY, MK_ANY},
+	{GBPF_HELPER_GPU_LANE_ID, RET_LANE, {0}, F_DEVICE_ONLY, MK_ANY},
+	{GBPF_HELPER_GPU_GLOBAL_THREAD_ID, RET_SCALAR, {0},
 	 F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_THREAD_COUNT, "bpf_gpu_thread_count", RET_SCALAR, {0}, F_DEVICE_ONLY,
+	{GBPF_HELPER_GPU_THREAD_COUNT, RET_SCALAR, {0}, F_DEVICE_ONLY,
 	 MK_ANY},
 };
+
+/* One table of helper names for the project: core/helpers' (gbpf_helper_name). */
+static const char *helper_name(const struct proto *p)
+{
+	const char *name = gbpf_helper_name((uint32_t)p->id);
+
+	return name ? name : "unknown helper";
+}
 
 static const struct proto *find_proto(int32_t id)
 {
@@ -143,7 +151,7 @@ int gbpf_verify_helper_allowed(uint32_t id, uint32_t attach_kind, const char **n
 	const struct proto *p = id <= INT32_MAX ? find_proto((int32_t)id) : NULL;
 
 	if (name)
-		*name = p ? p->name : NULL;
+		*name = p ? helper_name(p) : NULL;
 	if (!p)
 		return -ENOENT;
 	if ((p->flags & F_HOST_ONLY) && gbpf_attach_is_device(attach_kind))
@@ -182,14 +190,14 @@ static int check_str(struct venv *env, uint32_t idx, const struct proto *p, int 
 	if (r->type != REG_PTR_MAP_VALUE || !sval_is_const(&r->v))
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
 			    "%s arg%d must be a constant string (pointer into .rodata), not %s",
-			    p->name, argno, reg_type_name(r->type));
+			    helper_name(p), argno, reg_type_name(r->type));
 	m = &env->prog->maps[r->map];
 	off = r->v.t.value;
 	if (m->origin != GBPF_MAP_ORIGIN_RODATA || !m->init_data || off >= m->init_size ||
 	    !memchr((const char *)m->init_data + off, '\0', m->init_size - off))
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
 			    "%s arg%d must point to a NUL-terminated string in a read-only map",
-			    p->name, argno);
+			    helper_name(p), argno);
 	return 0;
 }
 
@@ -210,17 +218,17 @@ int check_helper_call(struct venv *env, uint32_t idx, struct vstate *st, int32_t
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
 			    "helper %s (%d) is host-only: it would block or fault on the GPU "
 			    "(not allowed in device programs)",
-			    p->name, id);
+			    helper_name(p), id);
 	if ((p->flags & F_DEVICE_ONLY) && is_host_kind(env->attach))
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
-			    "helper %s (%d) is GPU-only: not allowed in host programs", p->name, id);
+			    "helper %s (%d) is GPU-only: not allowed in host programs", helper_name(p), id);
 	for (int a = 0; a < 5; a++) {
 		struct reg *r = &f->regs[a + 1];
 		uint8_t t = p->args[a];
 
 		if (t == ARG_NONE)
 			continue;
-		snprintf(what, sizeof(what), "%s arg%d (R%d)", p->name, a + 1, a + 1);
+		snprintf(what, sizeof(what), "%s arg%d (R%d)", helper_name(p), a + 1, a + 1);
 		if (r->type == REG_NOT_INIT)
 			return verr(env, idx, -GBPF_ERRNO__VERIFY, "%s !read_ok: not initialised",
 				    what);
@@ -261,7 +269,7 @@ int check_helper_call(struct venv *env, uint32_t idx, struct vstate *st, int32_t
 				return -EINVAL;
 			if (f->regs[a + 2].type == REG_NOT_INIT)
 				return verr(env, idx, -GBPF_ERRNO__VERIFY,
-					    "%s arg%d (size) !read_ok: not initialised", p->name,
+					    "%s arg%d (size) !read_ok: not initialised", helper_name(p),
 					    a + 2);
 			err = check_mem_range(env, idx, st, r, &f->regs[a + 2], t == ARG_MEM_WR,
 					      p->args[a + 1] == ARG_SIZE0, what);

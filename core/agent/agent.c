@@ -226,14 +226,10 @@ static uint64_t agent_next_launch_id(void *ctx)
 static int agent_kernel_selected(void *ctx, size_t prog_index, const char *mangled_name)
 {
 	struct agent_state *a = ctx;
-	const struct gbpf_prog_desc *p;
 
-	if (prog_index >= a->setup.prog_cnt || !mangled_name)
+	if (prog_index >= a->setup.prog_cnt)
 		return 0;
-	p = &a->setup.progs[prog_index];
-	if (!gbpf_attach_is_device(p->attach.kind))
-		return 0;
-	return !p->attach.target || gbpf_kernel_name_match(p->attach.target, mangled_name);
+	return gbpf_prog_targets_kernel(&a->setup.progs[prog_index], mangled_name);
 }
 
 static __attribute__((format(printf, 3, 0))) void agent_vlog(void *ctx, enum gbpf_log_level level,

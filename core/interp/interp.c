@@ -373,7 +373,9 @@ int gbpf_interp_run(const struct gbpf_interp *ip, struct gbpf_exec_env *env,
 		err[0] = '\0';
 	if (!ip || (region_cnt && !regions))
 		return -EINVAL;
-	/* 5 KiB of run state: on the heap only in checked mode, where the region table is large. */
+	/* The run state (stack frames plus the checked mode's region table, tens
+	 * of KiB) lives on the heap: host probes run on application threads,
+	 * whose stacks may be small. */
 	run = malloc(sizeof(*run));
 	if (!run)
 		return -ENOMEM;

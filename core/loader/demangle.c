@@ -596,3 +596,13 @@ int gbpf_kernel_name_match(const char *pattern, const char *kernel)
 	return glob_or_equal(pattern, out.s) || glob_or_equal(pattern, dm.name.s) ||
 	       (dm.base.n && glob_or_equal(pattern, dm.base.s));
 }
+
+int gbpf_prog_targets_kernel(const struct gbpf_prog_desc *prog, const char *kernel)
+{
+	if (!prog || !kernel)
+		return 0;
+	if (!gbpf_attach_is_device(prog->attach.kind) &&
+	    prog->attach.kind != GBPF_ATTACH_HOST_LAUNCH)
+		return 0;
+	return gbpf_kernel_name_match(prog->attach.target, kernel);
+}

@@ -178,6 +178,14 @@ GBPF_API int gbpf_demangle(const char *mangled, char *buf, size_t size);
  */
 GBPF_API int gbpf_kernel_name_match(const char *pattern, const char *kernel);
 
+/**
+ * Does @p prog apply to kernel @p kernel (mangled name)? True for programs
+ * whose attach point names kernels (gpu/entry, gpu/exit, gpu/mem,
+ * gpu/barrier, host/launch) when gbpf_kernel_name_match() accepts their
+ * target (a NULL target applies to every kernel); false for other kinds.
+ */
+GBPF_API int gbpf_prog_targets_kernel(const struct gbpf_prog_desc *prog, const char *kernel);
+
 #ifdef __cplusplus
 }
 #endif

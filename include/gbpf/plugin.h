@@ -184,9 +184,10 @@ struct gbpf_agent_services {
 	/** Monotonic sequence number for launches, shared by host and device probes. */
 	uint64_t (*next_launch_id)(void *ctx);
 	/**
-	 * 1 when GPU program @p prog_index targets the kernel of this mangled
-	 * name (its attach target matched as docs/ATTACH.md says: mangled,
-	 * demangled or bare name, exact or glob; NULL target = every kernel).
+	 * 1 when program @p prog_index (a GPU program or a host/launch probe)
+	 * targets the kernel of this mangled name: its attach target matched as
+	 * docs/ATTACH.md says (mangled, demangled or bare name, exact or glob;
+	 * NULL target = every kernel). 0 for programs of other kinds.
 	 */
 	int (*kernel_selected)(void *ctx, size_t prog_index, const char *mangled_name);
 };

@@ -124,6 +124,7 @@ static void cpu_prog_unload(struct gbpf_backend_prog *p)
 /* One host thread's share of a run: instances [first, last). */
 struct cpu_worker {
 	pthread_t thread;
+	int on_thread; /* runs on its own pthread (join it) */
 	struct gbpf_backend_prog *prog;
 	const struct gbpf_run_opts *opts;
 	struct gbpf_run_result *result;
@@ -209,7 +210,7 @@ static int cpu_prog_run(struct gbpf_backend_prog *p, const struct gbpf_run_opts 
 	uint64_t threads = opts->threads ? opts->threads : 1, per, start, i;
 	uint32_t block = opts->block_size ? opts->block_size : DEFAULT_BLOCK;
 	struct cpu_worker workers[MAX_WORKERS];
-	size_t nworkers, spawned = 0;
+	size_t nworkers;
 	atomic_int stop = 0;
 	int err = 0, uniform = 1;
 
@@ -239,14 +240,15 @@ static int cpu_prog_run(struct gbpf_backend_prog *p, const struct gbpf_run_opts 
 		w->block = block;
 		w->stop = &stop;
 		/* Worker 0 runs on the calling thread. */
-		if (i > 0 && pthread_create(&w->thread, NULL, cpu_worker_run, w) == 0)
-			spawned |= (size_t)1 << i;
-		else if (i > 0)
-			cpu_worker_run(w);
+		if (i > 0) {
+			w->on_thread = pthread_create(&w->thread, NULL, cpu_worker_run, w) == 0;
+			if (!w->on_thread)
+				cpu_worker_run(w);
+		}
 	}
 	cpu_worker_run(&workers[0]);
 	for (i = 1; i < nworkers; i++)
-		if (spawned & ((size_t)1 << i))
+		if (workers[i].on_thread)
 			pthread_join(workers[i].thread, NULL);
 	result->elapsed_ns = now_ns() - start;
 	for (i = 0; i < nworkers; i++) {

@@ -19,7 +19,6 @@
  * section, says why and what was measured.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -132,15 +131,9 @@ static uint64_t ca_now_ns(void)
 static int ca_selected(size_t prog, const char *name)
 {
 	struct cuda_agent_state *s = &cuda_agent_state;
-	const char *t = s->progs[prog].attach.target;
 
-	if (gbpf_attach_is_device(s->progs[prog].attach.kind))
-		return s->svc.kernel_selected && s->svc.kernel_selected(s->svc.ctx, prog, name ? name : "");
-	/*
-	 * host/launch[/glob]: the service answers for device programs only;
-	 * match the mangled name here (glob, no demangling).
-	 */
-	return !t || !*t || (name && !fnmatch(t, name, 0));
+	/* The agent core matches targets, GPU programs and host/launch alike (docs/ATTACH.md). */
+	return s->svc.kernel_selected && s->svc.kernel_selected(s->svc.ctx, prog, name ? name : "");
 }
 
 /* ---- images ---- */

@@ -168,7 +168,8 @@ int main(int argc, char **argv)
 		       "a program the verifier rejects never reaches the backend: %s", reason);
 	}
 	gbpf_registry_free(reg);
-	unlink(tmpdir[0] ? (snprintf(path, sizeof(path), "%s/libgbpf-broken.so", tmpdir), path) : path);
+	snprintf(path, sizeof(path), "%s/libgbpf-broken.so", tmpdir);
+	unlink(path);
 	rmdir(tmpdir);
 	return tap_done();
 }
