@@ -5,9 +5,12 @@ set -eu
 
 packages="gcc clang llvm meson ninja-build pkg-config python3
 libbpf-dev libelf-dev libzstd-dev liblz4-dev zlib1g-dev
-libclang-rt-dev"
-# Optional: a second BPF compiler, so the loader is tested on both.
-optional="clang-15"
+libclang-rt-dev
+pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+spirv-tools spirv-headers llvm-spirv-15 clang-15 libze-dev libze1
+llvm-19-dev clang-19 lld-19 hipcc libamdhip64-dev"
+# Optional packages (none at the moment): installed when available.
+optional=""
 
 missing=""
 for p in $packages $optional; do
