@@ -240,6 +240,8 @@ static void cleanup(struct run_ctx *ctx)
 	free(ctx->map_base);
 	free(ctx->hdr_copy);
 	free(ctx->lost_seen);
+	free(ctx->procs);
+	gbpf_tl_free(&ctx->tl);
 }
 
 int cmd_run(int argc, char **argv)
@@ -249,6 +251,9 @@ int cmd_run(int argc, char **argv)
 		{"count", required_argument, NULL, 'c'},
 		{"backend", required_argument, NULL, 'b'},
 		{"json", no_argument, NULL, 'j'},
+		{"trace", required_argument, NULL, 'T'},
+		{"no-summary", no_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	static struct run_ctx ctx; /* large (agent table): not on the stack */
@@ -256,6 +261,7 @@ int cmd_run(int argc, char **argv)
 	char *end;
 
 	memset(&ctx, 0, sizeof(ctx));
+	gbpf_tl_init(&ctx.tl, 0);
 	ctx.listen_fd = -1;
 	ctx.shm.fd = -1;
 	ctx.count = -1;
@@ -264,6 +270,11 @@ int cmd_run(int argc, char **argv)
 		if (strcmp(argv[i], "--") == 0) {
 			dash = i;
 			break;
+		}
+	for (i = 1; i < (dash < 0 ? argc : dash); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			run_usage();
+			return 0;
 		}
 	if (dash < 0 || dash + 1 >= argc)
 		return run_usage();
@@ -281,6 +292,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'b': ctx.backend_name = optarg; break;
 		case 'j': cli.json = true; break;
+		case 'T': ctx.trace_path = optarg; break;
+		case 'S': ctx.no_summary = true; break;
+		case 'h': run_usage(); return 0;
 		default: return run_usage();
 		}
 	}

@@ -12,12 +12,16 @@
 #include <gbpf/object.h>
 
 #include "core/agent/proto.h"
+#include "core/export/timeline.h"
 #include "maps/map_layout.h"
 
 /* Most agents connected at once (processes of the application tree). */
 #define RUN_MAX_AGENTS 1024
-/* Largest payload an agent may send (reports and prints are small). */
-#define RUN_AGENT_MAX_PAYLOAD (16u << 10)
+/*
+ * Largest payload an agent may send: reports and prints are small, a
+ * timeline batch is at most GBPF_AGENT_MAX_TL_BATCH events of <= 340 bytes.
+ */
+#define RUN_AGENT_MAX_PAYLOAD (128u << 10)
 
 struct run_agent {
 	int fd;
@@ -26,6 +30,7 @@ struct run_agent {
 	char exe[256];
 	unsigned char *buf; /* frame being received */
 	size_t have;
+	uint64_t tl_dropped; /* the agent's running total of dropped timeline events */
 };
 
 struct run_ctx {
@@ -34,6 +39,8 @@ struct run_ctx {
 	long count;
 	const char *backend_name;
 	char **cmd;
+	const char *trace_path; /* --trace FILE.json */
+	bool no_summary;        /* --no-summary */
 	/* objects and what goes to the agents */
 	struct gbpf_object **objs;
 	size_t obj_cnt;
@@ -58,6 +65,14 @@ struct run_ctx {
 	int listen_fd;
 	struct run_agent agents[RUN_MAX_AGENTS];
 	size_t agent_cnt;
+	/* the GPU timeline the agents report */
+	struct gbpf_tl tl;
+	/* executables by pid, for naming processes in the trace */
+	struct {
+		pid_t pid;
+		char exe[256];
+	} *procs;
+	size_t proc_cnt;
 	/* the application */
 	pid_t child;
 	int child_status;
@@ -72,6 +87,8 @@ int run_loop(struct run_ctx *ctx);
 void run_drain_rings(struct run_ctx *ctx);
 /** Print every map that holds something (bcc style, or JSON lines). */
 void run_print_maps(struct run_ctx *ctx, bool interval);
+/** At exit: the timeline summary (text or JSON) and the --trace file. */
+void run_finish_timeline(struct run_ctx *ctx);
 /** True when map @p i still has the header it was created with. */
 bool run_map_intact(struct run_ctx *ctx, size_t i);
 

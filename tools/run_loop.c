@@ -216,6 +216,56 @@ static void print_report(struct run_ctx *ctx, struct run_agent *ag, uint16_t typ
 		fprintf(stderr, "gbpf run: pid %d: %s: %s\n", (int)ag->pid, kinds[r->event], r->msg);
 }
 
+/* A batch of timeline events: stored for the summary and the trace. */
+static int agent_timeline_msg(struct run_ctx *ctx, struct run_agent *ag,
+			      const struct gbpf_agent_frame *f, const void *payload)
+{
+	static struct gbpf_timeline_event batch[GBPF_AGENT_MAX_TL_BATCH]; /* controller thread */
+	char why[256] = "";
+	uint64_t dropped;
+	size_t n, i;
+
+	if (gbpf_agent_decode_timeline(payload, f->len, &dropped, batch, &n, why, sizeof(why))) {
+		/* A bad batch is the plugin's bug, not a reason to lose the agent. */
+		ctx->tl.rejected++;
+		fprintf(stderr, "gbpf run: pid %d: timeline batch rejected: %s\n", (int)ag->pid, why);
+		return 0;
+	}
+	if (dropped > ag->tl_dropped) {
+		ctx->tl.dropped_agents += dropped - ag->tl_dropped;
+		ag->tl_dropped = dropped;
+	}
+	for (i = 0; i < n; i++) {
+		if (gbpf_tl_add(&ctx->tl, (uint32_t)ag->pid, &batch[i]) == -ENOSPC) {
+			ctx->tl.dropped_store += n - i - 1; /* the rest cannot fit either */
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Remember which executable a pid runs (names processes in the trace). */
+static void remember_proc(struct run_ctx *ctx, pid_t pid, const char *exe)
+{
+	size_t i;
+	void *p;
+
+	for (i = 0; i < ctx->proc_cnt; i++)
+		if (ctx->procs[i].pid == pid)
+			break;
+	if (i == ctx->proc_cnt) {
+		if (ctx->proc_cnt >= 4 * RUN_MAX_AGENTS)
+			return; /* bounded: a fork bomb only loses names */
+		p = realloc(ctx->procs, (ctx->proc_cnt + 1) * sizeof(*ctx->procs));
+		if (!p)
+			return;
+		ctx->procs = p;
+		ctx->proc_cnt++;
+	}
+	ctx->procs[i].pid = pid;
+	snprintf(ctx->procs[i].exe, sizeof(ctx->procs[i].exe), "%s", exe);
+}
+
 /* Handle one complete frame; returns non-zero to drop the agent. */
 static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
 			 const struct gbpf_agent_frame *f, const void *payload)
@@ -236,6 +286,7 @@ static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
 			goto bad;
 		ag->hello = true;
 		snprintf(ag->exe, sizeof(ag->exe), "%.255s", h.exe);
+		remember_proc(ctx, ag->pid, ag->exe);
 		if (cli.debug)
 			fprintf(stderr, "gbpf run: agent pid %u (parent %u) %s connected\n", h.pid,
 				h.ppid, h.exe);
@@ -251,6 +302,8 @@ static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
 		snprintf(why, sizeof(why), "message type %u before hello", f->type);
 		goto bad;
 	}
+	if (f->type == GBPF_AGENT_MSG_TIMELINE)
+		return agent_timeline_msg(ctx, ag, f, payload);
 	if (f->type == GBPF_AGENT_MSG_REPORT || f->type == GBPF_AGENT_MSG_PRINT) {
 		struct gbpf_agent_report r;
 
@@ -372,5 +425,6 @@ int run_loop(struct run_ctx *ctx)
 	}
 	run_drain_rings(ctx);
 	run_print_maps(ctx, false);
+	run_finish_timeline(ctx);
 	return 0;
 }

@@ -344,3 +344,115 @@ void run_print_maps(struct run_ctx *ctx, bool interval)
 	}
 	fflush(stdout);
 }
+
+/* ---- the GPU timeline ---------------------------------------------------------------- */
+
+static const char *proc_exe(void *c, uint32_t pid)
+{
+	struct run_ctx *ctx = c;
+	size_t i;
+
+	for (i = 0; i < ctx->proc_cnt; i++)
+		if ((uint32_t)ctx->procs[i].pid == pid) {
+			const char *slash = strrchr(ctx->procs[i].exe, '/');
+
+			return slash ? slash + 1 : ctx->procs[i].exe;
+		}
+	return NULL;
+}
+
+static void summary_json(struct run_ctx *ctx, const struct gbpf_tl_summary *s)
+{
+	static const char *const copy_keys[4] = {"h2d", "d2h", "d2d", "memset"};
+	size_t i;
+	int k;
+
+	jw_start_object(&cli.jw);
+	jw_kv_string(&cli.jw, "type", "timeline_summary");
+	jw_key(&cli.jw, "data");
+	jw_start_object(&cli.jw);
+	jw_kv_uint(&cli.jw, "events", s->events);
+	jw_kv_uint(&cli.jw, "lost_events", ctx->tl.dropped_agents + ctx->tl.dropped_store);
+	jw_key(&cli.jw, "streams");
+	jw_start_array(&cli.jw);
+	for (i = 0; i < s->stream_cnt; i++) {
+		const struct gbpf_tl_stream_sum *st = &s->streams[i];
+
+		jw_start_object(&cli.jw);
+		jw_kv_uint(&cli.jw, "pid", st->pid);
+		jw_kv_int(&cli.jw, "device", st->device);
+		jw_kv_uint(&cli.jw, "stream", st->stream);
+		jw_kv_uint(&cli.jw, "kernel_ns", st->kernel_ns);
+		jw_kv_uint(&cli.jw, "kernels", st->kernel_cnt);
+		for (k = 0; k < 4; k++) {
+			char key[32];
+
+			snprintf(key, sizeof(key), "%s_ns", copy_keys[k]);
+			jw_kv_uint(&cli.jw, key, st->copy_ns[k]);
+			snprintf(key, sizeof(key), "%s_count", copy_keys[k]);
+			jw_kv_uint(&cli.jw, key, st->copy_cnt[k]);
+			snprintf(key, sizeof(key), "%s_bytes", copy_keys[k]);
+			jw_kv_uint(&cli.jw, key, st->copy_bytes[k]);
+		}
+		jw_kv_uint(&cli.jw, "busy_ns", st->busy_ns);
+		jw_kv_uint(&cli.jw, "idle_ns", st->idle_ns);
+		jw_kv_uint(&cli.jw, "window_ns", st->window_ns);
+		jw_end_object(&cli.jw);
+	}
+	jw_end_array(&cli.jw);
+	jw_key(&cli.jw, "syncs");
+	jw_start_array(&cli.jw);
+	for (i = 0; i < s->sync_cnt; i++) {
+		const struct gbpf_tl_sync_sum *sy = &s->syncs[i];
+
+		jw_start_object(&cli.jw);
+		jw_kv_uint(&cli.jw, "pid", sy->pid);
+		jw_kv_string(&cli.jw, "name", sy->name < ctx->tl.name_cnt ? ctx->tl.names[sy->name]
+									    : "?");
+		jw_kv_uint(&cli.jw, "calls", sy->calls);
+		jw_kv_uint(&cli.jw, "waited_ns", sy->waited_ns);
+		jw_kv_uint(&cli.jw, "max_ns", sy->max_ns);
+		jw_kv_uint(&cli.jw, "gpu_kernel_ns", sy->gpu_kernel_ns);
+		jw_kv_uint(&cli.jw, "gpu_copy_ns", sy->gpu_copy_ns);
+		jw_end_object(&cli.jw);
+	}
+	jw_end_array(&cli.jw);
+	jw_end_object(&cli.jw);
+	jw_end_object(&cli.jw);
+	jw_finish(&cli.jw);
+}
+
+void run_finish_timeline(struct run_ctx *ctx)
+{
+	struct gbpf_tl_summary s;
+	char why[512] = "";
+
+	if (!ctx->tl.n && !ctx->tl.dropped_agents && !ctx->tl.dropped_store)
+		return;
+	if (ctx->tl.dropped_agents + ctx->tl.dropped_store) {
+		if (cli.json) {
+			jw_start_object(&cli.jw);
+			jw_kv_string(&cli.jw, "type", "lost_events");
+			jw_kv_string(&cli.jw, "map", "timeline");
+			jw_kv_uint(&cli.jw, "count", ctx->tl.dropped_agents + ctx->tl.dropped_store);
+			jw_end_object(&cli.jw);
+			jw_finish(&cli.jw);
+		} else {
+			fprintf(stderr, "Lost %" PRIu64 " timeline events\n",
+				ctx->tl.dropped_agents + ctx->tl.dropped_store);
+		}
+	}
+	if (!ctx->no_summary) {
+		if (gbpf_tl_summarize(&ctx->tl, &s))
+			fprintf(stderr, "gbpf run: timeline summary: out of memory\n");
+		else if (cli.json)
+			summary_json(ctx, &s);
+		else
+			gbpf_tl_summary_print(&ctx->tl, &s, stdout);
+		gbpf_tl_summary_free(&s);
+	}
+	if (ctx->trace_path &&
+	    gbpf_tl_write_trace(&ctx->tl, ctx->trace_path, proc_exe, ctx, why, sizeof(why)))
+		fprintf(stderr, "gbpf run: %s\n", why);
+	fflush(stdout);
+}

@@ -31,6 +31,7 @@ struct agent_state gbpf_agent_state = {
 	.fd = -1,
 	.wake_fd = -1,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.tl_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* Seconds the constructor waits for the controller before letting the app run. */
@@ -344,7 +345,11 @@ static int agent_attach(struct agent_state *a, char *why, size_t why_size)
 		.run_host_prog = agent_run_host_prog,
 		.next_launch_id = agent_next_launch_id,
 		.kernel_selected = agent_kernel_selected,
+		.timeline = agent_timeline,
 	};
+	if (agent_timeline_init(a))
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
+			    "no memory for the timeline queue: timeline events are dropped");
 	struct gbpf_agent_attach_opts opts = {
 		.sz = sizeof(opts),
 		.progs = a->setup.progs,
@@ -416,10 +421,12 @@ fail:
 static void agent_atfork_prepare(void)
 {
 	pthread_mutex_lock(&gbpf_agent_state.lock);
+	pthread_mutex_lock(&gbpf_agent_state.tl_lock);
 }
 
 static void agent_atfork_parent(void)
 {
+	pthread_mutex_unlock(&gbpf_agent_state.tl_lock);
 	pthread_mutex_unlock(&gbpf_agent_state.lock);
 }
 
@@ -433,6 +440,7 @@ static void agent_atfork_child(void)
 {
 	struct agent_state *a = &gbpf_agent_state;
 
+	pthread_mutex_unlock(&a->tl_lock);
 	pthread_mutex_unlock(&a->lock);
 	atomic_store(&a->forked, 1);
 	a->sender_started = 0;

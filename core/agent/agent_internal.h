@@ -14,6 +14,12 @@
 
 /* Reports waiting for the sender thread; beyond this they are dropped and counted. */
 #define AGENT_QUEUE_LEN 128
+/*
+ * Timeline events waiting for the sender thread (a ring allocated at attach);
+ * beyond this they are dropped and counted. Sized for bursts of a few
+ * thousand launches between two sender wake-ups.
+ */
+#define AGENT_TL_QUEUE_LEN 8192
 /* Faults of host programs reported per program; later ones are only counted. */
 #define AGENT_FAULT_REPORTS 4
 
@@ -52,6 +58,13 @@ struct agent_state {
 	struct gbpf_agent_services services;
 	struct gbpf_interp **interps; /* per program; NULL for device programs */
 	atomic_uint *faults;          /* per program: run failures seen */
+
+	/* Timeline ring (services->timeline), guarded by tl_lock, not by lock. */
+	pthread_mutex_t tl_lock;
+	struct gbpf_timeline_event *tl_ring; /* AGENT_TL_QUEUE_LEN events, NULL until attach */
+	unsigned tl_head, tl_len;
+	uint64_t tl_dropped; /* running total, sent with every batch */
+	uint64_t tl_sent_drops; /* total last sent: a change must still reach the controller */
 };
 
 extern struct agent_state gbpf_agent_state;
@@ -63,6 +76,11 @@ void agent_queue(struct agent_state *a, uint16_t type, uint32_t event, const cha
 int agent_sender_start(struct agent_state *a);
 /** Give the sender up to @p ms milliseconds to empty the queue (at exit). */
 void agent_sender_flush(struct agent_state *a, int ms);
+
+/** services->timeline: queue one event for the controller; never blocks on I/O. */
+int agent_timeline(void *ctx, const struct gbpf_timeline_event *ev);
+/** Allocate the timeline ring (at attach); -ENOMEM leaves the timeline off. */
+int agent_timeline_init(struct agent_state *a);
 
 /** Prepare interpreters for the host programs; reason in why. */
 int agent_host_progs_prepare(struct agent_state *a, char *why, size_t why_size);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,9 +59,103 @@ void agent_queue(struct agent_state *a, uint16_t type, uint32_t event, const cha
 	}
 }
 
+/* ---- timeline ---------------------------------------------------------------------- */
+
+/* Events queued before the sender is woken: the app pays a write() once per batch. */
+#define AGENT_TL_WAKE_AT GBPF_AGENT_MAX_TL_BATCH
+/* Otherwise the sender picks up what is queued this often (milliseconds). */
+#define AGENT_TL_PERIOD_MS 20
+
+int agent_timeline_init(struct agent_state *a)
+{
+	struct gbpf_timeline_event *ring = calloc(AGENT_TL_QUEUE_LEN, sizeof(*ring));
+
+	if (!ring)
+		return -ENOMEM;
+	pthread_mutex_lock(&a->tl_lock);
+	if (!a->tl_ring) {
+		a->tl_ring = ring;
+		ring = NULL;
+	}
+	pthread_mutex_unlock(&a->tl_lock);
+	free(ring);
+	return 0;
+}
+
+int agent_timeline(void *ctx, const struct gbpf_timeline_event *ev)
+{
+	struct agent_state *a = ctx;
+	struct gbpf_timeline_event *e;
+	size_t name_len;
+	unsigned len;
+	uint64_t one = 1;
+
+	if (!ev || ev->sz < sizeof(*ev) || ev->kind < GBPF_TL_LAUNCH || ev->kind > GBPF_TL_KIND_MAX ||
+	    (ev->flags & ~GBPF_TL_F_ALL) || !(ev->flags & (GBPF_TL_F_HOST | GBPF_TL_F_GPU)))
+		return -EINVAL;
+	if (atomic_load(&a->orphaned) || atomic_load(&a->forked) || a->fd < 0)
+		return -ESHUTDOWN;
+	pthread_mutex_lock(&a->tl_lock);
+	if (!a->tl_ring || a->tl_len == AGENT_TL_QUEUE_LEN) {
+		a->tl_dropped++;
+		pthread_mutex_unlock(&a->tl_lock);
+		return -EAGAIN;
+	}
+	e = &a->tl_ring[(a->tl_head + a->tl_len) % AGENT_TL_QUEUE_LEN];
+	*e = *ev;
+	/* A plugin's name may lack its NUL: never read past the field. */
+	name_len = strnlen(ev->name, sizeof(ev->name) - 1);
+	e->name[name_len] = 0;
+	if (!e->host_tid)
+		e->host_tid = (uint64_t)syscall(SYS_gettid);
+	len = ++a->tl_len;
+	pthread_mutex_unlock(&a->tl_lock);
+	if (len == AGENT_TL_WAKE_AT && a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, the sender is awake anyway. */
+	}
+	return 0;
+}
+
+/* Send queued timeline events in batches; 0, or -errno when the socket failed. */
+static int sender_drain_timeline(struct agent_state *a)
+{
+	static struct gbpf_timeline_event batch[GBPF_AGENT_MAX_TL_BATCH]; /* sender thread only */
+
+	for (;;) {
+		struct gbpf_agent_buf b = {0};
+		uint64_t dropped;
+		size_t n = 0;
+		int err;
+
+		pthread_mutex_lock(&a->tl_lock);
+		while (n < GBPF_AGENT_MAX_TL_BATCH && a->tl_len) {
+			batch[n++] = a->tl_ring[a->tl_head];
+			a->tl_head = (a->tl_head + 1) % AGENT_TL_QUEUE_LEN;
+			a->tl_len--;
+		}
+		dropped = a->tl_dropped;
+		pthread_mutex_unlock(&a->tl_lock);
+		if (!n && dropped == a->tl_sent_drops) /* written by this thread only */
+			return 0;
+		err = gbpf_agent_encode_timeline(&b, dropped, batch, n);
+		if (!err)
+			err = agent_send_frame(a->fd, GBPF_AGENT_MSG_TIMELINE, &b);
+		gbpf_agent_buf_free(&b);
+		if (err)
+			return err;
+		pthread_mutex_lock(&a->tl_lock);
+		a->tl_sent_drops = dropped;
+		pthread_mutex_unlock(&a->tl_lock);
+	}
+}
+
 /* Send every queued message; returns 0, or -errno when the socket failed. */
 static int sender_drain(struct agent_state *a)
 {
+	int tl_err = sender_drain_timeline(a);
+
+	if (tl_err)
+		return tl_err;
 	for (;;) {
 		struct gbpf_agent_buf b = {0};
 		struct agent_msg m;
@@ -112,7 +207,7 @@ static void *sender_main(void *arg)
 		};
 		uint64_t n;
 
-		if (poll(pf, 2, -1) < 0) {
+		if (poll(pf, 2, a->tl_ring ? AGENT_TL_PERIOD_MS : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -163,11 +258,22 @@ void agent_sender_flush(struct agent_state *a, int ms)
 	for (i = 0; i < ms; i++) {
 		unsigned left;
 
+		uint64_t one = 1;
+
 		pthread_mutex_lock(&a->lock);
 		left = a->q_len;
 		pthread_mutex_unlock(&a->lock);
+		pthread_mutex_lock(&a->tl_lock);
+		left += a->tl_len;
+		if (a->tl_dropped != a->tl_sent_drops)
+			left++;
+		pthread_mutex_unlock(&a->tl_lock);
 		if (!left || atomic_load(&a->orphaned))
 			return;
+		/* The timeline is only sent on wake-ups: ask for one now. */
+		if (i == 0 && a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
+			/* saturated: the sender is awake */
+		}
 		usleep(1000);
 	}
 }

@@ -28,7 +28,7 @@ int gbpf_agent_frame_check(const struct gbpf_agent_frame *f, char *why, size_t w
 			 GBPF_AGENT_PROTO_VERSION);
 		return -EPROTONOSUPPORT;
 	}
-	if (f->type < GBPF_AGENT_MSG_HELLO || f->type > GBPF_AGENT_MSG_PRINT) {
+	if (f->type < GBPF_AGENT_MSG_HELLO || f->type > GBPF_AGENT_MSG_MAX) {
 		snprintf(why, why_size, "frame: unknown message type %u", f->type);
 		return -EINVAL;
 	}
@@ -135,6 +135,34 @@ int gbpf_agent_encode_report(struct gbpf_agent_buf *b, uint32_t event, uint32_t 
 	return b->err;
 }
 
+int gbpf_agent_encode_timeline(struct gbpf_agent_buf *b, uint64_t dropped,
+			       const struct gbpf_timeline_event *ev, size_t count)
+{
+	size_t i;
+
+	if (count > GBPF_AGENT_MAX_TL_BATCH)
+		return b->err = -E2BIG;
+	gbpf_agent_buf_put_u64(b, dropped);
+	gbpf_agent_buf_put_u32(b, (uint32_t)count);
+	for (i = 0; i < count; i++) {
+		const struct gbpf_timeline_event *e = &ev[i];
+
+		gbpf_agent_buf_put_u32(b, e->kind);
+		gbpf_agent_buf_put_u32(b, e->flags);
+		gbpf_agent_buf_put_u32(b, (uint32_t)e->device);
+		gbpf_agent_buf_put_u64(b, e->stream);
+		gbpf_agent_buf_put_u64(b, e->correlation_id);
+		gbpf_agent_buf_put_u64(b, e->host_tid);
+		gbpf_agent_buf_put_u64(b, e->host_begin_ns);
+		gbpf_agent_buf_put_u64(b, e->host_end_ns);
+		gbpf_agent_buf_put_u64(b, e->gpu_begin_ns);
+		gbpf_agent_buf_put_u64(b, e->gpu_end_ns);
+		gbpf_agent_buf_put_u64(b, e->bytes);
+		gbpf_agent_buf_put_str(b, e->name);
+	}
+	return b->err;
+}
+
 int gbpf_agent_encode_setup(struct gbpf_agent_buf *b, const char *backend,
 			    const char *backend_path, uint32_t flags,
 			    const struct gbpf_map_desc *maps, size_t map_cnt,
@@ -225,6 +253,13 @@ static uint32_t rd_u32(struct rd *r, const char *what)
 	q = r->p + r->off;
 	r->off += 4;
 	return (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+}
+
+static uint64_t rd_u64(struct rd *r, const char *what)
+{
+	uint64_t lo = rd_u32(r, what);
+
+	return lo | (uint64_t)rd_u32(r, what) << 32;
 }
 
 /* A string into a fixed buffer of cap bytes (NUL included). */
@@ -327,6 +362,58 @@ int gbpf_agent_decode_report(uint16_t type, const void *p, size_t len,
 	if (!r.err && out->event > GBPF_AGENT_EVENT_ERROR)
 		rd_fail(&r, "report: unknown event kind %u", out->event);
 	return rd_end(&r, "report");
+}
+
+/* Every event field is 4 or 8 bytes, plus the name's length: 80 bytes at least. */
+#define TL_EVENT_MIN_BYTES 80u
+
+int gbpf_agent_decode_timeline(const void *p, size_t len, uint64_t *dropped,
+			       struct gbpf_timeline_event *out, size_t *count, char *why,
+			       size_t why_size)
+{
+	struct rd r = {.p = p, .len = len, .why = why, .why_size = why_size};
+	uint32_t n, i;
+
+	*count = 0;
+	*dropped = rd_u64(&r, "timeline.dropped");
+	n = rd_u32(&r, "timeline.count");
+	if (!r.err && (n > GBPF_AGENT_MAX_TL_BATCH || (size_t)n * TL_EVENT_MIN_BYTES > r.len - r.off))
+		rd_fail(&r, "timeline: event count %u does not fit the %zu bytes left (limit %u)", n,
+			r.len - r.off, GBPF_AGENT_MAX_TL_BATCH);
+	for (i = 0; i < n && !r.err; i++) {
+		struct gbpf_timeline_event *e = &out[i];
+
+		memset(e, 0, sizeof(*e));
+		e->sz = sizeof(*e);
+		e->kind = rd_u32(&r, "timeline.kind");
+		e->flags = rd_u32(&r, "timeline.flags");
+		e->device = (int32_t)rd_u32(&r, "timeline.device");
+		e->stream = rd_u64(&r, "timeline.stream");
+		e->correlation_id = rd_u64(&r, "timeline.correlation_id");
+		e->host_tid = rd_u64(&r, "timeline.host_tid");
+		e->host_begin_ns = rd_u64(&r, "timeline.host_begin_ns");
+		e->host_end_ns = rd_u64(&r, "timeline.host_end_ns");
+		e->gpu_begin_ns = rd_u64(&r, "timeline.gpu_begin_ns");
+		e->gpu_end_ns = rd_u64(&r, "timeline.gpu_end_ns");
+		e->bytes = rd_u64(&r, "timeline.bytes");
+		rd_str_into(&r, e->name, sizeof(e->name), "timeline.name");
+		if (r.err)
+			break;
+		if (e->kind < GBPF_TL_LAUNCH || e->kind > GBPF_TL_KIND_MAX)
+			rd_fail(&r, "timeline event #%u: unknown kind %u", i, e->kind);
+		else if (e->flags & ~GBPF_TL_F_ALL)
+			rd_fail(&r, "timeline event #%u: unknown flags 0x%x", i, e->flags);
+		else if (!(e->flags & (GBPF_TL_F_HOST | GBPF_TL_F_GPU)))
+			rd_fail(&r, "timeline event #%u: neither a host nor a GPU interval", i);
+		else if ((e->flags & GBPF_TL_F_HOST) && e->host_end_ns < e->host_begin_ns)
+			rd_fail(&r, "timeline event #%u: host interval ends before it begins", i);
+		else if ((e->flags & GBPF_TL_F_GPU) && e->gpu_end_ns < e->gpu_begin_ns)
+			rd_fail(&r, "timeline event #%u: GPU interval ends before it begins", i);
+	}
+	if (rd_end(&r, "timeline"))
+		return r.err;
+	*count = n;
+	return 0;
 }
 
 static int map_type_known(uint32_t t)

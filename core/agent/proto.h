@@ -23,6 +23,11 @@
  *                                     insn_cnt x 8 bytes }
  *   REPORT agent -> controller: u32 event, u32 dropped, str kernel, str msg
  *   PRINT  agent -> controller: u32 dropped, str text (trace_printk output)
+ *   TIMELINE agent -> controller: u64 dropped (timeline events the agent
+ *          dropped since it started: a running total), u32 count,
+ *          count x { u32 kind, u32 flags, u32 device (two's complement),
+ *                    u64 stream, correlation_id, host_tid, host_begin_ns,
+ *                    host_end_ns, gpu_begin_ns, gpu_end_ns, bytes, str name }
  */
 #ifndef GBPF_CORE_AGENT_PROTO_H
 #define GBPF_CORE_AGENT_PROTO_H
@@ -55,7 +60,12 @@ enum gbpf_agent_msg_type {
 	GBPF_AGENT_MSG_SETUP = 2,
 	GBPF_AGENT_MSG_REPORT = 3,
 	GBPF_AGENT_MSG_PRINT = 4,
+	GBPF_AGENT_MSG_TIMELINE = 5,
 };
+/** Highest message type a frame may carry. */
+#define GBPF_AGENT_MSG_MAX GBPF_AGENT_MSG_TIMELINE
+/** Most events in one TIMELINE message (bounds the decoder's allocation). */
+#define GBPF_AGENT_MAX_TL_BATCH 256u
 
 /** Frame header preceding every payload. */
 struct gbpf_agent_frame {
@@ -123,6 +133,22 @@ int gbpf_agent_encode_report(struct gbpf_agent_buf *b, uint32_t event, uint32_t 
 /** Decode REPORT (or PRINT when @p type says so: event 0, no kernel). */
 int gbpf_agent_decode_report(uint16_t type, const void *p, size_t len,
 			     struct gbpf_agent_report *out, char *why, size_t why_size);
+
+struct gbpf_timeline_event;
+
+/** Append one TIMELINE message: @p count events (at most GBPF_AGENT_MAX_TL_BATCH). */
+int gbpf_agent_encode_timeline(struct gbpf_agent_buf *b, uint64_t dropped,
+			       const struct gbpf_timeline_event *ev, size_t count);
+/**
+ * Decode TIMELINE into @p out (room for GBPF_AGENT_MAX_TL_BATCH events):
+ * kinds and flags known, intervals not reversed (end >= begin), names
+ * without NUL bytes and shorter than GBPF_TL_NAME_LEN.
+ * @return 0 (count in *count, running drop total in *dropped) or -EINVAL
+ *         with the field and event index in why
+ */
+int gbpf_agent_decode_timeline(const void *p, size_t len, uint64_t *dropped,
+			       struct gbpf_timeline_event *out, size_t *count, char *why,
+			       size_t why_size);
 
 /**
  * Encode SETUP. Program i uses maps [map_base[i], map_base[i] + progs[i].map_cnt)

@@ -164,6 +164,8 @@ enum gbpf_agent_event {
 	GBPF_AGENT_EVENT_ERROR = 2,          /**< something failed; the app runs on uninstrumented */
 };
 
+struct gbpf_timeline_event; /* defined at the end of this header */
+
 /**
  * What the agent core (the library preloaded into the application) offers
  * a backend that instruments the application. Every callback may be
@@ -190,6 +192,19 @@ struct gbpf_agent_services {
 	 * NULL target = every kernel). 0 for programs of other kinds.
 	 */
 	int (*kernel_selected)(void *ctx, size_t prog_index, const char *mangled_name);
+	/**
+	 * Record one timeline event (struct gbpf_timeline_event) for `gbpf run
+	 * --trace` and the exit summary. Copies @p ev into a bounded queue and
+	 * returns at once: it never blocks on I/O and may be called from any
+	 * thread, including a plugin's own completion threads. The agent sends
+	 * queued events to the controller in batches; events that do not fit
+	 * are dropped, counted and reported to the user.
+	 * @return 0; -EAGAIN when the event was dropped (queue full);
+	 *         -ESHUTDOWN when nobody listens (controller gone, fork child);
+	 *         -EINVAL for a malformed event (unknown kind, sz too small).
+	 * Added after ABI 1.0 was first filled: check sz before calling.
+	 */
+	int (*timeline)(void *ctx, const struct gbpf_timeline_event *ev);
 };
 
 /**
@@ -326,6 +341,72 @@ struct gbpf_backend_ops {
  */
 typedef int (*gbpf_plugin_get_backend_table_fn)(uint32_t abi_version, struct gbpf_backend_ops *ops,
 						 struct gbpf_backend_caps *caps);
+
+/* ---- timeline of asynchronous GPU work (struct gbpf_agent_services.timeline) ---- */
+
+/**
+ * What a timeline event describes. An event carries the host API call
+ * (GBPF_TL_F_HOST: host_begin/host_end), the GPU work (GBPF_TL_F_GPU:
+ * gpu_begin/gpu_end), or both. A plugin that learns the GPU times later
+ * (events, completion callbacks) sends the API call at once and the GPU
+ * work as a second event with the same correlation_id.
+ */
+enum gbpf_timeline_kind {
+	GBPF_TL_LAUNCH = 1,       /**< kernel launch API call (host) */
+	GBPF_TL_KERNEL = 2,       /**< kernel execution (GPU); name = demangled kernel name */
+	GBPF_TL_MEMCPY_H2D = 3,   /**< host to device copy: the call and/or the copy itself */
+	GBPF_TL_MEMCPY_D2H = 4,   /**< device to host copy */
+	GBPF_TL_MEMCPY_D2D = 5,   /**< device to device copy */
+	GBPF_TL_MEMSET = 6,       /**< memset: the call and/or the fill */
+	GBPF_TL_SYNC = 7,         /**< a host call that waits for the GPU (stream/device/event sync) */
+	GBPF_TL_ALLOC = 8,        /**< device memory allocation call; bytes = size */
+	GBPF_TL_FREE = 9,         /**< device memory release call */
+	GBPF_TL_MODULE_LOAD = 10, /**< module / library load; bytes = image size */
+};
+/** Highest known gbpf_timeline_kind (decoders reject others). */
+#define GBPF_TL_KIND_MAX GBPF_TL_MODULE_LOAD
+
+/** host_begin_ns / host_end_ns are valid. */
+#define GBPF_TL_F_HOST (1U << 0)
+/** gpu_begin_ns / gpu_end_ns are valid. */
+#define GBPF_TL_F_GPU (1U << 1)
+/** The API call returns before the work is done (cudaMemcpyAsync, every launch). */
+#define GBPF_TL_F_ASYNC (1U << 2)
+/** SYNC only: waits for the whole device (cudaDeviceSynchronize), not one stream. */
+#define GBPF_TL_F_DEVICE_WIDE (1U << 3)
+/** Every flag a decoder accepts. */
+#define GBPF_TL_F_ALL (GBPF_TL_F_HOST | GBPF_TL_F_GPU | GBPF_TL_F_ASYNC | GBPF_TL_F_DEVICE_WIDE)
+
+/** Bytes of gbpf_timeline_event.name, NUL included (longer names are truncated). */
+#define GBPF_TL_NAME_LEN 256
+
+/**
+ * One event of the timeline. Every time is CLOCK_MONOTONIC in
+ * nanoseconds, GPU times included: the plugin converts its GPU clock
+ * (globaltimer, event timestamps) to the host clock before calling
+ * services->timeline, so that host and GPU intervals line up. Fill
+ * @c sz with sizeof(struct gbpf_timeline_event) (fields are only appended).
+ */
+struct gbpf_timeline_event {
+	uint32_t sz;             /**< sizeof the struct the plugin was built with */
+	uint32_t kind;           /**< enum gbpf_timeline_kind */
+	uint32_t flags;          /**< GBPF_TL_F_* */
+	int32_t device;          /**< device index; -1 for host-only calls not tied to a device */
+	uint64_t stream;         /**< stream / queue id (runtime handle); 0 = the default stream */
+	/**
+	 * Links the API call to the GPU work it caused (launch -> kernel,
+	 * memcpy call -> copy). Unique per process; 0 = unlinked.
+	 */
+	uint64_t correlation_id;
+	/** OS thread id (gettid) of the API call; 0 = the calling thread (the agent fills it in). */
+	uint64_t host_tid;
+	uint64_t host_begin_ns;  /**< API call entered (GBPF_TL_F_HOST) */
+	uint64_t host_end_ns;    /**< API call returned */
+	uint64_t gpu_begin_ns;   /**< GPU work started, host clock (GBPF_TL_F_GPU) */
+	uint64_t gpu_end_ns;     /**< GPU work finished, host clock */
+	uint64_t bytes;          /**< copy / memset / allocation size, 0 otherwise */
+	char name[GBPF_TL_NAME_LEN]; /**< kernel (demangled) or API name ("cudaMemcpyAsync"); NUL-terminated */
+};
 
 #if defined(__GNUC__)
 #define GBPF_PLUGIN_EXPORT __attribute__((visibility("default")))

@@ -3,6 +3,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <gbpf/plugin.h>
+
 #include "core/agent/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -19,6 +21,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gbpf_agent_decode_hello(data, size, &h, why, sizeof(why));
 	gbpf_agent_decode_report(GBPF_AGENT_MSG_REPORT, data, size, &r, why, sizeof(why));
 	gbpf_agent_decode_report(GBPF_AGENT_MSG_PRINT, data, size, &r, why, sizeof(why));
+	{
+		static struct gbpf_timeline_event ev[GBPF_AGENT_MAX_TL_BATCH];
+		uint64_t dropped;
+		size_t n;
+
+		gbpf_agent_decode_timeline(data, size, &dropped, ev, &n, why, sizeof(why));
+	}
 	if (size >= sizeof(struct gbpf_agent_frame))
 		gbpf_agent_frame_check((const void *)data, why, sizeof(why));
 	return 0;

@@ -5,9 +5,14 @@
  * "runtime", tests/agent/apps/testlaunch.c) as a real backend interposes a
  * driver's launch call: once agent_attach has armed it, every call runs the
  * host/launch programs through services->run_host_prog, then the real
- * function.
+ * function. It also interposes the simulated asynchronous runtime
+ * (gbpf_test_async, gbpf_test_sync) and reports every call and the GPU work
+ * it caused through services->timeline, as the CUDA backend does for
+ * cudaMemcpyAsync, launches and synchronise calls: a host event for the API
+ * call and a GPU event for the work, linked by a correlation id.
  */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdatomic.h>
@@ -80,6 +85,135 @@ __attribute__((visibility("default"))) unsigned long gbpf_test_launch(const char
 		}
 	}
 	return fn ? fn(kernel, grid, block) : 0;
+}
+
+typedef int (*async_fn)(int, unsigned, const char *, unsigned long long, unsigned long long,
+			unsigned long long *, unsigned long long *);
+typedef unsigned long long (*sync_fn)(int);
+
+int gbpf_test_async(int op, unsigned stream, const char *name, unsigned long long bytes,
+		    unsigned long long dur_ns, unsigned long long *gpu_begin,
+		    unsigned long long *gpu_end);
+unsigned long long gbpf_test_sync(int stream);
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The services of the armed backend when they can take timeline events, else NULL. */
+static const struct gbpf_agent_services *timeline_services(void)
+{
+	struct gbpf_backend *b = atomic_load(&hosttest_armed);
+	const struct gbpf_agent_services *s = b ? b->copy.services : NULL;
+
+	if (!s || s->sz < offsetof(struct gbpf_agent_services, timeline) + sizeof(s->timeline) ||
+	    !s->timeline)
+		return NULL;
+	return s;
+}
+
+/* Operation of gbpf_test_async -> timeline kind of its GPU work. */
+static uint32_t op_kind(int op)
+{
+	switch (op) {
+	case 1: return GBPF_TL_KERNEL;
+	case 2: return GBPF_TL_MEMCPY_H2D;
+	case 3: return GBPF_TL_MEMCPY_D2H;
+	case 4: return GBPF_TL_MEMCPY_D2D;
+	default: return GBPF_TL_MEMSET;
+	}
+}
+
+__attribute__((visibility("default"))) int gbpf_test_async(int op, unsigned stream,
+							    const char *name,
+							    unsigned long long bytes,
+							    unsigned long long dur_ns,
+							    unsigned long long *gpu_begin,
+							    unsigned long long *gpu_end)
+{
+	static _Atomic(async_fn) real;
+	const struct gbpf_agent_services *s = timeline_services();
+	async_fn fn = atomic_load(&real);
+	unsigned long long gb = 0, ge = 0;
+	struct gbpf_timeline_event ev;
+	uint64_t hb, he;
+	int ret;
+
+	if (!fn) {
+		fn = (async_fn)dlsym(RTLD_NEXT, "gbpf_test_async");
+		atomic_store(&real, fn);
+	}
+	if (!fn)
+		return -1;
+	hb = mono_ns();
+	ret = fn(op, stream, name, bytes, dur_ns, &gb, &ge);
+	he = mono_ns();
+	if (gpu_begin)
+		*gpu_begin = gb;
+	if (gpu_end)
+		*gpu_end = ge;
+	if (!s || ret)
+		return ret;
+	memset(&ev, 0, sizeof(ev));
+	ev.sz = sizeof(ev);
+	ev.device = 0;
+	ev.stream = stream;
+	ev.correlation_id = s->next_launch_id(s->ctx);
+	ev.bytes = op == 1 ? 0 : bytes;
+	/* The API call, on the calling thread... */
+	ev.kind = op == 1 ? GBPF_TL_LAUNCH : op_kind(op);
+	ev.flags = GBPF_TL_F_HOST | GBPF_TL_F_ASYNC;
+	ev.host_begin_ns = hb;
+	ev.host_end_ns = he;
+	snprintf(ev.name, sizeof(ev.name), "%s", op == 1 ? "gbpf_test_launch" : name);
+	s->timeline(s->ctx, &ev);
+	/* ...and the work it caused, reported separately as a real backend learns it later. */
+	ev.kind = op_kind(op);
+	ev.flags = GBPF_TL_F_GPU;
+	ev.host_begin_ns = ev.host_end_ns = 0;
+	ev.gpu_begin_ns = gb;
+	ev.gpu_end_ns = ge;
+	snprintf(ev.name, sizeof(ev.name), "%s", op == 1 ? name : op_kind(op) == GBPF_TL_MEMSET ?
+		 "memset" : op == 2 ? "Memcpy HtoD" : op == 3 ? "Memcpy DtoH" : "Memcpy DtoD");
+	s->timeline(s->ctx, &ev);
+	return ret;
+}
+
+__attribute__((visibility("default"))) unsigned long long gbpf_test_sync(int stream)
+{
+	static _Atomic(sync_fn) real;
+	const struct gbpf_agent_services *s = timeline_services();
+	sync_fn fn = atomic_load(&real);
+	struct gbpf_timeline_event ev;
+	unsigned long long ret;
+	uint64_t hb;
+
+	if (!fn) {
+		fn = (sync_fn)dlsym(RTLD_NEXT, "gbpf_test_sync");
+		atomic_store(&real, fn);
+	}
+	if (!fn)
+		return 0;
+	hb = mono_ns();
+	ret = fn(stream);
+	if (!s)
+		return ret;
+	memset(&ev, 0, sizeof(ev));
+	ev.sz = sizeof(ev);
+	ev.kind = GBPF_TL_SYNC;
+	ev.flags = GBPF_TL_F_HOST | (stream < 0 ? GBPF_TL_F_DEVICE_WIDE : 0);
+	ev.device = 0;
+	ev.stream = stream < 0 ? 0 : (uint64_t)stream;
+	ev.host_begin_ns = hb;
+	ev.host_end_ns = mono_ns();
+	snprintf(ev.name, sizeof(ev.name), "%s",
+		 stream < 0 ? "cudaDeviceSynchronize" : "cudaStreamSynchronize");
+	s->timeline(s->ctx, &ev);
+	return ret;
 }
 
 static int ht_query(struct gbpf_device_info *devs, uint32_t *count, char *why, size_t why_size)

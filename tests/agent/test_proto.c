@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gbpf/plugin.h>
+
 #include "core/agent/proto.h"
 #include "tap.h"
 
@@ -224,9 +226,92 @@ static void test_agent_rejects(const char *agent, const char *app)
 	rmdir(dir);
 }
 
+/* Write little-endian u32 @p v at byte @p off of an encoded payload. */
+static void poke_u32(unsigned char *p, size_t off, uint32_t v)
+{
+	p[off] = (unsigned char)v;
+	p[off + 1] = (unsigned char)(v >> 8);
+	p[off + 2] = (unsigned char)(v >> 16);
+	p[off + 3] = (unsigned char)(v >> 24);
+}
+
+/* TIMELINE: round trip, truncations, and every field the decoder must refuse. */
+static void test_timeline_decoder(void)
+{
+	static struct gbpf_timeline_event in[3], out[GBPF_AGENT_MAX_TL_BATCH];
+	struct gbpf_agent_buf b = {0};
+	struct gbpf_agent_frame f;
+	uint64_t dropped = 0;
+	size_t n = 0, cut, bad = 0, i;
+	char why[256] = "";
+	int err;
+
+	for (i = 0; i < 3; i++) {
+		memset(&in[i], 0, sizeof(in[i]));
+		in[i].sz = sizeof(in[i]);
+		in[i].kind = i == 2 ? GBPF_TL_SYNC : GBPF_TL_MEMCPY_H2D;
+		in[i].flags = i == 1 ? GBPF_TL_F_GPU : GBPF_TL_F_HOST | GBPF_TL_F_ASYNC;
+		in[i].device = i == 2 ? -1 : 1;
+		in[i].stream = 0x7f0000001234ull + i;
+		in[i].correlation_id = 42;
+		in[i].host_tid = 777;
+		in[i].host_begin_ns = 1000 + i;
+		in[i].host_end_ns = 2000 + i;
+		in[i].gpu_begin_ns = 1500;
+		in[i].gpu_end_ns = 1u << 31;
+		in[i].bytes = 1ull << 40;
+		snprintf(in[i].name, sizeof(in[i].name), "%s", i == 1 ? "Memcpy \"HtoD\"\n" : "cudaMemcpyAsync");
+	}
+	err = gbpf_agent_encode_timeline(&b, 5, in, 3);
+	err = err ? err : gbpf_agent_decode_timeline(b.data, b.len, &dropped, out, &n, why, sizeof(why));
+	tap_ok(err == 0 && n == 3 && dropped == 5 && memcmp(&in[0], &out[0], sizeof(in[0])) == 0 &&
+		       memcmp(&in[1], &out[1], sizeof(in[1])) == 0 && out[2].device == -1 &&
+		       out[1].gpu_end_ns == 1u << 31 && out[0].bytes == 1ull << 40,
+	       "timeline: 3 events round trip exactly (%s)", why);
+	for (cut = 0; cut < b.len; cut++)
+		if (gbpf_agent_decode_timeline(b.data, cut, &dropped, out, &n, why, sizeof(why)) != -EINVAL)
+			bad++;
+	tap_ok(bad == 0, "timeline: every truncation (%zu) is rejected", b.len);
+	/* Event 0 begins after the 12-byte header: kind at +0, flags at +4. */
+	poke_u32(b.data, 12, 99);
+	err = gbpf_agent_decode_timeline(b.data, b.len, &dropped, out, &n, why, sizeof(why));
+	tap_ok(err == -EINVAL && strstr(why, "event #0: unknown kind 99"), "timeline: unknown kind refused: %s", why);
+	poke_u32(b.data, 12, GBPF_TL_MEMCPY_H2D);
+	poke_u32(b.data, 16, 1u << 9);
+	err = gbpf_agent_decode_timeline(b.data, b.len, &dropped, out, &n, why, sizeof(why));
+	tap_ok(err == -EINVAL && strstr(why, "unknown flags"), "timeline: unknown flags refused: %s", why);
+	poke_u32(b.data, 16, 0);
+	err = gbpf_agent_decode_timeline(b.data, b.len, &dropped, out, &n, why, sizeof(why));
+	tap_ok(err == -EINVAL && strstr(why, "neither a host nor a GPU interval"),
+	       "timeline: event without an interval refused: %s", why);
+	poke_u32(b.data, 16, GBPF_TL_F_HOST);
+	/* host_end_ns (u64 at +44) below host_begin_ns */
+	poke_u32(b.data, 12 + 44, 3);
+	err = gbpf_agent_decode_timeline(b.data, b.len, &dropped, out, &n, why, sizeof(why));
+	tap_ok(err == -EINVAL && strstr(why, "host interval ends before it begins"),
+	       "timeline: reversed host interval refused: %s", why);
+	poke_u32(b.data, 12 + 44, 2000);
+	poke_u32(b.data, 8, 1000000);
+	err = gbpf_agent_decode_timeline(b.data, b.len, &dropped, out, &n, why, sizeof(why));
+	tap_ok(err == -EINVAL && strstr(why, "event count 1000000 does not fit"),
+	       "timeline: a count the payload cannot hold is refused before allocating: %s", why);
+	gbpf_agent_buf_free(&b);
+	memset(&b, 0, sizeof(b));
+	tap_ok(gbpf_agent_encode_timeline(&b, 0, out, GBPF_AGENT_MAX_TL_BATCH + 1) == -E2BIG,
+	       "timeline: encoder refuses a batch beyond %u events", GBPF_AGENT_MAX_TL_BATCH);
+	gbpf_agent_buf_free(&b);
+	gbpf_agent_frame_init(&f, GBPF_AGENT_MSG_TIMELINE, 12);
+	tap_ok(gbpf_agent_frame_check(&f, why, sizeof(why)) == 0, "timeline: frame type %u accepted",
+	       GBPF_AGENT_MSG_TIMELINE);
+	f.type = GBPF_AGENT_MSG_MAX + 1;
+	tap_ok(gbpf_agent_frame_check(&f, why, sizeof(why)) == -EINVAL,
+	       "frame type beyond the last message refused");
+}
+
 int main(int argc, char **argv)
 {
 	test_decoder();
+	test_timeline_decoder();
 	if (argc >= 3)
 		test_agent_rejects(argv[1], argv[2]);
 	else
