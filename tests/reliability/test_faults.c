@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/reliability/test_faults.c - faults injected into `gbpf run` on the
+ * test backend (tests/agent: libgbpf-hosttest.so, launch_app), none of
+ * which is CUDA-specific. For each: the application finishes with the
+ * output it has without gbpf, and the user is told what was lost.
+ *   - ring buffer full: lost count exact (= outputs the probe saw refused);
+ *   - controller killed (SIGKILL) mid-run;
+ *   - controller slow (SIGSTOP for 2 s mid-run): the application is not
+ *     held up beyond a measured bound, and nothing is miscounted after;
+ *   - a probe over the verifier's complexity bound;
+ *   - a local process sending malformed messages to the control socket,
+ *     and the socket's permissions.
+ * argv: GBPF APP PLUGIN COUNT_OBJ FLOOD_OBJ COMPLEX_OBJ SEC_APP
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "rel_util.h"
+#include "tap.h"
+
+static const char *gbpf, *app, *count_obj, *flood_obj, *complex_obj, *sec_app;
+
+/* Slack allowed between the app alone and the app under a stopped controller. */
+#define SLOW_BOUND_MS 1000.0
+
+static void test_ring_full(void)
+{
+	char *base_argv[] = {(char *)app, "40", "2", "0", "0", "plain", NULL};
+	char *argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)flood_obj, "--",
+			(char *)app, "40", "2", "0", "0", "plain", NULL};
+	struct ru_out base, r;
+	char *lines;
+	size_t events;
+	unsigned long lost;
+	long ok, full;
+
+	ru_run(base_argv, NULL, NULL, 0, NULL, 30000, &base);
+	ru_run(argv, NULL, NULL, 0, NULL, 60000, &r);
+	lines = ru_app_lines(r.o);
+	events = ru_count(r.o, "\"type\":\"event\",\"map\":\"flood\"");
+	lost = ru_lost(r.o, "flood");
+	ok = ru_map_value(r.o, "outputs", "ok");
+	full = ru_map_value(r.o, "outputs", "full");
+	tap_ok(ru_exit_code(r.status) == 0 && lines && !strcmp(lines, base.o),
+	       "ring full: app output and status unchanged (status %d)", ru_exit_code(r.status));
+	tap_ok(lost > 0 && (long)lost == full,
+	       "ring full: lost count reported exactly: %lu lost == %ld outputs the probe saw refused",
+	       lost, full);
+	tap_ok((long)events == ok && events + lost == 80 * 64,
+	       "ring full: %zu records printed == %ld accepted; + lost == %d outputs", events, ok,
+	       80 * 64);
+	if (tap_failed)
+		ru_diag("stderr", r.e, 20);
+	free(lines);
+	ru_free(&base);
+	ru_free(&r);
+}
+
+static void test_killed(void)
+{
+	char *base_argv[] = {(char *)app, "150", "2", "4", "2000", "plain", NULL};
+	char *argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)flood_obj,
+			(char *)count_obj, "--", (char *)app, "150", "2", "4", "2000", "plain", NULL};
+	struct ru_signal sig[] = {{SIGKILL, 50, "attached"}};
+	struct ru_out base, r;
+	char *lines;
+	int st;
+
+	ru_run(base_argv, NULL, NULL, 0, "done\n", 30000, &base);
+	ru_run(argv, NULL, sig, 1, "done\n", 30000, &r);
+	st = ru_reap_orphans();
+	lines = ru_app_lines(r.o);
+	tap_ok(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL,
+	       "controller killed: SIGKILL reached the controller mid-run");
+	tap_ok(lines && !strcmp(lines, base.o), "controller killed: app output identical");
+	tap_ok(st >= 0 && ru_exit_code(st) == 4, "controller killed: app exits with its own status 4 (%d)",
+	       st >= 0 ? ru_exit_code(st) : -1);
+	tap_ok(r.marker_ms >= 0 && r.marker_ms <= base.marker_ms + SLOW_BOUND_MS,
+	       "controller killed: app finished in %.0f ms (alone %.0f ms, bound +%.0f ms)",
+	       r.marker_ms, base.marker_ms, SLOW_BOUND_MS);
+	if (tap_failed)
+		ru_diag("stderr", r.e, 20);
+	free(lines);
+	ru_free(&base);
+	ru_free(&r);
+}
+
+static void test_slow(void)
+{
+	char *base_argv[] = {(char *)app, "150", "2", "0", "2000", "plain", NULL};
+	char *argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)count_obj, "--",
+			(char *)app, "150", "2", "0", "2000", "plain", NULL};
+	/* stopped 50 ms after the agent attached, for 2 s: the app has ~300 ms of launches left */
+	struct ru_signal sig[] = {{SIGSTOP, 50, "attached"}, {SIGCONT, 2050, NULL}};
+	struct ru_out base, plain, r;
+	char *lines;
+	double held;
+	size_t events;
+	unsigned long lost;
+
+	ru_run(base_argv, NULL, NULL, 0, "done\n", 30000, &base);
+	ru_run(argv, NULL, NULL, 0, "done\n", 30000, &plain);
+	ru_run(argv, NULL, sig, 2, "done\n", 30000, &r);
+	lines = ru_app_lines(r.o);
+	held = r.marker_ms - r.stop_ms;
+	tap_ok(r.stop_ms > 0 && r.marker_ms > 0 && r.marker_ms < r.stop_ms + 2000,
+	       "controller stopped: the app finished while it was stopped (stop at %.0f ms, done at %.0f ms)",
+	       r.stop_ms, r.marker_ms);
+	tap_ok(r.marker_ms > 0 && r.marker_ms <= plain.marker_ms + SLOW_BOUND_MS,
+	       "controller stopped: app done in %.0f ms (%.0f ms after the stop); alone %.0f ms, "
+	       "traced %.0f ms, bound +%.0f ms",
+	       r.marker_ms, held, base.marker_ms, plain.marker_ms, SLOW_BOUND_MS);
+	tap_ok(ru_exit_code(r.status) == 0 && lines && !strcmp(lines, base.o),
+	       "controller stopped: app output identical, gbpf run exits 0 after SIGCONT");
+	events = ru_count(r.o, "\"type\":\"event\"");
+	lost = ru_lost(r.o, "events");
+	tap_ok(ru_map_value(r.o, "launches", "kern_a") == 150 && events + lost == 300,
+	       "controller stopped: counts exact afterwards (kern_a %ld == 150), %zu records + %lu lost == 300",
+	       ru_map_value(r.o, "launches", "kern_a"), events, lost);
+	if (tap_failed)
+		ru_diag("stderr", r.e, 20);
+	free(lines);
+	ru_free(&base);
+	ru_free(&plain);
+	ru_free(&r);
+}
+
+static void test_complexity(void)
+{
+	char *base_argv[] = {(char *)app, "10", "2", "0", "0", "plain", NULL};
+	char *both[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)complex_obj,
+			(char *)count_obj, "--", (char *)app, "10", "2", "0", "0", "plain", NULL};
+	char *alone[] = {(char *)gbpf, "run", "--backend", "hosttest", (char *)complex_obj, "--",
+			 (char *)app, "10", "2", "0", "0", "plain", NULL};
+	struct ru_out base, r, a;
+	char *lines;
+
+	ru_run(base_argv, NULL, NULL, 0, NULL, 30000, &base);
+	ru_run(both, NULL, NULL, 0, NULL, 60000, &r);
+	ru_run(alone, NULL, NULL, 0, NULL, 60000, &a);
+	lines = ru_app_lines(r.o);
+	tap_ok(strstr(r.e, "program 'too_complex': rejected by the verifier at instruction") &&
+		       strstr(r.e, "too complex") && strstr(r.e, "not attached"),
+	       "complexity bound: probe rejected with file, program, instruction and reason");
+	tap_ok(ru_exit_code(r.status) == 0 && lines && !strcmp(lines, base.o) &&
+		       ru_map_value(r.o, "launches", "kern_a") == 10,
+	       "complexity bound: app unchanged, the other probe still counts (kern_a %ld == 10)",
+	       ru_map_value(r.o, "launches", "kern_a"));
+	tap_ok(ru_exit_code(a.status) == 0 && !strcmp(a.o, base.o) &&
+		       strstr(a.e, "the application runs uninstrumented"),
+	       "complexity bound alone: app runs uninstrumented and the user is told");
+	if (tap_failed) {
+		ru_diag("stderr", r.e, 20);
+		ru_diag("stderr (alone)", a.e, 20);
+	}
+	free(lines);
+	ru_free(&base);
+	ru_free(&r);
+	ru_free(&a);
+}
+
+static void test_socket(void)
+{
+	char *argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)count_obj, "--",
+			(char *)sec_app, "20", NULL};
+	static const char *const bad[] = {"garbage", "wrong version", "unknown type", "oversized",
+					  "report before hello", "truncated hello", "forged pid"};
+	struct ru_out r;
+	char want[128];
+	unsigned uid = (unsigned)getuid();
+
+	ru_run(argv, NULL, NULL, 0, NULL, 60000, &r);
+	snprintf(want, sizeof(want), "sec: dir mode 700 uid %u\n", uid);
+	tap_ok(strstr(r.o, want) != NULL, "socket directory is 0700 and ours");
+	snprintf(want, sizeof(want), "sec: socket mode 600 uid %u\n", uid);
+	tap_ok(strstr(r.o, want) != NULL, "control socket is 0600 and ours");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(want, sizeof(want), "sec: %s: closed\n", bad[i]);
+		tap_ok(strstr(r.o, want) != NULL, "malformed message on the control socket (%s): "
+		       "connection closed by the controller", bad[i]);
+	}
+	tap_ok(ru_count(r.e, "disconnected") + ru_count(r.e, "refused") >= 6,
+	       "each malformed connection reported by the controller (%zu)",
+	       ru_count(r.e, "disconnected") + ru_count(r.e, "refused"));
+	tap_ok(strstr(r.o, "sec: map region mapped rw-s") != NULL,
+	       "map region is a shared memfd mapping (no path another user could open)");
+	tap_ok(ru_exit_code(r.status) == 0 && strstr(r.o, "done\n") &&
+		       ru_map_value(r.o, "launches", "kern_a") == 10,
+	       "the real agent is unaffected by the bad connections (kern_a %ld == 10)",
+	       ru_map_value(r.o, "launches", "kern_a"));
+	if (tap_failed) {
+		ru_diag("stdout", r.o, 40);
+		ru_diag("stderr", r.e, 40);
+	}
+	ru_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 8) {
+		tap_skip("usage: test_faults GBPF APP PLUGIN COUNT_OBJ FLOOD_OBJ COMPLEX_OBJ SEC_APP");
+		return tap_done();
+	}
+	gbpf = argv[1];
+	app = argv[2];
+	setenv("GBPF_PLUGIN_PATH", argv[3], 1);
+	count_obj = argv[4];
+	flood_obj = argv[5];
+	complex_obj = argv[6];
+	sec_app = argv[7];
+	/* The app outlives a killed controller: we reap it. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	test_ring_full();
+	test_killed();
+	test_slow();
+	test_complexity();
+	test_socket();
+	return tap_done();
+}
