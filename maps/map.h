@@ -104,6 +104,13 @@ void *gbpf_ringbuf_reserve_on(struct gbpf_map_instance *map, uint32_t slot, uint
 /** As gbpf_ringbuf_output, on sub-ring (@p slot mod number of sub-rings). */
 int gbpf_ringbuf_output_on(struct gbpf_map_instance *map, uint32_t slot, const void *data,
 			   uint64_t size, uint64_t flags);
+/**
+ * Reserve a record on sub-ring (@p slot mod number of rings) of a ring
+ * buffer or perf event array for a FORWARDER (records copied from a
+ * device-side ring): a full ring fails with errno ENOSPC WITHOUT counting a
+ * drop, so the forwarder can retry later. Commit with gbpf_ringbuf_submit.
+ */
+void *gbpf_ring_forward_reserve(struct gbpf_map_instance *map, uint32_t slot, uint64_t size);
 
 #ifdef __cplusplus
 }

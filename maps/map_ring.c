@@ -39,7 +39,7 @@ static void count_drop(const struct map_view *v, struct ring *r)
 	atomic_fetch_add_explicit(at64(&view_hdr(v)->drops), 1, memory_order_relaxed);
 }
 
-static void *ring_reserve(const struct map_view *v, uint32_t sub, uint64_t size)
+static void *ring_reserve(const struct map_view *v, uint32_t sub, uint64_t size, bool count_drops)
 {
 	_Atomic uint64_t *prod_pos, *cons_pos;
 	uint64_t need, pos, pad = 0;
@@ -69,7 +69,8 @@ static void *ring_reserve(const struct map_view *v, uint32_t sub, uint64_t size)
 		/* A record never wraps: pad to the end of the data area first. */
 		pad = off + need > r.size ? r.size - off : 0;
 		if (pos - cons > r.size || pos + pad + need - cons > r.size) {
-			count_drop(v, &r);
+			if (count_drops)
+				count_drop(v, &r);
 			errno = ENOSPC;
 			return NULL;
 		}
@@ -133,7 +134,7 @@ void *gbpf_ringbuf_reserve_on(struct gbpf_map_instance *map, uint32_t slot, uint
 		errno = EINVAL;
 		return NULL;
 	}
-	return ring_reserve(&v, slot & (v.h.nr_slots - 1), size);
+	return ring_reserve(&v, slot & (v.h.nr_slots - 1), size, true);
 }
 
 void *gbpf_ringbuf_reserve(struct gbpf_map_instance *map, uint64_t size, uint64_t flags)
@@ -165,7 +166,7 @@ int gbpf_ringbuf_output_on(struct gbpf_map_instance *map, uint32_t slot, const v
 	if ((!data && size) || (flags & ~(uint64_t)RB_WAKEUP_FLAGS) ||
 	    gbpf_mapi_view_get(map, &v) || !is_ringbuf(&v))
 		return -EINVAL;
-	rec = ring_reserve(&v, slot & (v.h.nr_slots - 1), size);
+	rec = ring_reserve(&v, slot & (v.h.nr_slots - 1), size, true);
 	if (!rec)
 		return errno == E2BIG ? -E2BIG : -EAGAIN;
 	if (size)
@@ -193,7 +194,7 @@ int gbpf_perf_event_output(struct gbpf_map_instance *map, uint32_t slot, const v
 		return -EINVAL;
 	if (slot >= v.h.nr_slots)
 		return -E2BIG;
-	rec = ring_reserve(&v, slot, size);
+	rec = ring_reserve(&v, slot, size, true);
 	if (!rec)
 		return errno == E2BIG ? -E2BIG : -ENOSPC;
 	if (size)
@@ -271,4 +272,16 @@ uint64_t gbpf_ringbuf_dropped(const struct gbpf_map_instance *map)
 	if (gbpf_mapi_view_get(map, &v) || !gbpf_mapi_is_ring(v.h.type))
 		return 0;
 	return atomic_load_explicit(at64(&view_hdr(&v)->drops), memory_order_relaxed);
+}
+
+void *gbpf_ring_forward_reserve(struct gbpf_map_instance *map, uint32_t slot, uint64_t size)
+{
+	struct map_view v;
+
+	if (gbpf_mapi_view_get(map, &v) || !gbpf_mapi_is_ring(v.h.type)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* A full ring is the forwarder's cue to wait, not a lost record. */
+	return ring_reserve(&v, slot & (v.h.nr_slots - 1), size, false);
 }

@@ -13,10 +13,9 @@
  * set, the application's attributes are replayed, and the launch is
  * replaced. Any failure is reported and the original launch proceeds.
  *
- * Maps: the shared-memory region is registered with
- * cuMemHostRegister(DEVICEMAP) so that the GPU works on the very bytes the
- * controller prints (no copy protocol); docs/PROCESS_MODEL.md, CUDA
- * section, says why and what was measured.
+ * Maps: placed by cuda_devmaps.c - device working copies mirrored into
+ * the shared memory for maps only device programs use, the shared memory
+ * itself (registered) for maps host programs update too.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,13 +31,11 @@
 #include <gbpf/probe_ctx.h>
 
 #include "cuda_agent.h"
+#include "cuda_devmaps.h"
 #include "plugins/cuda/intercept/intercept.h"
 #include "ptx_codegen.h"
 
 /* Driver values we use (cuda.h is not available at build time). */
-#define CA_HOSTREGISTER_PORTABLE 0x01u
-#define CA_HOSTREGISTER_DEVICEMAP 0x02u
-#define CA_ERROR_ALREADY_REGISTERED 712
 #define CA_JIT_ERROR_LOG_BUFFER 5
 #define CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 #define CA_PROC_PER_THREAD_STREAM 2ull
@@ -50,8 +47,6 @@ typedef CUresult (*ca_get_function_fn)(CUfunction *, CUmodule, const char *);
 typedef CUresult (*ca_get_global_fn)(CUdeviceptr *, size_t *, CUmodule, const char *);
 typedef CUresult (*ca_htod_fn)(CUdeviceptr, const void *, size_t);
 typedef CUresult (*ca_memset32_async_fn)(CUdeviceptr, unsigned int, size_t, CUstream);
-typedef CUresult (*ca_host_register_fn)(void *, size_t, unsigned int);
-typedef CUresult (*ca_host_devptr_fn)(CUdeviceptr *, void *, unsigned int);
 typedef CUresult (*ca_ctx_get_fn)(CUcontext *);
 
 /** A module image the application loaded (copied: the app may free it). */
@@ -86,8 +81,8 @@ static struct cuda_agent_state {
 	size_t *dev;  /* prog indices of the fragment's probes: probe i = progs[dev[i]] */
 	size_t dev_cnt;
 	char *fragment;
-	int maps_ready; /* 1 registered, -1 failed */
-	CUdeviceptr *dmaps;
+	struct ca_devmaps *devmaps; /* where the maps live for the GPU */
+	CUdeviceptr *dmaps;         /* their device addresses (the modules' __gbpf_maps) */
 	struct ca_image *images;
 	struct ca_kernel *kernels;
 	struct gbpf_cu_hooks hooks;
@@ -180,66 +175,32 @@ static struct ca_image *ca_find_image(struct cuda_agent_state *s, const void *ke
 
 /* ---- maps ---- */
 
-/*
- * Register the whole region once (it is one mmap: every map lies between
- * the lowest and highest map address) and look up each map's device
- * address. Called under the lock, in the application's context.
- */
-static int ca_maps_ready(struct cuda_agent_state *s, char *why, size_t why_size)
+static void ca_devmaps_report(void *ctx, int is_error, const char *kernel, const char *msg)
 {
-	ca_host_register_fn reg = (ca_host_register_fn)gbpf_cu_real_proc("cuMemHostRegister", 6050, 0);
-	ca_host_devptr_fn devptr =
-		(ca_host_devptr_fn)gbpf_cu_real_proc("cuMemHostGetDevicePointer", 3020, 0);
-	uintptr_t lo = UINTPTR_MAX, hi = 0, page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	CUresult r;
-	size_t i;
+	(void)ctx;
+	ca_report(is_error ? GBPF_AGENT_EVENT_ERROR : GBPF_AGENT_EVENT_INFO, kernel, "%s", msg);
+}
 
-	if (s->maps_ready)
-		return s->maps_ready > 0 ? 0 : -EIO;
-	s->maps_ready = -1;
-	if (!s->map_cnt) {
-		s->maps_ready = 1;
-		return 0;
-	}
-	if (!reg || !devptr) {
-		snprintf(why, why_size, "driver lacks cuMemHostRegister / cuMemHostGetDevicePointer");
-		return -ENOSYS;
-	}
-	s->dmaps = calloc(s->map_cnt, sizeof(*s->dmaps));
-	if (!s->dmaps)
-		return -ENOMEM;
-	for (i = 0; i < s->map_cnt; i++) {
-		uintptr_t a = (uintptr_t)s->maps[i].mem;
+/* 1 for each map of the device object that a host program of the same object references. */
+static uint8_t *ca_host_used_maps(const struct gbpf_agent_attach_opts *o, const struct gbpf_prog_desc *first)
+{
+	uint8_t *used = calloc(first->map_cnt ? first->map_cnt : 1, 1);
 
-		if (!a)
+	for (size_t i = 0; used && i < o->prog_cnt; i++) {
+		const struct gbpf_prog_desc *p = &o->progs[i];
+
+		if (gbpf_attach_is_device(p->attach.kind) || p->maps != first->maps)
 			continue;
-		if (a < lo)
-			lo = a;
-		if (a + s->maps[i].mem_size > hi)
-			hi = a + s->maps[i].mem_size;
-	}
-	if (hi > lo) {
-		lo &= ~(page - 1);
-		hi = (hi + page - 1) & ~(page - 1);
-		r = reg((void *)lo, hi - lo, CA_HOSTREGISTER_PORTABLE | CA_HOSTREGISTER_DEVICEMAP);
-		if (r != GBPF_CUDA_SUCCESS && r != CA_ERROR_ALREADY_REGISTERED) {
-			snprintf(why, why_size, "cuMemHostRegister of the map region (%zu bytes) failed: error %d",
-				 (size_t)(hi - lo), r);
-			return -EIO;
+		for (size_t k = 0; k < p->insn_cnt; k++) {
+			const struct gbpf_insn *in = &p->insns[k];
+
+			if (in->code == (GBPF_LD | GBPF_IMM | GBPF_DW) &&
+			    (in->src == GBPF_PSEUDO_MAP_IDX || in->src == GBPF_PSEUDO_MAP_IDX_VALUE) &&
+			    in->imm >= 0 && (size_t)in->imm < first->map_cnt)
+				used[in->imm] = 1;
 		}
 	}
-	for (i = 0; i < s->map_cnt; i++) {
-		if (!s->maps[i].mem)
-			continue;
-		r = devptr(&s->dmaps[i], s->maps[i].mem, 0);
-		if (r != GBPF_CUDA_SUCCESS) {
-			snprintf(why, why_size, "map %zu (%s): no device address for the shared memory: error %d",
-				 i, s->maps[i].desc && s->maps[i].desc->name ? s->maps[i].desc->name : "?", r);
-			return -EIO;
-		}
-	}
-	s->maps_ready = 1;
-	return 0;
+	return used;
 }
 
 /* ---- instrumentation ---- */
@@ -329,9 +290,10 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 			  "the image of its module was not recorded (loaded from a file, or before gbpf)");
 		return;
 	}
-	rc = ca_maps_ready(s, why, sizeof(why));
+	rc = s->map_cnt ? ca_devmaps_table(s->devmaps, k->ctx, s->dmaps, why, sizeof(why)) : 0;
 	if (rc) {
-		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "maps unreachable from the GPU: %s", why);
+		ca_report(rc == -EXDEV ? GBPF_AGENT_EVENT_NOT_INSTRUMENTED : GBPF_AGENT_EVENT_ERROR, k->name,
+			  "maps unreachable from the GPU: %s", why);
 		return;
 	}
 	rc = gbpf_cuda_inject_image(im->bytes, im->size, l->api_name, &io, &res, why, sizeof(why));
@@ -491,6 +453,10 @@ static int ca_launch_pre(void *ctx, struct gbpf_cu_launch *l)
 		ca_report(GBPF_AGENT_EVENT_ERROR, l->name, "cannot set __gbpf_launch_id on the launch's stream");
 		return -EIO;
 	}
+	if (s->devmaps)
+		ca_devmaps_launch(s->devmaps, (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] *
+						      l->block[1] * l->block[2],
+				  l->name);
 	l->replacement = k->fn;
 	return 0;
 }
@@ -512,6 +478,9 @@ static void ca_call_post(void *ctx, const struct gbpf_cu_call_event *ev)
 
 	if (!atomic_load(&s->attached) || ev->result != GBPF_CUDA_SUCCESS)
 		return;
+	/* The application waited for the GPU: a good moment to refresh the host view of the maps. */
+	if (ev->kind == GBPF_CU_CALL_SYNC || (ev->kind == GBPF_CU_CALL_MEMCPY && !ev->async))
+		ca_devmaps_sync_point(s->devmaps);
 	switch (ev->kind) {
 	case GBPF_CU_CALL_MEMCPY: kind = GBPF_ATTACH_HOST_MEMCPY; break;
 	case GBPF_CU_CALL_MALLOC: kind = GBPF_ATTACH_HOST_MALLOC; break;
@@ -603,9 +572,19 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		s->dev[s->dev_cnt++] = i;
 	}
 	if (s->dev_cnt) {
+		uint8_t *host_used = ca_host_used_maps(o, first);
+
 		s->maps = o->maps + base;
 		s->map_cnt = first->map_cnt;
 		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);
+		if (!rc && s->map_cnt) {
+			/* A re-attach gets fresh placements: its maps are a new region. */
+			s->dmaps = calloc(s->map_cnt, sizeof(*s->dmaps));
+			rc = !host_used || !s->dmaps ? -ENOMEM
+						     : ca_devmaps_create(&s->devmaps, s->maps, s->map_cnt, host_used,
+									 ca_devmaps_report, s);
+		}
+		free(host_used);
 		if (rc)
 			goto fail;
 	}
@@ -646,4 +625,6 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	 */
 	atomic_store(&cuda_agent_state.attached, 0);
 	gbpf_cu_intercept_set_hooks(NULL);
+	/* What the GPU recorded so far reaches the controller. */
+	ca_devmaps_flush_final(cuda_agent_state.devmaps);
 }

@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/cuda/cuda_devmaps.c - map placement for `gbpf run` on CUDA:
+ * device working copies mirrored to the shared memory, or the shared memory
+ * itself registered for the GPU (cuda_devmaps.h says which and why).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_devmaps.h"
+#include "map_mirror.h"
+#include "maps/map_layout.h"
+#include "plugins/cuda/intercept/intercept.h"
+
+#define DM_HOSTREGISTER_PORTABLE 0x01u
+#define DM_HOSTREGISTER_DEVICEMAP 0x02u
+#define DM_ERROR_ALREADY_REGISTERED 712
+#define DM_STREAM_NON_BLOCKING 0x1u
+#define DM_ATTR_MULTIPROCESSOR_COUNT 16
+/** Device ring size per ring map (GBPF_CUDA_RING_MB overrides). */
+#define DM_RING_BYTES_DEFAULT (128ull << 20)
+#define DM_SNAPSHOT_PERIOD_NS 100000000ull
+#define DM_SYNC_SNAPSHOT_MIN_NS 5000000ull
+/** How long the exit flush waits for a slow controller before counting records as lost. */
+#define DM_EXIT_WAIT_NS 3000000000ull
+
+typedef CUresult (*dm_alloc_fn)(CUdeviceptr *, size_t);
+typedef CUresult (*dm_free_fn)(CUdeviceptr);
+typedef CUresult (*dm_d2h_async_fn)(void *, CUdeviceptr, size_t, CUstream);
+typedef CUresult (*dm_h2d_async_fn)(CUdeviceptr, const void *, size_t, CUstream);
+typedef CUresult (*dm_d2h_fn)(void *, CUdeviceptr, size_t);
+typedef CUresult (*dm_h2d_fn)(CUdeviceptr, const void *, size_t);
+typedef CUresult (*dm_memset_async_fn)(CUdeviceptr, unsigned char, size_t, CUstream);
+typedef CUresult (*dm_memset_fn)(CUdeviceptr, unsigned char, size_t);
+typedef CUresult (*dm_stream_create_fn)(CUstream *, unsigned int);
+typedef CUresult (*dm_stream_sync_fn)(CUstream);
+typedef CUresult (*dm_void_fn)(void);
+typedef CUresult (*dm_ctx_set_fn)(CUcontext);
+typedef CUresult (*dm_ctx_get_device_fn)(CUdevice *);
+typedef CUresult (*dm_device_attr_fn)(int *, int, CUdevice);
+typedef CUresult (*dm_host_register_fn)(void *, size_t, unsigned int);
+typedef CUresult (*dm_host_devptr_fn)(CUdeviceptr *, void *, unsigned int);
+
+enum dm_place { DM_HOST, DM_DEVICE };
+
+struct ca_devmaps {
+	pthread_mutex_t lock; /* mirrors, stream, copies */
+	struct gbpf_map_instance *maps;
+	size_t n;
+	enum dm_place *place;
+	struct gbpf_map_mirror *mirror;
+	CUdeviceptr *table;
+	ca_devmaps_report_fn report;
+	void *report_ctx;
+	int state; /* 0 not set up, 1 ready, -1 failed */
+	char failed_why[256];
+	CUcontext ctx;
+	CUstream stream;
+	struct gbpf_dev_mem_ops ops;
+	struct {
+		dm_alloc_fn alloc;
+		dm_free_fn free;
+		dm_d2h_async_fn d2h_async;
+		dm_h2d_async_fn h2d_async;
+		dm_d2h_fn d2h;
+		dm_h2d_fn h2d;
+		dm_memset_async_fn memset_async;
+		dm_memset_fn memset;
+		dm_stream_sync_fn stream_sync;
+		dm_ctx_set_fn ctx_set;
+		dm_void_fn ctx_sync;
+	} cu;
+	pthread_t forwarder;
+	int forwarder_running;
+	atomic_int stop;
+	atomic_int dirty;
+	uint64_t last_snapshot_ns;
+	uint64_t snapshots;
+	int finalised;
+	uint32_t *thread_slots_reported; /* per map: largest launch already reported */
+};
+
+/* The atexit handler's target: the one devmaps of the process (the agent attaches once). */
+static struct ca_devmaps *ca_devmaps_exit_target;
+
+static uint64_t dm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void dm_report(struct ca_devmaps *d, int is_error, const char *kernel, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void dm_report(struct ca_devmaps *d, int is_error, const char *kernel, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!d->report)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	d->report(d->report_ctx, is_error, kernel, msg);
+}
+
+/* ---- memory operations on our own non-blocking stream (never the application's) ---- */
+
+static int op_alloc(void *ctx, uint64_t *p, size_t n)
+{
+	struct ca_devmaps *d = ctx;
+	CUdeviceptr dp = 0;
+
+	if (d->cu.alloc(&dp, n) != GBPF_CUDA_SUCCESS)
+		return -ENOMEM;
+	*p = dp;
+	return 0;
+}
+
+static void op_release(void *ctx, uint64_t p)
+{
+	struct ca_devmaps *d = ctx;
+
+	if (d->cu.free)
+		d->cu.free((CUdeviceptr)p);
+}
+
+static int op_to_host(void *ctx, void *dst, uint64_t src, size_t n)
+{
+	struct ca_devmaps *d = ctx;
+
+	if (d->cu.d2h_async && d->stream)
+		return d->cu.d2h_async(dst, src, n, d->stream) || d->cu.stream_sync(d->stream) ? -EIO : 0;
+	return d->cu.d2h(dst, src, n) ? -EIO : 0;
+}
+
+static int op_to_device(void *ctx, uint64_t dst, const void *src, size_t n)
+{
+	struct ca_devmaps *d = ctx;
+
+	if (d->cu.h2d_async && d->stream)
+		return d->cu.h2d_async(dst, src, n, d->stream) || d->cu.stream_sync(d->stream) ? -EIO : 0;
+	return d->cu.h2d(dst, src, n) ? -EIO : 0;
+}
+
+static int op_zero(void *ctx, uint64_t dst, size_t n)
+{
+	struct ca_devmaps *d = ctx;
+
+	if (d->cu.memset_async && d->stream)
+		return d->cu.memset_async(dst, 0, n, d->stream) || d->cu.stream_sync(d->stream) ? -EIO : 0;
+	return d->cu.memset(dst, 0, n) ? -EIO : 0;
+}
+
+/* ---- placement ---- */
+
+static int dm_device_capable(uint32_t type)
+{
+	switch (type) {
+	case GBPF_MAP_TYPE_ARRAY:
+	case GBPF_MAP_TYPE_GPU_ARRAY:
+	case GBPF_MAP_TYPE_PERCPU_ARRAY:
+	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
+	case GBPF_MAP_TYPE_HASH:
+	case GBPF_MAP_TYPE_PERCPU_HASH:
+	case GBPF_MAP_TYPE_LRU_HASH:
+	case GBPF_MAP_TYPE_GPU_HASH:
+	case GBPF_MAP_TYPE_RINGBUF:
+	case GBPF_MAP_TYPE_GPU_RINGBUF:
+	case GBPF_MAP_TYPE_PERF_EVENT_ARRAY:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int ca_devmaps_create(struct ca_devmaps **out, struct gbpf_map_instance *maps, size_t n,
+		      const uint8_t *host_used, ca_devmaps_report_fn report, void *report_ctx)
+{
+	const char *env = getenv("GBPF_CUDA_MAPS");
+	int all_host = env && !strcmp(env, "host");
+	struct ca_devmaps *d = calloc(1, sizeof(*d));
+	size_t cnt = n ? n : 1;
+
+	if (!d)
+		return -ENOMEM;
+	pthread_mutex_init(&d->lock, NULL);
+	d->maps = maps;
+	d->n = n;
+	d->report = report;
+	d->report_ctx = report_ctx;
+	d->place = calloc(cnt, sizeof(*d->place));
+	d->mirror = calloc(cnt, sizeof(*d->mirror));
+	d->table = calloc(cnt, sizeof(*d->table));
+	d->thread_slots_reported = calloc(cnt, sizeof(*d->thread_slots_reported));
+	if (!d->place || !d->mirror || !d->table || !d->thread_slots_reported) {
+		free(d->place);
+		free(d->mirror);
+		free(d->table);
+		free(d->thread_slots_reported);
+		free(d);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		d->place[i] = !all_host && maps[i].mem && maps[i].desc && !(host_used && host_used[i]) &&
+					      dm_device_capable(maps[i].desc->type)
+				      ? DM_DEVICE
+				      : DM_HOST;
+	*out = d;
+	return 0;
+}
+
+/* Register the shared region (one mmap) for the maps placed on the host; fill their addresses. */
+static int dm_setup_host(struct ca_devmaps *d, char *why, size_t why_size)
+{
+	dm_host_register_fn reg = (dm_host_register_fn)gbpf_cu_real_proc("cuMemHostRegister", 6050, 0);
+	dm_host_devptr_fn devptr = (dm_host_devptr_fn)gbpf_cu_real_proc("cuMemHostGetDevicePointer", 3020, 0);
+	uintptr_t lo = UINTPTR_MAX, hi = 0, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	CUresult r;
+
+	if (!reg || !devptr) {
+		snprintf(why, why_size, "driver lacks cuMemHostRegister / cuMemHostGetDevicePointer");
+		return -ENOSYS;
+	}
+	/*
+	 * The whole region, device-placed maps included: their host blocks
+	 * are then pinned, so the mirror's copies into them are true DMA.
+	 */
+	for (size_t i = 0; i < d->n; i++) {
+		uintptr_t a = (uintptr_t)d->maps[i].mem;
+
+		if (!a)
+			continue;
+		if (a < lo)
+			lo = a;
+		if (a + d->maps[i].mem_size > hi)
+			hi = a + d->maps[i].mem_size;
+	}
+	if (hi <= lo)
+		return 0;
+	lo &= ~(page - 1);
+	hi = (hi + page - 1) & ~(page - 1);
+	r = reg((void *)lo, hi - lo, DM_HOSTREGISTER_PORTABLE | DM_HOSTREGISTER_DEVICEMAP);
+	if (r != GBPF_CUDA_SUCCESS && r != DM_ERROR_ALREADY_REGISTERED) {
+		snprintf(why, why_size, "cuMemHostRegister of the map region (%zu bytes) failed: error %d",
+			 (size_t)(hi - lo), r);
+		return -EIO;
+	}
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->place[i] != DM_HOST || !d->maps[i].mem)
+			continue;
+		r = devptr(&d->table[i], d->maps[i].mem, 0);
+		if (r != GBPF_CUDA_SUCCESS) {
+			snprintf(why, why_size, "map %zu (%s): no device address for the shared memory: error %d",
+				 i, d->maps[i].desc && d->maps[i].desc->name ? d->maps[i].desc->name : "?", r);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static uint32_t dm_sm_count(void)
+{
+	dm_ctx_get_device_fn getdev = (dm_ctx_get_device_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
+	dm_device_attr_fn attr = (dm_device_attr_fn)gbpf_cu_real_proc("cuDeviceGetAttribute", 2000, 0);
+	CUdevice dev;
+	int sms = 0;
+
+	if (getdev && attr && getdev(&dev) == GBPF_CUDA_SUCCESS &&
+	    attr(&sms, DM_ATTR_MULTIPROCESSOR_COUNT, dev) == GBPF_CUDA_SUCCESS && sms > 0)
+		return (uint32_t)sms;
+	return 1;
+}
+
+static int dm_resolve(struct ca_devmaps *d)
+{
+	dm_stream_create_fn mk = (dm_stream_create_fn)gbpf_cu_real_proc("cuStreamCreate", 2000, 0);
+
+	d->cu.alloc = (dm_alloc_fn)gbpf_cu_real_proc("cuMemAlloc", 3020, 0);
+	d->cu.free = (dm_free_fn)gbpf_cu_real_proc("cuMemFree", 3020, 0);
+	d->cu.d2h = (dm_d2h_fn)gbpf_cu_real_proc("cuMemcpyDtoH", 3020, 0);
+	d->cu.h2d = (dm_h2d_fn)gbpf_cu_real_proc("cuMemcpyHtoD", 3020, 0);
+	d->cu.memset = (dm_memset_fn)gbpf_cu_real_proc("cuMemsetD8", 3020, 0);
+	d->cu.d2h_async = (dm_d2h_async_fn)gbpf_cu_real_proc("cuMemcpyDtoHAsync", 3020, 0);
+	d->cu.h2d_async = (dm_h2d_async_fn)gbpf_cu_real_proc("cuMemcpyHtoDAsync", 3020, 0);
+	d->cu.memset_async = (dm_memset_async_fn)gbpf_cu_real_proc("cuMemsetD8Async", 3020, 0);
+	d->cu.stream_sync = (dm_stream_sync_fn)gbpf_cu_real_proc("cuStreamSynchronize", 2000, 0);
+	d->cu.ctx_set = (dm_ctx_set_fn)gbpf_cu_real_proc("cuCtxSetCurrent", 4000, 0);
+	d->cu.ctx_sync = (dm_void_fn)gbpf_cu_real_proc("cuCtxSynchronize", 2000, 0);
+	if (!d->cu.alloc || !d->cu.d2h || !d->cu.h2d || !d->cu.memset)
+		return -ENOSYS;
+	/*
+	 * Our own non-blocking stream: mirror copies never wait behind the
+	 * application's work on the legacy stream, nor make it wait.
+	 */
+	if (!mk || !d->cu.stream_sync || mk(&d->stream, DM_STREAM_NON_BLOCKING) != GBPF_CUDA_SUCCESS)
+		d->stream = NULL;
+	d->ops = (struct gbpf_dev_mem_ops){.ctx = d, .alloc = op_alloc, .release = op_release,
+					   .to_host = op_to_host, .to_device = op_to_device, .zero = op_zero};
+	return 0;
+}
+
+static void dm_snapshot_locked(struct ca_devmaps *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->place[i] == DM_DEVICE)
+			gbpf_map_mirror_snapshot(&d->mirror[i], &d->ops);
+	d->last_snapshot_ns = dm_now_ns();
+	d->snapshots++;
+}
+
+/* Forward every ring once; returns the records moved. */
+static uint64_t dm_forward_locked(struct ca_devmaps *d)
+{
+	uint64_t total = 0, moved;
+
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->place[i] != DM_DEVICE || !d->mirror[i].ring)
+			continue;
+		if (gbpf_map_mirror_forward(&d->mirror[i], &d->ops, &moved) == -EUCLEAN)
+			dm_report(d, 1, NULL, "map '%s': a malformed record on the device ring; that sub-ring "
+					      "is no longer forwarded",
+				  d->maps[i].desc->name ? d->maps[i].desc->name : "?");
+		total += moved;
+	}
+	return total;
+}
+
+static void *dm_forwarder(void *arg)
+{
+	struct ca_devmaps *d = arg;
+	uint64_t nap_us = 50;
+
+	if (d->cu.ctx_set)
+		d->cu.ctx_set(d->ctx);
+	while (!atomic_load(&d->stop)) {
+		uint64_t moved;
+
+		pthread_mutex_lock(&d->lock);
+		moved = dm_forward_locked(d);
+		if (atomic_load(&d->dirty) && dm_now_ns() - d->last_snapshot_ns >= DM_SNAPSHOT_PERIOD_NS) {
+			atomic_store(&d->dirty, 0);
+			dm_snapshot_locked(d);
+		}
+		pthread_mutex_unlock(&d->lock);
+		/* Busy rings are polled every 20 us; idle ones back off to 1 ms. */
+		nap_us = moved ? 20 : (nap_us * 2 > 1000 ? 1000 : nap_us * 2);
+		usleep((useconds_t)nap_us);
+	}
+	return NULL;
+}
+
+static void dm_at_exit(void)
+{
+	if (ca_devmaps_exit_target)
+		ca_devmaps_flush_final(ca_devmaps_exit_target);
+}
+
+static int dm_setup(struct ca_devmaps *d, CUcontext ctx, char *why, size_t why_size)
+{
+	const char *env = getenv("GBPF_CUDA_RING_MB");
+	uint64_t ring_bytes = DM_RING_BYTES_DEFAULT;
+	uint32_t sms;
+	int rc, need_thread = 0;
+
+	d->ctx = ctx;
+	if (env && atoi(env) > 0)
+		ring_bytes = (uint64_t)atoi(env) << 20;
+	if (dm_resolve(d)) {
+		/* No device allocation: every map stays on the host (correct, slower). */
+		for (size_t i = 0; i < d->n; i++)
+			d->place[i] = DM_HOST;
+	}
+	sms = dm_sm_count();
+	for (size_t i = 0; i < d->n; i++) {
+		char mwhy[256] = "";
+
+		if (d->place[i] != DM_DEVICE)
+			continue;
+		rc = gbpf_map_mirror_init(&d->mirror[i], &d->maps[i], ring_bytes, sms, &d->ops, mwhy, sizeof(mwhy));
+		if (rc) {
+			/* This map stays on the host: still correct. */
+			d->place[i] = DM_HOST;
+			dm_report(d, 0, NULL, "map '%s' stays in host memory: %s",
+				  d->maps[i].desc->name ? d->maps[i].desc->name : "?", mwhy);
+			continue;
+		}
+		d->table[i] = (CUdeviceptr)d->mirror[i].dev;
+		need_thread = 1;
+	}
+	/* Maps placed (or fallen back) on the host need their registered addresses. */
+	rc = dm_setup_host(d, why, why_size);
+	if (rc)
+		return rc;
+	if (need_thread) {
+		if (pthread_create(&d->forwarder, NULL, dm_forwarder, d) == 0)
+			d->forwarder_running = 1;
+		else
+			dm_report(d, 1, NULL, "cannot start the map forwarder thread: ring buffers are "
+					      "forwarded only at synchronisation points and exit");
+		/*
+		 * Registered now, after the runtime initialised, so that it runs
+		 * BEFORE the runtime's own exit-time teardown (atexit order is
+		 * reverse registration): the context still exists for the
+		 * final copies.
+		 */
+		ca_devmaps_exit_target = d;
+		atexit(dm_at_exit);
+	}
+	return 0;
+}
+
+int ca_devmaps_table(struct ca_devmaps *d, CUcontext ctx, CUdeviceptr *table, char *why,
+		     size_t why_size)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->state == 0) {
+		rc = dm_setup(d, ctx, why, why_size);
+		d->state = rc ? -1 : 1;
+		if (rc)
+			snprintf(d->failed_why, sizeof(d->failed_why), "%s", why);
+	}
+	if (d->state < 0) {
+		snprintf(why, why_size, "%s", d->failed_why);
+		rc = -EIO;
+	} else if (ctx != d->ctx) {
+		snprintf(why, why_size, "the maps live on the device of the first context that launched an "
+					"instrumented kernel; several contexts are not supported yet");
+		rc = -EXDEV;
+	} else {
+		memcpy(table, d->table, d->n * sizeof(*table));
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+void ca_devmaps_launch(struct ca_devmaps *d, uint64_t threads, const char *kernel)
+{
+	atomic_store(&d->dirty, 1);
+	for (size_t i = 0; i < d->n; i++) {
+		const struct gbpf_map_hdr *h = d->maps[i].mem;
+
+		if (!h || h->type != GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY || threads <= h->nr_slots)
+			continue;
+		pthread_mutex_lock(&d->lock);
+		if (threads > d->thread_slots_reported[i]) {
+			d->thread_slots_reported[i] = threads > UINT32_MAX ? UINT32_MAX : (uint32_t)threads;
+			dm_report(d, 0, kernel,
+				  "launch of %llu threads, but per-GPU-thread map '%s' holds %u threads: the "
+				  "others find no slot (raise it with gbpf run --thread-slots)",
+				  (unsigned long long)threads, d->maps[i].desc->name ? d->maps[i].desc->name : "?",
+				  h->nr_slots);
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+}
+
+void ca_devmaps_sync_point(struct ca_devmaps *d)
+{
+	if (!d || d->state != 1 || !atomic_load(&d->dirty))
+		return;
+	if (pthread_mutex_trylock(&d->lock))
+		return; /* the forwarder is copying: it snapshots soon enough */
+	if (dm_now_ns() - d->last_snapshot_ns >= DM_SYNC_SNAPSHOT_MIN_NS) {
+		atomic_store(&d->dirty, 0);
+		dm_snapshot_locked(d);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+void ca_devmaps_flush_final(struct ca_devmaps *d)
+{
+	uint64_t start = dm_now_ns();
+
+	if (!d || d->state != 1)
+		return;
+	atomic_store(&d->stop, 1);
+	if (d->forwarder_running) {
+		pthread_join(d->forwarder, NULL);
+		d->forwarder_running = 0;
+	}
+	pthread_mutex_lock(&d->lock);
+	if (d->finalised) {
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
+	d->finalised = 1;
+	if (d->cu.ctx_set)
+		d->cu.ctx_set(d->ctx);
+	/* Instrumented work still queued must finish before the last copies. */
+	if (d->cu.ctx_sync)
+		d->cu.ctx_sync();
+	for (;;) {
+		uint64_t moved = dm_forward_locked(d);
+		int pending = 0;
+
+		for (size_t i = 0; i < d->n; i++)
+			if (d->place[i] == DM_DEVICE && d->mirror[i].ring) {
+				const struct gbpf_ring_ctl *c = (const void *)d->mirror[i].ctl;
+
+				for (uint32_t s = 0; s < d->mirror[i].dev_rings; s++)
+					pending |= c[s].producer_pos > d->mirror[i].fwd[s];
+			}
+		if (!pending)
+			break;
+		if (dm_now_ns() - start > DM_EXIT_WAIT_NS) {
+			uint64_t lost = 0;
+
+			for (size_t i = 0; i < d->n; i++)
+				if (d->place[i] == DM_DEVICE && d->mirror[i].ring)
+					lost += gbpf_map_mirror_abandon(&d->mirror[i], &d->ops);
+			dm_report(d, 1, NULL, "exit: the controller did not take the last %llu ring buffer "
+					      "records within 3 s; they are counted as lost",
+				  (unsigned long long)lost);
+			break;
+		}
+		if (!moved)
+			usleep(1000);
+	}
+	dm_snapshot_locked(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void ca_devmaps_stats(struct ca_devmaps *d, struct ca_devmaps_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->place[i] == DM_DEVICE) {
+			st->on_device++;
+			st->forwarded += d->mirror[i].forwarded;
+		} else {
+			st->on_host++;
+		}
+	}
+	st->snapshots = d->snapshots;
+	pthread_mutex_unlock(&d->lock);
+}
