@@ -31,6 +31,8 @@ static int run_usage(void)
 		"  -i SECONDS   print maps every SECONDS (fractions allowed)\n"
 		"  -c COUNT     print at most COUNT intervals\n"
 		"  --backend B  backend to instrument with (default: GBPF_BACKEND or detection)\n"
+		"  --thread-slots N  GPU threads a per-GPU-thread array holds (default 1048576;\n"
+		"               launches with more threads are reported)\n"
 		"Maps are printed at every interval and when CMD exits; ring buffer records\n"
 		"as they arrive. gbpf exits with CMD's exit status.\n",
 		cli.argv0);
@@ -154,8 +156,21 @@ static uint32_t slots_for(struct run_ctx *ctx, const struct gbpf_map_desc *d)
 		}
 		cpus = sysconf(_SC_NPROCESSORS_CONF);
 		return cpus > 0 ? (uint32_t)cpus : 1;
+	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY: {
+		/*
+		 * Launches differ in size and are not known yet: the region holds
+		 * --thread-slots threads (memfd pages stay unallocated until a
+		 * slot is written), at most 256 MiB per map; the agent reports any
+		 * launch with more threads.
+		 */
+		uint64_t per_thread = (uint64_t)(d->max_entries ? d->max_entries : 1) *
+				      ((d->value_size + 7u) & ~7u);
+		uint64_t most = per_thread ? (256ull << 20) / per_thread : 1;
+		uint32_t want = ctx->thread_slots ? ctx->thread_slots : (1u << 20);
+
+		return most < want ? (uint32_t)(most ? most : 1) : want;
+	}
 	default:
-		/* PERGPUTHREAD_ARRAY: launches differ in size; one slot until a backend says more. */
 		return 1;
 	}
 }
@@ -253,6 +268,7 @@ int cmd_run(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"trace", required_argument, NULL, 'T'},
 		{"no-summary", no_argument, NULL, 'S'},
+		{"thread-slots", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -294,6 +310,14 @@ int cmd_run(int argc, char **argv)
 		case 'j': cli.json = true; break;
 		case 'T': ctx.trace_path = optarg; break;
 		case 'S': ctx.no_summary = true; break;
+		case 'N': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || v < 1 || v > (1ul << 31))
+				return cli_error("--thread-slots %s: not a thread count in [1, 2^31]", optarg);
+			ctx.thread_slots = (uint32_t)v;
+			break;
+		}
 		case 'h': run_usage(); return 0;
 		default: return run_usage();
 		}

@@ -41,6 +41,7 @@ struct run_ctx {
 	char **cmd;
 	const char *trace_path; /* --trace FILE.json */
 	bool no_summary;        /* --no-summary */
+	uint32_t thread_slots;  /* --thread-slots: GPU threads a per-GPU-thread array holds */
 	/* objects and what goes to the agents */
 	struct gbpf_object **objs;
 	size_t obj_cnt;
