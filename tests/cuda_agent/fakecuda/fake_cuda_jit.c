@@ -6,6 +6,16 @@
  * host address), async memsets, launches that only log. Every launch is
  * logged to GBPF_FAKE_CUDA_LOG as "launch NAME instrumented=0|1 grid=N";
  * GBPF_FAKE_JIT_FAIL=1 makes the load of instrumented PTX fail.
+ *
+ * Fault knobs (tests/reliability; unset = the behaviour above), read at
+ * each call so that one process can switch them:
+ *   GBPF_FAKE_LOAD_FAIL=CODE      loads of instrumented PTX return CODE
+ *                                 (2 = out of memory, 200 = invalid image...)
+ *   GBPF_FAKE_REGISTER_FAIL=CODE  cuMemHostRegister returns CODE (any value
+ *                                 that is not a number > 1 returns 1)
+ *   GBPF_FAKE_ALLOC_FAIL=1        cuMemAlloc returns 2 (out of device memory)
+ *   GBPF_FAKE_GLOBAL_FAIL=1       cuModuleGetGlobal finds no gbpf global
+ * Each fault is logged ("fault NAME").
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -55,6 +65,18 @@ static void flog(const char *fmt, ...)
 	close(fd);
 }
 
+/* Error code a knob asks for: 0 when unset, @p dflt when set but not a number > 1. */
+static int knob(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+	long n;
+
+	if (!v)
+		return 0;
+	n = strtol(v, NULL, 0);
+	return n > 1 && n < 100000 ? (int)n : dflt;
+}
+
 static int ctx_storage;
 static void *cur_ctx;
 
@@ -75,7 +97,15 @@ API CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
 API CUresult cuCtxSetCurrent(void *c) { cur_ctx = c; return 0; }
 API CUresult cuCtxGetCurrent(void **c) { *c = cur_ctx; return 0; }
 API CUresult cuCtxSynchronize(void) { return 0; }
-API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)calloc(1, n ? n : 1); return *p ? 0 : 2; }
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+	if (knob("GBPF_FAKE_ALLOC_FAIL", 2)) {
+		flog("fault alloc %zu", n);
+		return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+	}
+	*p = (CUdeviceptr)calloc(1, n ? n : 1);
+	return *p ? 0 : 2;
+}
 API CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
 API CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); return 0; }
 API CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); return 0; }
@@ -89,9 +119,13 @@ API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s)
 }
 API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f)
 {
+	int code = knob("GBPF_FAKE_REGISTER_FAIL", 1);
+
 	flog("hostregister %zu flags=%u", n, f);
 	(void)p;
-	return getenv("GBPF_FAKE_REGISTER_FAIL") ? 1 : 0;
+	if (code)
+		flog("fault hostregister %d", code);
+	return code;
 }
 API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned f) { (void)f; *d = (CUdeviceptr)p; return 0; }
 API CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = &ctx_storage; return 0; }
@@ -112,10 +146,14 @@ API CUresult cuModuleLoadDataEx(struct fmod **m, const void *img, unsigned n, in
 	mod->text = strdup((const char *)img);
 	mod->instrumented = strstr(mod->text, "__gbpf_probe_") != NULL;
 	flog("load instrumented=%d", mod->instrumented);
-	if (mod->instrumented && getenv("GBPF_FAKE_JIT_FAIL")) {
+	if (mod->instrumented && (getenv("GBPF_FAKE_JIT_FAIL") || knob("GBPF_FAKE_LOAD_FAIL", 200))) {
+		int code = getenv("GBPF_FAKE_JIT_FAIL") ? 218 /* CUDA_ERROR_INVALID_PTX */
+							: knob("GBPF_FAKE_LOAD_FAIL", 200);
+
+		flog("fault load %d", code);
 		free((void *)mod->text);
 		free(mod);
-		return 218; /* CUDA_ERROR_INVALID_PTX */
+		return code;
 	}
 	*m = mod;
 	return 0;
@@ -145,6 +183,10 @@ API CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *sz, struct fmod *m, co
 
 	if (i < 0 || !strstr(m->text, name))
 		return 500;
+	if (knob("GBPF_FAKE_GLOBAL_FAIL", 500)) {
+		flog("fault global %s", name);
+		return 500;
+	}
 	*d = (CUdeviceptr)m->globals[i];
 	if (sz)
 		*sz = sizeof(m->globals[i]);
