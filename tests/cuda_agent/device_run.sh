@@ -56,10 +56,18 @@ timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/vecadd_sassonly" > 
 check "SASS-only kernel reported not instrumented, app still runs" \
 	"grep -q 'not instrumented' $O/sass.err && grep -q 'elements ok' $O/sass.out"
 for probe in threadhist kernelretsnoop launchlate cuda_counter mem_trace; do
+	start=$(date +%s%N)
 	timeout 120 "$BIN/gbpf" -j run "$BIN/$probe.bpf.o" -- "$A/vecadd" > "$O/ex-$probe.out" 2> "$O/ex-$probe.err"
 	rc=$?
-	check "example $probe on vecadd: app ok (rc $rc)" "grep -q 'elements ok' $O/ex-$probe.out"
+	secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	check "example $probe on vecadd: app ok (rc $rc, $secs s)" "grep -q 'elements ok' $O/ex-$probe.out"
 	echo "# stderr: $(head -c 400 "$O/ex-$probe.err" | tr '\n' ' ')"
 	echo "# stdout: $(grep -v elements "$O/ex-$probe.out" | head -c 600 | tr '\n' ' ')"
 done
+# vecadd launches 256 x 256 threads once: one slot per thread, each exited once.
+check "threadhist: 65536 per-thread slots, each thread counted once" \
+	"grep -q '\"name\":\"thread_exits\"[^]]*\"entries\":65536' $O/ex-threadhist.out && ! grep -o '\"value\":[0-9]*' $O/ex-threadhist.out | grep -qv '\"value\":1$'"
+ev=$(grep -c '"type":"event"' "$O/ex-kernelretsnoop.out")
+lost=$(grep -o '"type":"lost_events"[^}]*"count":[0-9]*' "$O/ex-kernelretsnoop.out" | grep -o '[0-9]*$' | awk '{ s += $1 } END { print s + 0 }')
+check "kernelretsnoop: events ($ev) + lost (${lost:-0}) == 65536 threads" "[ \$(( ev + ${lost:-0} )) = 65536 ]"
 echo "cuda_agent device: ok $PASS, not ok $FAIL"

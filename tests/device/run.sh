@@ -60,6 +60,7 @@ done
 # GBPF_DEVICE_TESTS: a subset of the tests (space separated); GBPF_DEVICE_QUICK=1: no memcheck of
 # test_cuda_run and no benchmarks (for a short device session).
 TESTS=${GBPF_DEVICE_TESTS:-"test_ptx_codegen test_ptx_conformance test_cuda_run test_ptx_maps test_cuda_maps"}
+[ "$TESTS" = none ] && TESTS=""
 for t in $TESTS; do
 	step "$t"
 	start=$SECONDS
@@ -81,6 +82,20 @@ if command -v compute-sanitizer >/dev/null; then
 	tail -3 "$B/memcheck_maps.txt" | tee -a "$LOG"
 	row "memcheck test_cuda_maps" "rc $rc, $(grep -m1 -o 'ERROR SUMMARY: [0-9]* error[s]*' "$B/memcheck_maps.txt" || echo 'no summary')"
 fi
+# `gbpf run` on real CUDA apps: needs the binaries tests/device/pack.sh packs.
+if [ -n "${GBPF_DEVICE_BIN:-}" ] && [ -x "$GBPF_DEVICE_BIN/gbpf" ]; then
+	step "gbpf run on CUDA apps (tests/cuda_agent/device_run.sh)"
+	start=$SECONDS
+	OUT=$B/cuda_agent timeout 400 bash tests/cuda_agent/device_run.sh "$GBPF_DEVICE_BIN" > "$B/cuda_agent.tap" 2>&1
+	rc=$?
+	cat "$B/cuda_agent.tap" >> "$LOG"
+	grep -E '^not ok|^# ' "$B/cuda_agent.tap" | head -40
+	tapsum "gbpf run cuda apps (rc $rc, $((SECONDS - start)) s)" "$B/cuda_agent.tap"
+	grep -E '^# (bench|ratio)' "$B/cuda_agent.tap" | sed 's/^# /  /'
+else
+	row "gbpf run cuda apps" "skipped: GBPF_DEVICE_BIN (tests/device/pack.sh) not given"
+fi
+
 if [ -n "${GBPF_DEVICE_QUICK:-}" ]; then
 	echo; echo "================ gbpf cuda device summary (quick) ================"
 	for r in "${ROWS[@]}"; do echo "$r"; done | tee -a "$LOG"

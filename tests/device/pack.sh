@@ -1,0 +1,27 @@
+#!/bin/sh
+# tests/device/pack.sh - build gbpf (gcc, release) on THIS machine and put what
+# `gbpf run` needs on a CUDA machine into one folder (default .devdata/bin,
+# ignored by git): gbpf, libgbpf.so.0, the agent, the cuda plugin, the probe
+# objects, and in lib/ the shared libraries the device machine may lack
+# (libbpf, libelf). tests/device/run.sh uses it when GBPF_DEVICE_BIN names it.
+# Usage: pack.sh [BUILD_DIR [OUT_DIR]]
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${1:-$ROOT/build-device-pack}
+OUT=${2:-$ROOT/.devdata/bin}
+cd "$ROOT"
+if [ ! -f "$B/build.ninja" ]; then
+	CC=gcc meson setup "$B" --buildtype=release -Dfuzz=false >/dev/null
+fi
+ninja -C "$B" tools/gbpf core/agent/libgbpf-agent.so plugins/cuda/libgbpf-cuda.so >/dev/null
+ninja -C "$B" $(cd "$B" && ls examples/*.bpf.o tests/cuda_agent/*.bpf.o 2>/dev/null) >/dev/null 2>&1 || true
+rm -rf "$OUT"
+mkdir -p "$OUT/lib"
+cp "$B/tools/gbpf" "$B/core/libgbpf.so.0" "$B/core/agent/libgbpf-agent.so" \
+	"$B/plugins/cuda/libgbpf-cuda.so" "$OUT/"
+cp "$B"/examples/*.bpf.o "$B"/tests/cuda_agent/*.bpf.o "$OUT/" 2>/dev/null || true
+for lib in libbpf.so.1 libelf.so.1; do
+	p=$(ldd "$B/core/libgbpf.so.0" | awk -v l="$lib" '$1 == l { print $3 }')
+	[ -n "$p" ] && cp -L "$p" "$OUT/lib/$lib"
+done
+du -sh "$OUT" | cut -f1 | sed 's/^/packed: /'
