@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The hip backend plugin: AMDGCN code generation (LLVM), devices through
+ * libamdhip64 (dlopen'ed, so the plugin loads where ROCm is absent and says
+ * why it is unusable), and the HIP interposers of `gbpf run`
+ * (hip_intercept.c).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gbpf/gbpf.h>
+#include <gbpf/plugin.h>
+
+#include "amdgcn_codegen.h"
+#include "hip_agent.h"
+
+static void hip_log(char *log, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void hip_log(char *log, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log || !size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(log, size, fmt, ap);
+	va_end(ap);
+}
+
+typedef int (*hip_get_count_fn)(int *);
+
+static int hip_query_devices(struct gbpf_device_info *devs, uint32_t *count, char *why, size_t why_size)
+{
+	void *h = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
+	hip_get_count_fn get_count;
+	int n = 0, rc;
+
+	(void)devs;
+	if (!h)
+		h = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		hip_log(why, why_size, "hip: libamdhip64 not found (%s)", dlerror());
+		return -ENODEV;
+	}
+	get_count = (hip_get_count_fn)dlsym(h, "hipGetDeviceCount");
+	rc = get_count ? get_count(&n) : -1;
+	dlclose(h);
+	if (rc != 0 || n <= 0) {
+		/* hipErrorNoDevice (100) where no AMD GPU is installed */
+		hip_log(why, why_size, "hip: no AMD GPU (hipGetDeviceCount returned %d)", rc);
+		*count = 0;
+		return -ENODEV;
+	}
+	/* Running programs directly needs a device this project has not had
+	 * (README): report the devices, but no prog_run. */
+	*count = 0;
+	hip_log(why, why_size, "hip: %d AMD GPU(s) present; direct runs are not implemented", n);
+	return -ENODEV;
+}
+
+static int hip_codegen(const struct gbpf_prog_desc *prog, const struct gbpf_codegen_opts *opts, char **text,
+		       size_t *text_len, char *log, size_t log_size)
+{
+	struct gbpf_amdgcn_opts o = {.sz = sizeof(o), .opt_level = 2};
+
+	if (opts && opts->target && strcmp(opts->target, "amdgcn")) {
+		hip_log(log, log_size, "hip: codegen target %s is not supported (only amdgcn)", opts->target);
+		return -ENOTSUP;
+	}
+	o.arch = opts && opts->arch ? opts->arch : "gfx942";
+	if (opts && (opts->flags & GBPF_CODEGEN_KERNEL))
+		o.flags |= GBPF_AMDGCN_KERNEL;
+	if (opts && opts->sz >= offsetof(struct gbpf_codegen_opts, prog_cnt) + sizeof(size_t) && opts->prog_cnt)
+		return gbpf_amdgcn_emit(opts->progs, opts->prog_cnt, &o, text, text_len, log, log_size);
+	return gbpf_amdgcn_emit(&prog, 1, &o, text, text_len, log, log_size);
+}
+
+GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struct gbpf_backend_ops *ops,
+						     struct gbpf_backend_caps *caps);
+
+GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struct gbpf_backend_ops *ops,
+						     struct gbpf_backend_caps *caps)
+{
+	struct gbpf_backend_ops t = {
+		.sz = sizeof(t),
+		.name = "hip",
+		.description = "AMD GPUs through HIP (eBPF to AMDGCN with LLVM, code-object rewriting)",
+		.plugin_version = GBPF_MAKE_VERSION(0, 1),
+		.priority = 90,
+		.query_devices = hip_query_devices,
+		.codegen = hip_codegen,
+		.agent_attach = gbpf_hip_agent_attach,
+		.agent_detach = gbpf_hip_agent_detach,
+	};
+	struct gbpf_backend_caps c = {
+		.sz = sizeof(c),
+		.flags = GBPF_CAP_CODEGEN | GBPF_CAP_INTERCEPT,
+		.codegen_targets = "amdgcn",
+	};
+	size_t n;
+
+	if (GBPF_VERSION_MAJOR(abi_version) != GBPF_VERSION_MAJOR(GBPF_PLUGIN_ABI_VERSION))
+		return -EPROTONOSUPPORT;
+	if (ops) {
+		n = ops->sz < sizeof(t) ? ops->sz : sizeof(t);
+		t.sz = n;
+		memcpy(ops, &t, n);
+	}
+	if (caps) {
+		n = caps->sz < sizeof(c) ? caps->sz : sizeof(c);
+		c.sz = n;
+		memcpy(caps, &c, n);
+	}
+	return 0;
+}
