@@ -73,7 +73,7 @@ static void l0_query_child(struct l0_query_reply *r)
 				continue;
 			memset(d, 0, sizeof(*d));
 			d->sz = sizeof(*d);
-			snprintf(d->name, sizeof(d->name), "%s", p.name);
+			snprintf(d->name, sizeof(d->name), "%.127s", p.name);
 			snprintf(d->arch, sizeof(d->arch), "spirv");
 			d->compute_units = p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice;
 			if (!d->compute_units)

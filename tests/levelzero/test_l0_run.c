@@ -190,17 +190,16 @@ int main(int argc, char **argv)
 			 mode, root, plugin);
 		return tap_done();
 	}
-	if (drv[0] != '/' || plugin[0] != '/') {
-		char cwd[2048];
+	/* The loader and the agent need absolute paths (the app may change directory). */
+	{
+		char *a = realpath(drv, NULL), *b = realpath(plugin, NULL);
 
-		if (getcwd(cwd, sizeof(cwd))) {
-			char tmp[4096];
-
-			snprintf(tmp, sizeof(tmp), "%s/%s", cwd, drv);
-			snprintf(drv, sizeof(drv), "%s", tmp);
-			snprintf(tmp, sizeof(tmp), "%s/%s", cwd, plugin);
-			snprintf(plugin, sizeof(plugin), "%s", tmp);
-		}
+		if (a)
+			snprintf(drv, sizeof(drv), "%.4000s", a);
+		if (b)
+			snprintf(plugin, sizeof(plugin), "%.4000s", b);
+		free(a);
+		free(b);
 	}
 	snprintf(env_plugin, sizeof(env_plugin), "GBPF_PLUGIN_PATH=%s", plugin);
 	snprintf(env_drv, sizeof(env_drv), "ZE_ENABLE_ALT_DRIVERS=%s", drv);
