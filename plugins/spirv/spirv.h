@@ -64,6 +64,13 @@
  */
 #define GBPF_SPIRV_TIMER_IMPORT (1U << 1)
 
+/**
+ * With GBPF_SPIRV_KERNEL: one run kernel per program, "__gbpf_run_<i>" for
+ * progs[i] (all sharing the map table), besides "__gbpf_run" for progs[0].
+ * Lets tests and batch runs build many programs with one device compile.
+ */
+#define GBPF_SPIRV_KERNEL_EACH (1U << 2)
+
 /** Name of the run kernel's entry point. */
 #define GBPF_SPIRV_RUN_ENTRY "__gbpf_run"
 /** Name of the imported timer function (GBPF_SPIRV_TIMER_IMPORT). */
@@ -89,7 +96,7 @@ struct gbpf_spirv_ctx_table {
 	uint64_t ticks;        /**< 32: atomic: counter timer, +1 per timer read */
 	uint64_t nr_slots;     /**< 40: compute units (percpu slots); 0 reads as 1 */
 	uint64_t map_cnt;      /**< 48: entries used in maps[] */
-	uint64_t reserved;     /**< 56: zero */
+	uint64_t reserved;     /**< 56: zero; fences are atomic ORs of 0 on this word */
 	uint64_t maps[GBPF_SPIRV_MAX_MAPS]; /**< 64: device address of each map block */
 };
 
