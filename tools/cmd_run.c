@@ -27,12 +27,23 @@
 static int run_usage(void)
 {
 	fprintf(stderr,
-		"Usage: %s run [-i SECONDS] [-c COUNT] [--backend B] OBJ... -- CMD [ARGS]\n"
+		"Usage: %s run [OPTIONS] OBJ... -- CMD [ARGS]\n"
 		"  -i SECONDS   print maps every SECONDS (fractions allowed)\n"
 		"  -c COUNT     print at most COUNT intervals\n"
+		"  -j, --json   one JSON object per line (bpftrace -f json shapes)\n"
 		"  --backend B  backend to instrument with (default: GBPF_BACKEND or detection)\n"
 		"  --thread-slots N  GPU threads a per-GPU-thread array holds (default 1048576;\n"
 		"               launches with more threads are reported)\n"
+		"GPU timeline (asynchronous work the backend reports):\n"
+		"  --trace FILE.json  write a Chrome/Perfetto trace (open in ui.perfetto.dev)\n"
+		"  --no-summary       do not print the per-stream / per-sync summary at exit\n"
+		"Metrics (map contents; docs/OUTPUT.md):\n"
+		"  --prom [HOST:]PORT serve Prometheus text on http://HOST:PORT/metrics\n"
+		"                     (HOST defaults to 127.0.0.1)\n"
+		"  --prom-file PATH   write PATH for node_exporter's textfile collector\n"
+		"  --otlp URL         POST OTLP/HTTP JSON metrics (http://HOST:4318/v1/metrics)\n"
+		"  --export-interval SECONDS  period of --prom-file and --otlp (default: -i,\n"
+		"                     else 15); both are also written when CMD exits\n"
 		"Maps are printed at every interval and when CMD exits; ring buffer records\n"
 		"as they arrive. gbpf exits with CMD's exit status.\n",
 		cli.argv0);
@@ -234,6 +245,7 @@ static void cleanup(struct run_ctx *ctx)
 {
 	size_t i;
 
+	run_export_stop(ctx); /* its thread reads the maps: stop it before they go */
 	for (i = 0; i < ctx->agent_cnt; i++) {
 		close(ctx->agents[i].fd);
 		free(ctx->agents[i].buf);
@@ -268,6 +280,10 @@ int cmd_run(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"trace", required_argument, NULL, 'T'},
 		{"no-summary", no_argument, NULL, 'S'},
+		{"prom", required_argument, NULL, 'P'},
+		{"prom-file", required_argument, NULL, 'F'},
+		{"otlp", required_argument, NULL, 'O'},
+		{"export-interval", required_argument, NULL, 'E'},
 		{"thread-slots", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -310,6 +326,15 @@ int cmd_run(int argc, char **argv)
 		case 'j': cli.json = true; break;
 		case 'T': ctx.trace_path = optarg; break;
 		case 'S': ctx.no_summary = true; break;
+		case 'P': ctx.prom_addr = optarg; break;
+		case 'F': ctx.prom_file = optarg; break;
+		case 'O': ctx.otlp_url = optarg; break;
+		case 'E':
+			ctx.export_s = strtod(optarg, &end);
+			if (*end || !(ctx.export_s > 0) || ctx.export_s > 86400)
+				return cli_error("--export-interval %s: not a number of seconds in "
+						 "(0, 86400]", optarg);
+			break;
 		case 'N': {
 			unsigned long v = strtoul(optarg, &end, 10);
 
@@ -325,10 +350,13 @@ int cmd_run(int argc, char **argv)
 	if (optind >= dash)
 		return cli_error("no object given (gbpf run OBJ... -- CMD)");
 	ctx.cmd = &argv[dash + 1];
+	/* Files and collectors follow -i, else a usual scrape period. */
+	if (!ctx.export_s)
+		ctx.export_s = ctx.interval_s > 0 ? ctx.interval_s : 15;
 	if (open_objects(&ctx, &argv[optind], (size_t)(dash - optind)) || verify_programs(&ctx))
 		goto out;
 	choose_backend(&ctx);
-	if (build_region(&ctx) || make_socket(&ctx))
+	if (build_region(&ctx) || make_socket(&ctx) || run_export_start(&ctx))
 		goto out;
 	if (run_spawn(&ctx))
 		goto out;

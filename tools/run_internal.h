@@ -12,6 +12,7 @@
 #include <gbpf/object.h>
 
 #include "core/agent/proto.h"
+#include "core/export/metrics.h"
 #include "core/export/timeline.h"
 #include "maps/map_layout.h"
 
@@ -41,6 +42,12 @@ struct run_ctx {
 	char **cmd;
 	const char *trace_path; /* --trace FILE.json */
 	bool no_summary;        /* --no-summary */
+	const char *prom_addr;  /* --prom [HOST:]PORT */
+	const char *prom_file;  /* --prom-file PATH */
+	const char *otlp_url;   /* --otlp URL */
+	double export_s;        /* period of --prom-file / --otlp exports */
+	uint64_t start_unix_ns; /* when counting began (OTLP start time) */
+	struct gbpf_prom_server *prom;
 	uint32_t thread_slots;  /* --thread-slots: GPU threads a per-GPU-thread array holds */
 	/* objects and what goes to the agents */
 	struct gbpf_object **objs;
@@ -88,6 +95,12 @@ int run_loop(struct run_ctx *ctx);
 void run_drain_rings(struct run_ctx *ctx);
 /** Print every map that holds something (bcc style, or JSON lines). */
 void run_print_maps(struct run_ctx *ctx, bool interval);
+/** Start the --prom endpoint (before the application starts). */
+int run_export_start(struct run_ctx *ctx);
+/** Write --prom-file and POST --otlp now (every export period and at exit). */
+void run_export_now(struct run_ctx *ctx);
+/** Stop the --prom endpoint. */
+void run_export_stop(struct run_ctx *ctx);
 /** At exit: the timeline summary (text or JSON) and the --trace file. */
 void run_finish_timeline(struct run_ctx *ctx);
 /** True when map @p i still has the header it was created with. */

@@ -389,6 +389,7 @@ int run_loop(struct run_ctx *ctx)
 {
 	struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
 	double next = ctx->interval_s > 0 ? now_s() + ctx->interval_s : 0, grace_end;
+	double next_export = ctx->export_s > 0 ? now_s() + ctx->export_s : 0;
 	long intervals = 0;
 	pid_t w;
 
@@ -416,6 +417,10 @@ int run_loop(struct run_ctx *ctx)
 			intervals++;
 			next += ctx->interval_s;
 		}
+		if (next_export && !ctx->child_done && now_s() >= next_export) {
+			run_export_now(ctx);
+			next_export += ctx->export_s;
+		}
 	}
 	/* Last words of the agents (reports queued at exit), bounded. */
 	grace_end = now_s() + RUN_GRACE_MS / 1e3;
@@ -425,6 +430,7 @@ int run_loop(struct run_ctx *ctx)
 	}
 	run_drain_rings(ctx);
 	run_print_maps(ctx, false);
+	run_export_now(ctx);
 	run_finish_timeline(ctx);
 	return 0;
 }

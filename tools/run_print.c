@@ -7,6 +7,7 @@
  * generic map printer. -j gives one JSON object per line (bpftrace shapes).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -455,4 +456,103 @@ void run_finish_timeline(struct run_ctx *ctx)
 	    gbpf_tl_write_trace(&ctx->tl, ctx->trace_path, proc_exe, ctx, why, sizeof(why)))
 		fprintf(stderr, "gbpf run: %s\n", why);
 	fflush(stdout);
+}
+
+/* ---- Prometheus and OTLP ------------------------------------------------------------- */
+
+/* Metrics of every map whose header is intact (a scribbled map is never read). */
+static int collect(struct run_ctx *ctx, struct gbpf_metric_set *set)
+{
+	struct gbpf_map_desc *d = calloc(ctx->map_cnt ? ctx->map_cnt : 1, sizeof(*d));
+	struct gbpf_map_instance *m = calloc(ctx->map_cnt ? ctx->map_cnt : 1, sizeof(*m));
+	size_t i, n = 0;
+	int err;
+
+	if (!d || !m) {
+		free(d);
+		free(m);
+		return -ENOMEM;
+	}
+	for (i = 0; i < ctx->map_cnt; i++) {
+		if (!run_map_intact(ctx, i))
+			continue;
+		d[n] = ctx->maps[i];
+		m[n++] = ctx->shm.maps[i];
+	}
+	err = gbpf_metrics_from_maps(set, d, m, n);
+	free(d);
+	free(m);
+	return err;
+}
+
+/* The endpoint's thread renders each scrape itself: map reads are safe beside the agents. */
+static int prom_render_cb(void *c, char **text, size_t *len)
+{
+	struct gbpf_metric_set set;
+	int err = collect(c, &set);
+
+	if (err)
+		return err;
+	err = gbpf_prom_render(&set, text, len);
+	gbpf_metrics_free(&set);
+	return err;
+}
+
+static uint64_t unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int run_export_start(struct run_ctx *ctx)
+{
+	char why[512] = "";
+
+	ctx->start_unix_ns = unix_ns();
+	if (!ctx->prom_addr)
+		return 0;
+	if (gbpf_prom_server_start(ctx->prom_addr, prom_render_cb, ctx, &ctx->prom, why,
+				   sizeof(why)))
+		return cli_error("%s", why);
+	if (!cli.json)
+		fprintf(stderr, "gbpf run: serving Prometheus metrics on http://%s/metrics (port %d)\n",
+			ctx->prom_addr, gbpf_prom_server_port(ctx->prom));
+	return 0;
+}
+
+void run_export_now(struct run_ctx *ctx)
+{
+	struct gbpf_metric_set set;
+	char why[512] = "";
+
+	if (!ctx->prom_file && !ctx->otlp_url)
+		return;
+	if (collect(ctx, &set)) {
+		fprintf(stderr, "gbpf run: metrics: out of memory\n");
+		return;
+	}
+	if (ctx->prom_file && gbpf_prom_write_file(&set, ctx->prom_file, why, sizeof(why)))
+		fprintf(stderr, "gbpf run: %s\n", why);
+	if (ctx->otlp_url) {
+		struct gbpf_otlp_opts o = {.service_name = "gbpf",
+					   .start_time_ns = ctx->start_unix_ns,
+					   .time_ns = unix_ns()};
+		char *body = NULL;
+		size_t len = 0;
+
+		if (gbpf_otlp_render_metrics(&set, &o, &body, &len))
+			fprintf(stderr, "gbpf run: OTLP: out of memory\n");
+		else if (gbpf_otlp_post(ctx->otlp_url, body, len, 2000, why, sizeof(why)))
+			fprintf(stderr, "gbpf run: %s\n", why);
+		free(body);
+	}
+	gbpf_metrics_free(&set);
+}
+
+void run_export_stop(struct run_ctx *ctx)
+{
+	gbpf_prom_server_stop(ctx->prom);
+	ctx->prom = NULL;
 }

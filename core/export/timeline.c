@@ -398,15 +398,15 @@ void gbpf_tl_summary_free(struct gbpf_tl_summary *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* A duration as people read it: 455 us, 12.3 ms, 1.20 s. */
+/* A duration as people read it: 850 ns, 455.0 us, 12.30 ms, 1.20 s. */
 static const char *dur(char *buf, size_t cap, uint64_t ns)
 {
-	if (ns < 10000)
-		snprintf(buf, cap, "%.2f us", (double)ns / 1e3);
-	else if (ns < 10000000)
-		snprintf(buf, cap, "%.0f us", (double)ns / 1e3);
-	else if (ns < 10000000000ull)
-		snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
+	if (ns < 1000)
+		snprintf(buf, cap, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, cap, "%.1f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, cap, "%.2f ms", (double)ns / 1e6);
 	else
 		snprintf(buf, cap, "%.2f s", (double)ns / 1e9);
 	return buf;

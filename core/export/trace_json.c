@@ -2,10 +2,11 @@
 /*
  * The timeline as Chrome Trace Event JSON, the format ui.perfetto.dev and
  * chrome://tracing open (and PyTorch / Nsight exports use):
- *  - host API calls: pid = the application process, tid = its thread;
+ *  - host API calls: pid = the application process, tid = its thread,
+ *    cat "api" ("sync" for synchronising calls);
  *  - GPU work: one process per device (pid GBPF_TRACE_GPU_PID_BASE + device,
  *    named "GPU N"), one thread per stream (tid numbered in order of
- *    appearance, named "stream S (pid P)");
+ *    appearance, named "stream S (pid P)"), cat "kernel", "memcpy", "memset";
  *  - a flow (ph s/f) from each API call to the GPU work it caused (same
  *    correlation id);
  *  - each synchronising call is a slice with a child "wait" slice, and a
@@ -263,7 +264,7 @@ static int write_body(struct trace_w *w, const struct gbpf_tl *tl,
 			snprintf(name, sizeof(name), "thread %" PRIu64, r->tid);
 			meta(w, "thread_name", r->pid, r->tid, name);
 		}
-		slice(w, gbpf_tl_name(tl, r), r->kind == GBPF_TL_SYNC ? "sync" : cat_of(r->kind),
+		slice(w, gbpf_tl_name(tl, r), r->kind == GBPF_TL_SYNC ? "sync" : "api",
 		      r->pid, r->tid, r->hb, r->he, r);
 		if (r->kind == GBPF_TL_SYNC) {
 			/* The wait the call absorbed, made obvious as a child slice. */
