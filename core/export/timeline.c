@@ -147,6 +147,59 @@ int gbpf_tl_kind_is_copy(uint32_t kind)
 	return kind >= GBPF_TL_MEMCPY_H2D && kind <= GBPF_TL_MEMSET;
 }
 
+/* ---- GPU index --------------------------------------------------------------------- */
+
+static int by_gpu_begin(const void *a, const void *b)
+{
+	const struct gbpf_tl_rec *x = *(const struct gbpf_tl_rec *const *)a;
+	const struct gbpf_tl_rec *y = *(const struct gbpf_tl_rec *const *)b;
+
+	return x->gb < y->gb ? -1 : x->gb > y->gb;
+}
+
+int gbpf_tl_gpu_index_build(const struct gbpf_tl *tl, struct gbpf_tl_gpu_index *ix)
+{
+	size_t i;
+
+	memset(ix, 0, sizeof(*ix));
+	ix->v = malloc((tl->n ? tl->n : 1) * sizeof(*ix->v));
+	if (!ix->v)
+		return -ENOMEM;
+	for (i = 0; i < tl->n; i++) {
+		const struct gbpf_tl_rec *r = &tl->recs[i];
+
+		if (!(r->flags & GBPF_TL_F_GPU))
+			continue;
+		ix->v[ix->n++] = r;
+		if (r->ge - r->gb > ix->max_dur)
+			ix->max_dur = r->ge - r->gb;
+	}
+	qsort(ix->v, ix->n, sizeof(*ix->v), by_gpu_begin);
+	return 0;
+}
+
+size_t gbpf_tl_gpu_index_from(const struct gbpf_tl_gpu_index *ix, uint64_t b)
+{
+	uint64_t t = b > ix->max_dur ? b - ix->max_dur : 0;
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->v[mid]->gb < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void gbpf_tl_gpu_index_free(struct gbpf_tl_gpu_index *ix)
+{
+	free(ix->v);
+	memset(ix, 0, sizeof(*ix));
+}
+
 /* ---- summary -------------------------------------------------------------------- */
 
 struct ival {
@@ -318,10 +371,11 @@ static int sum_syncs(const struct gbpf_tl *tl, struct gbpf_tl_summary *s)
 {
 	struct ival *kern = malloc((tl->n ? tl->n : 1) * sizeof(*kern));
 	struct ival *copy = malloc((tl->n ? tl->n : 1) * sizeof(*copy));
+	struct gbpf_tl_gpu_index ix = {0};
 	size_t i, j;
 	int err = 0;
 
-	if (!kern || !copy) {
+	if (!kern || !copy || gbpf_tl_gpu_index_build(tl, &ix)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -353,11 +407,10 @@ static int sum_syncs(const struct gbpf_tl *tl, struct gbpf_tl_summary *s)
 		if (r->he - r->hb > sy->max_ns)
 			sy->max_ns = r->he - r->hb;
 		/* The GPU work that ran while the host waited: what the wait was for. */
-		for (j = 0; j < tl->n; j++) {
-			const struct gbpf_tl_rec *g = &tl->recs[j];
+		for (j = gbpf_tl_gpu_index_from(&ix, r->hb); j < ix.n && ix.v[j]->gb < r->he; j++) {
+			const struct gbpf_tl_rec *g = ix.v[j];
 
-			if (!(g->flags & GBPF_TL_F_GPU) || g->pid != r->pid || g->device != r->device ||
-			    g->ge <= r->hb || g->gb >= r->he)
+			if (g->pid != r->pid || g->device != r->device || g->ge <= r->hb)
 				continue;
 			if (!(r->flags & GBPF_TL_F_DEVICE_WIDE) && g->stream != r->stream)
 				continue;
@@ -372,6 +425,7 @@ static int sum_syncs(const struct gbpf_tl *tl, struct gbpf_tl_summary *s)
 		sy->gpu_copy_ns += overlap(copy, nc, r->hb, r->he);
 	}
 out:
+	gbpf_tl_gpu_index_free(&ix);
 	free(kern);
 	free(copy);
 	return err;

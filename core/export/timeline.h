@@ -61,6 +61,22 @@ const char *gbpf_tl_kind_label(uint32_t kind);
 /** 1 for the kinds that are copies or fills on the GPU (memcpy, memset). */
 int gbpf_tl_kind_is_copy(uint32_t kind);
 
+/**
+ * The GPU records sorted by begin time, with the longest GPU duration: the
+ * work overlapping [b, e) starts in [b - max_dur, e), found by binary search
+ * (summary and trace stay O(n log n) on a million events).
+ */
+struct gbpf_tl_gpu_index {
+	const struct gbpf_tl_rec **v;
+	size_t n;
+	uint64_t max_dur;
+};
+/** Build the index; 0 or -ENOMEM. */
+int gbpf_tl_gpu_index_build(const struct gbpf_tl *tl, struct gbpf_tl_gpu_index *ix);
+/** First position whose record may overlap an interval beginning at @p b. */
+size_t gbpf_tl_gpu_index_from(const struct gbpf_tl_gpu_index *ix, uint64_t b);
+void gbpf_tl_gpu_index_free(struct gbpf_tl_gpu_index *ix);
+
 /** Per-stream totals of the summary. */
 struct gbpf_tl_stream_sum {
 	uint32_t pid;

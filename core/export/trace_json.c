@@ -152,80 +152,147 @@ static int host_cmp(const void *a, const void *b)
 	return x->he > y->he ? -1 : x->he < y->he; /* the longer (parent) first */
 }
 
-/* The GPU work a sync waited for: per stream, the last work ending inside the wait. */
-static void sync_flows(struct trace_w *w, const struct gbpf_tl *tl, const struct gbpf_tl_rec *s)
+/* Host calls with a correlation id, sorted by (pid, id): a GPU item finds its call by bsearch. */
+static int by_pid_corr(const void *a, const void *b)
 {
-	size_t i, j;
+	const struct gbpf_tl_rec *x = *(const struct gbpf_tl_rec *const *)a;
+	const struct gbpf_tl_rec *y = *(const struct gbpf_tl_rec *const *)b;
 
-	for (i = 0; i < w->track_cnt; i++) {
-		const struct track *t = &w->tracks[i];
-		const struct gbpf_tl_rec *last = NULL;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
 
-		if (t->pid != s->pid || t->device != s->device ||
-		    (!(s->flags & GBPF_TL_F_DEVICE_WIDE) && t->stream != s->stream))
+static const struct gbpf_tl_rec *find_call(const struct gbpf_tl_rec **calls, size_t n,
+					   const struct gbpf_tl_rec *g)
+{
+	const struct gbpf_tl_rec *const *hit = bsearch(&g, calls, n, sizeof(*calls), by_pid_corr);
+
+	return hit ? *hit : NULL;
+}
+
+/* The GPU work a sync waited for: per stream, the last work ending inside the wait. */
+static int sync_flows(struct trace_w *w, const struct gbpf_tl_gpu_index *ix,
+		      const struct gbpf_tl_rec *s)
+{
+	const struct gbpf_tl_rec **last = calloc(w->track_cnt ? w->track_cnt : 1, sizeof(*last));
+	size_t i, t;
+
+	if (!last)
+		return -ENOMEM;
+	for (i = gbpf_tl_gpu_index_from(ix, s->hb); i < ix->n && ix->v[i]->gb < s->he; i++) {
+		const struct gbpf_tl_rec *g = ix->v[i];
+
+		if (g->pid != s->pid || g->device != s->device || g->ge <= s->hb || g->ge > s->he ||
+		    (!(s->flags & GBPF_TL_F_DEVICE_WIDE) && g->stream != s->stream))
 			continue;
-		for (j = 0; j < tl->n; j++) {
-			const struct gbpf_tl_rec *g = &tl->recs[j];
+		for (t = 0; t < w->track_cnt; t++)
+			if (w->tracks[t].pid == g->pid && w->tracks[t].device == g->device &&
+			    w->tracks[t].stream == g->stream)
+				break;
+		if (t < w->track_cnt && (!last[t] || g->ge > last[t]->ge))
+			last[t] = g;
+	}
+	for (t = 0; t < w->track_cnt; t++) {
+		const struct gbpf_tl_rec *g = last[t];
 
-			if (!(g->flags & GBPF_TL_F_GPU) || g->pid != t->pid || g->device != t->device ||
-			    g->stream != t->stream || g->ge <= s->hb || g->ge > s->he)
-				continue;
-			if (!last || g->ge > last->ge)
-				last = g;
-		}
-		if (!last)
+		if (!g)
 			continue;
 		w->flow_id++;
 		/* Start inside the GPU slice (its last ns), end inside the wait slice. */
-		flow(w, 's', "wait", w->flow_id, gpu_pid(last->device), t->tid,
-		     last->ge > last->gb ? last->ge - 1 : last->gb);
-		flow(w, 'f', "wait", w->flow_id, s->pid, s->tid, last->ge > s->hb ? last->ge : s->hb);
+		flow(w, 's', "wait", w->flow_id, gpu_pid(g->device), w->tracks[t].tid,
+		     g->ge > g->gb ? g->ge - 1 : g->gb);
+		flow(w, 'f', "wait", w->flow_id, s->pid, s->tid, g->ge > s->hb ? g->ge : s->hb);
 	}
+	free(last);
+	return 0;
+}
+
+/* Name each process and each GPU once (small tables: pids and devices are few). */
+static int name_processes(struct trace_w *w, const struct gbpf_tl *tl,
+			  const char *(*proc_name)(void *ctx, uint32_t pid), void *ctx)
+{
+	uint32_t *pids = NULL;
+	int32_t *devs = NULL;
+	size_t np = 0, nd = 0, i, j;
+	int err = 0;
+
+	for (i = 0; i < tl->n && !err; i++) {
+		const struct gbpf_tl_rec *r = &tl->recs[i];
+
+		for (j = 0; j < np && pids[j] != r->pid; j++)
+			;
+		if (j == np) {
+			char name[300];
+			const char *pn = proc_name ? proc_name(ctx, r->pid) : NULL;
+			uint32_t *p = realloc(pids, (np + 1) * sizeof(*p));
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			pids = p;
+			pids[np++] = r->pid;
+			snprintf(name, sizeof(name), "%s (pid %u)", pn && pn[0] ? pn : "process",
+				 r->pid);
+			meta(w, "process_name", r->pid, 0, name);
+		}
+		if (!(r->flags & GBPF_TL_F_GPU))
+			continue;
+		for (j = 0; j < nd && devs[j] != r->device; j++)
+			;
+		if (j == nd) {
+			char name[32];
+			int32_t *p = realloc(devs, (nd + 1) * sizeof(*p));
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			devs = p;
+			devs[nd++] = r->device;
+			snprintf(name, sizeof(name), "GPU %d", r->device);
+			meta(w, "process_name", gpu_pid(r->device), 0, name);
+		}
+	}
+	free(pids);
+	free(devs);
+	return err;
 }
 
 static int write_body(struct trace_w *w, const struct gbpf_tl *tl,
 		      const char *(*proc_name)(void *ctx, uint32_t pid), void *ctx)
 {
-	const struct gbpf_tl_rec **host = NULL;
-	size_t i, j, nh = 0;
+	const struct gbpf_tl_rec **host = NULL, **calls = NULL;
+	struct gbpf_tl_gpu_index ix = {0};
+	size_t i, nh = 0, nc = 0;
 	int err;
 
-	/* Processes and devices, named once. */
+	err = name_processes(w, tl, proc_name, ctx);
+	if (err)
+		return err;
+	host = malloc((tl->n ? tl->n : 1) * sizeof(*host));
+	calls = malloc((tl->n ? tl->n : 1) * sizeof(*calls));
+	if (!host || !calls || gbpf_tl_gpu_index_build(tl, &ix)) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < tl->n; i++) {
 		const struct gbpf_tl_rec *r = &tl->recs[i];
-		int seen_pid = 0, seen_dev = 0;
 
-		for (j = 0; j < i && !(seen_pid && seen_dev); j++) {
-			seen_pid |= tl->recs[j].pid == r->pid;
-			seen_dev |= (tl->recs[j].flags & GBPF_TL_F_GPU) &&
-				    tl->recs[j].device == r->device;
-		}
-		if (!seen_pid) {
-			char name[300];
-			const char *pn = proc_name ? proc_name(ctx, r->pid) : NULL;
-
-			snprintf(name, sizeof(name), "%s (pid %u)", pn && pn[0] ? pn : "process",
-				 r->pid);
-			meta(w, "process_name", r->pid, 0, name);
-		}
-		if ((r->flags & GBPF_TL_F_GPU) && !seen_dev) {
-			char name[32];
-
-			snprintf(name, sizeof(name), "GPU %d", r->device);
-			meta(w, "process_name", gpu_pid(r->device), 0, name);
-		}
+		if (!(r->flags & GBPF_TL_F_HOST))
+			continue;
+		host[nh++] = r;
+		if (r->corr)
+			calls[nc++] = r;
 	}
-	host = malloc((tl->n ? tl->n : 1) * sizeof(*host));
-	if (!host)
-		return -ENOMEM;
+	qsort(calls, nc, sizeof(*calls), by_pid_corr);
 	/* GPU work, one track per stream, with the flow from its API call. */
 	for (i = 0; i < tl->n; i++) {
-		const struct gbpf_tl_rec *r = &tl->recs[i];
+		const struct gbpf_tl_rec *r = &tl->recs[i], *h;
 		uint32_t tid;
 		int is_new;
 
-		if (r->flags & GBPF_TL_F_HOST)
-			host[nh++] = r;
 		if (!(r->flags & GBPF_TL_F_GPU))
 			continue;
 		err = track_of(w, r, &tid, &is_new);
@@ -239,23 +306,17 @@ static int write_body(struct trace_w *w, const struct gbpf_tl *tl,
 		}
 		slice(w, gbpf_tl_name(tl, r), cat_of(r->kind), gpu_pid(r->device), tid, r->gb, r->ge,
 		      r);
-		if (!r->corr)
-			continue;
 		/* The API call that caused it: same process, same correlation id. */
-		for (j = 0; j < tl->n; j++) {
-			const struct gbpf_tl_rec *h = &tl->recs[j];
-
-			if (!(h->flags & GBPF_TL_F_HOST) || h->pid != r->pid || h->corr != r->corr)
-				continue;
-			w->flow_id++;
-			flow(w, 's', "launch", w->flow_id, h->pid, h->tid, h->hb);
-			flow(w, 'f', "launch", w->flow_id, gpu_pid(r->device), tid, r->gb);
-			break;
-		}
+		h = r->corr ? find_call(calls, nc, r) : NULL;
+		if (!h)
+			continue;
+		w->flow_id++;
+		flow(w, 's', "launch", w->flow_id, h->pid, h->tid, h->hb);
+		flow(w, 'f', "launch", w->flow_id, gpu_pid(r->device), tid, r->gb);
 	}
 	/* Host calls, per thread in begin order so that slices nest. */
 	qsort(host, nh, sizeof(*host), host_cmp);
-	for (i = 0; i < nh; i++) {
+	for (i = 0; i < nh && !err; i++) {
 		const struct gbpf_tl_rec *r = host[i];
 
 		if (i == 0 || r->tid != host[i - 1]->tid || r->pid != host[i - 1]->pid) {
@@ -264,17 +325,18 @@ static int write_body(struct trace_w *w, const struct gbpf_tl *tl,
 			snprintf(name, sizeof(name), "thread %" PRIu64, r->tid);
 			meta(w, "thread_name", r->pid, r->tid, name);
 		}
-		slice(w, gbpf_tl_name(tl, r), r->kind == GBPF_TL_SYNC ? "sync" : "api",
-		      r->pid, r->tid, r->hb, r->he, r);
+		slice(w, gbpf_tl_name(tl, r), r->kind == GBPF_TL_SYNC ? "sync" : "api", r->pid,
+		      r->tid, r->hb, r->he, r);
 		if (r->kind == GBPF_TL_SYNC) {
 			/* The wait the call absorbed, made obvious as a child slice. */
 			slice(w, "wait for GPU", "wait", r->pid, r->tid, r->hb, r->he, NULL);
-			sync_flows(w, tl, r);
+			err = sync_flows(w, &ix, r);
 		}
 	}
-	err = 0;
 out:
+	gbpf_tl_gpu_index_free(&ix);
 	free(host);
+	free(calls);
 	return err;
 }
 
