@@ -80,6 +80,7 @@ static struct cuda_agent_state {
 	size_t map_cnt;
 	size_t *dev;  /* prog indices of the fragment's probes: probe i = progs[dev[i]] */
 	size_t dev_cnt;
+	int need_launch_id; /* a device program reads ctx->launch_id */
 	char *fragment;
 	struct ca_devmaps *devmaps; /* where the maps live for the GPU */
 	CUdeviceptr *dmaps;         /* their device addresses (the modules' __gbpf_maps) */
@@ -449,7 +450,8 @@ static int ca_launch_pre(void *ctx, struct gbpf_cu_launch *l)
 		return -ENOENT;
 	if (!id)
 		id = s->svc.next_launch_id(s->svc.ctx);
-	if (ca_set_launch_id(k, l, id)) {
+	/* Two memsets per launch are ~2 us of stream time: only when a program reads the id. */
+	if (s->need_launch_id && ca_set_launch_id(k, l, id)) {
 		ca_report(GBPF_AGENT_EVENT_ERROR, l->name, "cannot set __gbpf_launch_id on the launch's stream");
 		return -EIO;
 	}
@@ -501,6 +503,28 @@ static void ca_call_post(void *ctx, const struct gbpf_cu_call_event *ev)
 
 /* ---- attach / detach ---- */
 
+/*
+ * 1 when @p p may read gbpf_gpu_ctx.launch_id: any load overlapping its
+ * bytes at a constant offset (the verifier allows the context only at
+ * constant offsets from the context pointer). Conservative: a load of
+ * another pointer at those offsets counts too.
+ */
+static int ca_reads_launch_id(const struct gbpf_prog_desc *p)
+{
+	const int16_t lo = (int16_t)offsetof(struct gbpf_gpu_ctx, launch_id), hi = lo + 8;
+
+	for (size_t k = 0; k < p->insn_cnt; k++) {
+		const struct gbpf_insn *in = &p->insns[k];
+		static const int16_t size_bytes[4] = {4, 2, 1, 8};
+
+		if ((in->code & 0x07) != GBPF_LDX)
+			continue;
+		if (in->off < hi && in->off + size_bytes[(in->code >> 3) & 3] > lo)
+			return 1;
+	}
+	return 0;
+}
+
 /* Index in opts->maps of the first map of @p p's object, or -1. */
 static long ca_map_base(const struct gbpf_agent_attach_opts *o, const struct gbpf_prog_desc *p)
 {
@@ -537,6 +561,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	s->dev = NULL;
 	s->fragment = NULL;
 	s->dev_cnt = 0;
+	s->need_launch_id = 0;
 	s->svc = *o->services;
 	s->progs = o->progs;
 	s->prog_cnt = o->prog_cnt;
@@ -570,6 +595,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		}
 		dp[s->dev_cnt] = p;
 		s->dev[s->dev_cnt++] = i;
+		s->need_launch_id |= ca_reads_launch_id(p);
 	}
 	if (s->dev_cnt) {
 		uint8_t *host_used = ca_host_used_maps(o, first);
@@ -625,6 +651,15 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	 */
 	atomic_store(&cuda_agent_state.attached, 0);
 	gbpf_cu_intercept_set_hooks(NULL);
-	/* What the GPU recorded so far reaches the controller. */
-	ca_devmaps_flush_final(cuda_agent_state.devmaps);
+	/*
+	 * What the GPU recorded so far reaches the controller; then the device
+	 * copies go (no launch uses them once `attached` is 0; the final
+	 * flush waited for the GPU).
+	 */
+	pthread_mutex_lock(&cuda_agent_state.lock);
+	ca_devmaps_destroy(cuda_agent_state.devmaps);
+	cuda_agent_state.devmaps = NULL;
+	free(cuda_agent_state.dmaps);
+	cuda_agent_state.dmaps = NULL;
+	pthread_mutex_unlock(&cuda_agent_state.lock);
 }

@@ -531,6 +531,24 @@ void ca_devmaps_flush_final(struct ca_devmaps *d)
 	pthread_mutex_unlock(&d->lock);
 }
 
+void ca_devmaps_destroy(struct ca_devmaps *d)
+{
+	if (!d)
+		return;
+	ca_devmaps_flush_final(d);
+	if (ca_devmaps_exit_target == d)
+		ca_devmaps_exit_target = NULL;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->place[i] == DM_DEVICE)
+			gbpf_map_mirror_fini(&d->mirror[i], &d->ops);
+	pthread_mutex_destroy(&d->lock);
+	free(d->place);
+	free(d->mirror);
+	free(d->table);
+	free(d->thread_slots_reported);
+	free(d);
+}
+
 void ca_devmaps_stats(struct ca_devmaps *d, struct ca_devmaps_stats *st)
 {
 	memset(st, 0, sizeof(*st));

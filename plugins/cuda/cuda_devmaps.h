@@ -60,6 +60,9 @@ void ca_devmaps_sync_point(struct ca_devmaps *d);
 /** Final mirror (also run at exit): wait for the GPU, forward and snapshot everything. */
 void ca_devmaps_flush_final(struct ca_devmaps *d);
 
+/** Final flush, then free the device copies and the state (no launch may use them any more). */
+void ca_devmaps_destroy(struct ca_devmaps *d);
+
 /** Counters for reports and tests. */
 struct ca_devmaps_stats {
 	size_t on_device, on_host;   /**< maps per placement */

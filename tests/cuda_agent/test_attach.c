@@ -95,7 +95,9 @@ static void read_log(char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
+	/* Reads ctx->launch_id (so the agent sets it per launch), returns 0. */
 	static const struct gbpf_insn insns[] = {
+		{.code = GBPF_LDX | GBPF_MEM | GBPF_DW, .dst = 2, .src = 1, .off = 16},
 		{.code = GBPF_ALU64 | GBPF_MOV | GBPF_K, .dst = 0, .imm = 0},
 		{.code = GBPF_JMP | GBPF_EXIT},
 	};
@@ -103,10 +105,10 @@ int main(int argc, char **argv)
 						   .key_size = 4, .value_size = 8, .max_entries = 4};
 	struct gbpf_prog_desc progs[2] = {
 		{.sz = sizeof(progs[0]), .name = "on_exit", .section = "gpu/exit/target_k", .insns = insns,
-		 .insn_cnt = 2, .maps = &mdesc, .map_cnt = 1,
+		 .insn_cnt = 3, .maps = &mdesc, .map_cnt = 1,
 		 .attach = {.kind = GBPF_ATTACH_GPU_EXIT, .target = "target_k"}, .source_file = "test"},
 		{.sz = sizeof(progs[1]), .name = "on_launch", .section = "host/launch", .insns = insns,
-		 .insn_cnt = 2, .maps = &mdesc, .map_cnt = 1,
+		 .insn_cnt = 3, .maps = &mdesc, .map_cnt = 1,
 		 .attach = {.kind = GBPF_ATTACH_HOST_LAUNCH}, .source_file = "test"},
 	};
 	struct gbpf_agent_services svc = {.sz = sizeof(svc), .report = svc_report, .run_host_prog = svc_run,

@@ -13,8 +13,12 @@ SEC("gpu/exit/target_k")
 int on_exit(struct gbpf_gpu_ctx *ctx)
 {
 	__u32 k = 0;
-	__u64 *v = bpf_map_lookup_elem(&counts, &k);
+	__u64 *v;
 
+	/* Reads the launch id, so the agent sets it per launch (it is never 0). */
+	if (!ctx->launch_id)
+		return 1;
+	v = bpf_map_lookup_elem(&counts, &k);
 	if (v)
 		__sync_fetch_and_add(v, 1);
 	return 0;

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// bench/cuda/apps/bench_common.h - timing helpers of the benchmark apps:
+// CUDA events around each launch, warm-up, median of many runs, results
+// on one line "gbpf-bench NAME key=value ..." that bench/cuda/run.sh reads.
+#pragma once
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x)                                                                              \
+	do {                                                                               \
+		cudaError_t e_ = (x);                                                      \
+		if (e_ != cudaSuccess) {                                                   \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,          \
+				cudaGetErrorString(e_));                                   \
+			exit(2);                                                           \
+		}                                                                          \
+	} while (0)
+
+// Median (and min) kernel time in microseconds of iters timed launches after warmup ones.
+template <typename F> static void time_launches(const char *name, int warmup, int iters, F launch)
+{
+	cudaEvent_t a, b;
+	std::vector<float> us;
+
+	CK(cudaEventCreate(&a));
+	CK(cudaEventCreate(&b));
+	for (int i = 0; i < warmup; i++)
+		launch();
+	CK(cudaDeviceSynchronize());
+	for (int i = 0; i < iters; i++) {
+		float ms;
+
+		CK(cudaEventRecord(a));
+		launch();
+		CK(cudaEventRecord(b));
+		CK(cudaEventSynchronize(b));
+		CK(cudaEventElapsedTime(&ms, a, b));
+		us.push_back(ms * 1000.0f);
+	}
+	std::sort(us.begin(), us.end());
+	printf("gbpf-bench %s median_us=%.2f min_us=%.2f runs=%d\n", name, us[us.size() / 2], us[0], iters);
+	fflush(stdout);
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# bench/cuda/run.sh BIN - `gbpf run` overhead benchmarks on a CUDA machine.
+# BIN: what tests/device/pack.sh packs (gbpf, agent, cuda plugin, probes).
+# Builds bench/cuda/apps with nvcc, runs each app plain and under gbpf with
+# each probe (CUDA events, warm-up, medians of many launches, 2^26 elements
+# with inputs that are not zeros), and prints a table of ratios measured in
+# this one run. Lines starting "bench|" are the table (the device script
+# collects them).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$(cd "$1" && pwd)
+A=${GBPF_BENCH_APPS:-/tmp/gbpf-bench-apps}
+O=${OUT:-/tmp/gbpf-bench-out}
+mkdir -p "$A" "$O"
+export PATH=$PATH:/usr/local/cuda/bin
+export LD_LIBRARY_PATH=$BIN:$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export GBPF_AGENT_LIB=$BIN/libgbpf-agent.so GBPF_PLUGIN_PATH=$BIN/libgbpf-cuda.so
+export CUDA_CACHE_PATH=$A/jitcache
+ARCH=${GBPF_BENCH_ARCH:-sm_90}
+
+cd "$ROOT/bench/cuda/apps" || exit 1
+nvcc -O3 -arch=$ARCH -o "$A/vecadd" vecadd_bench.cu || exit 1
+nvcc -O3 -arch=$ARCH -DHAND_THREADHIST -o "$A/vecadd_hand" vecadd_bench.cu || exit 1
+nvcc -O3 -arch=$ARCH -o "$A/gemm" gemm_bench.cu || exit 1
+nvcc -O3 -arch=$ARCH -o "$A/launch" launch_bench.cu || exit 1
+
+# value NAME FILE KEY: KEY=value from the app's "gbpf-bench NAME" line
+value() { sed -n "s/^gbpf-bench $1 .*$3=\([0-9.]*\).*/\1/p" "$2" | tail -1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "n/a" }'; }
+verdict() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a"; else if (r + 0 <= t + 0) print "met"; else print "MISSED" }'; }
+row() { printf 'bench|%-44s|%-22s|%-8s|%-8s|%s\n' "$1" "$2" "$3" "$4" "$5"; }
+# run NAME OUTFILE [gbpf args --] APP ARGS: stdout to OUTFILE, stderr to OUTFILE.err
+run() {
+	local name=$1 out=$2; shift 2
+	timeout 300 "$@" > "$out" 2> "$out.err"
+	local rc=$?
+	[ $rc = 0 ] || echo "# $name: exit $rc: $(tail -c 300 "$out.err" | tr '\n' ' ')"
+	return $rc
+}
+
+row "benchmark" "measured" "ratio" "target" "verdict"
+# 1. empty entry+exit probe on vector add (memory bound) and GEMM (compute bound)
+run vecadd-plain "$O/vecadd.plain" "$A/vecadd" 26 100
+run vecadd-empty "$O/vecadd.empty" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/vecadd" 26 100
+p=$(value vecadd "$O/vecadd.plain" median_us); e=$(value vecadd "$O/vecadd.empty" median_us); r=$(ratio "$e" "$p")
+row "empty entry+exit, vecadd 2^26" "$e vs $p us" "$r" "1.02" "$(verdict "$r" 1.02)"
+run gemm-plain "$O/gemm.plain" "$A/gemm" 4096 20
+run gemm-empty "$O/gemm.empty" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/gemm" 4096 20
+p=$(value gemm "$O/gemm.plain" median_us); e=$(value gemm "$O/gemm.empty" median_us); r=$(ratio "$e" "$p")
+row "empty entry+exit, SGEMM 4096" "$e vs $p us" "$r" "1.02" "$(verdict "$r" 1.02)"
+# 2. launch cost: agent loaded, nothing instrumented; and the first instrumented launch
+run launch-plain "$O/launch.plain" "$A/launch" 20000
+run launch-agent "$O/launch.agent" "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/launch" 20000
+p=$(value launch "$O/launch.plain" per_launch_us); e=$(value launch "$O/launch.agent" per_launch_us)
+d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
+row "agent, no probe: added cost per launch" "$d us ($e vs $p)" "-" "0.3 us" "$(awk -v d="$d" 'BEGIN { print (d <= 0.3) ? "met" : "MISSED" }')"
+rm -rf "$A/jitcache"
+run first-cold "$O/first.cold" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 100
+run first-warm "$O/first.warm" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 100
+p=$(value first_launch "$O/launch.plain" us); c=$(value first_launch "$O/first.cold" us); w=$(value first_launch "$O/first.warm" us)
+row "first instrumented launch, cold JIT cache" "$c us (plain $p)" "-" "20 ms" "$(awk -v c="$c" 'BEGIN { print (c <= 20000) ? "met" : "MISSED" }')"
+row "first instrumented launch, warm JIT cache" "$w us" "-" "1 ms" "$(awk -v c="$w" 'BEGIN { print (c <= 1000) ? "met" : "MISSED" }')"
+# 3. per-thread counter: gbpf threadhist vs plain, and vs the same counter written by hand
+run vecadd-hand "$O/vecadd.hand" "$A/vecadd_hand" 26 100
+run vecadd-threadhist "$O/vecadd.th" "$BIN/gbpf" run --thread-slots 67108864 "$BIN/threadhist.bpf.o" -- "$A/vecadd" 26 100
+p=$(value vecadd "$O/vecadd.plain" median_us); t=$(value vecadd "$O/vecadd.th" median_us); h=$(value vecadd "$O/vecadd.hand" median_us)
+r=$(ratio "$t" "$p"); row "threadhist (per-thread counter), vecadd 2^26" "$t vs $p us" "$r" "1.10" "$(verdict "$r" 1.10)"
+r=$(ratio "$t" "$h"); row "injected threadhist vs hand-written in CUDA" "$t vs $h us" "$r" "1.05" "$(verdict "$r" 1.05)"
+# 4. hash map update from every thread (4096 keys)
+run vecadd-hash "$O/vecadd.hash" "$BIN/gbpf" -j run "$BIN/hash_update.bpf.o" -- "$A/vecadd" 26 100
+t=$(value vecadd "$O/vecadd.hash" median_us); r=$(ratio "$t" "$p")
+sum=$(grep -o '"value":[0-9]*' "$O/vecadd.hash" | awk -F: '{ s += $2 } END { print s + 0 }')
+row "hash update from every thread, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
+echo "# hash_update: sum of counts $sum, expected $(( (1 << 26) * 105 ))"
+# 5. kernelretsnoop: one event per thread, 2^20 threads
+run vecadd20-plain "$O/vecadd20.plain" "$A/vecadd" 20 20
+"$BIN/gbpf" -j run "$BIN/kernelretsnoop.bpf.o" -- "$A/vecadd" 20 20 2> "$O/vecadd20.krs.err" |
+	awk '/"type":"event"/ { ev++; next } /"type":"lost_events"/ { match($0, /"count":[0-9]+/); lost += substr($0, RSTART + 8, RLENGTH - 8); next } { print } END { printf "gbpf-bench krs events=%d lost=%d\n", ev, lost }' > "$O/vecadd20.krs"
+p=$(value vecadd "$O/vecadd20.plain" median_us); t=$(value vecadd "$O/vecadd20.krs" median_us); r=$(ratio "$t" "$p")
+ev=$(value krs "$O/vecadd20.krs" events); lost=$(value krs "$O/vecadd20.krs" lost)
+row "kernelretsnoop, 2^20 threads" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
+echo "# kernelretsnoop: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), threads launched $(( (1 << 20) * 25 ))"
+# 6. memory access statistics aggregated on the device (mem_trace), 2^24 elements
+run vecadd24-plain "$O/vecadd24.plain" "$A/vecadd" 24 50
+run vecadd24-mem "$O/vecadd24.mem" "$BIN/gbpf" run --thread-slots 16777216 "$BIN/mem_trace.bpf.o" -- "$A/vecadd" 24 50
+p=$(value vecadd "$O/vecadd24.plain" median_us); t=$(value vecadd "$O/vecadd24.mem" median_us); r=$(ratio "$t" "$p")
+row "mem_trace (device-side stats), vecadd 2^24" "$t vs $p us" "$r" "2.0" "$(verdict "$r" 2.0)"
+row "basic-block execution counts" "no basic-block site yet" "-" "3.0" "not measured"
+for f in "$O"/*.err; do
+	grep -l -i "error\|not instrumented" "$f" > /dev/null && echo "# $(basename "$f"): $(grep -i -m2 "error\|not instrumented" "$f" | tr '\n' ' ' | cut -c1-300)"
+done
