@@ -67,7 +67,7 @@ struct ocl_api {
  */
 int ocl_api_open(struct ocl_api *api, char *why, size_t why_size);
 
-/** Unload what ocl_api_open loaded. */
+/** Forget the entry points (the ICD loader itself stays loaded: see ocl_api.c). */
 void ocl_api_close(struct ocl_api *api);
 
 /** Name of an OpenCL error code ("CL_BUILD_PROGRAM_FAILURE"), or "OpenCL error". */

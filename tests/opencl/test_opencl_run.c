@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/opencl/test_opencl_run.c - `gbpf run` with the opencl backend on
+ * the example OpenCL apps (examples/apps/opencl) running on PoCL: the real
+ * controller, the real agent and the opencl plugin preloaded into the app.
+ *
+ * Every check compares with what the app itself does: its output line is
+ * identical with and without gbpf; exit probes fire once per work-item;
+ * memory probes once per access the kernel makes; launch probes once per
+ * launch; a kernel that cannot be instrumented (GBPF_OPENCL_FAULT) runs as
+ * the app's own, with a report.
+ *
+ * Args: BUILD_ROOT MODE. MODE "native": this build; "sibling": the gcc
+ *       release build scripts/test.sh makes beside a sanitizer build
+ *       (preloading sanitized libraries into PoCL's linker child fails).
+ */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "ocl_test_util.h"
+
+static char gbpf[4096], ex[4096], apps[4096];
+static char dir[] = "/tmp/gbpf-ocl-run-XXXXXX";
+static struct cmd_out o, plain;
+
+/* The app's own result line (starts with @p prefix) of @p out, or "". */
+static const char *app_line(const char *out, const char *prefix, char *buf, size_t size)
+{
+	const char *p = out;
+
+	buf[0] = 0;
+	while (p && *p) {
+		const char *e = strchr(p, '\n');
+
+		if (!strncmp(p, prefix, strlen(prefix))) {
+			snprintf(buf, size, "%.*s", e ? (int)(e - p) : (int)strlen(p), p);
+			break;
+		}
+		p = e ? e + 1 : NULL;
+	}
+	return buf;
+}
+
+/* gbpf -j run PROBE -- APP ARGS, with extra environment. */
+static int gbpf_run(const char *env, const char *probe, const char *app, const char *args)
+{
+	return ocl_run(dir, &o, "env %s '%s' -j run --backend opencl '%s/%s.bpf.o' -- '%s/%s' %s", env, gbpf, ex,
+		       probe, apps, app, args);
+}
+
+/* Sum of the "count" fields of the JSON histogram of map @p name in @p out. */
+static uint64_t hist_total(const char *out, const char *name)
+{
+	char key[128];
+	const char *p;
+	uint64_t total = 0;
+
+	snprintf(key, sizeof(key), "\"%s\":[", name);
+	p = strstr(out, key);
+	if (!p)
+		return UINT64_MAX;
+	for (const char *end = strchr(p, ']'); (p = strstr(p, "\"count\":")) && (!end || p < end); p += 8)
+		total += strtoull(p + 8, NULL, 10);
+	return total;
+}
+
+/* Value of "KEY":N inside the JSON object of map @p name; UINT64_MAX if absent. */
+static uint64_t map_value(const char *out, const char *name, const char *key)
+{
+	char k[256];
+	const char *p, *end;
+
+	snprintf(k, sizeof(k), "\"%s\":{", name);
+	p = strstr(out, k);
+	if (!p)
+		return UINT64_MAX;
+	end = strchr(p, '}');
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(p, k);
+	if (!p || (end && p > end))
+		return UINT64_MAX;
+	return strtoull(p + strlen(k), NULL, 10);
+}
+
+static int instrumented(const char *kernel)
+{
+	char k[256];
+
+	snprintf(k, sizeof(k), "kernel %s: instrumented", kernel);
+	return strstr(o.err, k) != NULL;
+}
+
+static void show(void)
+{
+	ocl_diag("out", o.out, 30);
+	ocl_diag("err", o.err, 30);
+}
+
+static void test_plain(const char *app, const char *args, const char *prefix, char *line, size_t size)
+{
+	ocl_run(dir, &plain, "'%s/%s' %s", apps, app, args);
+	app_line(plain.out, prefix, line, size);
+	tap_ok(plain.status == 0 && (strstr(line, " errors=0") || strstr(line, " ok")),
+	       "%s runs correctly without gbpf: %s", app, line);
+}
+
+static void test_vecadd(void)
+{
+	char base[512], got[512];
+	uint64_t v;
+
+	test_plain("ocl_vecadd", "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096", "vecadd:", base,
+		   sizeof(base));
+
+	gbpf_run("", "threadhist", "ocl_vecadd", "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096");
+	app_line(o.out, "vecadd:", got, sizeof(got));
+	tap_ok(o.status == 0 && base[0] && !strcmp(base, got), "threadhist: vecadd output unchanged");
+	tap_ok(instrumented("vecadd"), "threadhist: kernel vecadd instrumented");
+	v = map_value(o.out, "thread_exits", "0");
+	tap_ok(v == 4096, "threadhist: thread_exits == 4096 work-items (got %llu)", (unsigned long long)v);
+	if (o.status || v != 4096)
+		show();
+
+	gbpf_run("", "kernelretsnoop", "ocl_vecadd", "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096");
+	app_line(o.out, "vecadd:", got, sizeof(got));
+	{
+		int records = ocl_count(o.out, "\"type\":\"event\",\"map\":\"events\"");
+		const char *lost = strstr(o.out, "\"type\":\"lost_events\",\"map\":\"events\",\"count\":");
+		uint64_t nlost = lost ? strtoull(lost + strlen("\"type\":\"lost_events\",\"map\":\"events\",\"count\":"),
+						 NULL, 10) : 0;
+
+		tap_ok(o.status == 0 && !strcmp(base, got), "kernelretsnoop: vecadd output unchanged");
+		tap_ok(records + nlost == 4096, "kernelretsnoop: records %d + lost %llu == 4096 work-items", records,
+		       (unsigned long long)nlost);
+		if (records + nlost != 4096)
+			show();
+	}
+
+	gbpf_run("", "mem_trace", "ocl_vecadd", "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096");
+	app_line(o.out, "vecadd:", got, sizeof(got));
+	tap_ok(o.status == 0 && !strcmp(base, got), "mem_trace: vecadd output unchanged");
+	tap_ok(instrumented("vecadd"), "mem_trace: kernel vecadd instrumented");
+	/* c[i] = a[i] + b[i] for 4096 work-items: 2 x 4096 global 4-byte loads, 4096 stores */
+	{
+		const char *p = strstr(o.out, "\"accesses\":{");
+		uint64_t loads = 0, stores = 0;
+
+		/* keys: kind, space, size, pad as 16 bytes of hex (little endian u32s) */
+		loads = map_value(o.out, "accesses", "01000000010000000400000000000000");
+		stores = map_value(o.out, "accesses", "02000000010000000400000000000000");
+		tap_ok(p && loads == 2 * 4096, "mem_trace: global 4-byte loads == 8192 (got %llu)",
+		       (unsigned long long)loads);
+		tap_ok(p && stores == 4096, "mem_trace: global 4-byte stores == 4096 (got %llu)",
+		       (unsigned long long)stores);
+		if (loads != 8192 || stores != 4096)
+			show();
+	}
+
+	gbpf_run("GBPF_OPENCL_FAULT=build", "threadhist", "ocl_vecadd",
+		 "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096");
+	app_line(o.out, "vecadd:", got, sizeof(got));
+	tap_ok(o.status == 0 && !strcmp(base, got), "forced build failure: vecadd output unchanged");
+	tap_ok(strstr(o.err, "not instrumented: kernel vecadd: build of the instrumented program failed: forced") !=
+		       NULL,
+	       "forced build failure: reported as not instrumented, with the reason");
+	v = map_value(o.out, "thread_exits", "0");
+	tap_ok(v == 0, "forced build failure: no probe ran (thread_exits %llu)", (unsigned long long)v);
+	if (!strstr(o.err, "not instrumented: kernel vecadd"))
+		show();
+	gbpf_run("GBPF_OPENCL_FAULT=launch", "threadhist", "ocl_vecadd",
+		 "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096");
+	app_line(o.out, "vecadd:", got, sizeof(got));
+	tap_ok(o.status == 0 && !strcmp(base, got) && strstr(o.err, "error: kernel vecadd: launch of the instrumented"),
+	       "forced launch failure: the original kernel ran, error reported");
+}
+
+static void test_multikernel(void)
+{
+	char base[512], got[512], args[512];
+
+	snprintf(args, sizeof(args), "'%s/examples/apps/opencl/multikernel.cl' 1024 3", OCL_SRC);
+	test_plain("ocl_multikernel", args, "multikernel:", base, sizeof(base));
+
+	gbpf_run("", "launchlate", "ocl_multikernel", args);
+	app_line(o.out, "multikernel:", got, sizeof(got));
+	tap_ok(o.status == 0 && base[0] && !strcmp(base, got), "launchlate: multikernel output unchanged");
+	tap_ok(instrumented("scale") && instrumented("shift") && instrumented("square_sum"),
+	       "launchlate: the three kernels instrumented");
+	tap_ok(hist_total(o.out, "usecs") == 7, "launchlate: one latency per launch (7, got %llu)",
+	       (unsigned long long)hist_total(o.out, "usecs"));
+	if (hist_total(o.out, "usecs") != 7)
+		show();
+
+	gbpf_run("", "kernelretsnoop", "ocl_multikernel", args);
+	app_line(o.out, "multikernel:", got, sizeof(got));
+	{
+		int records = ocl_count(o.out, "\"type\":\"event\",\"map\":\"events\"");
+
+		tap_ok(o.status == 0 && !strcmp(base, got), "kernelretsnoop: multikernel output unchanged");
+		tap_ok(records == 7 * 1024, "kernelretsnoop: %d records == 7 launches x 1024 work-items", records);
+	}
+
+	gbpf_run("", "cuda_counter", "ocl_multikernel", args);
+	app_line(o.out, "multikernel:", got, sizeof(got));
+	tap_ok(o.status == 0 && !strcmp(base, got), "cuda-counter: multikernel output unchanged");
+	tap_ok(instrumented("scale"), "cuda-counter: kernels instrumented");
+	if (o.status)
+		show();
+}
+
+static void test_spvapp(void)
+{
+	char line[512], spv[4200];
+
+	snprintf(spv, sizeof(spv), "%s/saxpy.spv", apps);
+	if (access(spv, R_OK)) {
+		tap_skip("saxpy.spv not built (clang-15 / llvm-spirv-15 missing)");
+		return;
+	}
+	ocl_run(dir, &plain, "'%s/ocl_spvapp' '%s' 2048", apps, spv);
+	app_line(plain.out, "spvapp:", line, sizeof(line));
+	tap_ok((plain.status == 2 && strstr(line, "no SPIR-V IL support")) ||
+		       (plain.status == 0 && strstr(line, "errors=0")),
+	       "spvapp without gbpf: %s", line);
+	ocl_run(dir, &o, "'%s' -j run --backend opencl '%s/threadhist.bpf.o' -- '%s/ocl_spvapp' '%s' 2048", gbpf,
+		ex, apps, spv);
+	app_line(o.out, "spvapp:", line, sizeof(line));
+	tap_ok(o.status == 0 && strstr(line, "work-items=2048 errors=0"), "spvapp under gbpf runs correctly: %s",
+	       line);
+	tap_ok(instrumented("saxpy") && map_value(o.out, "thread_exits", "0") == 2048,
+	       "spvapp: SPIR-V kernel saxpy instrumented, thread_exits == 2048");
+	if (o.status || !instrumented("saxpy"))
+		show();
+}
+
+int main(int argc, char **argv)
+{
+	const char *root;
+	char path[4200];
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s BUILD_ROOT native|sibling\n", argv[0]);
+		return 2;
+	}
+	root = argv[1];
+	snprintf(gbpf, sizeof(gbpf), "%s/tools/gbpf", root);
+	snprintf(ex, sizeof(ex), "%s/examples", root);
+	snprintf(apps, sizeof(apps), "%s/examples/apps/opencl", root);
+	snprintf(path, sizeof(path), "%s/ocl_vecadd", apps);
+	if (access(gbpf, X_OK) || access(path, X_OK)) {
+		tap_skip("%s build %s has no gbpf or OpenCL apps (a sanitizer build runs this test on the "
+			 "non-sanitized <build>-gcc that scripts/test.sh makes)",
+			 argv[2], root);
+		return tap_done();
+	}
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	test_vecadd();
+	test_multikernel();
+	test_spvapp();
+	ocl_run(dir, &o, "rm -rf '%s'", dir);
+	return tap_done();
+}
