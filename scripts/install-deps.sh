@@ -8,7 +8,8 @@ libbpf-dev libelf-dev libzstd-dev liblz4-dev zlib1g-dev
 libclang-rt-dev
 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
 spirv-tools spirv-headers llvm-spirv-15 clang-15 libze-dev libze1
-llvm-19-dev clang-19 lld-19 hipcc libamdhip64-dev"
+llvm-19-dev clang-19 lld-19 hipcc libamdhip64-dev
+python3-prometheus-client"
 # Optional packages (none at the moment): installed when available.
 optional=""
 

@@ -254,6 +254,29 @@ static int ht_attach(struct gbpf_backend *b, const struct gbpf_agent_attach_opts
 	}
 	b->copy = *opts;
 	atomic_store(&hosttest_armed, b);
+	/*
+	 * GBPF_HOSTTEST_TL_BURST=N: N kernel events at once, before the agent's
+	 * sender runs, so that all beyond its queue are dropped (drop accounting).
+	 */
+	if (getenv("GBPF_HOSTTEST_TL_BURST") &&
+	    opts->services->sz >= offsetof(struct gbpf_agent_services, timeline) +
+					   sizeof(opts->services->timeline) &&
+	    opts->services->timeline) {
+		long i, n = atol(getenv("GBPF_HOSTTEST_TL_BURST"));
+		struct gbpf_timeline_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.sz = sizeof(ev);
+		ev.kind = GBPF_TL_KERNEL;
+		ev.flags = GBPF_TL_F_GPU;
+		ev.stream = 9;
+		snprintf(ev.name, sizeof(ev.name), "burst");
+		for (i = 0; i < n && i < 1000000; i++) {
+			ev.gpu_begin_ns = 1000 * (uint64_t)i;
+			ev.gpu_end_ns = ev.gpu_begin_ns + 500;
+			opts->services->timeline(opts->services->ctx, &ev);
+		}
+	}
 	if (opts->services->report)
 		opts->services->report(opts->services->ctx, GBPF_AGENT_EVENT_INFO, NULL,
 				       "hosttest: gbpf_test_launch interposed");
