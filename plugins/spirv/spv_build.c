@@ -38,21 +38,28 @@ static void words_push(struct spv_mod *m, struct spv_words *s, uint32_t w)
 	s->w[s->n++] = w;
 }
 
-int spv_mod_init(struct spv_mod *m)
+int spv_mod_std_types(struct spv_mod *m)
 {
-	memset(m, 0, sizeof(*m));
-	m->bound = 1;
-	m->t_void = spv_id(m);
-	spv_op(m, SPV_SEC_TYPES, SpvOpTypeVoid, 1, m->t_void);
-	m->t_bool = spv_id(m);
-	spv_op(m, SPV_SEC_TYPES, SpvOpTypeBool, 1, m->t_bool);
+	static const uint32_t none[1];
+	uint32_t vec[2];
+
+	m->t_void = spv_cached(m, SpvOpTypeVoid, 0, 0, none);
+	m->t_bool = spv_cached(m, SpvOpTypeBool, 0, 0, none);
 	m->t_u8 = spv_type_int(m, 8);
 	m->t_u16 = spv_type_int(m, 16);
 	m->t_u32 = spv_type_int(m, 32);
 	m->t_u64 = spv_type_int(m, 64);
-	m->t_v3u64 = spv_id(m);
-	spv_op(m, SPV_SEC_TYPES, SpvOpTypeVector, 3, m->t_v3u64, m->t_u64, 3);
+	vec[0] = m->t_u64;
+	vec[1] = 3;
+	m->t_v3u64 = spv_cached(m, SpvOpTypeVector, 0, 2, vec);
 	return m->oom ? -ENOMEM : 0;
+}
+
+int spv_mod_init(struct spv_mod *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->bound = 1;
+	return spv_mod_std_types(m);
 }
 
 void spv_mod_free(struct spv_mod *m)
@@ -167,7 +174,7 @@ void spv_name(struct spv_mod *m, uint32_t id, const char *name)
 /* Find or create the type/constant (op, operands...) in SPV_SEC_TYPES; the
  * result id goes after the first @p before operands (after the type for
  * constants, first for types). */
-static uint32_t cached(struct spv_mod *m, uint32_t op, size_t before, size_t n, const uint32_t *ops)
+uint32_t spv_cached(struct spv_mod *m, uint32_t op, size_t before, size_t n, const uint32_t *ops)
 {
 	struct spv_cache_ent *e;
 	uint32_t all[12];
@@ -175,7 +182,7 @@ static uint32_t cached(struct spv_mod *m, uint32_t op, size_t before, size_t n, 
 
 	for (i = 0; i < m->ncache; i++) {
 		e = &m->cache[i];
-		if (e->klen == n + 1 && e->key[0] == op && !memcmp(e->key + 1, ops, n * 4))
+		if (e->klen == n + 1 && e->key[0] == op && (!n || !memcmp(e->key + 1, ops, n * 4)))
 			return e->id;
 	}
 	if (m->ncache == m->capcache) {
@@ -192,7 +199,8 @@ static uint32_t cached(struct spv_mod *m, uint32_t op, size_t before, size_t n, 
 	e = &m->cache[m->ncache++];
 	memset(e, 0, sizeof(*e));
 	e->key[0] = op;
-	memcpy(e->key + 1, ops, n * 4);
+	if (n)
+		memcpy(e->key + 1, ops, n * 4);
 	e->klen = (uint32_t)n + 1;
 	e->id = spv_id(m);
 	for (i = 0; i < before; i++)
@@ -202,6 +210,37 @@ static uint32_t cached(struct spv_mod *m, uint32_t op, size_t before, size_t n, 
 		all[i + 1] = ops[i];
 	spv_inst(m, SPV_SEC_TYPES, op, n + 1, all);
 	return e->id;
+}
+
+int spv_cache_add(struct spv_mod *m, uint32_t op, size_t n, const uint32_t *ops, uint32_t id)
+{
+	struct spv_cache_ent *e;
+	size_t i;
+
+	if (n + 1 > sizeof(e->key) / sizeof(e->key[0]))
+		return 0; /* too long to be one of ours: never looked up */
+	for (i = 0; i < m->ncache; i++) {
+		e = &m->cache[i];
+		if (e->klen == n + 1 && e->key[0] == op && (!n || !memcmp(e->key + 1, ops, n * 4)))
+			return 0; /* keep the first of duplicates (aggregates may repeat) */
+	}
+	if (m->ncache == m->capcache) {
+		size_t cap = m->capcache ? m->capcache * 2 : 64;
+		void *p = realloc(m->cache, cap * sizeof(*m->cache));
+
+		if (!p)
+			return -ENOMEM;
+		m->cache = p;
+		m->capcache = cap;
+	}
+	e = &m->cache[m->ncache++];
+	memset(e, 0, sizeof(*e));
+	e->key[0] = op;
+	if (n)
+		memcpy(e->key + 1, ops, n * 4);
+	e->klen = (uint32_t)n + 1;
+	e->id = id;
+	return 0;
 }
 
 uint32_t spv_type_int(struct spv_mod *m, uint32_t width)
@@ -214,7 +253,7 @@ uint32_t spv_type_int(struct spv_mod *m, uint32_t width)
 		spv_cap(m, SpvCapabilityInt16);
 	else if (width == 64)
 		spv_cap(m, SpvCapabilityInt64);
-	return cached(m, SpvOpTypeInt, 0, 2, ops);
+	return spv_cached(m, SpvOpTypeInt, 0, 2, ops);
 }
 
 uint32_t spv_type_ptr(struct spv_mod *m, uint32_t storage, uint32_t pointee)
@@ -223,14 +262,14 @@ uint32_t spv_type_ptr(struct spv_mod *m, uint32_t storage, uint32_t pointee)
 
 	if (storage == SpvStorageClassGeneric)
 		spv_cap(m, SpvCapabilityGenericPointer);
-	return cached(m, SpvOpTypePointer, 0, 2, ops);
+	return spv_cached(m, SpvOpTypePointer, 0, 2, ops);
 }
 
 uint32_t spv_type_array(struct spv_mod *m, uint32_t elem, uint32_t len)
 {
 	uint32_t ops[2] = {elem, spv_c32(m, len)};
 
-	return cached(m, SpvOpTypeArray, 0, 2, ops);
+	return spv_cached(m, SpvOpTypeArray, 0, 2, ops);
 }
 
 uint32_t spv_type_fn(struct spv_mod *m, uint32_t ret, size_t n, const uint32_t *params)
@@ -245,14 +284,14 @@ uint32_t spv_type_fn(struct spv_mod *m, uint32_t ret, size_t n, const uint32_t *
 	ops[0] = ret;
 	for (i = 0; i < n; i++)
 		ops[i + 1] = params[i];
-	return cached(m, SpvOpTypeFunction, 0, n + 1, ops);
+	return spv_cached(m, SpvOpTypeFunction, 0, n + 1, ops);
 }
 
 uint32_t spv_const(struct spv_mod *m, uint32_t type, uint64_t v)
 {
 	uint32_t ops[3] = {type, (uint32_t)v, (uint32_t)(v >> 32)};
 
-	return cached(m, SpvOpConstant, 1, type == m->t_u64 ? 3 : 2, ops);
+	return spv_cached(m, SpvOpConstant, 1, type == m->t_u64 ? 3 : 2, ops);
 }
 
 uint32_t spv_c32(struct spv_mod *m, uint32_t v)
@@ -269,7 +308,7 @@ uint32_t spv_cbool(struct spv_mod *m, int v)
 {
 	uint32_t ops[1] = {m->t_bool};
 
-	return cached(m, v ? SpvOpConstantTrue : SpvOpConstantFalse, 1, 1, ops);
+	return spv_cached(m, v ? SpvOpConstantTrue : SpvOpConstantFalse, 1, 1, ops);
 }
 
 uint32_t spv_builtin(struct spv_mod *m, uint32_t builtin, int vector)

@@ -512,7 +512,7 @@ static uint32_t call_main(struct spv_cg *cg, uint32_t a1, uint32_t a2, uint32_t 
 	return id;
 }
 
-static int emit_probe(struct spv_cg *cg)
+static uint32_t emit_probe(struct spv_cg *cg, int export)
 {
 	struct spv_mod *m = cg->m;
 	uint32_t fid = spv_id(m), ctx = spv_id(m), flag, r;
@@ -522,10 +522,10 @@ static int emit_probe(struct spv_cg *cg)
 
 	snprintf(name, sizeof(name), GBPF_SPIRV_PROBE_PREFIX "%zu", cg->prog_idx);
 	spv_name(m, fid, name);
-	spv_cap(m, SpvCapabilityLinkage);
-	{
+	if (export) {
 		uint32_t pre[2] = {fid, SpvDecorationLinkageAttributes};
 
+		spv_cap(m, SpvCapabilityLinkage);
 		spv_op_str(m, SPV_SEC_ANNOT, SpvOpDecorate, pre, 2, name, &lk, 1);
 	}
 	spv_op(m, SPV_SEC_FUNCS, SpvOpFunction, 4, m->t_u64, fid, SpvFunctionControlMaskNone, ft);
@@ -535,7 +535,7 @@ static int emit_probe(struct spv_cg *cg)
 	r = call_main(cg, ctx, spv_c64(m, 0), flag);
 	spv_op(m, SPV_SEC_FUNCS, SpvOpReturnValue, 1, r);
 	spv_op(m, SPV_SEC_FUNCS, SpvOpFunctionEnd, 0);
-	return 0;
+	return fid;
 }
 
 static int emit_run_kernel(struct spv_cg *cg, const char *entry)
@@ -615,71 +615,31 @@ static int check_prog(const struct gbpf_prog_desc *p, char *err, size_t err_size
 	return 0;
 }
 
-int gbpf_spirv_emit(const struct gbpf_prog_desc *const *progs, size_t n,
-		    const struct gbpf_spirv_opts *opts, uint32_t **words, size_t *word_count,
-		    char *err, size_t err_size)
+int spv_gen_progs(struct spv_gen *g, const struct gbpf_prog_desc *const *progs, size_t n,
+		  uint32_t flags, uint32_t *probe_fids, char *err, size_t err_size)
 {
-	struct spv_mod m;
-	struct spv_gen g;
+	struct spv_mod *m = g->m;
 	struct spv_cg *cgs = NULL;
-	uint32_t version = GBPF_SPIRV_VERSION(1, 0), flags = 0, *kernel_fid = NULL;
-	char dummy[1];
+	uint32_t *kernel_fid = NULL;
 	size_t i, f;
-	int rc;
+	int rc = 0;
 
-	if (!err || !err_size) {
-		err = dummy;
-		err_size = sizeof(dummy);
-	}
-	err[0] = 0;
-	if (!progs || !n || !words || !word_count) {
-		snprintf(err, err_size, "spirv: no program given");
-		return -EINVAL;
-	}
-	if (opts && opts->sz >= offsetof(struct gbpf_spirv_opts, ctx_table) + 8) {
-		flags = opts->flags;
-		if (opts->version)
-			version = opts->version;
-		if (version < GBPF_SPIRV_VERSION(1, 0) || version > GBPF_SPIRV_VERSION(1, 6) ||
-		    (version & 0xff0000ffu)) {
-			snprintf(err, err_size, "spirv: unsupported SPIR-V version word 0x%08x", version);
-			return -EINVAL;
-		}
-	}
 	for (i = 0; i < n; i++) {
 		rc = check_prog(progs[i], err, err_size);
 		if (rc)
 			return rc;
 	}
-	rc = spv_mod_init(&m);
-	if (rc) {
-		snprintf(err, err_size, "spirv: out of memory");
-		return rc;
-	}
-	memset(&g, 0, sizeof(g));
-	g.m = &m;
-	g.flags = flags;
-	g.ctx_table = opts ? opts->ctx_table : 0;
-	spv_cap(&m, SpvCapabilityAddresses);
-	spv_cap(&m, SpvCapabilityKernel);
-	spv_cap(&m, SpvCapabilityInt64);
-	spv_op(&m, SPV_SEC_MEMMODEL, SpvOpMemoryModel, 2, SpvAddressingModelPhysical64,
-	       SpvMemoryModelOpenCL);
-	g.t_pu32 = spv_type_ptr(&m, SpvStorageClassFunction, m.t_u32);
+	g->t_pu32 = spv_type_ptr(m, SpvStorageClassFunction, m->t_u32);
 	{
-		uint32_t ops[6] = {m.t_u64, m.t_u64, m.t_u64, m.t_u64, m.t_u64, g.t_pu32};
+		uint32_t ops[6] = {m->t_u64, m->t_u64, m->t_u64, m->t_u64, m->t_u64, g->t_pu32};
 
-		g.t_fn5 = spv_type_fn(&m, m.t_u64, 6, ops);
+		g->t_fn5 = spv_type_fn(m, m->t_u64, 6, ops);
 	}
 	if ((flags & GBPF_SPIRV_KERNEL) && !(flags & GBPF_SPIRV_KERNEL_EACH))
 		n = 1;
-	kernel_fid = calloc(n, sizeof(*kernel_fid));
-	if (!kernel_fid) {
-		rc = -ENOMEM;
-		goto out;
-	}
 	cgs = calloc(n, sizeof(*cgs));
-	if (!cgs) {
+	kernel_fid = calloc(n, sizeof(*kernel_fid));
+	if (!cgs || !kernel_fid) {
 		rc = -ENOMEM;
 		snprintf(err, err_size, "spirv: out of memory");
 		goto out;
@@ -687,8 +647,8 @@ int gbpf_spirv_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 	for (i = 0; i < n; i++) {
 		struct spv_cg *cg = &cgs[i];
 
-		cg->g = &g;
-		cg->m = &m;
+		cg->g = g;
+		cg->m = m;
 		cg->prog = progs[i];
 		cg->prog_idx = i;
 		cg->insns = progs[i]->insns;
@@ -699,9 +659,9 @@ int gbpf_spirv_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 		if (rc)
 			goto out;
 		for (f = 0; f < cg->nfuncs; f++)
-			cg->funcs[f].id = spv_id(&m);
+			cg->funcs[f].id = spv_id(m);
 	}
-	for (i = 0; i < n && !rc; i++) {
+	for (i = 0; i < n; i++) {
 		for (f = 0; f < cgs[i].nfuncs && !rc; f++)
 			rc = emit_function(&cgs[i], f);
 		if (rc)
@@ -714,13 +674,14 @@ int gbpf_spirv_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 			else
 				snprintf(kname, sizeof(kname), GBPF_SPIRV_RUN_ENTRY "_%zu", i);
 			kernel_fid[i] = (uint32_t)emit_run_kernel(&cgs[i], kname);
+		} else {
+			uint32_t fid = emit_probe(&cgs[i], !(flags & SPV_GEN_NO_EXPORT));
+
+			if (probe_fids)
+				probe_fids[i] = fid;
 		}
-		else
-			rc = emit_probe(&cgs[i]);
 	}
-	if (rc)
-		goto out;
-	rc = spv_rt_emit_all(&g);
+	rc = spv_rt_emit_all(g);
 	if (rc) {
 		snprintf(err, err_size, "spirv: support functions: out of memory");
 		goto out;
@@ -734,32 +695,88 @@ int gbpf_spirv_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 			snprintf(name, sizeof(name), GBPF_SPIRV_RUN_ENTRY);
 		else
 			snprintf(name, sizeof(name), GBPF_SPIRV_RUN_ENTRY "_%zu", i);
-		spv_op_str(&m, SPV_SEC_ENTRY, SpvOpEntryPoint, pre, 2, name, m.iface, m.niface);
+		spv_op_str(m, SPV_SEC_ENTRY, SpvOpEntryPoint, pre, 2, name, m->iface, m->niface);
 		if (i == 0 && (flags & GBPF_SPIRV_KERNEL_EACH)) {
-			/* program 0 answers to both names: a second entry point on a wrapper */
+			/* program 0 answers to both names: a second kernel runs it too */
 			uint32_t w = (uint32_t)emit_run_kernel(&cgs[0], GBPF_SPIRV_RUN_ENTRY "_0");
 			uint32_t pre0[2] = {SpvExecutionModelKernel, w};
 
-			spv_op_str(&m, SPV_SEC_ENTRY, SpvOpEntryPoint, pre0, 2, GBPF_SPIRV_RUN_ENTRY "_0",
-				   m.iface, m.niface);
+			spv_op_str(m, SPV_SEC_ENTRY, SpvOpEntryPoint, pre0, 2, GBPF_SPIRV_RUN_ENTRY "_0",
+				   m->iface, m->niface);
 		}
 	}
-	rc = spv_mod_finish(&m, version, words, word_count);
-	if (rc) {
+	if (m->oom) {
+		rc = -ENOMEM;
 		snprintf(err, err_size, "spirv: out of memory (or module over the size limit)");
-		goto out;
-	}
-	rc = gbpf_spirv_validate(*words, *word_count, GBPF_SPIRV_ENV_AUTO, err, err_size);
-	if (rc) {
-		free(*words);
-		*words = NULL;
-		*word_count = 0;
 	}
 out:
 	for (i = 0; cgs && i < n; i++)
 		cg_free(&cgs[i]);
 	free(cgs);
 	free(kernel_fid);
+	return rc;
+}
+
+int gbpf_spirv_emit(const struct gbpf_prog_desc *const *progs, size_t n,
+		    const struct gbpf_spirv_opts *opts, uint32_t **words, size_t *word_count,
+		    char *err, size_t err_size)
+{
+	struct spv_mod m;
+	struct spv_gen g;
+	uint32_t version = GBPF_SPIRV_VERSION(1, 0), flags = 0;
+	char dummy[1];
+	int rc;
+
+	if (!err || !err_size) {
+		err = dummy;
+		err_size = sizeof(dummy);
+	}
+	err[0] = 0;
+	if (!progs || !n || !words || !word_count) {
+		snprintf(err, err_size, "spirv: no program given");
+		return -EINVAL;
+	}
+	if (opts && opts->sz >= offsetof(struct gbpf_spirv_opts, ctx_table) + 8) {
+		flags = opts->flags & (GBPF_SPIRV_KERNEL | GBPF_SPIRV_TIMER_IMPORT |
+				       GBPF_SPIRV_KERNEL_EACH);
+		if (opts->version)
+			version = opts->version;
+		if (version < GBPF_SPIRV_VERSION(1, 0) || version > GBPF_SPIRV_VERSION(1, 6) ||
+		    (version & 0xff0000ffu)) {
+			snprintf(err, err_size, "spirv: unsupported SPIR-V version word 0x%08x", version);
+			return -EINVAL;
+		}
+	}
+	rc = spv_mod_init(&m);
+	if (rc) {
+		snprintf(err, err_size, "spirv: out of memory");
+		return rc;
+	}
+	memset(&g, 0, sizeof(g));
+	g.m = &m;
+	g.flags = flags;
+	g.ctx_table = opts && opts->sz >= offsetof(struct gbpf_spirv_opts, ctx_table) + 8
+			      ? opts->ctx_table
+			      : 0;
+	spv_cap(&m, SpvCapabilityAddresses);
+	spv_cap(&m, SpvCapabilityKernel);
+	spv_cap(&m, SpvCapabilityInt64);
+	spv_op(&m, SPV_SEC_MEMMODEL, SpvOpMemoryModel, 2, SpvAddressingModelPhysical64,
+	       SpvMemoryModelOpenCL);
+	rc = spv_gen_progs(&g, progs, n, flags, NULL, err, err_size);
+	if (!rc) {
+		rc = spv_mod_finish(&m, version, words, word_count);
+		if (rc)
+			snprintf(err, err_size, "spirv: out of memory (or module over the size limit)");
+	}
+	if (!rc) {
+		rc = gbpf_spirv_validate(*words, *word_count, GBPF_SPIRV_ENV_AUTO, err, err_size);
+		if (rc) {
+			free(*words);
+			*words = NULL;
+			*word_count = 0;
+		}
+	}
 	spv_mod_free(&m);
 	return rc;
 }

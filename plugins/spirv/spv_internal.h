@@ -61,6 +61,12 @@ struct spv_mod {
 };
 
 int spv_mod_init(struct spv_mod *m);
+/** Find or create void, bool, u8..u64 and v3 ulong (after an app's types were cached). */
+int spv_mod_std_types(struct spv_mod *m);
+/** Find or create a type/constant: the result id goes after the first @p before operands. */
+uint32_t spv_cached(struct spv_mod *m, uint32_t op, size_t before, size_t n, const uint32_t *ops);
+/** Record an existing type/constant (op, operands without result id) as id. */
+int spv_cache_add(struct spv_mod *m, uint32_t op, size_t n, const uint32_t *ops, uint32_t id);
 void spv_mod_free(struct spv_mod *m);
 /** Concatenate the sections behind a header into one malloc'ed module. */
 int spv_mod_finish(struct spv_mod *m, uint32_t version, uint32_t **words, size_t *count);
@@ -173,6 +179,16 @@ struct spv_cg {
 	char *err;
 	size_t err_size;
 };
+
+/** Internal flag of spv_gen_progs: probe functions without Linkage Export (injection). */
+#define SPV_GEN_NO_EXPORT (1U << 30)
+/**
+ * Emit programs into module g->m (fresh or an application's): functions,
+ * probe functions (their ids to probe_fids[i], may be NULL) or run kernels
+ * with their entry points, and the support functions.
+ */
+int spv_gen_progs(struct spv_gen *g, const struct gbpf_prog_desc *const *progs, size_t n,
+		  uint32_t flags, uint32_t *probe_fids, char *err, size_t err_size);
 
 int spv_fail(struct spv_cg *cg, size_t pc, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
