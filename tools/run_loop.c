@@ -220,12 +220,12 @@ static void print_report(struct run_ctx *ctx, struct run_agent *ag, uint16_t typ
 static int agent_timeline_msg(struct run_ctx *ctx, struct run_agent *ag,
 			      const struct gbpf_agent_frame *f, const void *payload)
 {
-	static struct gbpf_timeline_event batch[GBPF_AGENT_MAX_TL_BATCH]; /* controller thread */
+	static struct gbpf_timeline_event ctl_tl_batch[GBPF_AGENT_MAX_TL_BATCH]; /* controller thread only */
 	char why[256] = "";
 	uint64_t dropped;
 	size_t n, i;
 
-	if (gbpf_agent_decode_timeline(payload, f->len, &dropped, batch, &n, why, sizeof(why))) {
+	if (gbpf_agent_decode_timeline(payload, f->len, &dropped, ctl_tl_batch, &n, why, sizeof(why))) {
 		/* A bad batch is the plugin's bug, not a reason to lose the agent. */
 		ctx->tl.rejected++;
 		fprintf(stderr, "gbpf run: pid %d: timeline batch rejected: %s\n", (int)ag->pid, why);
@@ -236,7 +236,7 @@ static int agent_timeline_msg(struct run_ctx *ctx, struct run_agent *ag,
 		ag->tl_dropped = dropped;
 	}
 	for (i = 0; i < n; i++) {
-		if (gbpf_tl_add(&ctx->tl, (uint32_t)ag->pid, &batch[i]) == -ENOSPC) {
+		if (gbpf_tl_add(&ctx->tl, (uint32_t)ag->pid, &ctl_tl_batch[i]) == -ENOSPC) {
 			ctx->tl.dropped_store += n - i - 1; /* the rest cannot fit either */
 			break;
 		}

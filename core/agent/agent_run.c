@@ -119,7 +119,7 @@ int agent_timeline(void *ctx, const struct gbpf_timeline_event *ev)
 /* Send queued timeline events in batches; 0, or -errno when the socket failed. */
 static int sender_drain_timeline(struct agent_state *a)
 {
-	static struct gbpf_timeline_event batch[GBPF_AGENT_MAX_TL_BATCH]; /* sender thread only */
+	static struct gbpf_timeline_event sender_tl_batch[GBPF_AGENT_MAX_TL_BATCH]; /* sender thread only */
 
 	for (;;) {
 		struct gbpf_agent_buf b = {0};
@@ -129,7 +129,7 @@ static int sender_drain_timeline(struct agent_state *a)
 
 		pthread_mutex_lock(&a->tl_lock);
 		while (n < GBPF_AGENT_MAX_TL_BATCH && a->tl_len) {
-			batch[n++] = a->tl_ring[a->tl_head];
+			sender_tl_batch[n++] = a->tl_ring[a->tl_head];
 			a->tl_head = (a->tl_head + 1) % AGENT_TL_QUEUE_LEN;
 			a->tl_len--;
 		}
@@ -137,7 +137,7 @@ static int sender_drain_timeline(struct agent_state *a)
 		pthread_mutex_unlock(&a->tl_lock);
 		if (!n && dropped == a->tl_sent_drops) /* written by this thread only */
 			return 0;
-		err = gbpf_agent_encode_timeline(&b, dropped, batch, n);
+		err = gbpf_agent_encode_timeline(&b, dropped, sender_tl_batch, n);
 		if (!err)
 			err = agent_send_frame(a->fd, GBPF_AGENT_MSG_TIMELINE, &b);
 		gbpf_agent_buf_free(&b);
