@@ -36,6 +36,8 @@ static int run_usage(void)
 		"               launches with more threads are reported)\n"
 		"GPU timeline (asynchronous work the backend reports):\n"
 		"  --trace FILE.json  write a Chrome/Perfetto trace (open in ui.perfetto.dev)\n"
+		"  --otlp-traces URL  POST the timeline as OTLP/HTTP JSON spans at exit\n"
+		"                     (http://HOST:4318/v1/traces)\n"
 		"  --no-summary       do not print the per-stream / per-sync summary at exit\n"
 		"Metrics (map contents; docs/OUTPUT.md):\n"
 		"  --prom [HOST:]PORT serve Prometheus text on http://HOST:PORT/metrics\n"
@@ -283,6 +285,7 @@ int cmd_run(int argc, char **argv)
 		{"prom", required_argument, NULL, 'P'},
 		{"prom-file", required_argument, NULL, 'F'},
 		{"otlp", required_argument, NULL, 'O'},
+		{"otlp-traces", required_argument, NULL, 'R'},
 		{"export-interval", required_argument, NULL, 'E'},
 		{"thread-slots", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
@@ -329,6 +332,7 @@ int cmd_run(int argc, char **argv)
 		case 'P': ctx.prom_addr = optarg; break;
 		case 'F': ctx.prom_file = optarg; break;
 		case 'O': ctx.otlp_url = optarg; break;
+		case 'R': ctx.otlp_traces_url = optarg; break;
 		case 'E':
 			ctx.export_s = strtod(optarg, &end);
 			if (*end || !(ctx.export_s > 0) || ctx.export_s > 86400)

@@ -45,6 +45,7 @@ struct run_ctx {
 	const char *prom_addr;  /* --prom [HOST:]PORT */
 	const char *prom_file;  /* --prom-file PATH */
 	const char *otlp_url;   /* --otlp URL */
+	const char *otlp_traces_url; /* --otlp-traces URL */
 	double export_s;        /* period of --prom-file / --otlp exports */
 	uint64_t start_unix_ns; /* when counting began (OTLP start time) */
 	struct gbpf_prom_server *prom;

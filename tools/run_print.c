@@ -423,6 +423,41 @@ static void summary_json(struct run_ctx *ctx, const struct gbpf_tl_summary *s)
 	jw_finish(&cli.jw);
 }
 
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The timeline as OTLP spans, GBPF_TL_OTLP_BATCH events per request; stops at the first failure. */
+static void send_spans(struct run_ctx *ctx)
+{
+	struct gbpf_otlp_opts o = {.service_name = "gbpf", .start_time_ns = ctx->start_unix_ns};
+	int64_t to_unix = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	char why[512] = "";
+	size_t from;
+
+	for (from = 0; from < ctx->tl.n; from += GBPF_TL_OTLP_BATCH) {
+		char *body = NULL;
+		size_t len = 0;
+		int err = gbpf_otlp_render_spans(&ctx->tl, from, GBPF_TL_OTLP_BATCH, &o, to_unix,
+						 &body, &len);
+
+		if (err) {
+			fprintf(stderr, "gbpf run: OTLP spans: %s\n", strerror(-err));
+			return;
+		}
+		err = gbpf_otlp_post(ctx->otlp_traces_url, body, len, 2000, why, sizeof(why));
+		free(body);
+		if (err) {
+			fprintf(stderr, "gbpf run: %s\n", why);
+			return;
+		}
+	}
+}
+
 void run_finish_timeline(struct run_ctx *ctx)
 {
 	struct gbpf_tl_summary s;
@@ -455,6 +490,8 @@ void run_finish_timeline(struct run_ctx *ctx)
 	if (ctx->trace_path &&
 	    gbpf_tl_write_trace(&ctx->tl, ctx->trace_path, proc_exe, ctx, why, sizeof(why)))
 		fprintf(stderr, "gbpf run: %s\n", why);
+	if (ctx->otlp_traces_url)
+		send_spans(ctx);
 	fflush(stdout);
 }
 

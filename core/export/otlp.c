@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/export/export_util.h"
+#include "core/export/timeline.h"
 
 static void point_head(struct gbpf_sbuf *b, const struct gbpf_metric *m,
 		       const struct gbpf_metric_sample *s, const struct gbpf_otlp_opts *o)
@@ -313,5 +314,115 @@ int gbpf_otlp_post(const char *url, const char *body, size_t len, int timeout_ms
 		snprintf(why, why_size, "--otlp %s: collector answered '%s'", url, resp);
 		return -EPROTO;
 	}
+	return 0;
+}
+
+/* ---- the timeline as spans ---------------------------------------------------------- */
+
+static int by_pid_corr_rec(const void *a, const void *b)
+{
+	const struct gbpf_tl_rec *x = *(const struct gbpf_tl_rec *const *)a;
+	const struct gbpf_tl_rec *y = *(const struct gbpf_tl_rec *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+static void span_attr_str(struct gbpf_sbuf *b, const char *key, const char *v, int *first)
+{
+	gbpf_sbuf_printf(b, "%s{\"key\":\"%s\",\"value\":{\"stringValue\":", *first ? "" : ",", key);
+	gbpf_sbuf_json_str(b, v);
+	gbpf_sbuf_printf(b, "}}");
+	*first = 0;
+}
+
+static void span_attr_int(struct gbpf_sbuf *b, const char *key, int64_t v, int *first)
+{
+	gbpf_sbuf_printf(b, "%s{\"key\":\"%s\",\"value\":{\"intValue\":\"%" PRId64 "\"}}",
+			 *first ? "" : ",", key, v);
+	*first = 0;
+}
+
+/* One span: host part and GPU part of a record are separate spans (ids 2i+1, 2i+2). */
+static void one_span(struct gbpf_sbuf *b, const struct gbpf_tl *tl, const struct gbpf_tl_rec *r,
+		     int gpu, uint64_t parent, int64_t to_unix, uint64_t run_id, int *first_span)
+{
+	uint64_t id = 2 * (uint64_t)(r - tl->recs) + 1 + (uint64_t)gpu;
+	uint64_t s = gpu ? r->gb : r->hb, e = gpu ? r->ge : r->he;
+	int first = 1;
+
+	gbpf_sbuf_printf(b, "%s{\"traceId\":\"%016" PRIx64 "%016" PRIx64 "\",\"spanId\":\"%016" PRIx64
+			    "\",", *first_span ? "" : ",", run_id, (uint64_t)r->pid, id);
+	*first_span = 0;
+	if (parent)
+		gbpf_sbuf_printf(b, "\"parentSpanId\":\"%016" PRIx64 "\",", parent);
+	gbpf_sbuf_printf(b, "\"name\":");
+	gbpf_sbuf_json_str(b, gbpf_tl_name(tl, r));
+	/* API calls are the app calling the runtime (CLIENT); GPU work is internal to it. */
+	gbpf_sbuf_printf(b, ",\"kind\":%d,\"startTimeUnixNano\":\"%" PRIu64 "\",\"endTimeUnixNano\":\"%"
+			    PRIu64 "\",\"attributes\":[", gpu ? 1 : 3, (uint64_t)((int64_t)s + to_unix),
+			 (uint64_t)((int64_t)e + to_unix));
+	span_attr_str(b, "gbpf.kind", gbpf_tl_kind_label(r->kind), &first);
+	span_attr_int(b, "gbpf.on_gpu", gpu, &first);
+	span_attr_int(b, "process.pid", r->pid, &first);
+	span_attr_int(b, "thread.id", (int64_t)r->tid, &first);
+	span_attr_int(b, "gbpf.device", r->device, &first);
+	span_attr_int(b, "gbpf.stream", (int64_t)r->stream, &first);
+	span_attr_int(b, "gbpf.correlation_id", (int64_t)r->corr, &first);
+	if (r->bytes)
+		span_attr_int(b, "gbpf.bytes", (int64_t)r->bytes, &first);
+	gbpf_sbuf_printf(b, "]}");
+}
+
+int gbpf_otlp_render_spans(const struct gbpf_tl *tl, size_t from, size_t count,
+			   const struct gbpf_otlp_opts *o, int64_t mono_to_unix_ns, char **out,
+			   size_t *len)
+{
+	struct gbpf_sbuf b = {.max = 256u << 20};
+	const struct gbpf_tl_rec **calls = malloc((tl->n ? tl->n : 1) * sizeof(*calls));
+	size_t i, nc = 0, end = from < tl->n && count < tl->n - from ? from + count : tl->n;
+	int first = 1;
+
+	if (!calls)
+		return -ENOMEM;
+	for (i = 0; i < tl->n; i++)
+		if ((tl->recs[i].flags & GBPF_TL_F_HOST) && tl->recs[i].corr)
+			calls[nc++] = &tl->recs[i];
+	qsort(calls, nc, sizeof(*calls), by_pid_corr_rec);
+	gbpf_sbuf_printf(&b, "{\"resourceSpans\":[{\"resource\":{\"attributes\":["
+			     "{\"key\":\"service.name\",\"value\":{\"stringValue\":");
+	gbpf_sbuf_json_str(&b, o->service_name ? o->service_name : "gbpf");
+	gbpf_sbuf_printf(&b, "}}]},\"scopeSpans\":[{\"scope\":{\"name\":\"gbpf\"},\"spans\":[");
+	for (i = from; i < end; i++) {
+		const struct gbpf_tl_rec *r = &tl->recs[i];
+		uint64_t host_span = 0;
+
+		if (r->flags & GBPF_TL_F_HOST) {
+			one_span(&b, tl, r, 0, 0, mono_to_unix_ns, o->start_time_ns, &first);
+			host_span = 2 * (uint64_t)i + 1;
+		}
+		if (!(r->flags & GBPF_TL_F_GPU))
+			continue;
+		/* The GPU work is a child of the API call that caused it. */
+		if (!host_span && r->corr) {
+			const struct gbpf_tl_rec *const *h =
+				bsearch(&r, calls, nc, sizeof(*calls), by_pid_corr_rec);
+
+			if (h)
+				host_span = 2 * (uint64_t)(*h - tl->recs) + 1;
+		}
+		one_span(&b, tl, r, 1, host_span, mono_to_unix_ns, o->start_time_ns, &first);
+	}
+	gbpf_sbuf_printf(&b, "]}]}]}");
+	free(calls);
+	if (b.err) {
+		int err = b.err;
+
+		gbpf_sbuf_free(&b);
+		return err;
+	}
+	*out = b.p;
+	*len = b.len;
 	return 0;
 }

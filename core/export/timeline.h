@@ -128,4 +128,21 @@ int gbpf_tl_write_trace(const struct gbpf_tl *tl, const char *path,
 			const char *(*proc_name)(void *ctx, uint32_t pid), void *ctx, char *why,
 			size_t why_size);
 
+struct gbpf_otlp_opts;
+
+/** Timeline events sent per OTLP request (each request stays a few MB). */
+#define GBPF_TL_OTLP_BATCH 10000u
+
+/**
+ * Render events [from, from + count) as an OTLP ExportTraceServiceRequest
+ * (OTLP/HTTP JSON): one trace per process (traceId = run id from
+ * o->start_time_ns and the pid), a span per host call (kind CLIENT) and
+ * per GPU item (kind INTERNAL, parent = the call with its correlation id).
+ * @p mono_to_unix_ns converts CLOCK_MONOTONIC to Unix time.
+ * @return 0 (*out malloc'ed) or -ENOMEM / -E2BIG
+ */
+int gbpf_otlp_render_spans(const struct gbpf_tl *tl, size_t from, size_t count,
+			   const struct gbpf_otlp_opts *o, int64_t mono_to_unix_ns, char **out,
+			   size_t *len);
+
 #endif

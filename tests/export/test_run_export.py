@@ -284,6 +284,25 @@ def test_otlp():
         except (ValueError, KeyError, IndexError, TypeError) as e:
             ok(False, "OTLP JSON structure: %s" % e)
             diag(body[:2000])
+    Receiver.got.clear()
+    r = gbpf(["--otlp-traces", url.replace("metrics", "traces")], [ASYNC, "1", "200", "300", "100"])
+    spans = []
+    try:
+        path, ctype, body = Receiver.got[-1]
+        doc = json.loads(body)
+        spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        ok(path == "/v1/traces" and ctype == "application/json", "--otlp-traces POSTs /v1/traces")
+    except (IndexError, ValueError, KeyError) as e:
+        ok(False, "--otlp-traces request: %s" % e)
+    ids = {s_["spanId"]: s_ for s_ in spans}
+    kernels = [s_ for s_ in spans if s_["name"] in ("vec_add(float*, float*)", "scale(float*)")]
+    ok(len(spans) == 13 and all(len(s_["traceId"]) == 32 and len(s_["spanId"]) == 16 and
+                                int(s_["startTimeUnixNano"]) <= int(s_["endTimeUnixNano"])
+                                for s_ in spans),
+       "13 spans (6 calls, 6 GPU items, 1 sync) with trace/span ids and times")
+    ok(len(kernels) == 2 and all(ids.get(k.get("parentSpanId"), {}).get("name") == "gbpf_test_launch"
+                                 for k in kernels),
+       "each kernel span is a child of its launch call span")
     Receiver.status = 500
     r = gbpf(["--otlp", url], [LAUNCH, "2", "1", "0", "0", "plain"])
     ok(r.returncode == 0 and "collector answered 'HTTP/1.0 500" in r.stderr,
