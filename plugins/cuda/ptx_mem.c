@@ -223,6 +223,37 @@ static void emit_atomic_result(struct ptx_cg *cg, const struct gbpf_insn *in, in
 		ptx_buf_printf(cg->b, "cvt.u64.u32 %%r%u, %%w6;\n", r);
 }
 
+/*
+ * A counter update (atomic add whose result is unused) at %t5 of %t7 / %w7,
+ * aggregated within the warp: the active lanes that add the same value to
+ * the same address elect their lowest lane, which adds value x count in
+ * one atomic; lanes whose peers add different values each add their own.
+ * Thousands of threads bumping one counter then cost one atomic per warp
+ * instead of 32 serialised ones (match.*.sync: sm_70+, PTX 6.0+).
+ */
+static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id)
+{
+	const char *w = is64 ? "64" : "32", *v = is64 ? "%t7" : "%w7";
+
+	ptx_buf_printf(cg->b,
+		       "{\n.reg .b32 %%ag<5>;\n.reg .pred %%agp<2>;\n"
+		       "activemask.b32 %%ag0;\n"
+		       "match.any.sync.b64 %%ag1, %%t5, %%ag0;\n"
+		       "match.all.sync.b%s %%ag2|%%agp0, %s, %%ag1;\n"
+		       "@!%%agp0 bra $Lgs%u_%zu;\n"
+		       "neg.s32 %%ag3, %%ag1;\nand.b32 %%ag3, %%ag3, %%ag1;\nbfind.u32 %%ag3, %%ag3;\n"
+		       "mov.u32 %%ag4, %%laneid;\nsetp.ne.u32 %%agp1, %%ag4, %%ag3;\n"
+		       "@%%agp1 bra $Lgd%u_%zu;\n"
+		       "popc.b32 %%ag4, %%ag1;\n",
+		       w, v, id, cg->prog_idx, id, cg->prog_idx);
+	if (is64)
+		ptx_buf_puts(cg->b, "cvt.u64.u32 %t8, %ag4;\nmul.lo.u64 %t8, %t8, %t7;\nred.add.u64 [%t5], %t8;\n");
+	else
+		ptx_buf_puts(cg->b, "mul.lo.u32 %w8, %ag4, %w7;\nred.add.u32 [%t5], %w8;\n");
+	ptx_buf_printf(cg->b, "bra.uni $Lgd%u_%zu;\n$Lgs%u_%zu:\nred.add.u%s [%%t5], %s;\n$Lgd%u_%zu:\n}\n",
+		       id, cg->prog_idx, id, cg->prog_idx, w, v, id, cg->prog_idx);
+}
+
 static int emit_atomic(struct ptx_cg *cg, size_t pc)
 {
 	const struct gbpf_insn *in = &cg->insns[pc];
@@ -276,6 +307,8 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 		if (in->imm & GBPF_FETCH)
 			ptx_buf_printf(b, "atom.%s%s %s, [%%t5], %s;\n", o, w, is64 ? "%t6" : "%w6",
 				       is64 ? "%t7" : "%w7");
+		else if (op == GBPF_ATOMIC_ADD)
+			emit_warp_aggregated_add(cg, is64, id);
 		else
 			ptx_buf_printf(b, "red.%s%s [%%t5], %s;\n", o, w, is64 ? "%t7" : "%w7");
 	}

@@ -154,6 +154,9 @@ int main(void)
 		tap_ok(strstr(ptx, "[__gbpf_stack+504]") != NULL, "r10-8 addressed as .local frame");
 		tap_ok(!strstr(ptx, "membar.sys") && !strstr(ptx, "fence.sc.sys"),
 		       "no system-scope fence without a helper that needs one");
+		tap_ok(strstr(ptx, "match.any.sync.b64") && strstr(ptx, "match.all.sync.b64") &&
+			       strstr(ptx, "popc.b32") && strstr(ptx, "red.add.u64 [%t5], %t8;"),
+		       "counter update aggregated within the warp (one atomic of value x peers)");
 		assemble("probe fragment", ptx, 1);
 		free(ptx);
 	}

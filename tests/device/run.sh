@@ -119,6 +119,19 @@ row "bench ptx_codegen" "$(sed -n 's/.* in \([0-9.]* ms\).*ratio \([0-9.]*\).*/\
 timeout 200 "$B/bench_cuda_vecadd" 2>&1 | tee -a "$LOG" | tee "$B/bench2.txt"
 row "bench vecadd ebpf/cuda" "$(sed -n 's/.*ebpf \([0-9.]* us\).*cuda \([0-9.]* us\).*ratio \([0-9.]*\).*/\1 vs \2, ratio \3/p' "$B/bench2.txt")"
 
+if [ -n "${GBPF_DEVICE_BIN:-}" ] && [ -x "$GBPF_DEVICE_BIN/gbpf" ]; then
+	step "gbpf run benchmarks (bench/cuda/run.sh)"
+	OUT=$B/bench timeout 500 bash bench/cuda/run.sh "$GBPF_DEVICE_BIN" > "$B/bench_run.txt" 2>&1
+	cat "$B/bench_run.txt" >> "$LOG"
+	grep -v '^bench|' "$B/bench_run.txt" | tail -20
+	BENCH_TABLE=$(grep '^bench|' "$B/bench_run.txt" | sed 's/^bench|//')
+fi
+
 echo
 echo "================ gbpf cuda device summary ================"
 for r in "${ROWS[@]}"; do echo "$r"; done | tee -a "$LOG"
+if [ -n "${BENCH_TABLE:-}" ]; then
+	echo
+	echo "---------------- gbpf run benchmarks (ratios measured in this run) ----------------"
+	echo "$BENCH_TABLE" | tee -a "$LOG"
+fi
