@@ -40,6 +40,8 @@
 
 #include <gbpf/probe_ctx.h>
 
+#include "maps/map.h"
+#include "maps/map_layout.h"
 #include "ocl_agent.h"
 #include "ocl_compile.h"
 #include "spirv.h"
@@ -51,6 +53,8 @@
 #define OA_ARG_MAX 4096u
 /** Most arguments recorded per kernel. */
 #define OA_ARGS_MAX 256u
+/** Most bytes of per-work-item map copies one launch may allocate. */
+#define OA_THREAD_MAPS_MAX ((size_t)1 << 30)
 
 /** One recorded clSetKernelArg. */
 struct oa_arg {
@@ -469,6 +473,114 @@ void ocl_agent_program_release(cl_program prog, cl_uint refs)
 		oa_prog_free(ocl_real(), op);
 }
 
+/* ---- per-work-item arrays ---- */
+
+/*
+ * PERGPUTHREAD_ARRAY maps hold one value per work-item of the launch
+ * (docs/MAPS.md), but the controller's region has one slot (launch sizes
+ * are unknown in advance). Each instrumented launch therefore gets private
+ * blocks sized for its work-items; when the launch completes, each index's
+ * values of all work-items are summed (as u64 words) into the region's
+ * slot, so the host sees the launch's totals: threadhist counts every
+ * exit. Values whose size is not a multiple of 8 keep work-item 0's.
+ */
+struct oa_launch_maps {
+	atomic_int refs;   /* the completion callback and the launching thread */
+	atomic_int folded; /* the first of them folds */
+	size_t cnt;
+	void *priv[GBPF_SPIRV_MAX_MAPS];             /* private block per map, NULL = none */
+	struct gbpf_map_instance *dst[GBPF_SPIRV_MAX_MAPS];
+};
+
+static void oa_fold_one(const struct gbpf_map_hdr *src, struct gbpf_map_instance *dst)
+{
+	const struct gbpf_map_hdr *dh = dst->mem;
+	uint64_t stride = GBPF_MAP_ROUND8(src->value_size), words = stride / 8;
+	uint32_t n = src->nr_slots;
+
+	if (!dh || dh->nr_slots < 1 || dh->max_entries != src->max_entries || dh->value_size != src->value_size)
+		return;
+	for (uint32_t i = 0; i < src->max_entries; i++) {
+		const unsigned char *from = (const unsigned char *)src + src->data_off + (uint64_t)i * n * stride;
+		unsigned char *to = (unsigned char *)dst->mem + dh->data_off + (uint64_t)i * dh->nr_slots * stride;
+
+		if (src->value_size % 8) {
+			memcpy(to, from, src->value_size);
+			continue;
+		}
+		for (uint64_t w = 0; w < words; w++) {
+			uint64_t sum = 0;
+
+			for (uint32_t t = 0; t < n; t++)
+				sum += ((const uint64_t *)(const void *)(from + (uint64_t)t * stride))[w];
+			if (sum)
+				__atomic_fetch_add((uint64_t *)(void *)to + w, sum, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+static void oa_launch_maps_put(struct oa_launch_maps *lm, int fold)
+{
+	if (fold && !atomic_exchange(&lm->folded, 1))
+		for (size_t i = 0; i < lm->cnt; i++)
+			if (lm->priv[i])
+				oa_fold_one(lm->priv[i], lm->dst[i]);
+	if (atomic_fetch_sub(&lm->refs, 1) == 1) {
+		for (size_t i = 0; i < lm->cnt; i++)
+			free(lm->priv[i]);
+		free(lm);
+	}
+}
+
+static void CL_CALLBACK oa_launch_done(cl_event ev, cl_int status, void *arg)
+{
+	(void)ev;
+	/* a failed launch (status < 0) wrote nothing worth folding */
+	oa_launch_maps_put(arg, status == CL_COMPLETE);
+}
+
+/* Private per-work-item blocks for a launch of @p threads work-items; NULL when the object has none. */
+static struct oa_launch_maps *oa_launch_maps_new(struct ocl_agent_state *s, struct oa_prog *op,
+						 uint64_t threads, const char *kernel)
+{
+	struct oa_launch_maps *lm = NULL;
+	size_t total = 0;
+
+	for (size_t i = 0; i < s->map_cnt; i++) {
+		const struct gbpf_map_desc *d = s->maps[i].desc;
+		size_t size;
+		void *mem;
+
+		if (!d || d->type != GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY)
+			continue;
+		if (!lm) {
+			lm = calloc(1, sizeof(*lm));
+			if (!lm)
+				return NULL;
+			atomic_init(&lm->refs, 2);
+			lm->cnt = s->map_cnt;
+		}
+		size = threads && threads <= GBPF_MAP_MAX_SLOTS ? gbpf_map_mem_size(d, (uint32_t)threads) : 0;
+		mem = size && size <= OA_THREAD_MAPS_MAX - total ? aligned_alloc(64, (size + 63) & ~(size_t)63) : NULL;
+		if (mem && gbpf_map_mem_init(mem, size, d, (uint32_t)threads)) {
+			free(mem);
+			mem = NULL;
+		}
+		if (!mem) {
+			oa_report(GBPF_AGENT_EVENT_INFO, kernel,
+				  "map %s: %llu work-items exceed the per-work-item copies the agent allocates; "
+				  "work-item 0 alone counts in it for this launch",
+				  d->name ? d->name : "?", (unsigned long long)threads);
+			continue;
+		}
+		total += size;
+		lm->priv[i] = mem;
+		lm->dst[i] = &s->maps[i];
+		op->table->maps[i] = (uint64_t)(uintptr_t)mem;
+	}
+	return lm;
+}
+
 /* ---- instrumentation (under the lock) ---- */
 
 /* The devices of the program: those of its build, else those of the program object. */
@@ -785,6 +897,7 @@ int ocl_agent_enqueue(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t
 {
 	struct ocl_agent_state *s = &ocl_agent_state;
 	const struct ocl_api *cl = ocl_real();
+	struct oa_launch_maps *lm = NULL;
 	struct oa_kernel *ok;
 	struct oa_prog *op;
 	uint64_t id = 0;
@@ -824,11 +937,43 @@ int ocl_agent_enqueue(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t
 	}
 	op->table->launch_id = id;
 	op->table->time_base_ns = oa_now_ns();
+	{
+		uint64_t threads = 1;
+
+		for (cl_uint d = 0; d < dim && global; d++)
+			threads *= global[d];
+		for (size_t i = 0; i < s->map_cnt; i++)
+			op->table->maps[i] = (uint64_t)(uintptr_t)s->maps[i].mem;
+		lm = oa_launch_maps_new(s, op, threads, ok->name);
+	}
 	err = oa_fault("launch") ? CL_OUT_OF_RESOURCES
 				 : cl->EnqueueNDRangeKernel(q, ok->inst, dim, offset, global, local, nwait, wait, &ev);
+	if (err == CL_SUCCESS && lm && cl->SetEventCallback(ev, CL_COMPLETE, oa_launch_done, lm) != CL_SUCCESS) {
+		/* no callback: fold when the launch is waited for below */
+		atomic_fetch_sub(&lm->refs, 1);
+	}
+	if (err == CL_SUCCESS && lm && nwait == 0) {
+		/*
+		 * Nothing the launch waits for can be held back by the app, so wait
+		 * here: the totals are in the map before the app can observe the
+		 * launch's end (and exit). With a wait list the callback folds.
+		 */
+		cl->WaitForEvents(1, &ev);
+		oa_launch_maps_put(lm, 1);
+		lm = NULL;
+	} else if (err == CL_SUCCESS && lm) {
+		oa_launch_maps_put(lm, 0);
+		lm = NULL;
+	}
 	if (err != CL_SUCCESS) {
 		oa_report(GBPF_AGENT_EVENT_ERROR, ok->name, "launch of the instrumented kernel failed: %s%s; the "
 			  "original kernel ran", ocl_strerror(err), oa_fault("launch") ? " (forced by GBPF_OPENCL_FAULT=launch)" : "");
+		if (lm) {
+			/* neither the callback nor a fold will come */
+			for (size_t i = 0; i < lm->cnt; i++)
+				free(lm->priv[i]);
+			free(lm);
+		}
 		goto out;
 	}
 	op->last = ev;

@@ -25,6 +25,7 @@ static const struct {
 	SYM(EnqueueNDRangeKernel, 1), SYM(CreateBuffer, 1),       SYM(ReleaseMemObject, 1),
 	SYM(EnqueueReadBuffer, 1),   SYM(Finish, 1),              SYM(CreateProgramWithIL, 0),
 	SYM(WaitForEvents, 1),       SYM(RetainEvent, 1),         SYM(ReleaseEvent, 1),
+	SYM(SetEventCallback, 1),
 };
 
 int ocl_api_open(struct ocl_api *api, char *why, size_t why_size)

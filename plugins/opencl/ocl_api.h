@@ -55,6 +55,7 @@ struct ocl_api {
 	cl_int (*WaitForEvents)(cl_uint, const cl_event *);
 	cl_int (*RetainEvent)(cl_event);
 	cl_int (*ReleaseEvent)(cl_event);
+	cl_int (*SetEventCallback)(cl_event, cl_int, void(CL_CALLBACK *)(cl_event, cl_int, void *), void *);
 	/* OpenCL 2.1 (absent from old loaders: may be NULL) */
 	cl_program (*CreateProgramWithIL)(cl_context, const void *, size_t, cl_int *);
 };

@@ -19,7 +19,9 @@
 
 #include "ocl_test_util.h"
 
-static char gbpf[4096], ex[4096], apps[4096];
+static char gbpf[4096], ex[4096], apps[4096], progs[4096];
+/* Device features of plugins/spirv this run can count on (probed first). */
+static int have_hash, have_ring;
 static char dir[] = "/tmp/gbpf-ocl-run-XXXXXX";
 static struct cmd_out o, plain;
 
@@ -64,7 +66,7 @@ static uint64_t hist_total(const char *out, const char *name)
 	return total;
 }
 
-/* Value of "KEY":N inside the JSON object of map @p name; UINT64_MAX if absent. */
+/* Value of "KEY":N inside the JSON object of hash map @p name ({"type":"map",...}); UINT64_MAX if absent. */
 static uint64_t map_value(const char *out, const char *name, const char *key)
 {
 	char k[256];
@@ -80,6 +82,20 @@ static uint64_t map_value(const char *out, const char *name, const char *key)
 	if (!p || (end && p > end))
 		return UINT64_MAX;
 	return strtoull(p + strlen(k), NULL, 10);
+}
+
+/* Slot 0 of element 0 of the per-GPU-thread array @p name ({"type":"maps",...}); 0 if not printed. */
+static uint64_t thread_array_value(const char *out, const char *name)
+{
+	char k[256];
+	const char *p, *v;
+
+	snprintf(k, sizeof(k), "\"name\":\"%s\"", name);
+	p = strstr(out, k);
+	if (!p)
+		return 0; /* the controller prints non-empty maps only */
+	v = strstr(p, "{\"key\":0,\"slot\":0,\"value\":");
+	return v ? strtoull(v + strlen("{\"key\":0,\"slot\":0,\"value\":"), NULL, 10) : 0;
 }
 
 static int instrumented(const char *kernel)
@@ -116,7 +132,7 @@ static void test_vecadd(void)
 	app_line(o.out, "vecadd:", got, sizeof(got));
 	tap_ok(o.status == 0 && base[0] && !strcmp(base, got), "threadhist: vecadd output unchanged");
 	tap_ok(instrumented("vecadd"), "threadhist: kernel vecadd instrumented");
-	v = map_value(o.out, "thread_exits", "0");
+	v = thread_array_value(o.out, "thread_exits");
 	tap_ok(v == 4096, "threadhist: thread_exits == 4096 work-items (got %llu)", (unsigned long long)v);
 	if (o.status || v != 4096)
 		show();
@@ -130,9 +146,12 @@ static void test_vecadd(void)
 						 NULL, 10) : 0;
 
 		tap_ok(o.status == 0 && !strcmp(base, got), "kernelretsnoop: vecadd output unchanged");
-		tap_ok(records + nlost == 4096, "kernelretsnoop: records %d + lost %llu == 4096 work-items", records,
-		       (unsigned long long)nlost);
-		if (records + nlost != 4096)
+		if (!have_ring)
+			tap_skip("kernelretsnoop records: plugins/spirv's device ring buffer reserve fails (feature probe)");
+		else
+			tap_ok(records + nlost == 4096, "kernelretsnoop: records %d + lost %llu == 4096 work-items",
+			       records, (unsigned long long)nlost);
+		if (have_ring && records + nlost != 4096)
 			show();
 	}
 
@@ -146,6 +165,10 @@ static void test_vecadd(void)
 		uint64_t loads = 0, stores = 0;
 
 		/* keys: kind, space, size, pad as 16 bytes of hex (little endian u32s) */
+		if (!have_hash) {
+			tap_skip("mem_trace access counts: plugins/spirv's device hash update fails (feature probe)");
+			return;
+		}
 		loads = map_value(o.out, "accesses", "01000000010000000400000000000000");
 		stores = map_value(o.out, "accesses", "02000000010000000400000000000000");
 		tap_ok(p && loads == 2 * 4096, "mem_trace: global 4-byte loads == 8192 (got %llu)",
@@ -155,7 +178,15 @@ static void test_vecadd(void)
 		if (loads != 8192 || stores != 4096)
 			show();
 	}
+}
 
+static void test_faults(void)
+{
+	char base[512], got[512];
+	uint64_t v;
+
+	test_plain("ocl_vecadd", "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096", "vecadd:", base,
+		   sizeof(base));
 	gbpf_run("GBPF_OPENCL_FAULT=build", "threadhist", "ocl_vecadd",
 		 "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096");
 	app_line(o.out, "vecadd:", got, sizeof(got));
@@ -163,7 +194,7 @@ static void test_vecadd(void)
 	tap_ok(strstr(o.err, "not instrumented: kernel vecadd: build of the instrumented program failed: forced") !=
 		       NULL,
 	       "forced build failure: reported as not instrumented, with the reason");
-	v = map_value(o.out, "thread_exits", "0");
+	v = thread_array_value(o.out, "thread_exits");
 	tap_ok(v == 0, "forced build failure: no probe ran (thread_exits %llu)", (unsigned long long)v);
 	if (!strstr(o.err, "not instrumented: kernel vecadd"))
 		show();
@@ -186,10 +217,25 @@ static void test_multikernel(void)
 	tap_ok(o.status == 0 && base[0] && !strcmp(base, got), "launchlate: multikernel output unchanged");
 	tap_ok(instrumented("scale") && instrumented("shift") && instrumented("square_sum"),
 	       "launchlate: the three kernels instrumented");
-	tap_ok(hist_total(o.out, "usecs") == 7, "launchlate: one latency per launch (7, got %llu)",
-	       (unsigned long long)hist_total(o.out, "usecs"));
-	if (hist_total(o.out, "usecs") != 7)
-		show();
+	if (!have_hash) {
+		tap_skip("launchlate latencies: plugins/spirv's device hash lookup fails (feature probe)");
+	} else {
+		tap_ok(hist_total(o.out, "usecs") == 7, "launchlate: one latency per launch (7, got %llu)",
+		       (unsigned long long)hist_total(o.out, "usecs"));
+		if (hist_total(o.out, "usecs") != 7)
+			show();
+	}
+	/* the host side alone: one launch_time entry per launch, ids 1..7 (none deleted without device hashes) */
+	tap_ok(have_hash || (map_value(o.out, "launch_time", "1") != UINT64_MAX &&
+			     map_value(o.out, "launch_time", "7") != UINT64_MAX),
+	       "launchlate: host/launch ran at each of the 7 launches");
+
+	gbpf_run("", "threadhist", "ocl_multikernel", args);
+	app_line(o.out, "multikernel:", got, sizeof(got));
+	tap_ok(o.status == 0 && !strcmp(base, got), "threadhist: multikernel output unchanged");
+	tap_ok(thread_array_value(o.out, "thread_exits") == 7 * 1024,
+	       "threadhist: thread_exits == 7 launches x 1024 work-items (got %llu)",
+	       (unsigned long long)thread_array_value(o.out, "thread_exits"));
 
 	gbpf_run("", "kernelretsnoop", "ocl_multikernel", args);
 	app_line(o.out, "multikernel:", got, sizeof(got));
@@ -197,7 +243,10 @@ static void test_multikernel(void)
 		int records = ocl_count(o.out, "\"type\":\"event\",\"map\":\"events\"");
 
 		tap_ok(o.status == 0 && !strcmp(base, got), "kernelretsnoop: multikernel output unchanged");
-		tap_ok(records == 7 * 1024, "kernelretsnoop: %d records == 7 launches x 1024 work-items", records);
+		if (have_ring)
+			tap_ok(records == 7 * 1024, "kernelretsnoop: %d records == 7 launches x 1024 work-items", records);
+		else
+			tap_skip("kernelretsnoop records: plugins/spirv's device ring buffer reserve fails (feature probe)");
 	}
 
 	gbpf_run("", "cuda_counter", "ocl_multikernel", args);
@@ -227,10 +276,32 @@ static void test_spvapp(void)
 	app_line(o.out, "spvapp:", line, sizeof(line));
 	tap_ok(o.status == 0 && strstr(line, "work-items=2048 errors=0"), "spvapp under gbpf runs correctly: %s",
 	       line);
-	tap_ok(instrumented("saxpy") && map_value(o.out, "thread_exits", "0") == 2048,
+	tap_ok(instrumented("saxpy") && thread_array_value(o.out, "thread_exits") == 2048,
 	       "spvapp: SPIR-V kernel saxpy instrumented, thread_exits == 2048");
 	if (o.status || !instrumented("saxpy"))
 		show();
+}
+
+/* r0 of a feature-probe program run on the opencl backend, or -1. */
+static long probe_r0(const char *name)
+{
+	const char *p;
+
+	ocl_run(dir, &o, "'%s' prog run --backend opencl '%s/%s.bpf.o'", gbpf, progs, name);
+	p = strstr(o.out, "r0 = ");
+	return o.status == 0 && p ? strtol(p + 5, NULL, 10) : -1;
+}
+
+static void probe_features(void)
+{
+	long r;
+
+	r = probe_r0("hashprobe");
+	have_hash = r == 3;
+	tap_diag("device hash maps: %s (hashprobe r0 = %ld)", have_hash ? "yes" : "NO", r);
+	r = probe_r0("ringprobe");
+	have_ring = r == 1;
+	tap_diag("device ring buffers: %s (ringprobe r0 = %ld)", have_ring ? "yes" : "NO", r);
 }
 
 int main(int argc, char **argv)
@@ -238,14 +309,15 @@ int main(int argc, char **argv)
 	const char *root;
 	char path[4200];
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s BUILD_ROOT native|sibling\n", argv[0]);
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s BUILD_ROOT native|sibling PROGS_DIR\n", argv[0]);
 		return 2;
 	}
 	root = argv[1];
 	snprintf(gbpf, sizeof(gbpf), "%s/tools/gbpf", root);
 	snprintf(ex, sizeof(ex), "%s/examples", root);
 	snprintf(apps, sizeof(apps), "%s/examples/apps/opencl", root);
+	snprintf(progs, sizeof(progs), "%s", argv[3]);
 	snprintf(path, sizeof(path), "%s/ocl_vecadd", apps);
 	if (access(gbpf, X_OK) || access(path, X_OK)) {
 		tap_skip("%s build %s has no gbpf or OpenCL apps (a sanitizer build runs this test on the "
@@ -257,7 +329,9 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 2;
 	}
+	probe_features();
 	test_vecadd();
+	test_faults();
 	test_multikernel();
 	test_spvapp();
 	ocl_run(dir, &o, "rm -rf '%s'", dir);
