@@ -125,8 +125,13 @@ static int send_setup(struct run_ctx *ctx, struct run_agent *ag)
 	ssize_t w;
 	int err;
 
+	/* GPU timing costs the app a little per operation: only when something shows it. */
 	err = gbpf_agent_encode_setup(&b, ctx->backend_name ? ctx->backend_name : "",
-				      ctx->plugin_path ? ctx->plugin_path : "", 0, ctx->maps,
+				      ctx->plugin_path ? ctx->plugin_path : "",
+				      !ctx->no_summary || ctx->trace_path || ctx->otlp_traces_url
+					      ? GBPF_AGENT_F_GPU_TIMELINE
+					      : 0,
+				      ctx->maps,
 				      ctx->map_cnt, ctx->progs, ctx->map_base, ctx->prog_cnt);
 	if (err)
 		goto out;

@@ -569,7 +569,7 @@ int gbpf_agent_decode_setup(const void *p, size_t len, struct gbpf_agent_setup *
 	out->backend = rd_str(&r, "setup.backend");
 	out->backend_path = rd_str(&r, "setup.backend_path");
 	out->flags = rd_u32(&r, "setup.flags");
-	if (!r.err && (out->flags & ~GBPF_AGENT_F_ALLOW_APP_WRITES))
+	if (!r.err && (out->flags & ~(GBPF_AGENT_F_ALLOW_APP_WRITES | GBPF_AGENT_F_GPU_TIMELINE)))
 		rd_fail(&r, "setup: unknown flags 0x%x", out->flags);
 	n = rd_u32(&r, "setup.map_cnt");
 	/* Each map takes at least 28 bytes: a count beyond that is a lie. */

@@ -224,6 +224,12 @@ struct gbpf_agent_attach_opts {
 };
 /** Let memory probes write application memory (the user asked for it explicitly). */
 #define GBPF_AGENT_F_ALLOW_APP_WRITES (1U << 0)
+/**
+ * The controller shows GPU work on a timeline (summary, --trace, OTLP
+ * spans): the plugin times launches and copies on the GPU (it costs a few
+ * microseconds per operation, so it is only done when asked).
+ */
+#define GBPF_AGENT_F_GPU_TIMELINE (1U << 1)
 
 /** Options of inject(): instrument an application file offline. */
 struct gbpf_inject_opts {

@@ -32,6 +32,7 @@
 
 #include "cuda_agent.h"
 #include "cuda_devmaps.h"
+#include "cuda_timeline.h"
 #include "plugins/cuda/intercept/intercept.h"
 #include "ptx_codegen.h"
 
@@ -83,6 +84,7 @@ static struct cuda_agent_state {
 	int need_launch_id; /* a device program reads ctx->launch_id */
 	char *fragment;
 	struct ca_devmaps *devmaps; /* where the maps live for the GPU */
+	struct ca_timeline *timeline; /* GPU timing of launches and copies, when asked */
 	CUdeviceptr *dmaps;         /* their device addresses (the modules' __gbpf_maps) */
 	struct ca_image *images;
 	struct ca_kernel *kernels;
@@ -439,6 +441,7 @@ static int ca_launch_pre(void *ctx, struct gbpf_cu_launch *l)
 
 	if (!atomic_load(&s->attached))
 		return -ENOENT;
+	ca_timeline_launch_pre(s->timeline, l);
 	if (l->api != GBPF_CU_LAUNCH_KERNEL && l->api != GBPF_CU_LAUNCH_KERNEL_EX &&
 	    l->api != GBPF_CU_LAUNCH_COOPERATIVE)
 		return -ENOENT; /* graph nodes: launched later, uninstrumented */
@@ -465,11 +468,22 @@ static int ca_launch_pre(void *ctx, struct gbpf_cu_launch *l)
 
 static void ca_launch_post(void *ctx, const struct gbpf_cu_launch *l)
 {
+	struct cuda_agent_state *s = ctx;
+
+	if (l->hook_data)
+		ca_timeline_launch_post(s->timeline, l);
 	if (l->replacement && !l->replaced)
 		ca_report(GBPF_AGENT_EVENT_ERROR, l->name,
 			  "the instrumented kernel failed to launch (error %d); the original ran",
 			  l->replacement_result);
-	(void)ctx;
+}
+
+static void ca_call_pre(void *ctx, const struct gbpf_cu_call_event *ev)
+{
+	struct cuda_agent_state *s = ctx;
+
+	if (atomic_load(&s->attached))
+		ca_timeline_call_pre(s->timeline, ev);
 }
 
 static void ca_call_post(void *ctx, const struct gbpf_cu_call_event *ev)
@@ -478,6 +492,7 @@ static void ca_call_post(void *ctx, const struct gbpf_cu_call_event *ev)
 	struct gbpf_host_call_ctx c = {0};
 	uint32_t kind;
 
+	ca_timeline_call_post(s->timeline, ev);
 	if (!atomic_load(&s->attached) || ev->result != GBPF_CUDA_SUCCESS)
 		return;
 	/* The application waited for the GPU: a good moment to refresh the host view of the maps. */
@@ -616,12 +631,17 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	}
 	free(dp);
 	dp = NULL;
+	if ((o->flags & GBPF_AGENT_F_GPU_TIMELINE) && !s->timeline &&
+	    (rc = ca_timeline_create(&s->timeline, o->services)))
+		ca_report(GBPF_AGENT_EVENT_INFO, NULL, "no GPU timeline: %s",
+			  rc == -ENOSYS ? "the driver or the agent lacks what it needs" : "out of memory");
 	s->hooks = (struct gbpf_cu_hooks){
 		.sz = sizeof(s->hooks),
 		.ctx = s,
 		.image_loaded = ca_on_image,
 		.launch_pre = ca_launch_pre,
 		.launch_post = ca_launch_post,
+		.call_pre = ca_call_pre,
 		.call_post = ca_call_post,
 	};
 	atomic_store(&s->attached, 1);
@@ -656,6 +676,8 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	 * copies go (no launch uses them once `attached` is 0; the final
 	 * flush waited for the GPU).
 	 */
+	ca_timeline_destroy(cuda_agent_state.timeline);
+	cuda_agent_state.timeline = NULL;
 	pthread_mutex_lock(&cuda_agent_state.lock);
 	ca_devmaps_destroy(cuda_agent_state.devmaps);
 	cuda_agent_state.devmaps = NULL;

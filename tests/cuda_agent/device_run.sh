@@ -70,4 +70,11 @@ check "threadhist: 65536 per-thread slots, each thread counted once" \
 ev=$(grep -c '"type":"event"' "$O/ex-kernelretsnoop.out")
 lost=$(grep -o '"type":"lost_events"[^}]*"count":[0-9]*' "$O/ex-kernelretsnoop.out" | grep -o '[0-9]*$' | awk '{ s += $1 } END { print s + 0 }')
 check "kernelretsnoop: events ($ev) + lost (${lost:-0}) == 65536 threads" "[ \$(( ev + ${lost:-0} )) = 65536 ]"
+# Timeline: async work on two streams, the app's own CUDA-event timings vs gbpf's trace.
+nvcc -o "$A/async2" tests/cuda_agent/apps/async2.cu 2>&1 | tail -2
+timeout 120 "$BIN/gbpf" run --trace "$O/async2.trace.json" "$BIN/noprobe.bpf.o" -- "$A/async2" > "$O/async2.out" 2> "$O/async2.err"
+python3 tests/cuda_agent/check_timeline.py "$O/async2.out" "$O/async2.trace.json" > "$O/timeline.tap" 2>&1
+grep -v '^1\.\.' "$O/timeline.tap" | sed 's/^ok /# timeline ok /; s/^not ok /# timeline NOT ok /'
+check "timeline of 2 async streams matches the app's CUDA events within 5%" "grep -q '^1\.\.' $O/timeline.tap && ! grep -q '^not ok' $O/timeline.tap"
+echo "# summary: $(grep -A12 -i 'stream' "$O/async2.err" | head -14 | tr '\n' ' ' | cut -c1-700)"
 echo "cuda_agent device: ok $PASS, not ok $FAIL"
