@@ -144,6 +144,11 @@ enum spv_rt {
 	SPV_RT_HASH,
 	SPV_RT_SLOT,
 	SPV_RT_TIMER,
+	SPV_RT_MEMCMP,
+	SPV_RT_ZERO,
+	SPV_RT_HASH_LOOKUP,
+	SPV_RT_HASH_LOCKED,
+	SPV_RT_HASH_WRITE,
 	SPV_RT_COUNT,
 };
 
@@ -224,6 +229,8 @@ uint32_t spv_hash_lookup(struct spv_gen *g, uint32_t map, uint32_t key);
 uint32_t spv_hash_update(struct spv_gen *g, uint32_t map, uint32_t key, uint32_t val,
 			 uint32_t flags);
 uint32_t spv_hash_delete(struct spv_gen *g, uint32_t map, uint32_t key);
+/** Emit hash support function @p which; 0 when it is not one of them. */
+int spv_hash_emit(struct spv_gen *g, unsigned which);
 /** Emit the bodies of every requested support function. */
 int spv_rt_emit_all(struct spv_gen *g);
 /** Address of the context table (u64 constant). */

@@ -13,6 +13,9 @@ void spv_rt_emit_more(struct spv_gen *g, unsigned which)
 	uint32_t params[4] = {m->t_u64, m->t_u64, m->t_u64, m->t_u64};
 	uint32_t ft = spv_type_fn(m, m->t_u64, 4, params), i;
 
+	if (spv_hash_emit(g, which))
+		return;
+
 	spv_op(m, SPV_SEC_FUNCS, SpvOpFunction, 4, m->t_u64, g->rt[which], SpvFunctionControlMaskNone,
 	       ft);
 	for (i = 0; i < 4; i++)
