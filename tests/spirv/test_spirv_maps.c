@@ -221,6 +221,81 @@ static void test_array(struct env *e)
 	gbpf_spirv_cl_free(e->cl, mi.mem);
 }
 
+static const char ring_output_txt[] =
+	"call 600\n stxdw [%r10-8], %r0\n stxdw [%r10-16], %r0\n lddw %r1, map[0]\n"
+	"mov %r2, %r10\n add %r2, -16\n mov %r3, 16\n mov %r4, 0\n call 130\n exit\n";
+
+static const char ring_reserve_txt[] =
+	"call 600\n mov %r6, %r0\n lddw %r1, map[0]\n mov %r2, 8\n mov %r3, 0\n call 131\n"
+	"jeq %r0, 0, full\n stxdw [%r0+0], %r6\n mov %r1, %r0\n mov %r2, 0\n call 132\n"
+	"mov %r0, 0\n exit\nfull:\n mov %r0, 1\n exit\n";
+
+static const char perf_txt[] =
+	"call 600\n stxdw [%r10-8], %r0\n mov %r1, 0\n lddw %r2, map[0]\n lddw %r3, 0xffffffff\n"
+	"mov %r4, %r10\n add %r4, -8\n mov %r5, 8\n call 25\n exit\n";
+
+struct seen {
+	uint8_t *mark;
+	size_t n, dup, bad;
+};
+
+static int on_record(void *ctx, const void *data, size_t size)
+{
+	struct seen *s = ctx;
+	uint64_t id;
+
+	if (size < 8) {
+		s->bad++;
+		return 0;
+	}
+	memcpy(&id, data, 8);
+	if (id >= N)
+		s->bad++;
+	else if (s->mark[id]++)
+		s->dup++;
+	s->n++;
+	return 0;
+}
+
+static void test_ring(struct env *e, const char *what, const char *txt, uint32_t type,
+		      uint32_t max, uint32_t slots, uint64_t ok_r0, uint64_t full_r0)
+{
+	struct gbpf_map_desc d = {.sz = sizeof(d), .name = "rb", .type = type, .max_entries = max};
+	struct gbpf_map_instance mi;
+	struct seen s = {.mark = calloc(N, 1)};
+	int got;
+
+	if (type == GBPF_MAP_TYPE_PERF_EVENT_ARRAY) {
+		d.key_size = 4;
+		d.value_size = 4;
+	}
+	mi.desc = &d;
+	mi.mem_size = gbpf_map_mem_size(&d, slots);
+	mi.mem = mi.mem_size ? gbpf_spirv_cl_alloc(e->cl, mi.mem_size) : NULL;
+	if (!s.mark || !mi.mem || gbpf_map_mem_init(mi.mem, mi.mem_size, &d, slots)) {
+		tap_ok(0, "%s: map memory", what);
+		free(s.mark);
+		return;
+	}
+	e->table->maps[0] = (uint64_t)(uintptr_t)mi.mem;
+	if (run_asm(e, what, txt, &d) == 0) {
+		size_t ok = count_r0(e, ok_r0), full = count_r0(e, full_r0);
+		uint64_t drops = gbpf_ringbuf_dropped(&mi);
+
+		got = gbpf_ringbuf_consume(&mi, on_record, &s);
+		tap_ok(ok + full == N, "%s: every work-item got a record or a full answer (%zu + %zu)",
+		       what, ok, full);
+		tap_ok(got >= 0 && s.n == ok && !s.dup && !s.bad,
+		       "%s: host consumed %zu records = %zu successes, no duplicates (%zu dup, %zu bad)",
+		       what, s.n, ok, s.dup, s.bad);
+		tap_ok(s.n + drops == N && drops == full,
+		       "%s: records + drops == work-items (%zu + %llu == %d)", what, s.n,
+		       (unsigned long long)drops, N);
+	}
+	gbpf_spirv_cl_free(e->cl, mi.mem);
+	free(s.mark);
+}
+
 int main(void)
 {
 	struct env e;
@@ -242,6 +317,14 @@ int main(void)
 	test_array(&e);
 	test_hash(&e, GBPF_MAP_TYPE_HASH, "hash");
 	test_hash(&e, GBPF_MAP_TYPE_GPU_HASH, "gpu_hash");
+	test_ring(&e, "ringbuf_output (64 KiB, drops expected)", ring_output_txt,
+		  GBPF_MAP_TYPE_RINGBUF, 1u << 16, 4, 0, (uint64_t)-11);
+	test_ring(&e, "ringbuf reserve/submit (1 MiB)", ring_reserve_txt, GBPF_MAP_TYPE_GPU_RINGBUF,
+		  1u << 20, 8, 0, 1);
+	test_ring(&e, "ringbuf reserve/submit (8 KiB, drops expected)", ring_reserve_txt,
+		  GBPF_MAP_TYPE_RINGBUF, 1u << 13, 1, 0, 1);
+	test_ring(&e, "perf_event_output (4 rings)", perf_txt, GBPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4,
+		  0, (uint64_t)-28);
 	gbpf_spirv_cl_free(e.cl, e.table);
 	gbpf_spirv_cl_free(e.cl, e.r0);
 	gbpf_spirv_cl_free(e.cl, e.st);
