@@ -317,8 +317,17 @@ uint32_t spv_builtin(struct spv_mod *m, uint32_t builtin, int vector)
 
 	if (builtin >= 64)
 		return 1;
-	if (m->builtin_var[builtin])
+	if (m->builtin_var[builtin]) {
+		/* an application's variable: still list it in entry point interfaces */
+		size_t i;
+
+		for (i = 0; i < m->niface; i++)
+			if (m->iface[i] == m->builtin_var[builtin])
+				return m->builtin_var[builtin];
+		if (m->niface < 64)
+			m->iface[m->niface++] = m->builtin_var[builtin];
 		return m->builtin_var[builtin];
+	}
 	ptr = spv_type_ptr(m, SpvStorageClassInput, vector ? m->t_v3u64 : m->t_u64);
 	id = spv_id(m);
 	spv_op(m, SPV_SEC_TYPES, SpvOpVariable, 3, ptr, id, SpvStorageClassInput);
