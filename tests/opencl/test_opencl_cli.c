@@ -7,13 +7,14 @@
  * file, both re-assembled and validated with SPIRV-Tools' CLIs.
  *
  * Args: gbpf, plugin folder, examples build folder, saxpy.spv, conformance
- *       folder, spirv-as, spirv-val (empty when not installed).
+ *       folder, spirv-as, spirv-val (empty when not installed), folder of
+ *       the feature-probe objects (hashprobe.bpf.o).
  */
 #include <unistd.h>
 
 #include "ocl_test_util.h"
 
-static const char *gbpf, *plugin_dir, *examples, *spv, *conf, *spirv_as, *spirv_val;
+static const char *gbpf, *plugin_dir, *examples, *spv, *conf, *spirv_as, *spirv_val, *progs;
 static char dir[] = "/tmp/gbpf-ocl-cli-XXXXXX";
 static struct cmd_out o;
 
@@ -55,6 +56,14 @@ static void test_prog_run(void)
 		ocl_diag("opencl", o.out, 10);
 		ocl_diag("opencl err", o.err, 10);
 		ocl_diag("cpu", cpu, 10);
+	}
+	/* a device hash map: 64 work-items, one insert wins, the others count into it */
+	ocl_run(dir, &o, GBPF " prog run --backend opencl --threads 64 '%s/hashprobe.bpf.o'", plugin_dir, gbpf, progs);
+	tap_ok(o.status == 0 && strstr(o.out, "key 5: 64") != NULL,
+	       "prog run of a hash map program on 64 work-items: key 5 counts 64 (as on cpu)");
+	if (!strstr(o.out, "key 5: 64")) {
+		ocl_diag("out", o.out, 10);
+		ocl_diag("err", o.err, 5);
 	}
 	ocl_run(dir, &o, GBPF " -j prog run --backend opencl --threads 4096 '%s/threadhist.bpf.o'", plugin_dir,
 		gbpf, examples);
@@ -180,8 +189,8 @@ static void test_inject(void)
 
 int main(int argc, char **argv)
 {
-	if (argc < 8) {
-		fprintf(stderr, "usage: %s GBPF PLUGIN_DIR EXAMPLES SAXPY_SPV CONFORMANCE SPIRV_AS SPIRV_VAL\n",
+	if (argc < 9) {
+		fprintf(stderr, "usage: %s GBPF PLUGIN_DIR EXAMPLES SAXPY_SPV CONFORMANCE SPIRV_AS SPIRV_VAL PROGS\n",
 			argv[0]);
 		return 2;
 	}
@@ -192,6 +201,7 @@ int main(int argc, char **argv)
 	conf = argv[5];
 	spirv_as = argv[6];
 	spirv_val = argv[7];
+	progs = argv[8];
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 2;
