@@ -44,6 +44,23 @@
  * device code implements docs/MAPS.md on them, no host round trip),
  * pid_tgid, launch_id (written before each launch of an instrumented
  * kernel), time_base_ns. Every field is 64-bit; the layout is fixed.
+ *
+ * Device notes (what differs from PTX):
+ *  - eBPF pointers are Generic (GenericPointer capability): such modules
+ *    validate under the OpenCL 2.0 environment. 64-bit atomics need
+ *    Int64Atomics (cl_khr_int64_base_atomics), which SPIRV-Tools' OpenCL
+ *    environments do not model: gbpf_spirv_validate() then checks the
+ *    universal environment and the OpenCL one without that capability.
+ *  - atomics address CrossWorkgroup memory (PoCL 3.1 has no generic
+ *    atomics): maps, the context table and app buffers; eBPF atomics on the
+ *    stack work only on devices with a flat address space (CPUs).
+ *  - SM id (509, 8) = linear work-group id % ctx->nr_slots; warp id / lane
+ *    id (510, 511) = linear local id / 32, % 32.
+ *  - gpu/* probes see gbpf_gpu_ctx.params = 0 (SPIR-V kernels have no raw
+ *    parameter block); kernel_id is FNV-1a 64 of the entry point name.
+ *  - trace_printk (6) and puts (501) return -ENOTSUP (no device print
+ *    queue yet); LRU hash maps do not evict on the device yet (a full LRU
+ *    map answers -E2BIG).
  */
 #ifndef GBPF_PLUGINS_SPIRV_H
 #define GBPF_PLUGINS_SPIRV_H
