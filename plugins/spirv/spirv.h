@@ -56,7 +56,7 @@
  *    stack work only on devices with a flat address space (CPUs).
  *  - SM id (509, 8) = linear work-group id % ctx->nr_slots; warp id / lane
  *    id (510, 511) = linear local id / 32, % 32.
- *  - gpu/* probes see gbpf_gpu_ctx.params = 0 (SPIR-V kernels have no raw
+ *  - GPU probes (gpu/entry, exit, mem) see gbpf_gpu_ctx.params = 0 (SPIR-V kernels have no raw
  *    parameter block); kernel_id is FNV-1a 64 of the entry point name.
  *  - trace_printk (6) and puts (501) return -ENOTSUP (no device print
  *    queue yet); LRU hash maps do not evict on the device yet (a full LRU
