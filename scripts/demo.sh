@@ -40,6 +40,6 @@ if [ "$selected" = opencl ] && [ -x "$oclapps/ocl_vecadd" ]; then
 	echo "== gbpf run launchlate: launch-to-start latency of 7 launches of 3 kernels"
 	"$gbpf" run --backend opencl "$examples/launchlate.bpf.o" -- "$oclapps/ocl_multikernel"
 	echo
-	echo "== gbpf run cuda-counter: launches and blocks per kernel"
-	"$gbpf" run --backend opencl "$examples/cuda_counter.bpf.o" -- "$oclapps/ocl_multikernel"
+	echo "== gbpf run cuda-counter: launches and work-groups per kernel (stats: calls, blocks, block_ns)"
+	"$gbpf" run --backend opencl "$examples/cuda_counter.bpf.o" -- "$oclapps/ocl_vecadd"
 fi
