@@ -13,9 +13,9 @@
 
 #include "tap.h"
 
-/** Output of one command: stdout and stderr, each up to 1 MiB. */
+/** Output of one command: stdout up to 8 MiB (7168 ring records are ~1 MiB), stderr up to 1 MiB. */
 struct cmd_out {
-	char out[1 << 20];
+	char out[8 << 20];
 	char err[1 << 20];
 	int status; /* exit status, 128 + signal when killed */
 };
