@@ -458,7 +458,7 @@ static LLVMValueRef add_global(struct amd_cg *cg, const char *name, LLVMTypeRef 
 }
 
 static int emit_module(struct amd_cg *cg, const struct gbpf_prog_desc *const *progs, size_t n, int kernel,
-		       const char *arch, LLVMTargetMachineRef tm)
+		       const char *arch, LLVMTargetMachineRef tm, unsigned cov)
 {
 	LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
 	char *dls = LLVMCopyStringRepOfTargetData(dl);
@@ -471,7 +471,7 @@ static int emit_module(struct amd_cg *cg, const struct gbpf_prog_desc *const *pr
 	LLVMDisposeTargetData(dl);
 	LLVMSetTarget(cg->mod, "amdgcn-amd-amdhsa");
 	LLVMAddModuleFlag(cg->mod, LLVMModuleFlagBehaviorError, "amdhsa_code_object_version", 26,
-			  LLVMValueAsMetadata(LLVMConstInt(cg->i32, 500, 0)));
+			  LLVMValueAsMetadata(LLVMConstInt(cg->i32, cov * 100, 0)));
 	for (i = 0; i < n; i++)
 		if (progs[i]->map_cnt > maps)
 			maps = progs[i]->map_cnt;
@@ -501,6 +501,9 @@ int gbpf_amdgcn_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 	const char *arch = opts && opts->arch ? opts->arch : "gfx942";
 	uint32_t flags = opts ? opts->flags : 0, kind = opts ? opts->output : GBPF_AMDGCN_OUT_ASM;
 	int opt = opts ? opts->opt_level : 2;
+	unsigned cov = opts && opts->sz >= offsetof(struct gbpf_amdgcn_opts, cov) + sizeof(uint32_t) && opts->cov
+			       ? opts->cov
+			       : 5;
 	char dummy[8], *msg = NULL;
 	LLVMTargetRef target;
 	LLVMTargetMachineRef tm = NULL;
@@ -523,6 +526,10 @@ int gbpf_amdgcn_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 	}
 	if (!gbpf_amdgcn_arch_supported(arch)) {
 		snprintf(err, err_size, "amdgcn: architecture %s is not supported (gfx90a, gfx940-gfx942)", arch);
+		return -ENOTSUP;
+	}
+	if (cov != 4 && cov != 5) {
+		snprintf(err, err_size, "amdgcn: code object version %u is not supported (4, 5)", cov);
 		return -ENOTSUP;
 	}
 	if (kind > GBPF_AMDGCN_OUT_IR) {
@@ -559,7 +566,7 @@ int gbpf_amdgcn_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 	cg.void_t = LLVMVoidTypeInContext(cg.ctx);
 	cg.ptr = LLVMPointerTypeInContext(cg.ctx, AMD_AS_FLAT);
 	cg.pptr = LLVMPointerTypeInContext(cg.ctx, AMD_AS_FLAT);
-	rc = emit_module(&cg, progs, n, flags & GBPF_AMDGCN_KERNEL, arch, tm);
+	rc = emit_module(&cg, progs, n, flags & GBPF_AMDGCN_KERNEL, arch, tm, cov);
 	if (rc)
 		goto out;
 	if (LLVMVerifyModule(cg.mod, LLVMReturnStatusAction, &msg)) {

@@ -62,6 +62,9 @@ struct gbpf_amdgcn_opts {
 	uint32_t flags;   /**< GBPF_AMDGCN_* */
 	uint32_t output;  /**< enum gbpf_amdgcn_output */
 	int opt_level;    /**< 0: no LLVM passes (debug), else default<O2> */
+	/** code object version 4 or 5 (0 = 5); an app's code object and the
+	 *  probe module linked into it must agree (ld.lld rejects a mix) */
+	uint32_t cov;
 };
 
 /** Reduction of r0 written by the run kernel (min initialised to ~0 by the host). */

@@ -49,7 +49,7 @@ static void co_llvm_init(void)
 }
 
 /* Find section @p want in an ELF64 image; 0 or -EINVAL. */
-static int find_section(const uint8_t *elf, size_t size, const char *want, const Elf64_Shdr **out)
+int co_find_section(const uint8_t *elf, size_t size, const char *want, const Elf64_Shdr **out)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)elf;
 	const Elf64_Shdr *sh, *str;
@@ -115,7 +115,7 @@ int co_decode(const uint8_t *elf, size_t size, struct co_code *c, char *err, siz
 		snprintf(err, err_size, "code object: unknown processor 0x%x in e_flags", eh->e_flags & 0xff);
 		return -ENOTSUP;
 	}
-	if (find_section(elf, size, ".text", &text) || text->sh_type != SHT_PROGBITS || text->sh_size % 4) {
+	if (co_find_section(elf, size, ".text", &text) || text->sh_type != SHT_PROGBITS || text->sh_size % 4) {
 		snprintf(err, err_size, "code object: no usable .text section");
 		return -EINVAL;
 	}
@@ -275,7 +275,7 @@ int co_emit_asm(const struct co_code *c, const uint32_t *entries, size_t n_entri
 	return 0;
 }
 
-static int run_quiet(char *const argv[], const char *log_path)
+int co_run_tool(char *const argv[], const char *log_path)
 {
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
@@ -293,7 +293,7 @@ static int run_quiet(char *const argv[], const char *log_path)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EINVAL;
 }
 
-static char *slurp(const char *path, size_t *len)
+char *co_slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
@@ -338,18 +338,18 @@ int co_assemble_text(const char *mc, const char *arch, const char *asm_text, uin
 		char *argv[] = {(char *)mc, (char *)"-triple=amdgcn-amd-amdhsa", cpu, (char *)"-filetype=obj",
 				(char *)"-o", o, s, NULL};
 
-		rc = run_quiet(argv, l);
+		rc = co_run_tool(argv, l);
 	}
 	if (rc) {
-		char *log = slurp(l, &olen);
+		char *log = co_slurp(l, &olen);
 
 		snprintf(err, err_size, "llvm-mc (%s) failed: %.300s", arch, log ? log : "not found");
 		free(log);
 		goto out;
 	}
-	obj = slurp(o, &olen);
+	obj = co_slurp(o, &olen);
 	if (!obj || check_elf((uint8_t *)obj, olen, err, err_size) ||
-	    find_section((uint8_t *)obj, olen, ".text", &sh)) {
+	    co_find_section((uint8_t *)obj, olen, ".text", &sh)) {
 		snprintf(err, err_size, "llvm-mc output has no .text");
 		rc = -EINVAL;
 		goto out;

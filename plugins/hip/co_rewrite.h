@@ -9,6 +9,7 @@
 #ifndef GBPF_HIP_CO_REWRITE_H
 #define GBPF_HIP_CO_REWRITE_H
 
+#include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -114,5 +115,19 @@ int co_roundtrip(const char *mc, const uint8_t *elf, size_t size, uint8_t **out,
  * boundary inside .text. Returns the number of bad branches (first in err).
  */
 size_t co_check_branches(const struct co_code *c, char *err, size_t err_size);
+
+/**
+ * Run a tool (argv[0] looked up in PATH) with stdout and stderr to @p log_path.
+ * @return 0 on exit status 0, -ENOENT when it cannot start, -EINVAL otherwise
+ */
+int co_run_tool(char *const argv[], const char *log_path);
+/** Whole file, malloc'ed and NUL-terminated, or NULL. */
+char *co_slurp(const char *path, size_t *len);
+/**
+ * Section header of section @p want of an ELF64 image (bounds checked).
+ * @return 0, -ENOENT when absent, -EINVAL for a malformed header table
+ */
+int co_find_section(const uint8_t *elf, size_t size, const char *want, const Elf64_Shdr **out);
+
 
 #endif /* GBPF_HIP_CO_REWRITE_H */

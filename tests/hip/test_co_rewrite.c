@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #include "hip_test_util.h"
+#include "plugins/hip/co_meta.h"
 #include "plugins/hip/co_rewrite.h"
 #include "tests/tap.h"
 
@@ -59,6 +60,78 @@ static size_t kernel_entries(const uint8_t *elf, const struct co_code *c, uint32
 	return n;
 }
 
+/* NT_AMDGPU_METADATA descriptor of a code object's .note, or NULL. */
+static const uint8_t *meta_note(const uint8_t *co, size_t size, size_t *len)
+{
+	const Elf64_Shdr *sh;
+	size_t off = 0;
+
+	if (co_find_section(co, size, ".note", &sh))
+		return NULL;
+	while (off + 12 <= sh->sh_size) {
+		uint32_t nsz, dsz, type;
+		size_t d;
+
+		memcpy(&nsz, co + sh->sh_offset + off, 4);
+		memcpy(&dsz, co + sh->sh_offset + off + 4, 4);
+		memcpy(&type, co + sh->sh_offset + off + 8, 4);
+		d = off + 12 + ((nsz + 3) & ~3u);
+		if (d + dsz > sh->sh_size)
+			return NULL;
+		if (type == 32 /* NT_AMDGPU_METADATA */) {
+			*len = dsz;
+			return co + sh->sh_offset + d;
+		}
+		off = d + ((dsz + 3) & ~3u);
+	}
+	return NULL;
+}
+
+/*
+ * Metadata: every kernel entry names NAME.kd as its symbol and has register
+ * counts; re-encoding with no patch is byte-identical; a patch changes
+ * exactly the patched kernel's counts.
+ */
+static void check_meta(const char *what, const uint8_t *co, size_t size)
+{
+	struct co_meta_kernel k[64], k2[64];
+	struct co_meta_patch pt;
+	uint8_t *out = NULL;
+	size_t len = 0, out_n = 0;
+	const uint8_t *m = meta_note(co, size, &len);
+	int n, n2, good = 1;
+	char sym[300];
+
+	if (!m) {
+		tap_ok(0, "%s: metadata note found", what);
+		return;
+	}
+	n = co_meta_read(m, len, k, 64);
+	for (int i = 0; i < n; i++) {
+		snprintf(sym, sizeof(sym), "%s.kd", k[i].name);
+		good &= !strcmp(sym, k[i].symbol) && k[i].sgpr > 0 && k[i].vgpr > 0;
+	}
+	tap_ok(n > 0 && good, "%s: metadata has %d kernels, each with NAME.kd and register counts", what, n);
+	tap_ok(n > 0 && !co_meta_patch(m, len, NULL, 0, &out, &out_n) && out_n == len && !memcmp(out, m, len),
+	       "%s: metadata re-encodes byte for byte", what);
+	free(out);
+	out = NULL;
+	if (n <= 0)
+		return;
+	pt.name = k[0].name;
+	pt.sgpr = 300;
+	pt.vgpr = k[0].vgpr + 8;
+	pt.priv = 70000;
+	n2 = co_meta_patch(m, len, &pt, 1, &out, &out_n) ? -1 : co_meta_read(out, out_n, k2, 64);
+	good = n2 == n && k2[0].sgpr == 300 && k2[0].vgpr == k[0].vgpr + 8 && k2[0].priv == 70000 &&
+	       k2[0].group == k[0].group && k2[0].kernarg == k[0].kernarg;
+	for (int i = 1; i < n2 && good; i++)
+		good = k2[i].sgpr == k[i].sgpr && k2[i].vgpr == k[i].vgpr && k2[i].priv == k[i].priv;
+	tap_ok(good, "%s: patching %s changes its counts (wider integers) and nothing else", what, k[0].name);
+	free(out);
+	tap_ok(co_meta_read(m, len > 8 ? len - 8 : 0, k2, 64) < 0, "%s: truncated metadata is rejected", what);
+}
+
 static void check_code_object_rw(const char *what, const uint8_t *co, size_t size, int *objects)
 {
 	struct co_code c, r;
@@ -69,6 +142,7 @@ static void check_code_object_rw(const char *what, const uint8_t *co, size_t siz
 	int rc;
 
 	(*objects)++;
+	check_meta(what, co, size);
 	rc = co_roundtrip(GBPF_MC, co, size, &out, &out_size, err, sizeof(err));
 	tap_ok(rc == 0 && out_size == size && !memcmp(out, co, size),
 	       "%s: no-probe round trip is byte-identical (%zu bytes)%s%s", what, size, rc ? ": " : "", err);
