@@ -137,7 +137,8 @@ int write_file(const char *dir, const char *name, const void *data, size_t len, 
 {
 	FILE *f;
 
-	snprintf(path, psize, "%s/%s", dir, name);
+	if ((size_t)snprintf(path, psize, "%s/%s", dir, name) >= psize)
+		return -ENAMETOOLONG;
 	f = fopen(path, "wb");
 	if (!f)
 		return -errno;

@@ -55,7 +55,7 @@ static void check_object(const char *path, const char *dir)
 		if (n) {
 			struct gbpf_amdgcn_opts o = {.sz = sizeof(o), .arch = archs[a], .output = GBPF_AMDGCN_OUT_OBJ,
 						     .opt_level = 2};
-			char *co = NULL, opath[512], hsaco[512], *out = NULL;
+			char *co = NULL, opath[512], hsaco[512 + 16], *out = NULL;
 			size_t missing = 0;
 
 			rc = gbpf_amdgcn_emit(progs, n, &o, &co, &len, err, sizeof(err));
