@@ -7,6 +7,12 @@
  * printed as assembler text with the two results.
  *
  *   gbpf-difftest [--seed S] [--count N] [--backend NAME]... [--verbose]
+ *                 [--shrink N] [--asm FILE]
+ *
+ * --shrink N: shrink and print only the first N mismatches (default 5; the
+ * others are listed by seed, each re-runs with --seed S --count 1).
+ * --asm FILE: run that one program (a reproducer as printed, maps as above)
+ * instead of generated ones.
  *
  * Output is TAP (one check per backend and a summary line starting with
  * "# difftest:"). Without --backend every loaded backend that can run
@@ -233,9 +239,52 @@ static int usable(struct gbpf_plugin *pl, const char **why)
 	return 1;
 }
 
+/* Assemble @p path into @p prog (the reproducer of a mismatch). */
+static int load_asm(const char *path, struct dt_prog *prog)
+{
+	struct gbpf_insn *insns = NULL;
+	char err[256], *text;
+	size_t n = 0;
+	long len;
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f)
+		return -errno;
+	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || len > (1 << 20) || fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		return -EFBIG;
+	}
+	text = calloc(1, (size_t)len + 1);
+	if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
+		free(text);
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	/* reproducers are printed as TAP comments: "#   insn" lines are read as instructions */
+	for (char *p = text; *p; p++)
+		if ((p == text || p[-1] == '\n') && !strncmp(p, "#   ", 4))
+			*p = ' ';
+	rc = gbpf_asm(text, &insns, &n, err, sizeof(err));
+	free(text);
+	if (rc || n > DT_MAX_INSNS) {
+		fprintf(stderr, "%s: %s\n", path, rc ? err : "too long");
+		free(insns);
+		return rc ? rc : -E2BIG;
+	}
+	memset(prog, 0, sizeof(*prog));
+	memcpy(prog->insns, insns, n * sizeof(*insns));
+	prog->n = n;
+	free(insns);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct dt_prog prog;
+	const char *asm_path = NULL;
+	unsigned shrink_left = 5;
 	const char *names[MAX_BACKENDS];
 	struct backend be[MAX_BACKENDS];
 	size_t nnames = 0, nbe = 0;
@@ -260,9 +309,13 @@ int main(int argc, char **argv)
 			names[nnames++] = v, i++;
 		else if (!strcmp(a, "--verbose"))
 			quiet_ok = 0;
+		else if (!strcmp(a, "--shrink") && v)
+			shrink_left = (unsigned)strtoul(v, NULL, 0), i++;
+		else if (!strcmp(a, "--asm") && v)
+			asm_path = v, i++, count = 1;
 		else {
 			fprintf(stderr, "usage: %s [--seed S] [--count N] [--backend NAME]... "
-					"[--verbose]\n", argv[0]);
+					"[--verbose] [--shrink N] [--asm FILE]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -305,7 +358,17 @@ int main(int argc, char **argv)
 		struct outcome ref;
 		char why[256];
 
-		dt_generate(&prog, s, 0);
+		if (asm_path) {
+			int rc = load_asm(asm_path, &prog);
+
+			if (rc) {
+				tap_ok(0, "%s: cannot read the program: %s", asm_path, strerror(-rc));
+				break;
+			}
+			quiet_ok = 0;
+		} else {
+			dt_generate(&prog, s, 0);
+		}
 		prog_desc(&d, &prog);
 		if (verify(&d, why, sizeof(why))) {
 			/* the generator's contract is "always verifiable": every rejection is shown */
@@ -338,10 +401,15 @@ int main(int argc, char **argv)
 			if (buf[0]) {
 				be[b].mismatches++;
 				total_mismatch++;
-				report_mismatch(be[b].plugin, s, threads, buf);
+				if (asm_path || !shrink_left)
+					tap_ok(0, "seed %" PRIu64 ": %s differs from the interpreter: %s",
+					       s, gbpf_plugin__name(be[b].plugin), buf);
+				else
+					report_mismatch(be[b].plugin, s, threads, buf), shrink_left--;
 			} else if (!quiet_ok) {
-				tap_ok(1, "seed %" PRIu64 ": %s r0 0x%" PRIx64, s,
-				       gbpf_plugin__name(be[b].plugin), got.r0);
+				tap_ok(1, "seed %" PRIu64 ": %s r0 0x%" PRIx64 " (interpreter 0x%" PRIx64
+				       ", %s)", s, gbpf_plugin__name(be[b].plugin), got.r0, ref.r0,
+				       got.err ? got.why : "maps equal");
 			}
 		}
 	}
