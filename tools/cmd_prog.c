@@ -226,6 +226,9 @@ static int do_run(int argc, char **argv)
 		memcpy(data, in.tc.mem, in.tc.mem_size);
 		data_size = in.tc.mem_size;
 	}
+	/* Unverified code may only run sandboxed: without a choice, that is the cpu interpreter. */
+	if (unverified && !backend && !getenv("GBPF_BACKEND"))
+		backend = "cpu";
 	plugin = pick_backend(&reg, backend);
 	if (!plugin)
 		goto out;

@@ -32,7 +32,8 @@ static int run_usage(void)
 		"  -c COUNT     print at most COUNT intervals\n"
 		"  -j, --json   one JSON object per line (bpftrace -f json shapes)\n"
 		"  --backend B  backend to instrument with (default: GBPF_BACKEND or detection)\n"
-		"  --thread-slots N  GPU threads a per-GPU-thread array holds (default 1048576;\n"
+		"  --thread-slots N  GPU threads a per-GPU-thread array holds (default 1048576,\n"
+		"               at most 16777216;\n"
 		"               launches with more threads are reported)\n"
 		"GPU timeline (asynchronous work the backend reports):\n"
 		"  --trace FILE.json  write a Chrome/Perfetto trace (open in ui.perfetto.dev)\n"
@@ -342,8 +343,9 @@ int cmd_run(int argc, char **argv)
 		case 'N': {
 			unsigned long v = strtoul(optarg, &end, 10);
 
-			if (*end || v < 1 || v > (1ul << 31))
-				return cli_error("--thread-slots %s: not a thread count in [1, 2^31]", optarg);
+			if (*end || v < 1 || v > GBPF_MAP_MAX_SLOTS)
+				return cli_error("--thread-slots %s: not a thread count in [1, %u]", optarg,
+						 GBPF_MAP_MAX_SLOTS);
 			ctx.thread_slots = (uint32_t)v;
 			break;
 		}

@@ -125,10 +125,13 @@ static int send_setup(struct run_ctx *ctx, struct run_agent *ag)
 	ssize_t w;
 	int err;
 
-	/* GPU timing costs the app a little per operation: only when something shows it. */
+	/*
+	 * GPU timing costs the app microseconds per launch: only for a trace
+	 * (the exit summary otherwise shows the host side of the calls).
+	 */
 	err = gbpf_agent_encode_setup(&b, ctx->backend_name ? ctx->backend_name : "",
 				      ctx->plugin_path ? ctx->plugin_path : "",
-				      !ctx->no_summary || ctx->trace_path || ctx->otlp_traces_url
+				      ctx->trace_path || ctx->otlp_traces_url
 					      ? GBPF_AGENT_F_GPU_TIMELINE
 					      : 0,
 				      ctx->maps,

@@ -50,7 +50,19 @@ struct gbpf_cuda_inject_opts {
 	bool (*select)(const char *mangled_name, void *arg);
 	void *select_arg;
 	uint64_t max_decompressed; /**< cap on one decompressed fatbin entry; 0: 512 MiB */
+	/**
+	 * Fields of struct gbpf_gpu_ctx that no probe reads (GBPF_CUDA_CTX_UNUSED_*):
+	 * their per-thread stores are left out, and when no field is read the
+	 * probes get a NULL context (no .local buffer at all). 0: fill all.
+	 */
+	unsigned ctx_unused;
 };
+
+#define GBPF_CUDA_CTX_UNUSED_KERNEL_ID (1U << 0) /**< kernel_id */
+#define GBPF_CUDA_CTX_UNUSED_PARAMS (1U << 1)    /**< params (and its parameter copy) */
+#define GBPF_CUDA_CTX_UNUSED_LAUNCH_ID (1U << 2) /**< launch_id */
+#define GBPF_CUDA_CTX_UNUSED_MEM (1U << 3)       /**< every mem_* field */
+#define GBPF_CUDA_CTX_UNUSED_ALL 0xfU
 
 /** One kernel found in the file. */
 struct gbpf_cuda_kernel_info {

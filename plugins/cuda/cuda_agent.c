@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <gbpf/cuda_inject.h>
+#include <gbpf/helper_ids.h>
 #include <gbpf/probe_ctx.h>
 
 #include "cuda_agent.h"
@@ -82,6 +83,7 @@ static struct cuda_agent_state {
 	size_t *dev;  /* prog indices of the fragment's probes: probe i = progs[dev[i]] */
 	size_t dev_cnt;
 	int need_launch_id; /* a device program reads ctx->launch_id */
+	unsigned ctx_unused; /* GBPF_CUDA_CTX_UNUSED_*: fields no device program reads */
 	char *fragment;
 	struct ca_devmaps *devmaps; /* where the maps live for the GPU */
 	struct ca_timeline *timeline; /* GPU timing of launches and copies, when asked */
@@ -270,7 +272,8 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 {
 	struct ca_select sel = {.name = k->name};
 	struct gbpf_cuda_inject_opts io = {.sz = sizeof(io), .fragment = s->fragment,
-					   .select = ca_select_one, .select_arg = &sel};
+					   .select = ca_select_one, .select_arg = &sel,
+					   .ctx_unused = s->ctx_unused};
 	struct gbpf_cuda_inject_result *res = NULL;
 	const struct gbpf_cuda_kernel_info *ki = NULL;
 	const struct gbpf_cuda_inject_module *mi = NULL;
@@ -433,15 +436,11 @@ static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_
 	}
 }
 
-static int ca_launch_pre(void *ctx, struct gbpf_cu_launch *l)
+static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launch *l)
 {
-	struct cuda_agent_state *s = ctx;
 	struct ca_kernel *k;
 	uint64_t id = 0;
 
-	if (!atomic_load(&s->attached))
-		return -ENOENT;
-	ca_timeline_launch_pre(s->timeline, l);
 	if (l->api != GBPF_CU_LAUNCH_KERNEL && l->api != GBPF_CU_LAUNCH_KERNEL_EX &&
 	    l->api != GBPF_CU_LAUNCH_COOPERATIVE)
 		return -ENOENT; /* graph nodes: launched later, uninstrumented */
@@ -464,6 +463,20 @@ static int ca_launch_pre(void *ctx, struct gbpf_cu_launch *l)
 				  l->name);
 	l->replacement = k->fn;
 	return 0;
+}
+
+static int ca_launch_pre(void *ctx, struct gbpf_cu_launch *l)
+{
+	struct cuda_agent_state *s = ctx;
+	uint64_t called_ns = s->timeline ? ca_now_ns() : 0;
+	int rc;
+
+	if (!atomic_load(&s->attached))
+		return -ENOENT;
+	rc = ca_launch_instrument(s, l);
+	/* After instrumenting: a first launch's JIT is host time, not the kernel's. */
+	ca_timeline_launch_pre(s->timeline, l, called_ns);
+	return rc;
 }
 
 static void ca_launch_post(void *ctx, const struct gbpf_cu_launch *l)
@@ -519,25 +532,43 @@ static void ca_call_post(void *ctx, const struct gbpf_cu_call_event *ev)
 /* ---- attach / detach ---- */
 
 /*
- * 1 when @p p may read gbpf_gpu_ctx.launch_id: any load overlapping its
- * bytes at a constant offset (the verifier allows the context only at
- * constant offsets from the context pointer). Conservative: a load of
- * another pointer at those offsets counts too.
+ * Fields of struct gbpf_gpu_ctx that @p p never reads, as
+ * GBPF_CUDA_CTX_UNUSED_* bits: a field counts as read when any load
+ * overlaps its bytes at a constant offset (the verifier allows the context
+ * only at constant offsets from the context pointer). Conservative: a load
+ * of another pointer at those offsets counts too, and a helper that is
+ * handed the context (perf_event_output) makes every field read.
  */
-static int ca_reads_launch_id(const struct gbpf_prog_desc *p)
+static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p)
 {
-	const int16_t lo = (int16_t)offsetof(struct gbpf_gpu_ctx, launch_id), hi = lo + 8;
+	static const struct {
+		unsigned bit;
+		int16_t lo, hi;
+	} fields[] = {
+		{GBPF_CUDA_CTX_UNUSED_KERNEL_ID, offsetof(struct gbpf_gpu_ctx, kernel_id),
+		 offsetof(struct gbpf_gpu_ctx, kernel_id) + 8},
+		{GBPF_CUDA_CTX_UNUSED_PARAMS, offsetof(struct gbpf_gpu_ctx, params),
+		 offsetof(struct gbpf_gpu_ctx, params) + 8},
+		{GBPF_CUDA_CTX_UNUSED_LAUNCH_ID, offsetof(struct gbpf_gpu_ctx, launch_id),
+		 offsetof(struct gbpf_gpu_ctx, launch_id) + 8},
+		{GBPF_CUDA_CTX_UNUSED_MEM, offsetof(struct gbpf_gpu_ctx, mem_addr), sizeof(struct gbpf_gpu_ctx)},
+	};
+	static const int16_t size_bytes[4] = {4, 2, 1, 8};
+	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL;
 
 	for (size_t k = 0; k < p->insn_cnt; k++) {
 		const struct gbpf_insn *in = &p->insns[k];
-		static const int16_t size_bytes[4] = {4, 2, 1, 8};
 
+		if (in->code == (GBPF_JMP | GBPF_CALL) && in->src == 0 &&
+		    in->imm == GBPF_HELPER_PERF_EVENT_OUTPUT)
+			return 0;
 		if ((in->code & 0x07) != GBPF_LDX)
 			continue;
-		if (in->off < hi && in->off + size_bytes[(in->code >> 3) & 3] > lo)
-			return 1;
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+			if (in->off < fields[f].hi && in->off + size_bytes[(in->code >> 3) & 3] > fields[f].lo)
+				unused &= ~fields[f].bit;
 	}
-	return 0;
+	return unused;
 }
 
 /* Index in opts->maps of the first map of @p p's object, or -1. */
@@ -577,6 +608,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	s->fragment = NULL;
 	s->dev_cnt = 0;
 	s->need_launch_id = 0;
+	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
 	s->svc = *o->services;
 	s->progs = o->progs;
 	s->prog_cnt = o->prog_cnt;
@@ -610,7 +642,8 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		}
 		dp[s->dev_cnt] = p;
 		s->dev[s->dev_cnt++] = i;
-		s->need_launch_id |= ca_reads_launch_id(p);
+		s->ctx_unused &= ca_ctx_unused(p);
+		s->need_launch_id = !(s->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID);
 	}
 	if (s->dev_cnt) {
 		uint8_t *host_used = ca_host_used_maps(o, first);

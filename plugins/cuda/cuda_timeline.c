@@ -256,7 +256,7 @@ static void tl_base(struct gbpf_timeline_event *ev, uint32_t kind, uint64_t stre
 	ev->correlation_id = corr;
 }
 
-void ca_timeline_launch_pre(struct ca_timeline *t, struct gbpf_cu_launch *l)
+void ca_timeline_launch_pre(struct ca_timeline *t, struct gbpf_cu_launch *l, uint64_t called_ns)
 {
 	struct tl_call *c;
 
@@ -265,7 +265,7 @@ void ca_timeline_launch_pre(struct ca_timeline *t, struct gbpf_cu_launch *l)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return;
-	c->begin_ns = tl_now();
+	c->begin_ns = called_ns ? called_ns : tl_now();
 	t->cu.ctx_get(&c->ctx);
 	c->begin = tl_event(t);
 	if (c->begin && t->cu.record(c->begin, l->stream) != GBPF_CUDA_SUCCESS) {

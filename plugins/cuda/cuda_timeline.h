@@ -28,8 +28,12 @@ int ca_timeline_create(struct ca_timeline **out, const struct gbpf_agent_service
 /** Stop the completion thread after it delivered what completed; free everything. */
 void ca_timeline_destroy(struct ca_timeline *t);
 
-/** Launch hooks (launch_pre stores its state in l->hook_data). */
-void ca_timeline_launch_pre(struct ca_timeline *t, struct gbpf_cu_launch *l);
+/**
+ * Launch hooks (launch_pre stores its state in l->hook_data). Call
+ * launch_pre right before the launch (after any instrumentation work), with
+ * the time the application's call entered.
+ */
+void ca_timeline_launch_pre(struct ca_timeline *t, struct gbpf_cu_launch *l, uint64_t called_ns);
 void ca_timeline_launch_post(struct ca_timeline *t, const struct gbpf_cu_launch *l);
 /** Host call hooks: copies, memsets, synchronisation, allocation. */
 void ca_timeline_call_pre(struct ca_timeline *t, const struct gbpf_cu_call_event *ev);

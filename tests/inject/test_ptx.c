@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gbpf/cuda_inject.h>
 #include <gbpf/gbpf.h>
 
 #include "plugins/cuda/ptx/ptx.h"
@@ -106,6 +107,9 @@ static void count_sites(const char *text, size_t len, unsigned *exits, unsigned 
 	free(t);
 }
 
+/* Fields of the probe context no probe reads (GBPF_CUDA_CTX_UNUSED_*) for inject_text. */
+static unsigned inject_ctx_unused;
+
 static char *inject_text(const char *text, size_t len, const char *frag, unsigned sites,
 			 gbpf_ptx_select_fn sel, struct counts *c, int *err, char *log,
 			 size_t log_size)
@@ -116,7 +120,7 @@ static char *inject_text(const char *text, size_t len, const char *frag, unsigne
 					 : NULL;
 	struct gbpf_ptx_inject_req req = {
 		.plan = {.sites = sites, .entry_probe = 0, .exit_probe = 1, .mem_probe = 2,
-			 .barrier_probe = 3},
+			 .barrier_probe = 3, .ctx_unused = inject_ctx_unused},
 		.select = sel,
 		.report = collect,
 		.report_arg = c,
@@ -214,6 +218,17 @@ static void check_nvcc_ptx(const char *path)
 				       "%s: instrumented PTX assembles for %s", path, arch);
 		}
 	}
+	free(inj);
+	/* Probes that read no context field: no per-thread context stores, a NULL context. */
+	inject_ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
+	inj = inject_text(text, len, iu_fragment, 15, NULL, &c, &err, log, sizeof(log));
+	inject_ctx_unused = 0;
+	tap_ok(inj && c.instrumented == c.kernels && !strstr(inj, "st.local.u64 [__gbpf_ctx") &&
+		       !strstr(inj, "st.local.u32 [__gbpf_ctx") && strstr(inj, "%__gbpf_rd0, 0;"),
+	       "%s: with no context field read, no context stores and a NULL context", path);
+	if (inj && ptxas)
+		tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
+		       "%s: that PTX assembles for sm_90", path);
 	free(inj);
 	free(text);
 }

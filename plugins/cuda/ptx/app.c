@@ -134,7 +134,7 @@ static int do_ptx(struct run *r, const char *text, size_t len, const char *where
 	struct gbpf_ptx_inject_req req = {
 		.plan = {.sites = r->o.sites, .entry_probe = r->o.entry_probe,
 			 .exit_probe = r->o.exit_probe, .mem_probe = r->o.mem_probe,
-			 .barrier_probe = r->o.barrier_probe},
+			 .barrier_probe = r->o.barrier_probe, .ctx_unused = r->o.ctx_unused},
 		.select = select_adapter, .select_arg = r,
 		.report = report_adapter, .report_arg = r,
 	};

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <gbpf/gbpf.h>
+#include <gbpf/cuda_inject.h>
 #include <gbpf/probe_ctx.h>
 
 #define CTX_NAME "__gbpf_ctx"
@@ -340,10 +341,15 @@ static enum site_kind classify(const struct gbpf_ptx_module *m, const struct gbp
 
 /* ---- snippet text --------------------------------------------------- */
 
-static void tx_call(struct text *t, unsigned probe)
+static void tx_call(struct text *t, const struct kctx *k, unsigned probe)
 {
-	tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
-	tx(t, "cvta.local.u64 %%__gbpf_rd0, %%__gbpf_rd0;\n");
+	/* No probe reads the context: no .local traffic at all, the probe gets NULL. */
+	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL) {
+		tx(t, "mov.u64 %%__gbpf_rd0, 0;\n");
+	} else {
+		tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
+		tx(t, "cvta.local.u64 %%__gbpf_rd0, %%__gbpf_rd0;\n");
+	}
 	tx(t, "{\n.param .b64 __gbpf_arg;\n.param .b64 __gbpf_ret;\n");
 	tx(t, "st.param.b64 [__gbpf_arg], %%__gbpf_rd0;\n");
 	tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
@@ -453,14 +459,16 @@ static bool tx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_st
 		tx(t, "cvta.shared.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
 	else if (mi->space == GBPF_SPACE_LOCAL)
 		tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
-	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_MEM_ADDR);
-	tx_value(t, k, s, mi);
-	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd2;\n", OFF_MEM_VALUE);
-	tx_u32_field(t, OFF_MEM_SIZE, mi->size);
-	tx_u32_field(t, OFF_MEM_KIND, mi->kind);
-	tx_u32_field(t, OFF_MEM_SPACE, mi->space);
-	tx_u32_field(t, OFF_MEM_SITE, k->rep->n_mem);
-	tx_call(t, k->plan->mem_probe);
+	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM)) {
+		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_MEM_ADDR);
+		tx_value(t, k, s, mi);
+		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd2;\n", OFF_MEM_VALUE);
+		tx_u32_field(t, OFF_MEM_SIZE, mi->size);
+		tx_u32_field(t, OFF_MEM_KIND, mi->kind);
+		tx_u32_field(t, OFF_MEM_SPACE, mi->space);
+		tx_u32_field(t, OFF_MEM_SITE, k->rep->n_mem);
+	}
+	tx_call(t, k, k->plan->mem_probe);
 	return true;
 }
 
@@ -579,10 +587,16 @@ static int tx_entry(struct kctx *k, struct text *t)
 {
 	const struct gbpf_ptx_func *f = k->f;
 	const struct gbpf_ptx_module *m = k->m;
+	unsigned unused = k->plan->ctx_unused;
 
-	tx(t, "mov.u64 %%__gbpf_rd1, 0x%016" PRIx64 ";\n", k->rep->kernel_id);
-	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_KERNEL_ID);
-	if (f->n_params && k->cvta_param) {
+	/* Fields no probe reads are not stored: every store is per-thread .local traffic. */
+	if (!(unused & GBPF_CUDA_CTX_UNUSED_KERNEL_ID)) {
+		tx(t, "mov.u64 %%__gbpf_rd1, 0x%016" PRIx64 ";\n", k->rep->kernel_id);
+		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_KERNEL_ID);
+	}
+	if (unused & GBPF_CUDA_CTX_UNUSED_PARAMS) {
+		/* nothing: ctx.params is never read */
+	} else if (f->n_params && k->cvta_param) {
 		const struct gbpf_ptx_range *r = &f->params[0];
 		uint32_t i;
 
@@ -597,14 +611,18 @@ static int tx_entry(struct kctx *k, struct text *t)
 		}
 		tx(t, "mov.u64 %%__gbpf_rd1, %.*s;\n", (int)m->toks[i].len, m->toks[i].s);
 		tx(t, "cvta.param.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
-	} else if (!f->n_params || !tx_param_copy(k, t)) {
-		tx(t, "mov.u64 %%__gbpf_rd1, 0;\n");
+		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
+	} else {
+		if (!f->n_params || !tx_param_copy(k, t))
+			tx(t, "mov.u64 %%__gbpf_rd1, 0;\n");
+		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
 	}
-	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
-	tx(t, "ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
-	tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
+	if (!(unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID)) {
+		tx(t, "ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
+		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
+	}
 	if (k->plan->sites & GBPF_PTX_SITE_ENTRY) {
-		tx_call(t, k->plan->entry_probe);
+		tx_call(t, k, k->plan->entry_probe);
 		k->rep->n_entry++;
 	}
 	return 0;
@@ -633,7 +651,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		tx_call(&t, k->plan->exit_probe);
+		tx_call(&t, k, k->plan->exit_probe);
 		k->rep->n_exit++;
 		break;
 	case SITE_BARRIER:
@@ -641,7 +659,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		tx_call(&t, k->plan->barrier_probe);
+		tx_call(&t, k, k->plan->barrier_probe);
 		k->rep->n_barrier++;
 		break;
 	case SITE_MEM:

@@ -203,6 +203,7 @@ struct gbpf_ptx_plan {
 	unsigned exit_probe;
 	unsigned mem_probe;
 	unsigned barrier_probe;
+	unsigned ctx_unused;  /**< GBPF_CUDA_CTX_UNUSED_* (gbpf/cuda_inject.h): fields no probe reads */
 };
 
 /** Per-kernel outcome. */

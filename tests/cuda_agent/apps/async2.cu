@@ -4,6 +4,7 @@
 // the case where a timeline is needed to see where the time goes. Prints
 // "phase stream=HANDLE h2d_us=.. kernel_us=.. d2h_us=.." per stream, for
 // tests/cuda_agent/check_timeline.py to compare with gbpf's trace.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
