@@ -68,10 +68,11 @@ static const char update_ptx[] =
 	"ld.param.b64 %a0, [m];\nld.param.b64 %a1, [k];\nld.param.b64 %a2, [v];\nld.param.b64 %a3, [f];\n"
 	"setp.gt.u64 %q0, %a3, 2;\n@%q0 bra $Linval;\n"
 	"ld.u32 %b0, [%a0+40];\nsetp.ne.u32 %q0, %b0, 0;\n@%q0 bra $Lhash;\n"
-	"setp.eq.u64 %q0, %a3, 1;\n@%q0 bra $Lexist;\n"
 	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a0;\n"
 	"st.param.b64 [y], %a1;\ncall (z), __gbpf_m_array_elem, (x, y);\nld.param.b64 %a4, [z];\n}\n"
-	"setp.eq.u64 %q0, %a4, 0;\n@%q0 bra $Lbig;\nld.u32 %b1, [%a0+20];\ncvt.u64.u32 %a5, %b1;\n"
+	/* As Linux: an index out of range is -E2BIG before NOEXIST's -EEXIST. */
+	"setp.eq.u64 %q0, %a4, 0;\n@%q0 bra $Lbig;\n"
+	"setp.eq.u64 %q0, %a3, 1;\n@%q0 bra $Lexist;\nld.u32 %b1, [%a0+20];\ncvt.u64.u32 %a5, %b1;\n"
 	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a4;\n"
 	"st.param.b64 [y], %a2;\nst.param.b64 [z], %a5;\ncall __gbpf_h_copy, (x, y, z);\n}\n"
 	"st.param.b64 [r], 0;\nret;\n"

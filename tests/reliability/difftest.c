@@ -141,7 +141,7 @@ static void diff(const struct outcome *a, const struct outcome *b, char *buf, si
 {
 	buf[0] = 0;
 	if (a->err != b->err) {
-		snprintf(buf, size, "error %d (%s) vs %d (%s)", a->err, a->why, b->err, b->why);
+		snprintf(buf, size, "error %d (%.200s) vs %d (%.200s)", a->err, a->why, b->err, b->why);
 		return;
 	}
 	if (a->err)
