@@ -108,8 +108,8 @@ static void check_meta(const char *what, const uint8_t *co, size_t size)
 	}
 	n = co_meta_read(m, len, k, 64);
 	for (int i = 0; i < n; i++) {
-		snprintf(sym, sizeof(sym), "%s.kd", k[i].name);
-		good &= !strcmp(sym, k[i].symbol) && k[i].sgpr > 0 && k[i].vgpr > 0;
+		good &= (size_t)snprintf(sym, sizeof(sym), "%s.kd", k[i].name) < sizeof(sym) &&
+			!strcmp(sym, k[i].symbol) && k[i].sgpr > 0 && k[i].vgpr > 0;
 	}
 	tap_ok(n > 0 && good, "%s: metadata has %d kernels, each with NAME.kd and register counts", what, n);
 	tap_ok(n > 0 && !co_meta_patch(m, len, NULL, 0, &out, &out_n) && out_n == len && !memcmp(out, m, len),
