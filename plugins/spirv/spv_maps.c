@@ -228,12 +228,12 @@ static uint32_t neg(struct spv_mod *m, int e)
 static void emit_update(struct spv_gen *g)
 {
 	struct spv_mod *m = g->m;
-	uint32_t p[4], type, larr, lhash, idx, lbadf, lokf, lnoex, lcopy, lbig, addr, vs;
+	uint32_t p[4], type, larr, lhash, idx, lbadf, lokf, lnoex, lcopy, lin, addr, vs;
 
 	rt_begin(g, SPV_RT_MAP_UPDATE, p);
 	spv_label(m, 0);
 	larr = spv_id(m), lhash = spv_id(m), lbadf = spv_id(m), lokf = spv_id(m);
-	lnoex = spv_id(m), lcopy = spv_id(m), lbig = spv_id(m);
+	lnoex = spv_id(m), lcopy = spv_id(m), lin = spv_id(m);
 	spv_brc(m, spv_bin(m, SpvOpUGreaterThan, m->t_bool, p[3], c64(m, 2)), lbadf, lokf);
 	spv_label(m, lbadf);
 	spv_ret(m, neg(m, EINVAL));
@@ -241,27 +241,26 @@ static void emit_update(struct spv_gen *g)
 	type = spv_hdr32(m, p[0], 8);
 	spv_brc(m, spv_is_array(m, type), larr, lhash);
 	spv_label(m, larr);
-	spv_brc(m, spv_eq(m, p[3], c64(m, 1)), lnoex, lbig);
-	spv_label(m, lnoex);
-	spv_ret(m, neg(m, EEXIST));
-	spv_label(m, lbig);
 	idx = spv_u32_64(m, spv_load(m, m->t_u32, spv_addr_ptr(m, m->t_u32, p[1]), 4));
 	addr = array_elem(g, p[0], idx, type);
 	{
 		uint32_t lz = spv_id(m), lthr = spv_id(m), le2big = spv_id(m);
-		uint32_t is_thr = spv_eq(m, type, c64(m, GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY));
 
-		spv_brc(m, spv_eq(m, addr, c64(m, 0)), lz, lcopy);
+		spv_brc(m, spv_eq(m, addr, c64(m, 0)), lz, lin);
 		spv_label(m, lz);
-		/* index past max_entries: E2BIG; thread past the launch: EINVAL */
+		/* As Linux: index past max_entries is E2BIG before NOEXIST's EEXIST; thread past the launch: EINVAL */
 		spv_brc(m, spv_bin(m, SpvOpUGreaterThanEqual, m->t_bool, idx, spv_hdr32(m, p[0], 24)),
 			le2big, lthr);
 		spv_label(m, le2big);
 		spv_ret(m, neg(m, E2BIG));
 		spv_label(m, lthr);
-		(void)is_thr;
 		spv_ret(m, neg(m, EINVAL));
 	}
+	spv_label(m, lin);
+	/* Every element of an array exists: NOEXIST fails. */
+	spv_brc(m, spv_eq(m, p[3], c64(m, 1)), lnoex, lcopy);
+	spv_label(m, lnoex);
+	spv_ret(m, neg(m, EEXIST));
 	spv_label(m, lcopy);
 	vs = spv_hdr32(m, p[0], 20);
 	spv_rt_call(g, SPV_RT_MEMCPY, addr, p[2], vs, c64(m, 0));

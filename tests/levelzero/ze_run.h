@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ZE_RUN_OUT_MAX (1u << 20)
+#define ZE_RUN_OUT_MAX (8u << 20) /* 7168 ring records in JSON are over 1 MiB */
 
 /** Output and status of one command. */
 struct ze_run {
-	char *out;  /**< stdout and stderr interleaved, NUL-terminated (truncated at 1 MiB) */
+	char *out;  /**< stdout and stderr interleaved, NUL-terminated (truncated at 8 MiB) */
 	size_t len;
 	int status; /**< exit status, 128 + signal, or -1 when it could not run / timed out */
 };

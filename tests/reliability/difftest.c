@@ -280,6 +280,17 @@ static int load_asm(const char *path, struct dt_prog *prog)
 	return 0;
 }
 
+/*
+ * LeakSanitizer (the test command's builds): PoCL and the LLVM it compiles
+ * with keep allocations until exit when the opencl backend runs; they are
+ * not ours (their frames stop in libstdc++'s operator new).
+ */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libpocl\nleak:libLLVM\nleak:libOpenCL\nleak:libstdc++\nleak:<unknown module>\n";
+}
+
 int main(int argc, char **argv)
 {
 	static struct dt_prog prog;
