@@ -203,6 +203,18 @@ int cfg_check(struct venv *env)
 				goto out;
 			}
 			env->insn_flags[i + 1] |= INSN_SECOND;
+			/*
+			 * Every map reference, reachable or not: code generators and
+			 * the interpreter translate every instruction (the fuzzer
+			 * found dead lddw map[N] past the table accepted).
+			 */
+			if ((in->src == GBPF_PSEUDO_MAP_IDX || in->src == GBPF_PSEUDO_MAP_IDX_VALUE) &&
+			    (in->imm < 0 || (size_t)in->imm >= env->prog->map_cnt)) {
+				err = verr(env, i, -GBPF_ERRNO__VERIFY,
+					   "map index %d out of range (the object has %zu maps)", in->imm,
+					   env->prog->map_cnt);
+				goto out;
+			}
 			if (in->src == GBPF_PSEUDO_FUNC) {
 				t = (int64_t)i + 1 + in->imm;
 				if (t < 0 || t >= n) {
