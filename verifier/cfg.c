@@ -215,6 +215,29 @@ int cfg_check(struct venv *env)
 					   env->prog->map_cnt);
 				goto out;
 			}
+			/*
+			 * A direct value address (map_value[i]+off) needs element 0
+			 * to exist for the whole run: only plain arrays have it (as
+			 * Linux's direct value access); the fuzzer found one on a
+			 * hash map accepted and the interpreter refusing it.
+			 */
+			if (in->src == GBPF_PSEUDO_MAP_IDX_VALUE) {
+				const struct gbpf_map_desc *m = &env->prog->maps[in->imm];
+
+				if ((m->type != GBPF_MAP_TYPE_ARRAY && m->type != GBPF_MAP_TYPE_GPU_ARRAY) ||
+				    !m->max_entries || m->key_size != 4) {
+					err = verr(env, i, -GBPF_ERRNO__VERIFY,
+						   "map_value[%d]: map '%s' is not an array with an element 0 "
+						   "to point into", in->imm, m->name ? m->name : "?");
+					goto out;
+				}
+				if (hi->imm < 0 || (uint32_t)hi->imm >= m->value_size) {
+					err = verr(env, i, -GBPF_ERRNO__VERIFY,
+						   "lddw offset %d outside the value of map '%s' (%u bytes)",
+						   hi->imm, m->name ? m->name : "?", m->value_size);
+					goto out;
+				}
+			}
 			if (in->src == GBPF_PSEUDO_FUNC) {
 				t = (int64_t)i + 1 + in->imm;
 				if (t < 0 || t >= n) {
