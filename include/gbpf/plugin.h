@@ -25,9 +25,12 @@
 #ifndef GBPF_PLUGIN_H
 #define GBPF_PLUGIN_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <gbpf/prog.h>
 
@@ -42,7 +45,13 @@ extern "C" {
 
 /** The plugin ABI this header describes. */
 #define GBPF_PLUGIN_ABI_VERSION_1_0 GBPF_MAKE_VERSION(1, 0)
-#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_0
+/**
+ * 1.1: appended gbpf_agent_services.timeline, struct gbpf_timeline_event and
+ * GBPF_AGENT_F_GPU_TIMELINE. Minor versions only append (sz-checked), so a
+ * plugin built for 1.0 still loads.
+ */
+#define GBPF_PLUGIN_ABI_VERSION_1_1 GBPF_MAKE_VERSION(1, 1)
+#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_1
 
 /** Name of the single symbol a plugin exports. */
 #define GBPF_PLUGIN_ENTRY_SYMBOL "gbpf_plugin_get_backend_table"
@@ -419,6 +428,73 @@ struct gbpf_timeline_event {
 #else
 #define GBPF_PLUGIN_EXPORT
 #endif
+
+/**
+ * gbpf_gpu_ctx.kernel_id and gbpf_host_launch_ctx.kernel_id of a kernel:
+ * FNV-1a 64 of its mangled name (NULL hashes as ""). Every backend and the
+ * controller must compute it this way so that ids agree.
+ */
+static inline uint64_t gbpf_kernel_id(const char *mangled_name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; mangled_name && *mangled_name; mangled_name++)
+		h = (h ^ (unsigned char)*mangled_name) * 0x100000001b3ull;
+	return h;
+}
+
+/**
+ * The body of every plugin's gbpf_plugin_get_backend_table(): copy as much
+ * of @p ops and @p caps as the caller's (possibly older) structs hold, set
+ * their sz to it; NULL outputs are skipped.
+ * @return 0, or -EPROTONOSUPPORT when @p abi_version's major differs
+ */
+static inline int gbpf_plugin_tables_out(uint32_t abi_version, const struct gbpf_backend_ops *ops,
+					 const struct gbpf_backend_caps *caps,
+					 struct gbpf_backend_ops *ops_out,
+					 struct gbpf_backend_caps *caps_out)
+{
+	size_t n;
+
+	if (GBPF_VERSION_MAJOR(abi_version) != GBPF_VERSION_MAJOR(GBPF_PLUGIN_ABI_VERSION))
+		return -EPROTONOSUPPORT;
+	if (ops_out) {
+		n = ops_out->sz < sizeof(*ops) ? ops_out->sz : sizeof(*ops);
+		memcpy(ops_out, ops, n);
+		ops_out->sz = n;
+	}
+	if (caps_out) {
+		n = caps_out->sz < sizeof(*caps) ? caps_out->sz : sizeof(*caps);
+		memcpy(caps_out, caps, n);
+		caps_out->sz = n;
+	}
+	return 0;
+}
+
+/** services->report with a printf-style message (at most 1023 bytes); no-op without report. */
+static inline __attribute__((format(printf, 4, 0))) void
+gbpf_agent_vreportf(const struct gbpf_agent_services *svc, enum gbpf_agent_event event,
+		    const char *kernel, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	if (!svc || !svc->report)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	svc->report(svc->ctx, event, kernel, msg);
+}
+
+/** As gbpf_agent_vreportf, with the arguments inline. */
+static inline __attribute__((format(printf, 4, 5))) void
+gbpf_agent_reportf(const struct gbpf_agent_services *svc, enum gbpf_agent_event event,
+		   const char *kernel, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	gbpf_agent_vreportf(svc, event, kernel, fmt, ap);
+	va_end(ap);
+}
 
 #ifdef __cplusplus
 }

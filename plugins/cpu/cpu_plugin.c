@@ -292,14 +292,8 @@ GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struc
 		.flags = GBPF_CAP_PROG_RUN | GBPF_CAP_SANDBOXED,
 	};
 
-	if (GBPF_VERSION_MAJOR(abi_version) != GBPF_VERSION_MAJOR(GBPF_PLUGIN_ABI_VERSION))
-		return -EPROTONOSUPPORT;
-	if (!ops || !caps || ops->sz < sizeof(size_t) || caps->sz < sizeof(size_t))
+	if (GBPF_VERSION_MAJOR(abi_version) == GBPF_VERSION_MAJOR(GBPF_PLUGIN_ABI_VERSION) &&
+	    (!ops || !caps || ops->sz < sizeof(size_t) || caps->sz < sizeof(size_t)))
 		return -EINVAL;
-	/* Fill what the caller's (possibly older) table holds, and say how much. */
-	memcpy(ops, &table, ops->sz < sizeof(table) ? ops->sz : sizeof(table));
-	ops->sz = ops->sz < sizeof(table) ? ops->sz : sizeof(table);
-	memcpy(caps, &my_caps, caps->sz < sizeof(my_caps) ? caps->sz : sizeof(my_caps));
-	caps->sz = caps->sz < sizeof(my_caps) ? caps->sz : sizeof(my_caps);
-	return 0;
+	return gbpf_plugin_tables_out(abi_version, &table, &my_caps, ops, caps);
 }

@@ -97,27 +97,11 @@ static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *
 	__attribute__((format(printf, 3, 4)));
 static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
 {
-	struct cuda_agent_state *s = &cuda_agent_state;
-	char msg[1024];
 	va_list ap;
 
-	if (!s->svc.report)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gbpf_agent_vreportf(&cuda_agent_state.svc, ev, kernel, fmt, ap);
 	va_end(ap);
-	s->svc.report(s->svc.ctx, ev, kernel, msg);
-}
-
-static uint64_t ca_fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; s && *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 static uint64_t ca_now_ns(void)
@@ -420,7 +404,7 @@ static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_
 			*id = s->svc.next_launch_id(s->svc.ctx);
 		if (!made) {
 			memset(&c, 0, sizeof(c));
-			c.kernel_id = ca_fnv1a(l->name);
+			c.kernel_id = gbpf_kernel_id(l->name);
 			c.stream = (uint64_t)(uintptr_t)l->stream;
 			c.launch_id = *id;
 			c.time_ns = ca_now_ns();

@@ -87,16 +87,11 @@ int l0_agent_active(void)
 
 void l0_agent_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
 {
-	struct l0_agent_state *s = &l0_agent_state;
-	char msg[1024];
 	va_list ap;
 
-	if (!s->svc.report)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gbpf_agent_vreportf(&l0_agent_state.svc, ev, kernel, fmt, ap);
 	va_end(ap);
-	s->svc.report(s->svc.ctx, ev, kernel, msg);
 }
 
 static uint64_t l0_now_ns(void)
@@ -105,17 +100,6 @@ static uint64_t l0_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t l0_fnv1a(const char *str)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; str && *str; str++) {
-		h ^= (unsigned char)*str;
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 /* gbpf_spirv_inject numbers programs in s->dp; the agent core in progs. */
@@ -420,7 +404,7 @@ void l0_agent_launch_pre(ze_command_list_handle_t list, ze_kernel_handle_t k,
 		if (!have_id) {
 			id = s->svc.next_launch_id(s->svc.ctx);
 			have_id = 1;
-			hc.kernel_id = l0_fnv1a(rec.name);
+			hc.kernel_id = gbpf_kernel_id(rec.name);
 			hc.stream = (uint64_t)(uintptr_t)list;
 			hc.launch_id = id;
 			hc.time_ns = l0_now_ns();

@@ -140,16 +140,11 @@ static void oa_report(enum gbpf_agent_event ev, const char *kernel, const char *
 	__attribute__((format(printf, 3, 4)));
 static void oa_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
 {
-	struct ocl_agent_state *s = &ocl_agent_state;
-	char msg[1024];
 	va_list ap;
 
-	if (!s->svc.report)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gbpf_agent_vreportf(&ocl_agent_state.svc, ev, kernel, fmt, ap);
 	va_end(ap);
-	s->svc.report(s->svc.ctx, ev, kernel, msg);
 }
 
 static uint64_t oa_now_ns(void)
@@ -158,17 +153,6 @@ static uint64_t oa_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t oa_fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; s && *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 /*
@@ -873,7 +857,7 @@ static void oa_run_host_launch(struct ocl_agent_state *s, cl_command_queue q, co
 			*id = s->svc.next_launch_id(s->svc.ctx);
 		if (!made) {
 			memset(&c, 0, sizeof(c));
-			c.kernel_id = oa_fnv1a(ok->name);
+			c.kernel_id = gbpf_kernel_id(ok->name);
 			c.stream = (uint64_t)(uintptr_t)q;
 			c.launch_id = *id;
 			c.time_ns = oa_now_ns();

@@ -390,19 +390,6 @@ GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struc
 		.flags = GBPF_CAP_PROG_RUN | GBPF_CAP_CODEGEN | GBPF_CAP_INJECT | GBPF_CAP_INTERCEPT,
 		.codegen_targets = "spirv",
 	};
-	size_t n;
 
-	if (GBPF_VERSION_MAJOR(abi_version) != GBPF_VERSION_MAJOR(GBPF_PLUGIN_ABI_VERSION))
-		return -EPROTONOSUPPORT;
-	if (ops) {
-		n = ops->sz < sizeof(t) ? ops->sz : sizeof(t);
-		t.sz = n;
-		memcpy(ops, &t, n);
-	}
-	if (caps) {
-		n = caps->sz < sizeof(c) ? caps->sz : sizeof(c);
-		c.sz = n;
-		memcpy(caps, &c, n);
-	}
-	return 0;
+	return gbpf_plugin_tables_out(abi_version, &t, &c, ops, caps);
 }

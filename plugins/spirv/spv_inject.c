@@ -28,6 +28,7 @@
 #define SPV_ENABLE_UTILITY_CODE
 #include "spv_internal.h"
 
+#include <gbpf/plugin.h>
 #include <gbpf/probe_ctx.h>
 
 /* spirv.h defines this as a C99 inline function: one external definition here */
@@ -232,17 +233,6 @@ static uint32_t unwrap(struct inj *j, uint32_t fid)
 		n++;
 	}
 	return n == 1 && callee && callee < j->bound ? callee : fid;
-}
-
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*s) {
-		h ^= (uint8_t)*s++;
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 /* Byte size of a type (scalars, vectors, pointers), 0 when not a scalar access. */
@@ -564,7 +554,7 @@ int gbpf_spirv_inject(const uint32_t *app_words, size_t app_count,
 			rc = -ENOMEM;
 			goto out;
 		}
-		st->kid = fnv1a(ep->name);
+		st->kid = gbpf_kernel_id(ep->name);
 		for (p = 0; p < n; p++) {
 			if (!selected(opts, p, ep->name))
 				continue;

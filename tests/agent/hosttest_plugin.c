@@ -34,15 +34,6 @@ static _Atomic(struct gbpf_backend *) hosttest_armed;
 
 typedef unsigned long (*launch_fn)(const char *, unsigned, unsigned);
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 unsigned long gbpf_test_launch(const char *kernel, unsigned grid, unsigned block);
 
 __attribute__((visibility("default"))) unsigned long gbpf_test_launch(const char *kernel,
@@ -66,7 +57,7 @@ __attribute__((visibility("default"))) unsigned long gbpf_test_launch(const char
 
 		memset(&ctx, 0, sizeof(ctx));
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ctx.kernel_id = fnv1a(kernel);
+		ctx.kernel_id = gbpf_kernel_id(kernel);
 		ctx.launch_id = s->next_launch_id(s->ctx);
 		ctx.time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		ctx.grid[0] = grid;

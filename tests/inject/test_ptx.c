@@ -10,6 +10,7 @@
 
 #include <gbpf/cuda_inject.h>
 #include <gbpf/gbpf.h>
+#include <gbpf/plugin.h>
 
 #include "plugins/cuda/ptx/ptx.h"
 #include "tests/inject/inject_util.h"
@@ -394,8 +395,8 @@ static void check_syntax_errors(void)
 		gbpf_ptx_module_free(m);
 		free(t);
 	}
-	tap_ok(gbpf_fnv1a64("") == 0xcbf29ce484222325ull &&
-		       gbpf_fnv1a64("a") == 0xaf63dc4c8601ec8cull,
+	tap_ok(gbpf_kernel_id("") == 0xcbf29ce484222325ull &&
+		       gbpf_kernel_id("a") == 0xaf63dc4c8601ec8cull,
 	       "FNV-1a 64 reference values");
 }
 

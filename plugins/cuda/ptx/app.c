@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <gbpf/cuda_inject.h>
+#include <gbpf/plugin.h>
 
 #define EM_CUDA 190
 
@@ -92,7 +93,7 @@ static struct gbpf_cuda_kernel_info *add_kernel(struct run *r, const char *name,
 		free(k->module);
 		return NULL;
 	}
-	k->kernel_id = gbpf_fnv1a64(name);
+	k->kernel_id = gbpf_kernel_id(name);
 	res->n_kernels++;
 	return k;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <gbpf/gbpf.h>
+#include <gbpf/plugin.h>
 #include <gbpf/cuda_inject.h>
 #include <gbpf/probe_ctx.h>
 
@@ -955,7 +956,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 		k.f = it->func;
 		gbpf_ptx_func_name(m, k.f, k.kname, sizeof(k.kname));
 		rep.name = k.kname;
-		rep.kernel_id = gbpf_fnv1a64(k.kname);
+		rep.kernel_id = gbpf_kernel_id(k.kname);
 		if (!k.f->has_body) {
 			snprintf(rep.reason, sizeof(rep.reason), "declaration without a body");
 		} else if (req->select && !req->select(k.kname, &plan, req->select_arg)) {

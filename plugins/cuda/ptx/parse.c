@@ -33,17 +33,6 @@ bool gbpf_ptx_tok_eq(const struct gbpf_ptx_tok *t, const char *s)
 	return t->len == n && !memcmp(t->s, s, n);
 }
 
-uint64_t gbpf_fnv1a64(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 const char *gbpf_ptx_func_name(const struct gbpf_ptx_module *m, const struct gbpf_ptx_func *f,
 			       char *buf, size_t size)
 {

@@ -181,9 +181,6 @@ int gbpf_ptx_tokenize(const char *text, size_t len, bool keep_comments, struct g
 /** Compare two tokens' text. */
 bool gbpf_ptx_tok_eq(const struct gbpf_ptx_tok *t, const char *s);
 
-/** FNV-1a 64 of a NUL-terminated string (the kernel_id of probe contexts). */
-uint64_t gbpf_fnv1a64(const char *s);
-
 /** Name of function @f of @m copied into buf (NUL-terminated, truncated). */
 const char *gbpf_ptx_func_name(const struct gbpf_ptx_module *m, const struct gbpf_ptx_func *f,
 			       char *buf, size_t size);
