@@ -346,6 +346,7 @@ static int agent_attach(struct agent_state *a, char *why, size_t why_size)
 		.next_launch_id = agent_next_launch_id,
 		.kernel_selected = agent_kernel_selected,
 		.timeline = agent_timeline,
+		.print = agent_print,
 	};
 	if (agent_timeline_init(a))
 		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,

@@ -13,7 +13,7 @@
 #include "core/agent/proto.h"
 
 /* Reports waiting for the sender thread; beyond this they are dropped and counted. */
-#define AGENT_QUEUE_LEN 128
+#define AGENT_QUEUE_LEN 1024
 /*
  * Timeline events waiting for the sender thread (a ring allocated at attach);
  * beyond this they are dropped and counted. Sized for bursts of a few
@@ -79,6 +79,8 @@ void agent_sender_flush(struct agent_state *a, int ms);
 
 /** services->timeline: queue one event for the controller; never blocks on I/O. */
 int agent_timeline(void *ctx, const struct gbpf_timeline_event *ev);
+/* services.print: one line of device probe output; -EAGAIN when the queue is full. */
+int agent_print(void *ctx, const char *text, size_t len);
 /** Allocate the timeline ring (at attach); -ENOMEM leaves the timeline off. */
 int agent_timeline_init(struct agent_state *a);
 

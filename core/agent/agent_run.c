@@ -336,6 +336,37 @@ static void agent_print_sink(void *ctx, const char *text, size_t len)
 	agent_queue(a, GBPF_AGENT_MSG_PRINT, 0, NULL, "%.*s", (int)(len > 380 ? 380 : len), text);
 }
 
+int agent_print(void *ctx, const char *text, size_t len)
+{
+	struct agent_state *a = ctx;
+	uint64_t one = 1;
+	struct agent_msg *m;
+
+	if (!text)
+		return -EINVAL;
+	if (atomic_load(&a->orphaned) || atomic_load(&a->forked))
+		return -ESHUTDOWN;
+	if (len && text[len - 1] == '\n')
+		len--;
+	pthread_mutex_lock(&a->lock);
+	/* Full: the plugin keeps the line (its device queue absorbs the burst and counts what it must drop). */
+	if (a->q_len == AGENT_QUEUE_LEN) {
+		pthread_mutex_unlock(&a->lock);
+		return -EAGAIN;
+	}
+	m = &a->queue[(a->q_head + a->q_len) % AGENT_QUEUE_LEN];
+	m->type = GBPF_AGENT_MSG_PRINT;
+	m->event = 0;
+	m->kernel[0] = 0;
+	snprintf(m->msg, sizeof(m->msg), "%.*s", (int)(len > 380 ? 380 : len), text);
+	a->q_len++;
+	pthread_mutex_unlock(&a->lock);
+	if (a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, the sender is awake anyway. */
+	}
+	return 0;
+}
+
 int agent_run_host_prog(void *ctx, size_t prog_index, void *probe_ctx, size_t ctx_size,
 			uint64_t *r0)
 {

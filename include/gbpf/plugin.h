@@ -51,7 +51,9 @@ extern "C" {
  * plugin built for 1.0 still loads.
  */
 #define GBPF_PLUGIN_ABI_VERSION_1_1 GBPF_MAKE_VERSION(1, 1)
-#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_1
+/** 1.2: appended gbpf_agent_services.print (probe output from device code). */
+#define GBPF_PLUGIN_ABI_VERSION_1_2 GBPF_MAKE_VERSION(1, 2)
+#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_2
 
 /** Name of the single symbol a plugin exports. */
 #define GBPF_PLUGIN_ENTRY_SYMBOL "gbpf_plugin_get_backend_table"
@@ -214,6 +216,18 @@ struct gbpf_agent_services {
 	 * Added after ABI 1.0 was first filled: check sz before calling.
 	 */
 	int (*timeline)(void *ctx, const struct gbpf_timeline_event *ev);
+	/**
+	 * Pass one line of probe output (bpf_trace_printk or puts run by device
+	 * code, already formatted; a trailing newline is optional) to the
+	 * controller, which prints it as the interpreter's trace_printk lines
+	 * are printed. Never blocks; callable from any thread.
+	 * @return 0; -EAGAIN when the agent's queue is full and nothing was
+	 *         queued (keep the line and retry later: the agent counts
+	 *         nothing, so a plugin that gives up counts its own drop);
+	 *         -ESHUTDOWN when nobody listens; -EINVAL for NULL text.
+	 * Added in ABI 1.2: check sz before calling.
+	 */
+	int (*print)(void *ctx, const char *text, size_t len);
 };
 
 /**
