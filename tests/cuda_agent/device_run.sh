@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # tests/cuda_agent/device_run.sh - `gbpf run` on real CUDA apps (H200).
-# Usage: device_run.sh BIN   where BIN holds gbpf, libgbpf.so.0,
+# Usage: device_run.sh BIN [SECTION]   where BIN holds gbpf, libgbpf.so.0,
 # libgbpf-agent.so, libgbpf-cuda.so, the probe objects (*.bpf.o) and, in
 # BIN/lib, shared libraries the build machine had and this one may lack.
 # Builds examples/apps/*.cu with nvcc in the forms tests/inject uses,
 # measures host-memory atomics, then runs each probe on each app and
 # CHECKS: app output identical with and without gbpf, exact counts.
+# SECTION: all (default), or apps (only tests/cuda_agent/apps/apps.sh:
+# NVRTC, graphs, cudaLaunchKernelEx, contexts, big shared memory, device
+# globals, trace_printk, PyTorch).
 set -u
+SECTION=${2:-all}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$(cd "$1" && pwd)
 O=${OUT:-/tmp/gbpf-cuda-agent}
@@ -19,8 +23,9 @@ export CUDA_CACHE_PATH=$A/jitcache
 PASS=0 FAIL=0
 check() { if eval "$2"; then PASS=$((PASS + 1)); echo "ok - $1"; else FAIL=$((FAIL + 1)); echo "not ok - $1"; fi; }
 
+if [ "$SECTION" = all ]; then
 echo "== build apps"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 nvcc -o "$A/hostatomic" tests/cuda_agent/hostatomic.cu -lcuda 2>&1 | tail -3
 for app in vecadd branches reduce templated coop; do
 	nvcc -o "$A/$app" "examples/apps/$app.cu" 2>&1 | tail -2
@@ -77,4 +82,7 @@ python3 tests/cuda_agent/check_timeline.py "$O/async2.out" "$O/async2.trace.json
 grep -v '^1\.\.' "$O/timeline.tap" | sed 's/^ok /# timeline ok /; s/^not ok /# timeline NOT ok /'
 check "timeline of 2 async streams matches the app's CUDA events within 5%" "grep -q '^1\.\.' $O/timeline.tap && ! grep -q '^not ok' $O/timeline.tap"
 echo "# summary: $(grep -A12 -i 'stream' "$O/async2.err" | head -14 | tr '\n' ' ' | cut -c1-700)"
+fi
+# shellcheck source=tests/cuda_agent/apps/apps.sh
+. "$ROOT/tests/cuda_agent/apps/apps.sh"
 echo "cuda_agent device: ok $PASS, not ok $FAIL"
