@@ -33,6 +33,7 @@
 
 #include "cuda_agent.h"
 #include "cuda_devmaps.h"
+#include "cuda_printq_host.h"
 #include "cuda_timeline.h"
 #include "plugins/cuda/intercept/intercept.h"
 #include "ptx_codegen.h"
@@ -68,7 +69,15 @@ struct ca_kernel {
 	CUmodule mod;
 	CUfunction fn;
 	CUdeviceptr launch_id_addr;
+	struct gbpf_printq *printq; /* its context's print queues, when a probe prints */
 	struct ca_kernel *next;
+};
+
+/** trace_printk / puts queues of one context (device memory is per context). */
+struct ca_printq {
+	CUcontext ctx;
+	struct gbpf_printq *q;
+	struct ca_printq *next;
 };
 
 /** Everything the agent side holds: one per process (the plugin is attached once). */
@@ -88,6 +97,9 @@ static struct cuda_agent_state {
 	struct ca_devmaps *devmaps; /* where the maps live for the GPU */
 	struct ca_timeline *timeline; /* GPU timing of launches and copies, when asked */
 	CUdeviceptr *dmaps;         /* their device addresses (the modules' __gbpf_maps) */
+	int uses_print;             /* a device program calls trace_printk or puts */
+	struct cuda_driver print_drv; /* real driver entry points the print queues use */
+	struct ca_printq *printqs;
 	struct ca_image *images;
 	struct ca_kernel *kernels;
 	struct gbpf_cu_hooks hooks;
@@ -251,6 +263,98 @@ static int ca_set_global(CUmodule mod, const char *sym, const void *val, size_t 
 }
 
 /* Build the instrumented kernel of entry @p k; fills k->ok. Under the lock. */
+/* Lines from the GPU go to the controller; a full agent queue keeps them on the device queue. */
+static int ca_print_sink(void *ctx, const char *line, size_t len)
+{
+	struct cuda_agent_state *s = ctx;
+
+	if (s->svc.sz < offsetof(struct gbpf_agent_services, print) + sizeof(s->svc.print) ||
+	    !s->svc.print)
+		return 0; /* an agent core before ABI 1.2 cannot take them */
+	return s->svc.print(s->svc.ctx, line, len) == -EAGAIN ? -EAGAIN : 0;
+}
+
+/*
+ * The print queues of context @p ctx (the current one), created at the
+ * first instrumented kernel that prints: one queue per SM (a power of two;
+ * threads use smid & (n - 1)) of 256 records, and a drain thread.
+ */
+static struct gbpf_printq *ca_printq_for(struct cuda_agent_state *s, CUcontext ctx, char *why,
+					 size_t why_size)
+{
+	typedef CUresult (*attr_fn)(int *v, int attrib, CUdevice dev);
+	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
+	attr_fn attr = (attr_fn)gbpf_cu_real_proc("cuDeviceGetAttribute", 2000, 0);
+	ctx_dev_fn ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
+	struct cuda_driver *d = &s->print_drv;
+	struct ca_printq *e;
+	CUdevice dev = 0;
+	uint32_t nq = 1;
+	int sms = 1, rc;
+
+	for (e = s->printqs; e; e = e->next)
+		if (e->ctx == ctx)
+			return e->q;
+	if (!d->cuMemAlloc) {
+		d->cuMemAlloc = (CUresult(*)(CUdeviceptr *, size_t))gbpf_cu_real_proc("cuMemAlloc", 3020, 0);
+		d->cuMemFree = (CUresult(*)(CUdeviceptr))gbpf_cu_real_proc("cuMemFree", 3020, 0);
+		d->cuMemcpyHtoD = (CUresult(*)(CUdeviceptr, const void *, size_t))gbpf_cu_real_proc(
+			"cuMemcpyHtoD", 3020, 0);
+		d->cuMemcpyDtoH = (CUresult(*)(void *, CUdeviceptr, size_t))gbpf_cu_real_proc("cuMemcpyDtoH",
+											   3020, 0);
+		d->cuModuleGetGlobal = (CUresult(*)(CUdeviceptr *, size_t *, CUmodule, const char *))
+			gbpf_cu_real_proc("cuModuleGetGlobal", 3020, 0);
+	}
+	if (!d->cuMemAlloc || !d->cuMemFree || !d->cuMemcpyHtoD || !d->cuMemcpyDtoH ||
+	    !d->cuModuleGetGlobal || !attr || !ctx_dev) {
+		snprintf(why, why_size, "driver entry points unavailable");
+		return NULL;
+	}
+	if (ctx_dev(&dev) == GBPF_CUDA_SUCCESS)
+		attr(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+	while (nq < (uint32_t)sms && nq < 1024)
+		nq <<= 1;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		snprintf(why, why_size, "out of memory");
+		return NULL;
+	}
+	rc = gbpf_printq_create(d, nq, 256, &e->q);
+	if (!rc) {
+		gbpf_printq_set_sink(e->q, ca_print_sink, s);
+		rc = gbpf_printq_start(e->q);
+	}
+	if (rc) {
+		snprintf(why, why_size, "cannot create them (%d)", rc);
+		gbpf_printq_destroy(e->q);
+		free(e);
+		return NULL;
+	}
+	e->ctx = ctx;
+	e->next = s->printqs;
+	s->printqs = e;
+	return e->q;
+}
+
+/* At detach: stop the drain threads after a last pass; say how many lines the GPU dropped. */
+static void ca_printqs_destroy(struct cuda_agent_state *s)
+{
+	while (s->printqs) {
+		struct ca_printq *e = s->printqs;
+		uint64_t lost;
+
+		s->printqs = e->next;
+		gbpf_printq_stop(e->q);
+		lost = gbpf_printq_drops(e->q);
+		if (lost)
+			ca_report(GBPF_AGENT_EVENT_ERROR, NULL,
+				  "trace_printk/puts: %llu lines lost (the GPU's print queue was full)",
+				  (unsigned long long)lost);
+		gbpf_printq_destroy(e->q);
+		free(e);
+	}
+}
+
 static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const struct gbpf_cu_launch *l,
 			  const struct ca_image *im)
 {
@@ -336,6 +440,14 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	if (rc < 0) {
 		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "attribute replay failed: %s", why);
 		goto out;
+	}
+	if (s->uses_print) {
+		k->printq = ca_printq_for(s, k->ctx, why, sizeof(why));
+		if (!k->printq || gbpf_printq_bind(k->printq, k->mod)) {
+			ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "trace_printk/puts queues: %s",
+				  k->printq ? "cannot set __gbpf_printq in the module" : why);
+			goto out;
+		}
 	}
 	k->ok = 1;
 	ca_report(GBPF_AGENT_EVENT_INFO, k->name, "instrumented (%s: entry %u, exit %u, mem %u, barrier %u)",
@@ -445,6 +557,7 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 		ca_devmaps_launch(s->devmaps, (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] *
 						      l->block[1] * l->block[2],
 				  l->name);
+	gbpf_printq_kick(k->printq);
 	l->replacement = k->fn;
 	return 0;
 }
@@ -592,6 +705,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	s->fragment = NULL;
 	s->dev_cnt = 0;
 	s->need_launch_id = 0;
+	s->uses_print = 0;
 	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
 	s->svc = *o->services;
 	s->progs = o->progs;
@@ -626,6 +740,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		}
 		dp[s->dev_cnt] = p;
 		s->dev[s->dev_cnt++] = i;
+		s->uses_print |= gbpf_printq_prog_prints(p);
 		s->ctx_unused &= ca_ctx_unused(p);
 		s->need_launch_id = !(s->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID);
 	}
@@ -696,6 +811,7 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	ca_timeline_destroy(cuda_agent_state.timeline);
 	cuda_agent_state.timeline = NULL;
 	pthread_mutex_lock(&cuda_agent_state.lock);
+	ca_printqs_destroy(&cuda_agent_state);
 	ca_devmaps_destroy(cuda_agent_state.devmaps);
 	cuda_agent_state.devmaps = NULL;
 	free(cuda_agent_state.dmaps);

@@ -156,16 +156,6 @@ static void cuda_prog_unload(struct gbpf_backend_prog *p)
 	free(p);
 }
 
-/* The program calls trace_printk or puts: it needs the host drain. */
-static int uses_printq(const struct gbpf_prog_desc *prog)
-{
-	for (size_t i = 0; i < prog->insn_cnt; i++)
-		if (prog->insns[i].code == 0x85 && prog->insns[i].src == 0 &&
-		    (prog->insns[i].imm == GBPF_HELPER_TRACE_PRINTK || prog->insns[i].imm == GBPF_HELPER_GPU_PUTS))
-			return 1;
-	return 0;
-}
-
 static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *prog,
 			  struct gbpf_map_instance *maps, size_t map_cnt,
 			  struct gbpf_backend_prog **out, char *log, size_t log_size)
@@ -240,7 +230,7 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 			goto fail;
 		}
 	}
-	if (uses_printq(prog)) {
+	if (gbpf_printq_prog_prints(prog)) {
 		int sms = 1;
 		uint32_t nq = 1;
 
@@ -248,7 +238,9 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 		d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, be->dev);
 		while (nq < (uint32_t)sms && nq < 1024)
 			nq <<= 1;
-		rc = gbpf_printq_create(d, p->mod, nq, 64, &p->printq);
+		rc = gbpf_printq_create(d, nq, 64, &p->printq);
+		if (!rc)
+			rc = gbpf_printq_bind(p->printq, p->mod);
 		if (rc) {
 			cuda_log(log, log_size, "cuda: %s: section %s: cannot set up the print queues (%d)",
 				 prog->source_file ? prog->source_file : "<memory>",

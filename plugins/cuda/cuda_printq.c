@@ -2,11 +2,11 @@
 /*
  * Host side of the print queues (layout in cuda_printq.h): the blocks are
  * set up per loaded program that uses trace_printk / puts, and a drain
- * thread runs while the program's kernel runs. The thread polls every
- * queue without sleeping while records arrive and naps 2 us (timer slack
- * 1 ns) when idle, so a record reaches stdout within ~10 us; it only loads
- * records and stores its tail, never a read-modify-write on memory the GPU
- * writes. Drops are counted by the device and read back at the end.
+ * thread runs while kernels that print may run (drain_thread says how it
+ * polls). It only loads records and stores its tail, never a
+ * read-modify-write on memory the GPU writes. Lines go to a sink: stdout
+ * for `gbpf prog run`, the agent's print service under `gbpf run`. Drops
+ * are counted by the device and read back at the end.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,6 +18,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+
+#include <gbpf/helper_ids.h>
+#include <gbpf/prog.h>
 
 #include "cuda_printq.h"
 #include "cuda_printq_host.h"
@@ -40,9 +43,28 @@ struct gbpf_printq {
 	pthread_t thread;
 	int running;
 	atomic_int stop;
-	FILE *out;
+	gbpf_printq_sink_fn sink; /* where lines go (stdout by default) */
+	void *sink_ctx;
+	/* CLOCK_MONOTONIC ns of the last record or kick: the drain thread polls fast after it */
+	_Atomic uint64_t active_ns;
 	uint64_t printed;
 };
+
+static uint64_t printq_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int printq_stdout_sink(void *ctx, const char *line, size_t len)
+{
+	(void)ctx;
+	fwrite(line, 1, len, stdout);
+	fputc('\n', stdout);
+	return 0;
+}
 
 /* Digits of @p v in @p base, padded to @p width (zeros or spaces, left or right). */
 static int fmt_num(char *buf, size_t size, uint64_t v, int neg, unsigned base, int upper, int width,
@@ -137,7 +159,12 @@ static void format_printk(char *out, size_t size, const char *fmt, size_t len, c
 	out[o] = 0;
 }
 
-/* Print every published record; returns how many. */
+/*
+ * Pass every published record to the sink; returns how many. A sink that
+ * answers -EAGAIN keeps the record in its queue (the tail does not move)
+ * and this pass ends: the device queue absorbs the burst meanwhile and
+ * counts what it cannot hold.
+ */
 static uint64_t drain_once(struct gbpf_printq *q)
 {
 	uint64_t n = 0;
@@ -151,6 +178,7 @@ static uint64_t drain_once(struct gbpf_printq *q)
 			uint32_t kind, len;
 			uint64_t args[3];
 			char text[GBPF_PRINTQ_REC_SIZE], line[512];
+			size_t line_len;
 
 			if (seq != t + 1)
 				break;
@@ -161,46 +189,91 @@ static uint64_t drain_once(struct gbpf_printq *q)
 				len = GBPF_PRINTQ_TEXT_MAX;
 			memcpy(text, rec + GBPF_PRINTQ_TEXT_OFF, len);
 			text[len] = 0;
-			/* the slot may be reused once the tail moves: copy first */
+			if (kind == GBPF_PRINTQ_KIND_PRINTK)
+				format_printk(line, sizeof(line), text, strnlen(text, len), args);
+			else
+				snprintf(line, sizeof(line), "%s", text);
+			line_len = strlen(line);
+			while (line_len && line[line_len - 1] == '\n')
+				line_len--;
+			if (q->sink(q->sink_ctx, line, line_len) == -EAGAIN)
+				goto out;
+			/* the sink has its copy: the slot may be reused once the tail moves */
 			q->tails[i] = t + 1;
 			atomic_store_explicit((_Atomic uint64_t *)(q->host + 8 * (uint64_t)i), t + 1,
 					      memory_order_release);
-			if (kind == GBPF_PRINTQ_KIND_PRINTK) {
-				format_printk(line, sizeof(line), text, strnlen(text, len), args);
-				fputs(line, q->out);
-				if (!strchr(line, '\n'))
-					fputc('\n', q->out);
-			} else {
-				fprintf(q->out, "%s\n", text);
-			}
 			n++;
 		}
 	}
-	if (n)
-		fflush(q->out);
+out:
+	if (n && q->sink == printq_stdout_sink)
+		fflush(stdout);
 	q->printed += n;
 	return n;
 }
 
+/*
+ * Poll without sleeping while records arrive, nap 2 us (timer slack 1 ns)
+ * for up to GBPF_PRINTQ_FAST_NS after the last record or kick (a launch of
+ * a kernel that prints), so a record reaches the sink within ~10 us; after
+ * that nap 1 ms, so an idle process does not pay for the thread.
+ */
+#define GBPF_PRINTQ_FAST_NS 200000000ull
 static void *drain_thread(void *arg)
 {
 	struct gbpf_printq *q = arg;
-	const struct timespec nap = {0, 2000};
+	const struct timespec nap = {0, 2000}, slow = {0, 1000000};
 	unsigned idle = 0;
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
 		if (drain_once(q)) {
 			idle = 0;
+			atomic_store_explicit(&q->active_ns, printq_now_ns(), memory_order_relaxed);
 		} else if (++idle > 64) {
-			nanosleep(&nap, NULL);
+			uint64_t since = printq_now_ns() -
+					 atomic_load_explicit(&q->active_ns, memory_order_relaxed);
+
+			nanosleep(since < GBPF_PRINTQ_FAST_NS ? &nap : &slow, NULL);
 		}
 	}
 	drain_once(q);
 	return NULL;
 }
 
-int gbpf_printq_create(struct cuda_driver *d, CUmodule mod, uint32_t nqueues, uint32_t nslots,
+int gbpf_printq_prog_prints(const struct gbpf_prog_desc *prog)
+{
+	for (size_t i = 0; i < prog->insn_cnt; i++)
+		if (prog->insns[i].code == 0x85 && prog->insns[i].src == 0 &&
+		    (prog->insns[i].imm == GBPF_HELPER_TRACE_PRINTK || prog->insns[i].imm == GBPF_HELPER_GPU_PUTS))
+			return 1;
+	return 0;
+}
+
+void gbpf_printq_kick(struct gbpf_printq *q)
+{
+	if (q)
+		atomic_store_explicit(&q->active_ns, printq_now_ns(), memory_order_relaxed);
+}
+
+void gbpf_printq_set_sink(struct gbpf_printq *q, gbpf_printq_sink_fn fn, void *ctx)
+{
+	q->sink = fn ? fn : printq_stdout_sink;
+	q->sink_ctx = fn ? ctx : NULL;
+}
+
+int gbpf_printq_bind(struct gbpf_printq *q, CUmodule mod)
+{
+	CUdeviceptr sym;
+	size_t sym_size;
+
+	if (q->drv->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_printq") || sym_size < 8 ||
+	    q->drv->cuMemcpyHtoD(sym, &q->dev, 8))
+		return -EIO;
+	return 0;
+}
+
+int gbpf_printq_create(struct cuda_driver *d, uint32_t nqueues, uint32_t nslots,
 		       struct gbpf_printq **out)
 {
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -208,8 +281,7 @@ int gbpf_printq_create(struct cuda_driver *d, CUmodule mod, uint32_t nqueues, ui
 	host_devptr_fn host_devptr = lib ? (host_devptr_fn)dlsym(lib, "cuMemHostGetDevicePointer_v2") : NULL;
 	struct gbpf_printq *q;
 	uint8_t hdr[GBPF_PRINTQ_DEV_HDR + 16 * 1024] = {0};
-	CUdeviceptr hdev = 0, sym;
-	size_t sym_size;
+	CUdeviceptr hdev = 0;
 	void *hp = NULL;
 	uint64_t dev_size;
 
@@ -225,7 +297,8 @@ int gbpf_printq_create(struct cuda_driver *d, CUmodule mod, uint32_t nqueues, ui
 	if (lib)
 		dlclose(lib); /* NOLOAD: only drops the extra reference */
 	q->drv = d;
-	q->out = stdout;
+	q->sink = printq_stdout_sink;
+	q->active_ns = printq_now_ns();
 	q->nqueues = nqueues;
 	q->nslots = nslots;
 	q->host_size = GBPF_PRINTQ_REC_OFF(nqueues) + (uint64_t)nqueues * nslots * GBPF_PRINTQ_REC_SIZE;
@@ -247,9 +320,7 @@ int gbpf_printq_create(struct cuda_driver *d, CUmodule mod, uint32_t nqueues, ui
 	memcpy(hdr, &hdev, 8);
 	memcpy(hdr + 8, &nqueues, 4);
 	memcpy(hdr + 12, &nslots, 4);
-	if (d->cuMemcpyHtoD(q->dev, hdr, dev_size) ||
-	    d->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_printq") || sym_size < 8 ||
-	    d->cuMemcpyHtoD(sym, &q->dev, 8)) {
+	if (d->cuMemcpyHtoD(q->dev, hdr, dev_size)) {
 		gbpf_printq_destroy(q);
 		return -EIO;
 	}

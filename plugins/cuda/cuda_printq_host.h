@@ -12,13 +12,29 @@
 #include "cuda_driver.h"
 
 struct gbpf_printq;
+struct gbpf_prog_desc;
+
+/** 1 when @p prog calls trace_printk or puts (it needs print queues and a drain thread). */
+int gbpf_printq_prog_prints(const struct gbpf_prog_desc *prog);
 
 /**
- * Allocate the queues (@p nqueues and @p nslots powers of two) and point
- * the module's __gbpf_printq at them. Returns 0 or a negative errno.
+ * Allocate the queues (@p nqueues and @p nslots powers of two) in the
+ * current context. Lines go to stdout until gbpf_printq_set_sink().
+ * Returns 0 or a negative errno.
  */
-int gbpf_printq_create(struct cuda_driver *d, CUmodule mod, uint32_t nqueues, uint32_t nslots,
+int gbpf_printq_create(struct cuda_driver *d, uint32_t nqueues, uint32_t nslots,
 		       struct gbpf_printq **out);
+/** Point module @p mod's __gbpf_printq at the queues (same context). 0 or -EIO. */
+int gbpf_printq_bind(struct gbpf_printq *q, CUmodule mod);
+/**
+ * Receives one formatted line (no newline). Returns 0, or -EAGAIN to keep
+ * the record queued and be called again later. Called from the drain thread.
+ */
+typedef int (*gbpf_printq_sink_fn)(void *ctx, const char *line, size_t len);
+/** Send lines to @p fn (NULL: back to stdout). Call before gbpf_printq_start(). */
+void gbpf_printq_set_sink(struct gbpf_printq *q, gbpf_printq_sink_fn fn, void *ctx);
+/** A kernel that prints was launched: poll fast for a while (see drain_thread). */
+void gbpf_printq_kick(struct gbpf_printq *q);
 /** Start the drain thread (before a launch). 0 or -EAGAIN. */
 int gbpf_printq_start(struct gbpf_printq *q);
 /** Stop the drain thread and print what is left; returns records printed so far. */

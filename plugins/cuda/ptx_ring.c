@@ -4,10 +4,10 @@
  * the device: the producer protocol of docs/MAPS.md / maps/map_ring.c in
  * PTX. A thread uses its SM's sub-ring (smid & (nr_slots - 1)) so that
  * reservations only contend within one SM; reservation is one bounded CAS
- * loop on producer_pos, a full sub-ring counts a drop in the sub-ring and
- * the header (never waits for the consumer). Ring words use system scope
- * and commit is fence.sc.sys + release store, because the consumer may be
- * the host reading while the kernel runs.
+ * loop on producer_pos per group of lanes (below), a full sub-ring counts a
+ * drop in the sub-ring and the header (never waits for the consumer). Ring
+ * words use system scope and commit is a release store, because the
+ * consumer may be the host reading while the kernel runs.
  *
  * Offsets: header 8 type, 28 nr_slots, 56 data_off, 72 aux_off, 80
  * sub_size, 96 drops; ring control 0 producer_pos, 64 consumer_pos, 72
@@ -25,39 +25,64 @@ _Static_assert(sizeof(struct gbpf_ring_ctl) == 128, "device ring control stride"
 
 /*
  * reserve len bytes on sub-ring s of ring map m (MAPS.md producer): {record data or 0, error}
- * error: -E2BIG too large (not a drop), -ENOSPC full or -EBUSY contended (both counted drops)
+ * error: -E2BIG too large (not a drop), -ENOSPC full or -EBUSY contended (both counted drops).
+ * Lanes of a warp that reserve records of one size on one sub-ring at the same time reserve
+ * together: the lowest lane CASes producer_pos once for all of them (a warp-wide prefix of the
+ * group's records), so an SM's producers contend once per warp instead of once per thread; the
+ * group's records are contiguous and never wrap (the padding rule applies to the whole group).
+ * A group whose records would not fit one sub-ring reserves lane by lane. A failed group
+ * reservation drops (and counts) every record of the group.
  */
 static const char m_ring_reserve_ptx[] =
 	".func (.param .align 8 .b8 r[16]) __gbpf_m_ring_reserve(.param .b64 m, .param .b64 s, .param .b64 n)\n"
-	"{\n.reg .b64 %a<20>;\n.reg .b32 %b<8>;\n.reg .pred %q<4>;\nld.param.b64 %a0, [m];\n"
+	"{\n.reg .b64 %a<24>;\n.reg .b32 %b<16>;\n.reg .pred %q<5>;\nld.param.b64 %a0, [m];\n"
 	"ld.param.b64 %a1, [s];\nld.param.b64 %a2, [n];\nld.u64 %a3, [%a0+56];\n"
 	"add.u64 %a3, %a3, %a0;\nshl.b64 %a4, %a1, 7;\nadd.u64 %a3, %a3, %a4;\n"
 	"ld.u64 %a5, [%a0+80];\nld.u64 %a6, [%a0+72];\nadd.u64 %a6, %a6, %a0;\n"
 	"mul.lo.u64 %a4, %a1, %a5;\nadd.u64 %a6, %a6, %a4;\nsetp.gt.u64 %q0, %a2, 268435455;\n"
 	"@%q0 bra $Lbig;\nadd.u64 %a7, %a2, 15;\nand.b64 %a7, %a7, 0xFFFFFFFFFFFFFFF8;\n"
-	"setp.gt.u64 %q0, %a7, %a5;\n@%q0 bra $Lbig;\nsub.u64 %a8, %a5, 1;\nmov.u32 %b0, 0;\n"
+	"setp.gt.u64 %q0, %a7, %a5;\n@%q0 bra $Lbig;\nsub.u64 %a8, %a5, 1;\n"
+	/* group: same sub-ring control word, same record size; cnt %b6, rank %b8, bytes %a21 */
+	"activemask.b32 %b3;\nmatch.any.sync.b64 %b4, %a3, %b3;\nmatch.any.sync.b64 %b5, %a7, %b3;\n"
+	"and.b32 %b4, %b4, %b5;\npopc.b32 %b6, %b4;\nmov.u32 %b7, %lanemask_lt;\n"
+	"and.b32 %b8, %b4, %b7;\npopc.b32 %b8, %b8;\ncvt.u64.u32 %a20, %b6;\n"
+	"mul.lo.u64 %a21, %a20, %a7;\nsetp.le.u64 %q0, %a21, %a5;\n@%q0 bra $Lgroup;\n"
+	"mov.u32 %b9, %laneid;\nshl.b32 %b4, 1, %b9;\nmov.u32 %b6, 1;\nmov.u32 %b8, 0;\n"
+	"mov.u64 %a20, 1;\nmov.u64 %a21, %a7;\n$Lgroup:\nneg.s32 %b10, %b4;\n"
+	"and.b32 %b10, %b10, %b4;\nbfind.u32 %b10, %b10;\nmov.u64 %a19, 0;\nmov.u64 %a22, 0;\n"
+	"setp.ne.u32 %q4, %b8, 0;\n@%q4 bra $Lshare;\nmov.u32 %b0, 0;\n"
+	/* the leader: one bounded CAS loop for the group's %a21 bytes */
 	"$Ltry:\nsetp.ge.u32 %q0, %b0, 1048576;\n@%q0 bra $Lbusy;\n"
 	"ld.relaxed.sys.u64 %a9, [%a3];\nld.acquire.sys.u64 %a10, [%a3+64];\n"
-	"and.b64 %a11, %a9, %a8;\nadd.u64 %a12, %a11, %a7;\nsub.u64 %a13, %a5, %a11;\n"
+	"and.b64 %a11, %a9, %a8;\nadd.u64 %a12, %a11, %a21;\nsub.u64 %a13, %a5, %a11;\n"
 	"setp.gt.u64 %q1, %a12, %a5;\nselp.u64 %a13, %a13, 0, %q1;\nsub.u64 %a14, %a9, %a10;\n"
-	"setp.gt.u64 %q2, %a14, %a5;\nadd.u64 %a15, %a14, %a13;\nadd.u64 %a15, %a15, %a7;\n"
+	"setp.gt.u64 %q2, %a14, %a5;\nadd.u64 %a15, %a14, %a13;\nadd.u64 %a15, %a15, %a21;\n"
 	"setp.gt.u64 %q3, %a15, %a5;\nor.pred %q2, %q2, %q3;\n@%q2 bra $Lfull;\n"
-	"add.u64 %a16, %a9, %a13;\nadd.u64 %a16, %a16, %a7;\n"
+	"add.u64 %a16, %a9, %a13;\nadd.u64 %a16, %a16, %a21;\n"
 	"atom.cas.acq_rel.sys.b64 %a17, [%a3], %a9, %a16;\nsetp.eq.u64 %q2, %a17, %a9;\n"
 	"@%q2 bra $Lgot;\nadd.u32 %b0, %b0, 1;\nbra.uni $Ltry;\n$Lgot:\ncvt.u32.u64 %b1, %a1;\n"
-	"setp.eq.u64 %q2, %a13, 0;\n@%q2 bra $Lrec;\nadd.u64 %a18, %a6, %a11;\n"
-	"st.u32 [%a18+4], %b1;\ncvt.u32.u64 %b2, %a13;\nsub.u32 %b2, %b2, 8;\n"
-	"or.b32 %b2, %b2, 0x40000000;\nst.release.sys.u32 [%a18], %b2;\n$Lrec:\n"
-	"add.u64 %a18, %a9, %a13;\nand.b64 %a18, %a18, %a8;\nadd.u64 %a18, %a18, %a6;\n"
+	"add.u64 %a22, %a9, %a13;\nsetp.eq.u64 %q2, %a13, 0;\n@%q2 bra $Lshare;\n"
+	"add.u64 %a18, %a6, %a11;\nst.u32 [%a18+4], %b1;\ncvt.u32.u64 %b2, %a13;\n"
+	"sub.u32 %b2, %b2, 8;\nor.b32 %b2, %b2, 0x40000000;\nst.release.sys.u32 [%a18], %b2;\n"
+	"bra.uni $Lshare;\n$Lfull:\nmov.u64 %a19, -28;\nbra.uni $Ldrop;\n$Lbusy:\n"
+	"mov.u64 %a19, -16;\n$Ldrop:\nred.add.sys.u64 [%a3+72], %a20;\n"
+	"red.add.sys.u64 [%a0+96], %a20;\n"
+	/* every lane of the group: the leader's outcome, then its own record */
+	"$Lshare:\ncvt.u32.u64 %b11, %a22;\nshr.b64 %a23, %a22, 32;\ncvt.u32.u64 %b12, %a23;\n"
+	"cvt.u32.u64 %b13, %a19;\nshfl.sync.idx.b32 %b11, %b11, %b10, 31, %b4;\n"
+	"shfl.sync.idx.b32 %b12, %b12, %b10, 31, %b4;\n"
+	"shfl.sync.idx.b32 %b13, %b13, %b10, 31, %b4;\ncvt.s64.s32 %a19, %b13;\n"
+	"setp.ne.s64 %q0, %a19, 0;\n@%q0 bra $Lfail;\nmov.b64 %a22, {%b11, %b12};\n"
+	"cvt.u64.u32 %a23, %b8;\nmul.lo.u64 %a23, %a23, %a7;\nadd.u64 %a18, %a22, %a23;\n"
+	"and.b64 %a18, %a18, %a8;\nadd.u64 %a18, %a18, %a6;\ncvt.u32.u64 %b1, %a1;\n"
 	"st.u32 [%a18+4], %b1;\ncvt.u32.u64 %b2, %a2;\nor.b32 %b2, %b2, 0x80000000;\n"
 	"st.relaxed.sys.u32 [%a18], %b2;\nadd.u64 %a18, %a18, 8;\nst.param.b64 [r], %a18;\n"
-	"st.param.b64 [r+8], 0;\nret;\n$Lfull:\nmov.u64 %a19, -28;\nbra.uni $Ldrop;\n$Lbusy:\n"
-	"mov.u64 %a19, -16;\n$Ldrop:\nred.add.sys.u64 [%a3+72], 1;\n"
-	"red.add.sys.u64 [%a0+96], 1;\nst.param.b64 [r], 0;\nst.param.b64 [r+8], %a19;\nret;\n"
-	"$Lbig:\nst.param.b64 [r], 0;\nst.param.b64 [r+8], -7;\nret;\n}\n";
+	"st.param.b64 [r+8], 0;\nret;\n$Lfail:\nst.param.b64 [r], 0;\nst.param.b64 [r+8], %a19;\n"
+	"ret;\n$Lbig:\nst.param.b64 [r], 0;\nst.param.b64 [r+8], -7;\nret;\n}\n";
 
 /*
- * commit a record (submit: d = 0, discard: d = 1): data visible system-wide before BUSY clears
+ * commit a record (submit: d = 0, discard: d = 1): the release store makes the record's data
+ * visible system-wide before BUSY clears (a full fence.sc would add nothing the consumer needs)
  */
 static const char m_ring_commit_ptx[] =
 	".func __gbpf_m_ring_commit(.param .b64 p, .param .b64 d)\n{\n.reg .b64 %a<3>;\n"
@@ -65,7 +90,7 @@ static const char m_ring_commit_ptx[] =
 	"setp.eq.u64 %q0, %a0, 0;\n@%q0 bra $Lout;\nld.relaxed.sys.u32 %b0, [%a0+-8];\n"
 	"and.b32 %b1, %b0, 0x80000000;\nsetp.eq.u32 %q0, %b1, 0;\n@%q0 bra $Lout;\n"
 	"and.b32 %b0, %b0, 0x7FFFFFFF;\nsetp.ne.u64 %q1, %a1, 0;\n"
-	"@%q1 or.b32 %b0, %b0, 0x40000000;\nfence.sc.sys;\nst.release.sys.u32 [%a0+-8], %b0;\n"
+	"@%q1 or.b32 %b0, %b0, 0x40000000;\nst.release.sys.u32 [%a0+-8], %b0;\n"
 	"$Lout:\nret;\n}\n";
 
 /*
