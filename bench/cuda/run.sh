@@ -23,6 +23,7 @@ nvcc -O3 -arch=$ARCH -o "$A/vecadd" vecadd_bench.cu || exit 1
 nvcc -O3 -arch=$ARCH -DHAND_THREADHIST -o "$A/vecadd_hand" vecadd_bench.cu || exit 1
 nvcc -O3 -arch=$ARCH -o "$A/gemm" gemm_bench.cu || exit 1
 nvcc -O3 -arch=$ARCH -o "$A/launch" launch_bench.cu || exit 1
+nvcc -O3 -arch=$ARCH -o "$A/printk" printk_bench.cu || exit 1
 
 # value NAME FILE KEY: KEY=value from the app's "gbpf-bench NAME" line
 value() { sed -n "s/^gbpf-bench $1 .*$3=\([0-9.]*\).*/\1/p" "$2" | tail -1; }
@@ -78,6 +79,10 @@ p=$(value vecadd "$O/vecadd.plain" median_us); t=$(value vecadd "$O/vecadd.hash"
 sum=$(grep -o '"[0-9a-f]*":[0-9]*' "$O/vecadd.hash" | awk -F: '{ s += $2 } END { print s + 0 }')
 row "hash update from every thread, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 echo "# hash_update: sum of counts $sum, expected $(( (1 << 26) * 106 )) (106 launches of 2^26 threads)"
+# the same with the key shared by a warp's lanes (block index mod 4096): one probe run per warp
+run vecadd-hashw "$O/vecadd.hashw" "$BIN/gbpf" -j run "$BIN/hash_update_warp.bpf.o" -- "$A/vecadd" 26 100
+t=$(value vecadd "$O/vecadd.hashw" median_us); r=$(ratio "$t" "$p")
+row "hash update, key shared by a warp, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 # 5. kernelretsnoop: one event per thread, 2^20 threads
 # 2 warm-up + 2 timed launches (+ init): 5 x 2^20 events; a 1 GiB device ring holds them all.
 run vecadd20-plain "$O/vecadd20.plain" "$A/vecadd" 20 2
@@ -92,6 +97,32 @@ run vecadd24-mem "$O/vecadd24.mem" "$BIN/gbpf" run --thread-slots 16777216 "$BIN
 p=$(value vecadd "$O/vecadd24.plain" median_us); t=$(value vecadd "$O/vecadd24.mem" median_us); r=$(ratio "$t" "$p")
 row "mem_trace (device-side stats), vecadd 2^24" "$t vs $p us" "$r" "2.0" "$(verdict "$r" 2.0)"
 row "basic-block execution counts" "no basic-block site yet" "-" "3.0" "not measured"
+# 7. printk latency: GPU globaltimer at the print vs the controller's receipt (gbpf -j ts_ns),
+# clocks aligned by the app's ping-pong through mapped memory (its offset is +- rtt/2)
+run printk "$O/printk.out" "$BIN/gbpf" -j run "$BIN/printk_lat.bpf.o" -- "$A/printk" 200
+lat=$(python3 - "$O/printk.out" <<'PY'
+import json, re, sys
+off = rtt = None
+lat = []
+for line in open(sys.argv[1]):
+    m = re.search(r"printk_clock offset_ns=(-?\d+) rtt_ns=(\d+)", line)
+    if m:
+        off, rtt = int(m.group(1)), int(m.group(2))
+        continue
+    if line.startswith("{") and '"printf"' in line:
+        j = json.loads(line)
+        g = re.match(r"gt=(\d+)", j.get("msg", ""))
+        if g and "ts_ns" in j:
+            lat.append((j["ts_ns"], int(g.group(1))))
+if off is None or not lat:
+    print("n/a n/a 0 n/a")
+else:
+    v = sorted(ts - (gt - off) for ts, gt in lat)
+    print("%.1f %.1f %d %.1f" % (v[len(v) // 2] / 1e3, v[len(v) * 99 // 100] / 1e3, len(v), rtt / 2e3))
+PY
+)
+set -- $lat
+row "GPU -> user printk latency (median, p99)" "$1 us, p99 $2 us ($3 lines, clock +-$4 us)" "-" "10 us" "$(awk -v m="$1" 'BEGIN { if (m == "n/a") print "n/a"; else print (m + 0 <= 10) ? "met" : "MISSED" }')"
 for f in "$O"/*.err; do
 	grep -l -i "error\|not instrumented" "$f" > /dev/null && echo "# $(basename "$f"): $(grep -i -m2 "error\|not instrumented" "$f" | tr '\n' ' ' | cut -c1-300)"
 done

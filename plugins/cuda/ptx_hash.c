@@ -91,14 +91,12 @@ static const char m_htouch_ptx[] =
 	"st.relaxed.gpu.u64 [%a1+16], %a3;\n$Lout:\nret;\n}\n";
 
 /*
- * lookup (lock-free): probe, LRU: last_use = clock; the value copy of the caller
+ * lookup (lock-free) of key k with hash h: probe, LRU: last_use = clock; the value copy of the caller
  */
-static const char m_hash_lookup_ptx[] =
-	".func (.param .b64 r) __gbpf_m_hash_lookup(.param .b64 m, .param .b64 k)\n{\n"
+static const char m_hash_lookup_h_ptx[] =
+	".func (.param .b64 r) __gbpf_m_hash_lookup_h(.param .b64 m, .param .b64 k, .param .b64 h)\n{\n"
 	".reg .b64 %a<8>;\n.reg .b32 %b<2>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a1, [k];\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a2, %b0;\n{\n"
-	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a1;\n"
-	"st.param.b64 [y], %a2;\ncall (z), __gbpf_m_hkey, (x, y);\nld.param.b64 %a3, [z];\n}\n{\n"
+	"ld.param.b64 %a1, [k];\nld.param.b64 %a3, [h];\n{\n"
 	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .align 8 .b8 o[24];\n"
 	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\n"
 	"call (o), __gbpf_m_hprobe, (x, y, z);\nld.param.b64 %a4, [o];\n}\n"
@@ -110,6 +108,42 @@ static const char m_hash_lookup_ptx[] =
 	".param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a6;\nst.param.b64 [z], 0;\n"
 	"call __gbpf_m_htouch, (x, y, z);\n}\nst.param.b64 [r], %a5;\nret;\n$Lnone:\n"
 	"st.param.b64 [r], 0;\nret;\n}\n";
+
+/*
+ * lookup of key k, once per warp and key: lanes that look up keys of one hash in one map at the
+ * same time form a group whose lowest lane looks up for all; the others take its answer when
+ * their key bytes equal the leader's (shuffled 4 bytes at a time), else (a hash collision) look
+ * up themselves. Counters keyed by kernel, site or access kind are looked up by whole warps
+ * with one key, so this turns 32 probe runs into one; lanes with distinct keys pay only the
+ * grouping (two match instructions).
+ */
+static const char m_hash_lookup_ptx[] =
+	".func (.param .b64 r) __gbpf_m_hash_lookup(.param .b64 m, .param .b64 k)\n{\n"
+	".reg .b64 %a<8>;\n.reg .b32 %b<16>;\n.reg .pred %q<4>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [k];\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a2, %b0;\n{\n"
+	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a1;\n"
+	"st.param.b64 [y], %a2;\ncall (z), __gbpf_m_hkey, (x, y);\nld.param.b64 %a3, [z];\n}\n"
+	"activemask.b32 %b1;\nmatch.any.sync.b64 %b2, %a0, %b1;\nmatch.any.sync.b64 %b3, %a3, %b1;\n"
+	"and.b32 %b2, %b2, %b3;\nneg.s32 %b4, %b2;\nand.b32 %b4, %b4, %b2;\nbfind.u32 %b4, %b4;\n"
+	"mov.u32 %b5, %laneid;\nsetp.eq.u32 %q0, %b4, %b5;\nmov.u64 %a4, 0;\n@!%q0 bra $Lshare;\n"
+	"$Lself:\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .b64 w;\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\n"
+	"call (w), __gbpf_m_hash_lookup_h, (x, y, z);\nld.param.b64 %a4, [w];\n}\n"
+	"@!%q0 bra $Lout;\npopc.b32 %b6, %b2;\nsetp.eq.u32 %q1, %b6, 1;\n@%q1 bra $Lout;\n"
+	/* the group: the leader's answer, and whether my key is the leader's */
+	"$Lshare:\ncvt.u32.u64 %b7, %a4;\nshr.b64 %a5, %a4, 32;\ncvt.u32.u64 %b8, %a5;\n"
+	"shfl.sync.idx.b32 %b7, %b7, %b4, 31, %b2;\nshfl.sync.idx.b32 %b8, %b8, %b4, 31, %b2;\n"
+	"mov.b64 %a6, {%b7, %b8};\nmov.u32 %b9, 0;\nmov.u32 %b10, 0;\n$Lword:\n"
+	"setp.ge.u32 %q1, %b9, %b0;\n@%q1 bra $Lcmp;\nmov.u32 %b11, 0;\nmov.u32 %b12, 0;\n$Lbyte:\n"
+	"add.u32 %b13, %b9, %b12;\nsetp.ge.u32 %q2, %b13, %b0;\n@%q2 bra $Lwdone;\n"
+	"cvt.u64.u32 %a7, %b13;\nadd.u64 %a7, %a7, %a1;\nld.u8 %b14, [%a7];\nshl.b32 %b15, %b12, 3;\n"
+	"shl.b32 %b14, %b14, %b15;\nor.b32 %b11, %b11, %b14;\nadd.u32 %b12, %b12, 1;\n"
+	"setp.lt.u32 %q2, %b12, 4;\n@%q2 bra $Lbyte;\n$Lwdone:\n"
+	"shfl.sync.idx.b32 %b14, %b11, %b4, 31, %b2;\nsetp.ne.u32 %q2, %b14, %b11;\n"
+	"selp.u32 %b14, 1, 0, %q2;\nor.b32 %b10, %b10, %b14;\nadd.u32 %b9, %b9, 4;\nbra.uni $Lword;\n"
+	"$Lcmp:\nsetp.eq.u32 %q1, %b4, %b5;\n@%q1 bra $Lout;\nmov.u64 %a4, %a6;\n"
+	"setp.ne.u32 %q1, %b10, 0;\n@%q1 bra $Lcoll;\nbra.uni $Lout;\n$Lcoll:\nmov.pred %q0, 0;\n"
+	"bra.uni $Lself;\n$Lout:\nst.param.b64 [r], %a4;\nret;\n}\n";
 
 /*
  * zero n bytes at d (8-byte aligned, n a multiple of 8: bucket parts are)
@@ -249,7 +283,7 @@ static const char m_hash_delete_ptx[] =
 
 void ptx_hash_emit(struct ptx_buf *b)
 {
-	static const char *const parts[] = {m_hkey_ptx, m_hprobe_ptx, m_hval_ptx, m_htouch_ptx, m_hash_lookup_ptx, m_zero_ptx, m_lru_evict_ptx, m_hash_update_ptx, m_hash_delete_ptx};
+	static const char *const parts[] = {m_hkey_ptx, m_hprobe_ptx, m_hval_ptx, m_htouch_ptx, m_hash_lookup_h_ptx, m_hash_lookup_ptx, m_zero_ptx, m_lru_evict_ptx, m_hash_update_ptx, m_hash_delete_ptx};
 	size_t i;
 
 	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
