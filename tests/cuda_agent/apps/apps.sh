@@ -47,7 +47,7 @@ for app in nvrtc graph launchex multictx bigsmem devglobal; do
 	"$A/$app" > "$O/$app.plain" 2> "$O/$app.plainerr"
 	prc=$?
 	check "$app: exits 0 alone ($(head -c 200 "$O/$app.plainerr" | tr '\n' ' '))" "[ $prc = 0 ]"
-	timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/$app" > "$O/$app.out" 2> "$O/$app.err"
+	timeout 60 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/$app" > "$O/$app.out" 2> "$O/$app.err"
 	rc=$?
 	grep -v '^{' "$O/$app.out" > "$O/$app.appout"
 	check "$app: exits 0 under gbpf run (rc $rc) and prints what it prints alone" \
@@ -64,7 +64,7 @@ check "nvrtc: the cubin's kernel reported not instrumented" \
 
 echo "== apps: trace_printk"
 if [ -f "$BIN/printk_blocks.bpf.o" ]; then
-	timeout 120 "$BIN/gbpf" run "$BIN/printk_blocks.bpf.o" -- "$A/vecadd" > "$O/printk.out" 2> "$O/printk.err"
+	timeout 60 "$BIN/gbpf" run "$BIN/printk_blocks.bpf.o" -- "$A/vecadd" > "$O/printk.out" 2> "$O/printk.err"
 	rc=$?
 	grep -x 'vec_add block [0-9]*' "$O/printk.out" | sort | uniq -c | awk '{ print $1, $4 }' > "$O/printk.counts"
 	# vecadd: 256 blocks; block b prints "vec_add block b" once.
@@ -83,7 +83,7 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1;
 	PYTHONUNBUFFERED=1 python3 "$T" > "$O/torch.plain" 2> "$O/torch.plainerr"
 	prc=$?
 	check "torch: exits 0 alone ($(tail -c 300 "$O/torch.plainerr" | tr '\n' ' '))" "[ $prc = 0 ]"
-	PYTHONUNBUFFERED=1 timeout 200 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- python3 "$T" \
+	PYTHONUNBUFFERED=1 timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- python3 "$T" \
 		> "$O/torch.out" 2> "$O/torch.err"
 	rc=$?
 	grep -v '^{' "$O/torch.out" > "$O/torch.appout"
@@ -95,7 +95,7 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1;
 	check "torch: exit count ${got:-none} == $want threads of torch_axpb" "[ '${got:-x}' = '$want' ] && [ $want -gt 0 ]"
 	echo "# app stderr: $(grep -v '^gbpf run' "$O/torch.err" | tail -c 300 | tr '\n' ' ')"
 	if [ -f "$BIN/kernelids.bpf.o" ]; then
-		PYTHONUNBUFFERED=1 timeout 200 "$BIN/gbpf" -j run "$BIN/kernelids.bpf.o" -- python3 "$T" \
+		PYTHONUNBUFFERED=1 timeout 120 "$BIN/gbpf" -j run "$BIN/kernelids.bpf.o" -- python3 "$T" \
 			> "$O/torchids.out" 2> "$O/torchids.err"
 		rc=$?
 		grep -v '^{' "$O/torchids.out" > "$O/torchids.appout"
