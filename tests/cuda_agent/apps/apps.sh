@@ -44,7 +44,7 @@ for app in nvrtc graph launchex multictx bigsmem devglobal; do
 		check "$app: built" false
 		continue
 	fi
-	"$A/$app" > "$O/$app.plain" 2> "$O/$app.plainerr"
+	timeout 60 "$A/$app" > "$O/$app.plain" 2> "$O/$app.plainerr"
 	prc=$?
 	check "$app: exits 0 alone ($(head -c 200 "$O/$app.plainerr" | tr '\n' ' '))" "[ $prc = 0 ]"
 	timeout 60 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/$app" > "$O/$app.out" 2> "$O/$app.err"
@@ -80,7 +80,7 @@ fi
 echo "== apps: PyTorch"
 T="$ROOT/tests/cuda_agent/apps/torch_step.py"
 if python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1; then
-	PYTHONUNBUFFERED=1 python3 "$T" > "$O/torch.plain" 2> "$O/torch.plainerr"
+	PYTHONUNBUFFERED=1 timeout 120 python3 "$T" > "$O/torch.plain" 2> "$O/torch.plainerr"
 	prc=$?
 	check "torch: exits 0 alone ($(tail -c 300 "$O/torch.plainerr" | tr '\n' ' '))" "[ $prc = 0 ]"
 	PYTHONUNBUFFERED=1 timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- python3 "$T" \
