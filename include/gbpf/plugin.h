@@ -253,6 +253,10 @@ struct gbpf_agent_attach_opts {
  * microseconds per operation, so it is only done when asked).
  */
 #define GBPF_AGENT_F_GPU_TIMELINE (1U << 1)
+/** cuda: PTX injection only, never the Compute Sanitizer engine (`gbpf run --engine ptx`). */
+#define GBPF_AGENT_F_ENGINE_PTX (1U << 2)
+/** cuda: the Compute Sanitizer patching engine only (`gbpf run --engine sanitizer`). */
+#define GBPF_AGENT_F_ENGINE_SANITIZER (1U << 3)
 
 /** Options of inject(): instrument an application file offline. */
 struct gbpf_inject_opts {

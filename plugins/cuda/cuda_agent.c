@@ -36,6 +36,7 @@
 #include "cuda_printq_host.h"
 #include "cuda_timeline.h"
 #include "plugins/cuda/intercept/intercept.h"
+#include "plugins/cuda/sanitizer/san_engine.h"
 #include "ptx_codegen.h"
 
 /* Driver values we use (cuda.h is not available at build time). */
@@ -103,6 +104,8 @@ static struct cuda_agent_state {
 	struct ca_image *images;
 	struct ca_kernel *kernels;
 	struct gbpf_cu_hooks hooks;
+	struct gbpf_san_engine *san; /* the Compute Sanitizer engine (kernels without PTX), or NULL */
+	int engine;                  /* GBPF_SAN_CHOICE_* */
 } cuda_agent_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
@@ -532,6 +535,30 @@ static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_
 	}
 }
 
+/* The maps table of a context, for the Sanitizer engine's patch module. */
+static int ca_san_maps(void *arg, CUcontext ctx, CUdeviceptr *table, char *why, size_t why_size)
+{
+	struct cuda_agent_state *s = arg;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = ca_devmaps_table(s->devmaps, ctx, table, why, why_size);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* A launch the PTX engine does not instrument: the Sanitizer engine patches the kernel in place. */
+static int ca_san_launch(struct cuda_agent_state *s, struct gbpf_cu_launch *l, uint64_t *id)
+{
+	if (!s->san || gbpf_san_engine_launch(s->san, l, id, s->need_launch_id))
+		return -ENOENT;
+	if (s->devmaps)
+		ca_devmaps_launch(s->devmaps, (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] *
+						      l->block[1] * l->block[2],
+				  l->name);
+	return 0;
+}
+
 static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launch *l)
 {
 	struct ca_kernel *k;
@@ -543,9 +570,9 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 	ca_run_host_launch(s, l, &id);
 	if (!l->name || !s->dev_cnt)
 		return -ENOENT;
-	k = ca_kernel_for(s, l);
+	k = s->engine != GBPF_SAN_CHOICE_SANITIZER ? ca_kernel_for(s, l) : NULL;
 	if (!k)
-		return -ENOENT;
+		return ca_san_launch(s, l, &id);
 	if (!id)
 		id = s->svc.next_launch_id(s->svc.ctx);
 	/* Two memsets per launch are ~2 us of stream time: only when a program reads the id. */
@@ -679,6 +706,37 @@ static long ca_map_base(const struct gbpf_agent_attach_opts *o, const struct gbp
 	return p->map_cnt ? -1 : 0;
 }
 
+/*
+ * The Compute Sanitizer engine, unless PTX injection alone was asked for.
+ * Without a usable libsanitizer-public.so the PTX engine works alone (the
+ * user is told once); only an explicit --engine sanitizer fails then.
+ */
+static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_attach_opts *o,
+			 const struct gbpf_prog_desc **dp, char *log, size_t log_size)
+{
+	struct gbpf_san_engine_opts so = {.sz = sizeof(so), .svc = &s->svc, .probes = dp,
+					  .prog_index = s->dev, .probe_cnt = s->dev_cnt,
+					  .fragment = s->fragment, .map_cnt = s->map_cnt,
+					  .ctx_unused = s->ctx_unused, .maps_table = ca_san_maps, .maps_arg = s};
+	char why[1024] = "";
+	int rc;
+
+	s->engine = gbpf_san_engine_choice(o->flags, log, log_size);
+	if (s->engine < 0)
+		return s->engine;
+	if (s->engine == GBPF_SAN_CHOICE_PTX || !s->dev_cnt || s->san)
+		return 0;
+	rc = gbpf_san_engine_create(&s->san, &so, why, sizeof(why));
+	if (rc && s->engine == GBPF_SAN_CHOICE_SANITIZER) {
+		snprintf(log, log_size, "cuda agent: --engine sanitizer: %s", why);
+		return rc;
+	}
+	if (rc)
+		ca_report(GBPF_AGENT_EVENT_INFO, NULL, "no Compute Sanitizer engine (kernels without PTX stay "
+						       "uninstrumented): %s", why);
+	return 0;
+}
+
 int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attach_opts *o, char *log,
 			   size_t log_size)
 {
@@ -761,6 +819,9 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		if (rc)
 			goto fail;
 	}
+	rc = ca_san_attach(s, o, dp, log, log_size);
+	if (rc)
+		goto fail;
 	free(dp);
 	dp = NULL;
 	if ((o->flags & GBPF_AGENT_F_GPU_TIMELINE) && !s->timeline &&
@@ -812,6 +873,8 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	cuda_agent_state.timeline = NULL;
 	pthread_mutex_lock(&cuda_agent_state.lock);
 	ca_printqs_destroy(&cuda_agent_state);
+	gbpf_san_engine_destroy(cuda_agent_state.san);
+	cuda_agent_state.san = NULL;
 	ca_devmaps_destroy(cuda_agent_state.devmaps);
 	cuda_agent_state.devmaps = NULL;
 	free(cuda_agent_state.dmaps);

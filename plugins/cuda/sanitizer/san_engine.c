@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Compute Sanitizer engine (san_engine.h): subscription, per-context
+ * patch modules, per-module patching and per-kernel records.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gbpf/cuda_inject.h>
+#include <gbpf/plugin.h>
+
+#include "san_api.h"
+#include "san_engine.h"
+#include "san_patch.h"
+
+/* cuDeviceGetAttribute: compute capability. */
+#define SAN_ATTR_CC_MAJOR 75
+#define SAN_ATTR_CC_MINOR 76
+#define SAN_PROC_PER_THREAD_STREAM 2ull
+
+typedef CUresult (*san_ctx_get_fn)(CUcontext *);
+typedef CUresult (*san_ctx_dev_fn)(CUdevice *);
+typedef CUresult (*san_attr_fn)(int *, int, CUdevice);
+typedef CUresult (*san_kernel_fn_fn)(CUfunction *, CUkernel);
+typedef CUresult (*san_func_mod_fn)(CUmodule *, CUfunction);
+typedef CUresult (*san_alloc_fn)(CUdeviceptr *, size_t);
+typedef CUresult (*san_htod_fn)(CUdeviceptr, const void *, size_t);
+typedef CUresult (*san_memset32_async_fn)(CUdeviceptr, unsigned int, size_t, CUstream);
+
+/* A context the patch module was loaded into (or failed to load into). */
+struct san_ctx {
+	CUcontext ctx;
+	int ok;
+	void *cubin; /* kept: the library may refer to the image it was given */
+	struct san_ctx *next;
+};
+
+struct san_module {
+	CUmodule mod;
+	CUcontext ctx;
+	int ok;
+	struct san_module *next;
+};
+
+/* One kernel handle (as the application passes it) in one context. */
+struct san_kernel {
+	const void *handle;
+	CUcontext ctx;
+	int ok;
+	CUdeviceptr record;
+	struct san_kernel *next;
+};
+
+struct gbpf_san_engine {
+	pthread_mutex_t lock;
+	struct gbpf_san_api api;
+	gbpf_san_subscriber sub;
+	int active;
+	struct gbpf_agent_services svc;
+	size_t *prog_index;
+	uint32_t *probe_kind;
+	size_t probe_cnt;
+	size_t map_cnt;
+	gbpf_san_maps_fn maps_table;
+	void *maps_arg;
+	char *ptx;      /* the patch module's PTX (compiled per architecture, lazily) */
+	size_t ptx_len;
+	struct san_ctx *ctxs;
+	struct san_module *modules;
+	struct san_kernel *kernels;
+	struct gbpf_san_engine_stats stats;
+};
+
+static void san_report(struct gbpf_san_engine *e, enum gbpf_agent_event ev, const char *kernel, const char *fmt,
+		       ...) __attribute__((format(printf, 4, 5)));
+static void san_report(struct gbpf_san_engine *e, enum gbpf_agent_event ev, const char *kernel, const char *fmt,
+		       ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	gbpf_agent_vreportf(&e->svc, ev, kernel, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Resource callbacks: a module about to be unloaded forgets its state (a
+ * later module may get the same handle). The subscription itself is what
+ * initialises the Sanitizer for the process.
+ */
+static void san_callback(void *userdata, int domain, uint32_t cbid, const void *cbdata)
+{
+	struct gbpf_san_engine *e = userdata;
+
+	if (domain != GBPF_SAN_CB_DOMAIN_RESOURCE || !cbdata)
+		return;
+	if (cbid == GBPF_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
+		const struct gbpf_san_module_data *md = cbdata;
+
+		pthread_mutex_lock(&e->lock);
+		for (struct san_module *m = e->modules; m; m = m->next)
+			if (m->mod == md->module && m->ctx == md->context)
+				m->mod = NULL;
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
+int gbpf_san_engine_choice(uint32_t attach_flags, char *why, size_t why_size)
+{
+	const char *env = getenv("GBPF_CUDA_ENGINE");
+
+	if ((attach_flags & GBPF_AGENT_F_ENGINE_PTX) && (attach_flags & GBPF_AGENT_F_ENGINE_SANITIZER)) {
+		snprintf(why, why_size, "engine: both ptx and sanitizer asked for");
+		return -EINVAL;
+	}
+	if (attach_flags & GBPF_AGENT_F_ENGINE_PTX)
+		return GBPF_SAN_CHOICE_PTX;
+	if (attach_flags & GBPF_AGENT_F_ENGINE_SANITIZER)
+		return GBPF_SAN_CHOICE_SANITIZER;
+	if (!env || !*env || !strcmp(env, "auto"))
+		return GBPF_SAN_CHOICE_AUTO;
+	if (!strcmp(env, "ptx"))
+		return GBPF_SAN_CHOICE_PTX;
+	if (!strcmp(env, "sanitizer"))
+		return GBPF_SAN_CHOICE_SANITIZER;
+	snprintf(why, why_size, "GBPF_CUDA_ENGINE=%.32s: expected ptx, sanitizer or auto", env);
+	return -EINVAL;
+}
+
+int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_engine_opts *o, char *log,
+			   size_t log_size)
+{
+	struct gbpf_san_engine *e;
+	struct gbpf_san_patch_opts po = {.sz = sizeof(po)};
+	gbpf_san_result r;
+	int rc;
+
+	if (!out || !o || o->sz < sizeof(*o) || !o->svc || !o->probes || !o->prog_index || !o->probe_cnt ||
+	    o->probe_cnt > GBPF_SAN_MAX_PROBES || !o->fragment || (o->map_cnt && !o->maps_table)) {
+		snprintf(log, log_size, "sanitizer engine: bad options (1..%d device programs)", GBPF_SAN_MAX_PROBES);
+		return -EINVAL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	pthread_mutex_init(&e->lock, NULL);
+	e->svc = *o->svc;
+	e->map_cnt = o->map_cnt;
+	e->maps_table = o->maps_table;
+	e->maps_arg = o->maps_arg;
+	e->probe_cnt = o->probe_cnt;
+	e->prog_index = calloc(o->probe_cnt, sizeof(*e->prog_index));
+	e->probe_kind = calloc(o->probe_cnt, sizeof(*e->probe_kind));
+	if (!e->prog_index || !e->probe_kind) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < o->probe_cnt; i++) {
+		e->prog_index[i] = o->prog_index[i];
+		e->probe_kind[i] = o->probes[i]->attach.kind;
+	}
+	/* The text does not depend on the device: built once, compiled per architecture. */
+	po.fragment = o->fragment;
+	po.probe_kind = e->probe_kind;
+	po.probe_cnt = e->probe_cnt;
+	po.map_cnt = e->map_cnt;
+	po.ctx_unused = o->ctx_unused;
+	rc = gbpf_san_patch_ptx(&po, &e->ptx, &e->ptx_len, log, log_size);
+	if (rc)
+		goto fail;
+	rc = gbpf_san_api_load(&e->api, log, log_size);
+	if (rc)
+		goto fail;
+	r = e->api.subscribe(&e->sub, san_callback, e);
+	if (r != GBPF_SAN_SUCCESS) {
+		snprintf(log, log_size, "sanitizerSubscribe (%s) failed: %s (another Sanitizer tool in the process?)",
+			 e->api.path, gbpf_san_api_strerror(&e->api, r));
+		rc = -EBUSY;
+		goto fail;
+	}
+	r = e->api.enable_domain(1, e->sub, GBPF_SAN_CB_DOMAIN_RESOURCE);
+	if (r != GBPF_SAN_SUCCESS) {
+		snprintf(log, log_size, "sanitizerEnableDomain(RESOURCE) failed: %s",
+			 gbpf_san_api_strerror(&e->api, r));
+		e->api.unsubscribe(e->sub);
+		rc = -EIO;
+		goto fail;
+	}
+	e->active = 1;
+	*out = e;
+	return 0;
+fail:
+	free(e->ptx);
+	free(e->prog_index);
+	free(e->probe_kind);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+	return rc;
+}
+
+/* Load the patch module into the current context @p ctx, once. Under the lock. */
+static struct san_ctx *san_ctx_for(struct gbpf_san_engine *e, CUcontext ctx, const char *kernel)
+{
+	san_ctx_dev_fn getdev = (san_ctx_dev_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
+	san_attr_fn attr = (san_attr_fn)gbpf_cu_real_proc("cuDeviceGetAttribute", 2000, 0);
+	CUdeviceptr *table = NULL;
+	struct san_ctx *c;
+	char why[1024] = "", arch[16];
+	CUdevice dev = 0;
+	int major = 0, minor = 0, cached = 0, rc;
+	size_t size = 0;
+	gbpf_san_result r;
+
+	for (c = e->ctxs; c; c = c->next)
+		if (c->ctx == ctx)
+			return c->ok ? c : NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->ctx = ctx;
+	c->next = e->ctxs;
+	e->ctxs = c;
+	if (!getdev || !attr || getdev(&dev) != GBPF_CUDA_SUCCESS ||
+	    attr(&major, SAN_ATTR_CC_MAJOR, dev) != GBPF_CUDA_SUCCESS ||
+	    attr(&minor, SAN_ATTR_CC_MINOR, dev) != GBPF_CUDA_SUCCESS) {
+		san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: cannot read the device's architecture");
+		return NULL;
+	}
+	snprintf(arch, sizeof(arch), "sm_%d%d", major, minor);
+	rc = gbpf_san_patch_compile(e->ptx, e->ptx_len, arch, &c->cubin, &size, &cached, why, sizeof(why));
+	if (rc) {
+		san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: patch module for %s: %s", arch, why);
+		return NULL;
+	}
+	e->stats.cubin_cached = cached;
+	if (e->map_cnt) {
+		table = calloc(e->map_cnt, sizeof(*table));
+		rc = table ? e->maps_table(e->maps_arg, ctx, table, why, sizeof(why)) : -ENOMEM;
+		if (rc) {
+			san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, kernel,
+				   "sanitizer engine: maps unreachable from the GPU: %s", rc == -ENOMEM ? "out of memory" : why);
+			free(table);
+			return NULL;
+		}
+	}
+	rc = gbpf_san_patch_set_globals(c->cubin, size, (const uint64_t *)table, e->map_cnt,
+					((uint64_t)getpid() << 32) | (uint32_t)gettid(), why, sizeof(why));
+	free(table);
+	if (rc) {
+		san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: %s", why);
+		return NULL;
+	}
+	r = e->api.add_patches(c->cubin, ctx);
+	if (r != GBPF_SAN_SUCCESS) {
+		san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizerAddPatches (%s, %zu bytes, %s) failed: %s", arch,
+			   size, cached ? "cached" : "compiled", gbpf_san_api_strerror(&e->api, r));
+		return NULL;
+	}
+	c->ok = 1;
+	e->stats.contexts++;
+	return c;
+}
+
+/* Patch module @p mod at every patch point a probe serves, once. Under the lock. */
+static int san_patch_module(struct gbpf_san_engine *e, CUmodule mod, CUcontext ctx, const char *kernel)
+{
+	static const int points[] = {
+		GBPF_SAN_INSTRUCTION_BLOCK_ENTER, GBPF_SAN_INSTRUCTION_BLOCK_EXIT,
+		GBPF_SAN_INSTRUCTION_GLOBAL_MEMORY_ACCESS, GBPF_SAN_INSTRUCTION_SHARED_MEMORY_ACCESS,
+		GBPF_SAN_INSTRUCTION_BARRIER,
+	};
+	struct san_module *m;
+	gbpf_san_result r;
+
+	for (m = e->modules; m; m = m->next)
+		if (m->mod == mod && m->ctx == ctx)
+			return m->ok ? 0 : -EIO;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->mod = mod;
+	m->ctx = ctx;
+	m->next = e->modules;
+	e->modules = m;
+	for (size_t p = 0; p < sizeof(points) / sizeof(points[0]); p++) {
+		const char *cb = gbpf_san_patch_callback(e->probe_kind, e->probe_cnt, points[p]);
+
+		if (!cb)
+			continue;
+		r = e->api.patch_instructions(points[p], mod, cb);
+		if (r != GBPF_SAN_SUCCESS) {
+			san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, kernel,
+				   "sanitizerPatchInstructions(%d, %s) failed: %s", points[p], cb,
+				   gbpf_san_api_strerror(&e->api, r));
+			return -EIO;
+		}
+	}
+	r = e->api.patch_module(mod);
+	if (r != GBPF_SAN_SUCCESS) {
+		san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, kernel, "sanitizerPatchModule failed: %s",
+			   gbpf_san_api_strerror(&e->api, r));
+		return -EIO;
+	}
+	m->ok = 1;
+	e->stats.modules++;
+	return 0;
+}
+
+/* Instrument kernel @p k at its first launch. Under the lock. */
+static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, const struct gbpf_cu_launch *l)
+{
+	san_kernel_fn_fn kfn = (san_kernel_fn_fn)gbpf_cu_real_proc("cuKernelGetFunction", 12000, 0);
+	san_func_mod_fn fmod = (san_func_mod_fn)gbpf_cu_real_proc("cuFuncGetModule", 11000, 0);
+	san_alloc_fn alloc = (san_alloc_fn)gbpf_cu_real_proc("cuMemAlloc", 3020, 0);
+	san_htod_fn htod = (san_htod_fn)gbpf_cu_real_proc("cuMemcpyHtoD", 3020, 0);
+	struct gbpf_san_record rec = {.kernel_id = gbpf_kernel_id(l->name)};
+	struct gbpf_cu_handle_info info;
+	CUfunction fn = l->func;
+	CUmodule mod = NULL;
+	gbpf_san_result r;
+
+	for (size_t i = 0; i < e->probe_cnt; i++)
+		if (e->svc.kernel_selected && e->svc.kernel_selected(e->svc.ctx, e->prog_index[i], l->name))
+			rec.probes |= 1ull << i;
+	if (!rec.probes)
+		return;
+	if (!kfn || !fmod || !alloc || !htod) {
+		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: driver entry points unavailable");
+		return;
+	}
+	/* A CUkernel (cuLibraryGetKernel) is launched as is; the Sanitizer works on its function in this context. */
+	if (!gbpf_cu_handle_lookup(l->func, &info) && info.kind == GBPF_CU_HANDLE_KERNEL &&
+	    kfn(&fn, (CUkernel)(void *)l->func) != GBPF_CUDA_SUCCESS) {
+		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cuKernelGetFunction failed");
+		return;
+	}
+	if (fmod(&mod, fn) != GBPF_CUDA_SUCCESS || !mod) {
+		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cuFuncGetModule failed");
+		return;
+	}
+	if (!san_ctx_for(e, k->ctx, l->name) || san_patch_module(e, mod, k->ctx, l->name))
+		return;
+	if (alloc(&k->record, sizeof(rec)) != GBPF_CUDA_SUCCESS ||
+	    htod(k->record, &rec, sizeof(rec)) != GBPF_CUDA_SUCCESS) {
+		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cannot allocate the kernel's record");
+		return;
+	}
+	r = e->api.set_callback_data(fn, (const void *)(uintptr_t)k->record);
+	if (r != GBPF_SAN_SUCCESS) {
+		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizerSetCallbackData failed: %s",
+			   gbpf_san_api_strerror(&e->api, r));
+		return;
+	}
+	k->ok = 1;
+	e->stats.kernels++;
+	san_report(e, GBPF_AGENT_EVENT_INFO, l->name,
+		   "instrumented by the Compute Sanitizer engine (%s%s%s%s)",
+		   gbpf_san_patch_callback(e->probe_kind, e->probe_cnt, GBPF_SAN_INSTRUCTION_BLOCK_ENTER) ? "entry " : "",
+		   gbpf_san_patch_callback(e->probe_kind, e->probe_cnt, GBPF_SAN_INSTRUCTION_BLOCK_EXIT) ? "exit " : "",
+		   gbpf_san_patch_callback(e->probe_kind, e->probe_cnt, GBPF_SAN_INSTRUCTION_GLOBAL_MEMORY_ACCESS)
+			   ? "global+shared memory "
+			   : "",
+		   gbpf_san_patch_callback(e->probe_kind, e->probe_cnt, GBPF_SAN_INSTRUCTION_BARRIER) ? "barrier" : "");
+}
+
+int gbpf_san_engine_launch(struct gbpf_san_engine *e, const struct gbpf_cu_launch *l, uint64_t *id,
+			   int need_launch_id)
+{
+	san_ctx_get_fn ctx_get = (san_ctx_get_fn)gbpf_cu_real_proc("cuCtxGetCurrent", 4000, 0);
+	CUcontext ctx = NULL;
+	struct san_kernel *k;
+	CUdeviceptr record = 0;
+
+	if (!e || !l || !l->name || !l->func || !id)
+		return -ENOENT;
+	if (l->api != GBPF_CU_LAUNCH_KERNEL && l->api != GBPF_CU_LAUNCH_KERNEL_EX &&
+	    l->api != GBPF_CU_LAUNCH_COOPERATIVE)
+		return -ENOENT;
+	if (ctx_get)
+		ctx_get(&ctx);
+	pthread_mutex_lock(&e->lock);
+	if (!e->active)
+		goto out;
+	for (k = e->kernels; k; k = k->next)
+		if (k->handle == (const void *)l->func && k->ctx == ctx)
+			break;
+	if (!k && (k = calloc(1, sizeof(*k)))) {
+		k->handle = l->func;
+		k->ctx = ctx;
+		san_instrument(e, k, l);
+		k->next = e->kernels;
+		e->kernels = k;
+	}
+	if (k && k->ok) {
+		record = k->record;
+		e->stats.launches++;
+	}
+out:
+	pthread_mutex_unlock(&e->lock);
+	if (!record)
+		return -ENOENT;
+	if (!*id)
+		*id = e->svc.next_launch_id(e->svc.ctx);
+	if (need_launch_id) {
+		/* Stream order puts the id between the previous launch and this one (as the PTX engine). */
+		san_memset32_async_fn ms = (san_memset32_async_fn)gbpf_cu_real_proc(
+			"cuMemsetD32Async", 3020, l->ptds ? SAN_PROC_PER_THREAD_STREAM : 0);
+		CUdeviceptr at = record + offsetof(struct gbpf_san_record, launch_id);
+
+		if (!ms || ms(at, (uint32_t)*id, 1, l->stream) != GBPF_CUDA_SUCCESS ||
+		    ms(at + 4, (uint32_t)(*id >> 32), 1, l->stream) != GBPF_CUDA_SUCCESS)
+			san_report(e, GBPF_AGENT_EVENT_ERROR, l->name,
+				   "sanitizer engine: cannot set the launch id on the launch's stream");
+	}
+	return 0;
+}
+
+void gbpf_san_engine_stats(struct gbpf_san_engine *e, struct gbpf_san_engine_stats *st)
+{
+	if (!e || !st)
+		return;
+	pthread_mutex_lock(&e->lock);
+	*st = e->stats;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void gbpf_san_engine_destroy(struct gbpf_san_engine *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->lock);
+	if (e->active)
+		e->api.unsubscribe(e->sub);
+	e->active = 0;
+	pthread_mutex_unlock(&e->lock);
+	/*
+	 * Patched modules stay patched and the records stay in device memory
+	 * (kernels in flight may use them; the context frees them). The host
+	 * state goes: the agent calls this after no launch can reach the
+	 * engine any more (detach).
+	 */
+	while (e->ctxs) {
+		struct san_ctx *c = e->ctxs;
+
+		e->ctxs = c->next;
+		free(c->cubin);
+		free(c);
+	}
+	while (e->modules) {
+		struct san_module *m = e->modules;
+
+		e->modules = m->next;
+		free(m);
+	}
+	while (e->kernels) {
+		struct san_kernel *k = e->kernels;
+
+		e->kernels = k->next;
+		free(k);
+	}
+	/* The library stays loaded: the driver may still hold callbacks into it. */
+	free(e->ptx);
+	free(e->prog_index);
+	free(e->probe_kind);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
