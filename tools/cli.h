@@ -51,5 +51,7 @@ int cmd_conformance(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
 
 #endif

@@ -28,6 +28,9 @@ static int run_usage(void)
 {
 	fprintf(stderr,
 		"Usage: %s run [OPTIONS] OBJ... -- CMD [ARGS]\n"
+		"       %s run --idle [--backend B] -- CMD [ARGS]\n"
+		"  --idle       run CMD (in gbpf's place: same pid) with the agent idle, for\n"
+		"               gbpf attach PID OBJ... / gbpf detach PID later\n"
 		"  -i SECONDS   print maps every SECONDS (fractions allowed)\n"
 		"  -c COUNT     print at most COUNT intervals\n"
 		"  -j, --json   one JSON object per line (bpftrace -f json shapes)\n"
@@ -49,11 +52,11 @@ static int run_usage(void)
 		"                     else 15); both are also written when CMD exits\n"
 		"Maps are printed at every interval and when CMD exits; ring buffer records\n"
 		"as they arrive. gbpf exits with CMD's exit status.\n",
-		cli.argv0);
+		cli.argv0, cli.argv0);
 	return -1;
 }
 
-static int open_objects(struct run_ctx *ctx, char **paths, size_t n)
+int run_open_objects(struct run_ctx *ctx, char **paths, size_t n)
 {
 	size_t i, j, total = 0;
 
@@ -80,7 +83,7 @@ static int open_objects(struct run_ctx *ctx, char **paths, size_t n)
 }
 
 /* Nothing runs unverified: a rejected program is named, explained and not sent. */
-static int verify_programs(struct run_ctx *ctx)
+int run_verify_programs(struct run_ctx *ctx)
 {
 	size_t i, total = 0, base = 0;
 
@@ -100,8 +103,8 @@ static int verify_programs(struct run_ctx *ctx)
 
 			if (err || res.verdict != GBPF_VERDICT_ACCEPT) {
 				fprintf(stderr,
-					"gbpf run: %s: section '%s': program '%s': rejected by the "
-					"verifier at instruction %lld: %s; not attached\n",
+					"gbpf %s: %s: section '%s': program '%s': rejected by the "
+					"verifier at instruction %lld: %s; not attached\n", ctx->who,
 					gbpf_object__name(ctx->objs[i]), p->section ? p->section : "?",
 					p->name, (long long)res.error_insn,
 					res.reason[0] ? res.reason : "rejected");
@@ -110,8 +113,8 @@ static int verify_programs(struct run_ctx *ctx)
 			}
 			if (p->attach.kind == GBPF_ATTACH_NONE)
 				fprintf(stderr,
-					"gbpf run: %s: program '%s' (section '%s') has no attach point; "
-					"it is sent but never runs\n",
+					"gbpf %s: %s: program '%s' (section '%s') has no attach point; "
+					"it is sent but never runs\n", ctx->who,
 					gbpf_object__name(ctx->objs[i]), p->name,
 					p->section ? p->section : "?");
 			ctx->progs[ctx->prog_cnt] = *p;
@@ -128,7 +131,7 @@ static int verify_programs(struct run_ctx *ctx)
  * and so that its plugin file can be preloaded when it intercepts a runtime.
  * Not finding one is reported; the application runs anyway.
  */
-static void choose_backend(struct run_ctx *ctx)
+void run_choose_backend(struct run_ctx *ctx)
 {
 	char why[512] = "";
 	int err = gbpf_registry_new(NULL, &ctx->reg);
@@ -137,7 +140,7 @@ static void choose_backend(struct run_ctx *ctx)
 		err = gbpf_registry_select(ctx->reg, ctx->backend_name, &ctx->plugin, why,
 					   sizeof(why));
 	if (err) {
-		fprintf(stderr, "gbpf run: backend%s%s: %s; the application runs uninstrumented\n",
+		fprintf(stderr, "gbpf %s: backend%s%s: %s; the application runs uninstrumented\n", ctx->who,
 			ctx->backend_name ? " " : "", ctx->backend_name ? ctx->backend_name : "",
 			why[0] ? why : strerror(-err));
 		ctx->plugin = NULL;
@@ -189,7 +192,7 @@ static uint32_t slots_for(struct run_ctx *ctx, const struct gbpf_map_desc *d)
 	}
 }
 
-static int build_region(struct run_ctx *ctx)
+int run_build_region(struct run_ctx *ctx)
 {
 	uint32_t *slots = calloc(ctx->map_cnt ? ctx->map_cnt : 1, sizeof(*slots));
 	char why[512] = "";
@@ -205,7 +208,7 @@ static int build_region(struct run_ctx *ctx)
 	for (i = 0; i < ctx->map_cnt; i++)
 		slots[i] = slots_for(ctx, &ctx->maps[i]);
 	err = gbpf_shm_create(&ctx->shm, ctx->maps, slots, ctx->map_cnt, why, sizeof(why));
-	free(slots);
+	ctx->slots = slots;
 	if (err)
 		return cli_error("map memory: %s", why);
 	for (i = 0; i < ctx->map_cnt; i++)
@@ -220,7 +223,7 @@ bool run_map_intact(struct run_ctx *ctx, size_t i)
 		      offsetof(struct gbpf_map_hdr, count)) == 0;
 }
 
-static int make_socket(struct run_ctx *ctx)
+int run_make_socket(struct run_ctx *ctx)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *tmp = getenv("TMPDIR");
@@ -244,7 +247,7 @@ static int make_socket(struct run_ctx *ctx)
 	return 0;
 }
 
-static void cleanup(struct run_ctx *ctx)
+void run_cleanup(struct run_ctx *ctx)
 {
 	size_t i;
 
@@ -260,6 +263,8 @@ static void cleanup(struct run_ctx *ctx)
 	if (ctx->dir[0])
 		rmdir(ctx->dir);
 	gbpf_shm_destroy(&ctx->shm);
+	run_procs_free(ctx);
+	free(ctx->slots);
 	for (i = 0; i < ctx->obj_cnt; i++)
 		gbpf_object__close(ctx->objs[i]);
 	if (ctx->reg)
@@ -272,6 +277,36 @@ static void cleanup(struct run_ctx *ctx)
 	free(ctx->lost_seen);
 	free(ctx->procs);
 	gbpf_tl_free(&ctx->tl);
+}
+
+/*
+ * --idle: CMD replaces gbpf (same pid, for `gbpf attach PID`) with the
+ * agent preloaded and listening, the backend chosen here prepared by the
+ * agent at start (and its plugin preloaded when it intercepts a runtime).
+ */
+static int run_idle(struct run_ctx *ctx)
+{
+	const char *agent = gbpf_agent_library_path();
+	const char *old = getenv("LD_PRELOAD");
+	char preload[4096];
+
+	if (access(agent, R_OK))
+		return cli_error("agent library %s: %s (set %s)", agent, strerror(errno),
+				 GBPF_AGENT_ENV_LIB);
+	run_choose_backend(ctx);
+	if (snprintf(preload, sizeof(preload), "%s%s%s%s%s", agent,
+		     ctx->intercept ? ":" : "", ctx->intercept ? ctx->plugin_path : "",
+		     old && old[0] ? ":" : "", old && old[0] ? old : "") >= (int)sizeof(preload))
+		return cli_error("LD_PRELOAD would be longer than %zu bytes", sizeof(preload));
+	if (setenv("LD_PRELOAD", preload, 1) || setenv(GBPF_AGENT_ENV_LISTEN, "1", 1) ||
+	    unsetenv(GBPF_AGENT_ENV_SOCK))
+		return cli_error("environment: %s", strerror(errno));
+	if (ctx->plugin && (setenv(GBPF_AGENT_ENV_BACKEND, ctx->backend_name, 1) ||
+			    setenv(GBPF_AGENT_ENV_BACKEND_PATH, ctx->plugin_path, 1)))
+		return cli_error("environment: %s", strerror(errno));
+	fflush(NULL);
+	execvp(ctx->cmd[0], ctx->cmd);
+	return cli_error("cannot run %s: %s", ctx->cmd[0], strerror(errno));
 }
 
 int cmd_run(int argc, char **argv)
@@ -289,14 +324,17 @@ int cmd_run(int argc, char **argv)
 		{"otlp-traces", required_argument, NULL, 'R'},
 		{"export-interval", required_argument, NULL, 'E'},
 		{"thread-slots", required_argument, NULL, 'N'},
+		{"idle", no_argument, NULL, 'I'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	static struct run_ctx ctx; /* large (agent table): not on the stack */
 	int opt, dash = -1, i, ret = -1;
+	bool idle = false;
 	char *end;
 
 	memset(&ctx, 0, sizeof(ctx));
+	ctx.who = "run";
 	gbpf_tl_init(&ctx.tl, 0);
 	ctx.listen_fd = -1;
 	ctx.shm.fd = -1;
@@ -349,9 +387,17 @@ int cmd_run(int argc, char **argv)
 			ctx.thread_slots = (uint32_t)v;
 			break;
 		}
+		case 'I': idle = true; break;
 		case 'h': run_usage(); return 0;
 		default: return run_usage();
 		}
+	}
+	if (idle) {
+		if (optind < dash)
+			return cli_error("--idle starts CMD without programs: attach them later with "
+					 "gbpf attach PID OBJ...");
+		ctx.cmd = &argv[dash + 1];
+		return run_idle(&ctx);
 	}
 	if (optind >= dash)
 		return cli_error("no object given (gbpf run OBJ... -- CMD)");
@@ -359,16 +405,16 @@ int cmd_run(int argc, char **argv)
 	/* Files and collectors follow -i, else a usual scrape period. */
 	if (!ctx.export_s)
 		ctx.export_s = ctx.interval_s > 0 ? ctx.interval_s : 15;
-	if (open_objects(&ctx, &argv[optind], (size_t)(dash - optind)) || verify_programs(&ctx))
+	if (run_open_objects(&ctx, &argv[optind], (size_t)(dash - optind)) || run_verify_programs(&ctx))
 		goto out;
-	choose_backend(&ctx);
-	if (build_region(&ctx) || make_socket(&ctx) || run_export_start(&ctx))
+	run_choose_backend(&ctx);
+	if (run_build_region(&ctx) || run_make_socket(&ctx) || run_export_start(&ctx))
 		goto out;
 	if (run_spawn(&ctx))
 		goto out;
 	ret = run_loop(&ctx);
 out:
-	cleanup(&ctx);
+	run_cleanup(&ctx);
 	if (ret < 0)
 		return ret;
 	/* gbpf's status is the application's: as a shell reports it. */

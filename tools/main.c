@@ -145,11 +145,14 @@ static int do_help(int argc, char **argv)
 		"       %s verify OBJ [-v]            run the verifier on every program\n"
 		"       %s conformance [--backend B] [--threads N] PATH...\n"
 		"       %s run [-i SECONDS] [-c COUNT] [--backend B] OBJ... -- CMD [ARGS]\n"
+		"       %s run --idle [--backend B] -- CMD [ARGS]   start CMD attachable\n"
+		"       %s attach [-i SECONDS] [-c COUNT] [--per-process] PID... OBJ...\n"
+		"       %s detach PID...\n"
 		"OPTIONS := { -j|--json [-p|--pretty] | -d|--debug | -V|--version }\n"
 		"Environment: GBPF_BACKEND selects a backend, GBPF_PLUGIN_PATH adds plugin\n"
 		"directories or files, GBPF_LOG_LEVEL=debug prints debug messages.\n",
 		cli.argv0, cli.argv0, cli.argv0, cli.argv0, cli.argv0, cli.argv0, cli.argv0,
-		cli.argv0);
+		cli.argv0, cli.argv0, cli.argv0, cli.argv0);
 	return 0;
 }
 
@@ -182,6 +185,8 @@ static const struct cli_cmd top_cmds[] = {
 	{"verify", cmd_verify},
 	{"conformance", cmd_conformance},
 	{"run", cmd_run},
+	{"attach", cmd_attach},
+	{"detach", cmd_detach},
 	{NULL, NULL},
 };
 

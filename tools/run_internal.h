@@ -32,9 +32,24 @@ struct run_agent {
 	unsigned char *buf; /* frame being received */
 	size_t have;
 	uint64_t tl_dropped; /* the agent's running total of dropped timeline events */
+	uint64_t rx_off;     /* bytes of whole frames received (where a bad frame starts) */
+	bool outbound;       /* we connected to its socket (gbpf attach): JOB before SETUP */
+	long preg;           /* --per-process: index of its region in ctx->pregs, else -1 */
+};
+
+/* --per-process: one process's own maps (kept after it leaves: its counts still print). */
+struct run_preg {
+	pid_t pid;
+	char exe[64];
+	struct gbpf_shm shm;
+	uint64_t *lost_seen; /* per map: drops already reported */
 };
 
 struct run_ctx {
+	const char *who;  /* "run" or "attach": the prefix of every message */
+	bool attach_mode; /* gbpf attach: no child, agents reached through their sockets */
+	bool per_process; /* --per-process: each process gets its own maps */
+	volatile int stop; /* attach: a signal asked us to detach and exit */
 	/* options */
 	double interval_s;
 	long count;
@@ -64,7 +79,11 @@ struct run_ctx {
 	const char *plugin_path;
 	bool intercept;
 	/* the shared region, and each map header as created (corruption check) */
-	struct gbpf_shm shm;
+	struct gbpf_shm shm;  /* shared by every agent; --per-process: the aggregate, not sent */
+	uint32_t *slots;      /* per map: per-CPU slots (every region is built alike) */
+	struct run_preg *pregs; /* --per-process regions */
+	size_t preg_cnt;
+	bool in_preg;         /* ctx->shm is a process region now (run_procs.c swaps it in) */
 	struct gbpf_map_hdr *hdr_copy;
 	uint64_t *lost_seen; /* per map: drops already reported */
 	uint64_t records;    /* ring buffer records printed */
@@ -87,6 +106,38 @@ struct run_ctx {
 	int child_status;
 	bool child_done;
 };
+
+/* cmd_run.c, shared with cmd_attach.c */
+/** Open every object; maps of all objects in ctx->maps. */
+int run_open_objects(struct run_ctx *ctx, char **paths, size_t n);
+/** Verify every program; the accepted ones in ctx->progs. */
+int run_verify_programs(struct run_ctx *ctx);
+/** Choose the backend once (reported when none). */
+void run_choose_backend(struct run_ctx *ctx);
+/** Build the shared map region. */
+int run_build_region(struct run_ctx *ctx);
+/** Create the controller's socket in a fresh 0700 directory. */
+int run_make_socket(struct run_ctx *ctx);
+/** Release everything (sockets, region, objects). */
+void run_cleanup(struct run_ctx *ctx);
+/** Serve agents for up to @p timeout_ms: accept, read, answer. */
+void run_serve_agents(struct run_ctx *ctx, int timeout_ms);
+/** Add a connected agent socket (gbpf attach); -ENOSPC when the table is full. */
+int run_add_agent(struct run_ctx *ctx, int fd, pid_t pid, bool outbound);
+
+/* run_procs.c: --per-process maps */
+/** Give agent @p ag its own map region (a copy of the layout, zeroed). */
+int run_agent_region(struct run_ctx *ctx, struct run_agent *ag);
+/** An agent leaves: its own region's counts stay in the per-process view (kept, not unmapped). */
+void run_agent_retire(struct run_ctx *ctx, struct run_agent *ag);
+/** --per-process: drain every process's rings (records and drops). */
+void run_procs_drain(struct run_ctx *ctx);
+/** --per-process: sum every process's maps into ctx->shm (the aggregate view). */
+void run_procs_aggregate(struct run_ctx *ctx);
+/** --per-process: print each process's maps after a header line. */
+void run_procs_print(struct run_ctx *ctx, bool interval);
+/** --per-process: unmap every process region. */
+void run_procs_free(struct run_ctx *ctx);
 
 /** Start CMD with the agent preloaded; fills ctx->child. */
 int run_spawn(struct run_ctx *ctx);

@@ -72,7 +72,7 @@ int run_spawn(struct run_ctx *ctx)
 		if (setenv("LD_PRELOAD", preload, 1) || setenv(GBPF_AGENT_ENV_SOCK, ctx->sock, 1))
 			_exit(127);
 		execvp(ctx->cmd[0], ctx->cmd);
-		fprintf(stderr, "gbpf run: cannot run %s: %s\n", ctx->cmd[0], strerror(errno));
+		fprintf(stderr, "gbpf %s: cannot run %s: %s\n", ctx->who, ctx->cmd[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	free(preload);
@@ -83,8 +83,11 @@ int run_spawn(struct run_ctx *ctx)
 
 static void agent_drop(struct run_ctx *ctx, size_t i)
 {
+	if (ctx->attach_mode && !cli.json)
+		fprintf(stderr, "gbpf %s: pid %d: detached\n", ctx->who, (int)ctx->agents[i].pid);
 	close(ctx->agents[i].fd);
 	free(ctx->agents[i].buf);
+	run_agent_retire(ctx, &ctx->agents[i]);
 	ctx->agents[i] = ctx->agents[--ctx->agent_cnt];
 }
 
@@ -123,8 +126,28 @@ static int send_setup(struct run_ctx *ctx, struct run_agent *ag)
 			    .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c;
 	ssize_t w;
-	int err;
+	int err, memfd = ctx->shm.fd;
 
+	if (ag->outbound) {
+		/* Where the agent's children connect (docs/PROCESS_MODEL.md, gbpf attach). */
+		gbpf_agent_buf_put_str(&b, ctx->sock);
+		err = b.err;
+		gbpf_agent_frame_init(&f, GBPF_AGENT_MSG_JOB, (uint32_t)b.len);
+		if (!err)
+			err = send_all(ag->fd, &f, sizeof(f));
+		if (!err)
+			err = send_all(ag->fd, b.data, b.len);
+		gbpf_agent_buf_free(&b);
+		memset(&b, 0, sizeof(b));
+		if (err)
+			return err;
+	}
+	if (ctx->per_process) {
+		err = run_agent_region(ctx, ag);
+		if (err)
+			return err;
+		memfd = ctx->pregs[ag->preg].shm.fd;
+	}
 	/*
 	 * GPU timing costs the app microseconds per launch: only for a trace
 	 * (the exit summary otherwise shows the host side of the calls).
@@ -144,7 +167,7 @@ static int send_setup(struct run_ctx *ctx, struct run_agent *ag)
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &ctx->shm.fd, sizeof(int));
+	memcpy(CMSG_DATA(c), &memfd, sizeof(int));
 	/* The descriptor rides on the frame header; the payload follows. */
 	do {
 		w = sendmsg(ag->fd, &mh, MSG_NOSIGNAL);
@@ -172,26 +195,36 @@ static void accept_agents(struct run_ctx *ctx)
 		if (fd < 0)
 			return;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
-			fprintf(stderr, "gbpf run: agent refused: no peer credentials: %s\n",
+			fprintf(stderr, "gbpf %s: agent refused: no peer credentials: %s\n", ctx->who,
 				strerror(errno));
 			close(fd);
 			continue;
 		}
 		if (cred.uid != getuid()) {
 			fprintf(stderr,
-				"gbpf run: agent pid %d refused: it runs as uid %u, gbpf as uid %u\n",
+				"gbpf %s: agent pid %d refused: it runs as uid %u, gbpf as uid %u\n", ctx->who,
 				(int)cred.pid, (unsigned)cred.uid, (unsigned)getuid());
 			close(fd);
 			continue;
 		}
 		if (ctx->agent_cnt == RUN_MAX_AGENTS) {
-			fprintf(stderr, "gbpf run: agent pid %d refused: %d agents already connected\n",
+			fprintf(stderr, "gbpf %s: agent pid %d refused: %d agents already connected\n", ctx->who,
 				(int)cred.pid, RUN_MAX_AGENTS);
 			close(fd);
 			continue;
 		}
-		ctx->agents[ctx->agent_cnt++] = (struct run_agent){.fd = fd, .pid = cred.pid};
+		ctx->agents[ctx->agent_cnt++] =
+			(struct run_agent){.fd = fd, .pid = cred.pid, .preg = -1};
 	}
+}
+
+int run_add_agent(struct run_ctx *ctx, int fd, pid_t pid, bool outbound)
+{
+	if (ctx->agent_cnt == RUN_MAX_AGENTS)
+		return -ENOSPC;
+	ctx->agents[ctx->agent_cnt++] =
+		(struct run_agent){.fd = fd, .pid = pid, .outbound = outbound, .preg = -1};
+	return 0;
 }
 
 static void print_report(struct run_ctx *ctx, struct run_agent *ag, uint16_t type,
@@ -200,13 +233,18 @@ static void print_report(struct run_ctx *ctx, struct run_agent *ag, uint16_t typ
 	static const char *const kinds[] = {"info", "not instrumented", "error"};
 
 	if (r->dropped)
-		fprintf(stderr, "gbpf run: pid %d: %u message(s) dropped (agent queue full)\n",
+		fprintf(stderr, "gbpf %s: pid %d: %u message(s) dropped (agent queue full)\n", ctx->who,
 			(int)ag->pid, r->dropped);
 	if (type == GBPF_AGENT_MSG_PRINT) {
 		if (cli.json) {
 			jw_start_object(&cli.jw);
+			struct timespec now;
+
+			/* receipt time (CLOCK_REALTIME ns): lets a reader measure GPU-to-user latency */
+			clock_gettime(CLOCK_REALTIME, &now);
 			jw_kv_string(&cli.jw, "type", "printf");
 			jw_kv_int(&cli.jw, "pid", ag->pid);
+			jw_kv_int(&cli.jw, "ts_ns", (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
 			jw_kv_string(&cli.jw, "msg", r->msg);
 			jw_end_object(&cli.jw);
 			jw_finish(&cli.jw);
@@ -218,10 +256,10 @@ static void print_report(struct run_ctx *ctx, struct run_agent *ag, uint16_t typ
 	}
 	(void)ctx;
 	if (r->kernel[0])
-		fprintf(stderr, "gbpf run: pid %d: %s: kernel %s: %s\n", (int)ag->pid,
+		fprintf(stderr, "gbpf %s: pid %d: %s: kernel %s: %s\n", ctx->who, (int)ag->pid,
 			kinds[r->event], r->kernel, r->msg);
 	else
-		fprintf(stderr, "gbpf run: pid %d: %s: %s\n", (int)ag->pid, kinds[r->event], r->msg);
+		fprintf(stderr, "gbpf %s: pid %d: %s: %s\n", ctx->who, (int)ag->pid, kinds[r->event], r->msg);
 }
 
 /* A batch of timeline events: stored for the summary and the trace. */
@@ -236,7 +274,7 @@ static int agent_timeline_msg(struct run_ctx *ctx, struct run_agent *ag,
 	if (gbpf_agent_decode_timeline(payload, f->len, &dropped, ctl_tl_batch, &n, why, sizeof(why))) {
 		/* A bad batch is the plugin's bug, not a reason to lose the agent. */
 		ctx->tl.rejected++;
-		fprintf(stderr, "gbpf run: pid %d: timeline batch rejected: %s\n", (int)ag->pid, why);
+		fprintf(stderr, "gbpf %s: pid %d: timeline batch rejected: %s\n", ctx->who, (int)ag->pid, why);
 		return 0;
 	}
 	if (dropped > ag->tl_dropped) {
@@ -296,11 +334,11 @@ static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
 		snprintf(ag->exe, sizeof(ag->exe), "%.255s", h.exe);
 		remember_proc(ctx, ag->pid, ag->exe);
 		if (cli.debug)
-			fprintf(stderr, "gbpf run: agent pid %u (parent %u) %s connected\n", h.pid,
+			fprintf(stderr, "gbpf %s: agent pid %u (parent %u) %s connected\n", ctx->who, h.pid,
 				h.ppid, h.exe);
 		err = send_setup(ctx, ag);
 		if (err) {
-			fprintf(stderr, "gbpf run: pid %d: sending the setup failed: %s\n",
+			fprintf(stderr, "gbpf %s: pid %d: sending the setup failed: %s\n", ctx->who,
 				(int)ag->pid, strerror(-err));
 			return 1;
 		}
@@ -322,7 +360,7 @@ static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
 	}
 	snprintf(why, sizeof(why), "unexpected message type %u", f->type);
 bad:
-	fprintf(stderr, "gbpf run: pid %d: malformed message, disconnected: %s\n", (int)ag->pid,
+	fprintf(stderr, "gbpf %s: pid %d: malformed message, disconnected: %s\n", ctx->who, (int)ag->pid,
 		why);
 	return 1;
 }
@@ -341,18 +379,33 @@ static int agent_read(struct run_ctx *ctx, struct run_agent *ag)
 		ssize_t r;
 
 		if (ag->have >= sizeof(f)) {
-			char why[256];
+			char why[256] = "";
 
 			memcpy(&f, ag->buf, sizeof(f));
-			if (gbpf_agent_frame_check(&f, why, sizeof(why)) ||
-			    f.len > RUN_AGENT_MAX_PAYLOAD) {
-				fprintf(stderr, "gbpf run: pid %d: bad frame, disconnected: %s\n",
-					(int)ag->pid, f.len > RUN_AGENT_MAX_PAYLOAD ? "too long" : why);
+			/* Say exactly what is wrong with the header, in the order a reader meets it. */
+			if (!gbpf_agent_frame_check(&f, why, sizeof(why))) {
+				if (!gbpf_agent_msg_from_agent(f.type))
+					snprintf(why, sizeof(why),
+						 "frame: message type %u (%s) is sent by the controller, "
+						 "never by an agent", f.type, gbpf_agent_msg_name(f.type));
+				else if (f.len > RUN_AGENT_MAX_PAYLOAD)
+					snprintf(why, sizeof(why),
+						 "frame: %s payload of %u bytes is longer than the %u an "
+						 "agent may send", gbpf_agent_msg_name(f.type), f.len,
+						 RUN_AGENT_MAX_PAYLOAD);
+			}
+			if (why[0]) {
+				fprintf(stderr,
+					"gbpf %s: pid %d: bad frame at byte %llu of its stream, "
+					"disconnected: %s\n",
+					ctx->attach_mode ? "attach" : "run", (int)ag->pid,
+					(unsigned long long)ag->rx_off, why);
 				return 1;
 			}
 			want += f.len;
 			if (ag->have == want) {
 				ag->have = 0;
+				ag->rx_off += want;
 				if (agent_message(ctx, ag, &f, ag->buf + sizeof(f)))
 					return 1;
 				continue;
@@ -367,7 +420,7 @@ static int agent_read(struct run_ctx *ctx, struct run_agent *ag)
 	}
 }
 
-static void serve_agents(struct run_ctx *ctx, int timeout_ms)
+void run_serve_agents(struct run_ctx *ctx, int timeout_ms)
 {
 	struct pollfd pf[RUN_MAX_AGENTS + 1];
 	size_t i, n = 0;
@@ -406,11 +459,11 @@ int run_loop(struct run_ctx *ctx)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	if (!cli.json)
-		fprintf(stderr, "gbpf run: %zu program(s) on backend %s; tracing %s (pid %d)\n",
+		fprintf(stderr, "gbpf %s: %zu program(s) on backend %s; tracing %s (pid %d)\n", ctx->who,
 			ctx->prog_cnt, ctx->backend_name ? ctx->backend_name : "(none)", ctx->cmd[0],
 			(int)ctx->child);
 	while (!ctx->child_done) {
-		serve_agents(ctx, RUN_DRAIN_MS);
+		run_serve_agents(ctx, RUN_DRAIN_MS);
 		run_drain_rings(ctx);
 		if (run_forward_sig) {
 			kill(ctx->child, run_forward_sig);
@@ -433,7 +486,7 @@ int run_loop(struct run_ctx *ctx)
 	/* Last words of the agents (reports queued at exit), bounded. */
 	grace_end = now_s() + RUN_GRACE_MS / 1e3;
 	while (ctx->agent_cnt && now_s() < grace_end) {
-		serve_agents(ctx, RUN_DRAIN_MS);
+		run_serve_agents(ctx, RUN_DRAIN_MS);
 		run_drain_rings(ctx);
 	}
 	run_drain_rings(ctx);

@@ -109,6 +109,11 @@ void run_drain_rings(struct run_ctx *ctx)
 	size_t i;
 	bool any = false;
 
+	/* Records live in each process's own rings: drain those (each comes back here). */
+	if (ctx->per_process && !ctx->in_preg) {
+		run_procs_drain(ctx);
+		return;
+	}
 	for (i = 0; i < ctx->map_cnt; i++) {
 		struct gbpf_map_instance *m = &ctx->shm.maps[i];
 		struct rec_ctx rc = {.run = ctx, .map = ctx->maps[i].name};
@@ -118,8 +123,8 @@ void run_drain_rings(struct run_ctx *ctx)
 			continue;
 		if (!run_map_intact(ctx, i)) {
 			if (ctx->lost_seen[i] != UINT64_MAX)
-				fprintf(stderr, "gbpf run: map %s: header overwritten by the "
-					"application; no longer read\n", rc.map);
+				fprintf(stderr, "gbpf %s: map %s: header overwritten by the "
+					"application; no longer read\n", ctx->who, rc.map);
 			ctx->lost_seen[i] = UINT64_MAX;
 			continue;
 		}
@@ -291,6 +296,9 @@ void run_print_maps(struct run_ctx *ctx, bool interval)
 {
 	size_t i;
 
+	/* The aggregate first (the sum of every process), then each process. */
+	if (ctx->per_process && !ctx->in_preg)
+		run_procs_aggregate(ctx);
 	if (interval) {
 		char stamp[16];
 		time_t t = time(NULL);
@@ -315,8 +323,8 @@ void run_print_maps(struct run_ctx *ctx, bool interval)
 		if (is_ring(d->type) || d->origin == GBPF_MAP_ORIGIN_RODATA)
 			continue;
 		if (!run_map_intact(ctx, i)) {
-			fprintf(stderr, "gbpf run: map %s: header overwritten by the application; "
-				"not printed\n", d->name);
+			fprintf(stderr, "gbpf %s: map %s: header overwritten by the application; "
+				"not printed\n", ctx->who, d->name);
 			continue;
 		}
 		if (is_array(d->type) && d->value_size == 8 && named_hist(d->name)) {
@@ -344,6 +352,8 @@ void run_print_maps(struct run_ctx *ctx, bool interval)
 		}
 	}
 	fflush(stdout);
+	if (ctx->per_process && !ctx->in_preg)
+		run_procs_print(ctx, interval);
 }
 
 /* ---- the GPU timeline ---------------------------------------------------------------- */
@@ -446,13 +456,13 @@ static void send_spans(struct run_ctx *ctx)
 						 &body, &len);
 
 		if (err) {
-			fprintf(stderr, "gbpf run: OTLP spans: %s\n", strerror(-err));
+			fprintf(stderr, "gbpf %s: OTLP spans: %s\n", ctx->who, strerror(-err));
 			return;
 		}
 		err = gbpf_otlp_post(ctx->otlp_traces_url, body, len, 2000, why, sizeof(why));
 		free(body);
 		if (err) {
-			fprintf(stderr, "gbpf run: %s\n", why);
+			fprintf(stderr, "gbpf %s: %s\n", ctx->who, why);
 			return;
 		}
 	}
@@ -480,7 +490,7 @@ void run_finish_timeline(struct run_ctx *ctx)
 	}
 	if (!ctx->no_summary) {
 		if (gbpf_tl_summarize(&ctx->tl, &s))
-			fprintf(stderr, "gbpf run: timeline summary: out of memory\n");
+			fprintf(stderr, "gbpf %s: timeline summary: out of memory\n", ctx->who);
 		else if (cli.json)
 			summary_json(ctx, &s);
 		else
@@ -489,7 +499,7 @@ void run_finish_timeline(struct run_ctx *ctx)
 	}
 	if (ctx->trace_path &&
 	    gbpf_tl_write_trace(&ctx->tl, ctx->trace_path, proc_exe, ctx, why, sizeof(why)))
-		fprintf(stderr, "gbpf run: %s\n", why);
+		fprintf(stderr, "gbpf %s: %s\n", ctx->who, why);
 	if (ctx->otlp_traces_url)
 		send_spans(ctx);
 	fflush(stdout);
@@ -554,7 +564,7 @@ int run_export_start(struct run_ctx *ctx)
 				   sizeof(why)))
 		return cli_error("%s", why);
 	if (!cli.json)
-		fprintf(stderr, "gbpf run: serving Prometheus metrics on http://%s/metrics (port %d)\n",
+		fprintf(stderr, "gbpf %s: serving Prometheus metrics on http://%s/metrics (port %d)\n", ctx->who,
 			ctx->prom_addr, gbpf_prom_server_port(ctx->prom));
 	return 0;
 }
@@ -567,11 +577,11 @@ void run_export_now(struct run_ctx *ctx)
 	if (!ctx->prom_file && !ctx->otlp_url)
 		return;
 	if (collect(ctx, &set)) {
-		fprintf(stderr, "gbpf run: metrics: out of memory\n");
+		fprintf(stderr, "gbpf %s: metrics: out of memory\n", ctx->who);
 		return;
 	}
 	if (ctx->prom_file && gbpf_prom_write_file(&set, ctx->prom_file, why, sizeof(why)))
-		fprintf(stderr, "gbpf run: %s\n", why);
+		fprintf(stderr, "gbpf %s: %s\n", ctx->who, why);
 	if (ctx->otlp_url) {
 		struct gbpf_otlp_opts o = {.service_name = "gbpf",
 					   .start_time_ns = ctx->start_unix_ns,
@@ -580,9 +590,9 @@ void run_export_now(struct run_ctx *ctx)
 		size_t len = 0;
 
 		if (gbpf_otlp_render_metrics(&set, &o, &body, &len))
-			fprintf(stderr, "gbpf run: OTLP: out of memory\n");
+			fprintf(stderr, "gbpf %s: OTLP: out of memory\n", ctx->who);
 		else if (gbpf_otlp_post(ctx->otlp_url, body, len, 2000, why, sizeof(why)))
-			fprintf(stderr, "gbpf run: %s\n", why);
+			fprintf(stderr, "gbpf %s: %s\n", ctx->who, why);
 		free(body);
 	}
 	gbpf_metrics_free(&set);

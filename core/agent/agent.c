@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -26,10 +27,12 @@
 #include <gbpf/verifier.h>
 
 #include "core/agent/agent_internal.h"
+#include "core/interp/interp.h"
 
 struct agent_state gbpf_agent_state = {
 	.fd = -1,
 	.wake_fd = -1,
+	.listen_fd = -1,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.tl_lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -86,10 +89,13 @@ int agent_send_frame(int fd, uint16_t type, const struct gbpf_agent_buf *b)
 }
 
 /*
- * Receive the SETUP frame header together with the memfd (SCM_RIGHTS),
- * then its payload. Any other descriptor that arrives is closed.
+ * Receive one controller frame: the header (with any descriptor riding on
+ * it, SCM_RIGHTS), then its payload. At most one descriptor is kept (the
+ * map memory of a SETUP); any other is closed. A frame type the
+ * controller does not send is refused here, with its name.
  */
-static int recv_setup(int fd, void **payload, size_t *len, int *memfd, char *why, size_t why_size)
+static int recv_frame(int fd, uint16_t *type, void **payload, size_t *len, int *memfd, char *why,
+		      size_t why_size)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -115,12 +121,20 @@ static int recv_setup(int fd, void **payload, size_t *len, int *memfd, char *why
 		goto out_fds;
 	}
 	err = gbpf_agent_frame_check(&f, why, why_size);
-	if (!err && f.type != GBPF_AGENT_MSG_SETUP) {
-		snprintf(why, why_size, "expected a setup message, got type %u", f.type);
-		err = -EINVAL;
+	if (!err && (gbpf_agent_msg_from_agent(f.type) || f.type == GBPF_AGENT_MSG_DETACH)) {
+		if (f.type != GBPF_AGENT_MSG_DETACH) {
+			snprintf(why, why_size, "controller sent a %s message (type %u), which only agents send",
+				 gbpf_agent_msg_name(f.type), f.type);
+			err = -EINVAL;
+		}
+	}
+	if (!err && f.len > GBPF_AGENT_MAX_PAYLOAD) {
+		snprintf(why, why_size, "%s: payload of %u bytes too long", gbpf_agent_msg_name(f.type),
+			 f.len);
+		err = -EMSGSIZE;
 	}
 	if (mh.msg_flags & MSG_CTRUNC) {
-		snprintf(why, why_size, "setup: too many descriptors attached");
+		snprintf(why, why_size, "%s: too many descriptors attached", gbpf_agent_msg_name(f.type));
 		err = -EINVAL;
 	}
 out_fds:
@@ -135,7 +149,7 @@ out_fds:
 			n = 4;
 		memcpy(fds, CMSG_DATA(c), n * sizeof(int));
 		for (i = 0; i < n; i++) {
-			if (*memfd < 0 && !err)
+			if (*memfd < 0 && !err && f.type == GBPF_AGENT_MSG_SETUP)
 				*memfd = fds[i];
 			else
 				close(fds[i]);
@@ -143,24 +157,25 @@ out_fds:
 	}
 	if (err)
 		goto fail;
-	if (*memfd < 0) {
+	if (f.type == GBPF_AGENT_MSG_SETUP && *memfd < 0) {
 		snprintf(why, why_size, "setup: no map memory descriptor attached");
 		err = -EINVAL;
 		goto fail;
 	}
 	*payload = malloc(f.len ? f.len : 1);
 	if (!*payload) {
-		snprintf(why, why_size, "setup: no memory for %u bytes", f.len);
+		snprintf(why, why_size, "%s: no memory for %u bytes", gbpf_agent_msg_name(f.type), f.len);
 		err = -ENOMEM;
 		goto fail;
 	}
 	err = read_all(fd, *payload, f.len);
 	if (err) {
-		snprintf(why, why_size, "setup: payload of %u bytes cut short: %s", f.len,
-			 strerror(-err));
+		snprintf(why, why_size, "%s: payload of %u bytes cut short: %s",
+			 gbpf_agent_msg_name(f.type), f.len, strerror(-err));
 		goto fail;
 	}
 	*len = f.len;
+	*type = f.type;
 	return 0;
 fail:
 	free(*payload);
@@ -280,16 +295,38 @@ static int agent_verify_all(struct agent_state *a, char *why, size_t why_size)
 	return 0;
 }
 
-static int agent_open_backend(struct agent_state *a, char *why, size_t why_size)
+/* Close the backend (another one is asked for); the registry goes with it. */
+static void agent_close_backend(struct agent_state *a)
 {
-	const char *name = a->setup.backend;
+	if (a->backend && a->ops && a->ops->close)
+		a->ops->close(a->backend);
+	a->backend = NULL;
+	a->ops = NULL;
+	if (a->reg)
+		gbpf_registry_free(a->reg);
+	a->reg = NULL;
+	a->backend_name[0] = 0;
+}
+
+/*
+ * Open backend @p name (from @p path when not empty). An idle agent keeps
+ * its backend open across sessions: a second attach to the same backend
+ * reuses it (its interposers may have recorded the app's modules).
+ */
+static int agent_open_backend(struct agent_state *a, const char *name, const char *path, char *why,
+			      size_t why_size)
+{
+	static struct gbpf_host_services host_services;
 	struct gbpf_plugin *plugin;
 	GBPF_OPTS(gbpf_registry_opts, ropts, .plugin_path = NULL);
 	int err;
 
+	if (a->backend && !strcmp(a->backend_name, name))
+		return 0;
+	agent_close_backend(a);
 	/* The file the controller chose (and preloaded), else the usual search. */
-	if (a->setup.backend_path[0]) {
-		ropts.plugin_path = a->setup.backend_path;
+	if (path && path[0]) {
+		ropts.plugin_path = path;
 		ropts.no_default_dirs = 1;
 	}
 	err = gbpf_registry_new(&ropts, &a->reg);
@@ -314,8 +351,6 @@ static int agent_open_backend(struct agent_state *a, char *why, size_t why_size)
 		a->ops = NULL;
 		return -EOPNOTSUPP;
 	}
-	static struct gbpf_host_services host_services;
-
 	host_services.sz = sizeof(host_services);
 	host_services.vlog = agent_vlog;
 	host_services.log_ctx = a;
@@ -329,8 +364,10 @@ static int agent_open_backend(struct agent_state *a, char *why, size_t why_size)
 		snprintf(why, why_size, "backend '%s' failed to open: %s", name, strerror(-err));
 		a->backend = NULL;
 		a->ops = NULL;
+		return err;
 	}
-	return err;
+	snprintf(a->backend_name, sizeof(a->backend_name), "%s", name);
+	return 0;
 }
 
 static int agent_attach(struct agent_state *a, char *why, size_t why_size)
@@ -372,16 +409,17 @@ static int agent_attach(struct agent_state *a, char *why, size_t why_size)
 	return err;
 }
 
-static void agent_setup(struct agent_state *a)
+/*
+ * Act on a SETUP: decode, map the region, verify, prepare host programs,
+ * open the backend and attach. Every failure is reported; the application
+ * runs on, uninstrumented.
+ */
+static void agent_setup_from(struct agent_state *a, void *payload, size_t len, int memfd)
 {
 	char why[512] = "";
-	void *payload = NULL;
-	size_t len = 0;
-	int memfd = -1, err;
+	const char *backend;
+	int err;
 
-	err = recv_setup(a->fd, &payload, &len, &memfd, why, sizeof(why));
-	if (err)
-		goto fail;
 	err = gbpf_agent_decode_setup(payload, len, &a->setup, why, sizeof(why));
 	free(payload);
 	if (err) {
@@ -391,7 +429,15 @@ static void agent_setup(struct agent_state *a)
 	err = gbpf_shm_attach(&a->shm, memfd, a->setup.maps, a->setup.map_cnt, why, sizeof(why));
 	if (err)
 		goto fail;
-	if (!a->setup.backend[0]) {
+	backend = a->setup.backend;
+	/* An idle agent prepared its backend at start (its interposers are the preloaded ones). */
+	if (a->listen_fd >= 0 && a->backend && strcmp(backend, a->backend_name)) {
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
+			    "uses its own backend '%s' (started with it), not '%s'", a->backend_name,
+			    backend[0] ? backend : "(none)");
+		backend = a->backend_name;
+	}
+	if (!backend[0]) {
 		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
 			    "no backend chosen: the application runs uninstrumented");
 		return;
@@ -405,18 +451,294 @@ static void agent_setup(struct agent_state *a)
 	if (!err)
 		err = agent_host_progs_prepare(a, why, sizeof(why));
 	if (!err)
-		err = agent_open_backend(a, why, sizeof(why));
+		err = agent_open_backend(a, backend,
+					 backend == a->setup.backend ? a->setup.backend_path : "", why,
+					 sizeof(why));
 	if (!err)
 		err = agent_attach(a, why, sizeof(why));
 	if (err)
 		goto fail;
 	agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
 		    "attached %zu program(s), %zu map(s) on backend '%s'", a->setup.prog_cnt,
-		    a->shm.map_cnt, a->setup.backend);
+		    a->shm.map_cnt, a->backend_name);
 	return;
 fail:
 	agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
 		    "%s; the application runs uninstrumented", why);
+}
+
+/* Run mode: the first frame must be the SETUP. */
+static void agent_setup(struct agent_state *a)
+{
+	char why[512] = "";
+	void *payload = NULL;
+	size_t len = 0;
+	uint16_t type = 0;
+	int memfd = -1, err;
+
+	err = recv_frame(a->fd, &type, &payload, &len, &memfd, why, sizeof(why));
+	if (!err && type != GBPF_AGENT_MSG_SETUP) {
+		snprintf(why, sizeof(why), "expected a setup message, got %s (type %u)",
+			 gbpf_agent_msg_name(type), type);
+		free(payload);
+		err = -EINVAL;
+	}
+	if (err) {
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
+			    "%s; the application runs uninstrumented", why);
+		return;
+	}
+	agent_setup_from(a, payload, len, memfd);
+}
+
+/* ---- idle mode: the agent's own socket (`gbpf attach`, `gbpf detach`) ------------- */
+
+/* Tell our children (fork + exec) where our controller listens: DIR/PID.job. */
+static void agent_job_write(struct agent_state *a, const char *ctl_path)
+{
+	char why[256], tmp[128];
+	FILE *f;
+
+	if (a->listen_fd < 0 || !ctl_path || !ctl_path[0] ||
+	    gbpf_agent_job_path(getpid(), a->job_path, sizeof(a->job_path), why, sizeof(why))) {
+		a->job_path[0] = 0;
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", a->job_path);
+	f = fopen(tmp, "we");
+	if (!f) {
+		a->job_path[0] = 0;
+		return;
+	}
+	fprintf(f, "%s\n", ctl_path);
+	/* rename: a child never reads half a path. */
+	if (fclose(f) || rename(tmp, a->job_path)) {
+		unlink(tmp);
+		a->job_path[0] = 0;
+	}
+}
+
+void agent_session_end(struct agent_state *a, const char *why)
+{
+	size_t i;
+
+	(void)why;
+	atomic_store(&a->live, 0);
+	if (a->job_path[0])
+		unlink(a->job_path);
+	a->job_path[0] = 0;
+	/* Kernels launch their original code from the next launch on. */
+	if (atomic_exchange(&a->attached, 0) && a->ops && a->ops->agent_detach)
+		a->ops->agent_detach(a->backend);
+	/* A host program that started before the flag changed finishes first. */
+	while (atomic_load(&a->host_inflight))
+		usleep(100);
+	for (i = 0; a->interps && i < a->setup.prog_cnt; i++)
+		if (a->interps[i])
+			gbpf_interp_destroy(a->interps[i]);
+	free(a->interps);
+	free(a->faults);
+	a->interps = NULL;
+	a->faults = NULL;
+	gbpf_agent_setup_free(&a->setup);
+	memset(&a->setup, 0, sizeof(a->setup));
+	gbpf_shm_destroy(&a->shm);
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+	pthread_mutex_lock(&a->lock);
+	a->q_len = 0;
+	a->q_head = 0;
+	a->dropped = 0;
+	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_lock(&a->tl_lock);
+	a->tl_len = 0;
+	a->tl_head = 0;
+	pthread_mutex_unlock(&a->tl_lock);
+}
+
+/* Only our own user (or root) may attach: peer credentials of the connection. */
+static int agent_peer_ok(int fd, char *why, size_t why_size)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		snprintf(why, why_size, "attach refused: no peer credentials: %s", strerror(errno));
+		return -EPERM;
+	}
+	if (cred.uid != geteuid() && cred.uid != 0) {
+		snprintf(why, why_size, "attach by pid %d refused: it runs as uid %u, the application as uid %u",
+			 (int)cred.pid, (unsigned)cred.uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+void agent_accept(struct agent_state *a)
+{
+	struct timeval tv = {.tv_sec = AGENT_SETUP_TIMEOUT_S};
+	char why[512] = "", ctl[GBPF_AGENT_MAX_STR + 1] = "";
+	void *payload = NULL;
+	size_t len = 0;
+	uint16_t type = 0;
+	int fd, memfd = -1, err;
+
+	fd = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (agent_peer_ok(fd, why, sizeof(why))) {
+		/* The current controller (if any) hears of it; the intruder gets nothing. */
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL, "%s", why);
+		close(fd);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* One controller at a time: a new one replaces the current session (hot swap, detach). */
+	if (a->fd >= 0) {
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
+			    "detached: another gbpf attach or detach took over");
+		agent_sender_flush_now(a);
+		agent_session_end(a, "replaced");
+	}
+	a->fd = fd;
+	atomic_store(&a->live, 1);
+	if (agent_hello(a)) {
+		agent_session_end(a, "hello failed");
+		return;
+	}
+	for (;;) {
+		err = recv_frame(a->fd, &type, &payload, &len, &memfd, why, sizeof(why));
+		if (err || type != GBPF_AGENT_MSG_JOB)
+			break;
+		err = gbpf_agent_decode_job(payload, len, ctl, sizeof(ctl), why, sizeof(why));
+		free(payload);
+		payload = NULL;
+		if (err)
+			break;
+	}
+	if (!err && type == GBPF_AGENT_MSG_DETACH) {
+		free(payload);
+		agent_session_end(a, "detach");
+		return;
+	}
+	if (!err && type != GBPF_AGENT_MSG_SETUP) {
+		snprintf(why, sizeof(why), "expected a setup message, got %s (type %u)",
+			 gbpf_agent_msg_name(type), type);
+		free(payload);
+		if (memfd >= 0)
+			close(memfd);
+		err = -EINVAL;
+	}
+	if (err) {
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
+			    "%s; the application runs uninstrumented", why);
+		return;
+	}
+	agent_setup_from(a, payload, len, memfd);
+	if (atomic_load(&a->attached))
+		agent_job_write(a, ctl);
+}
+
+/*
+ * Start listening on DIR/PID.sock. A stale socket of a former process with
+ * our pid is replaced; the directory's owner and mode are checked first.
+ */
+static int agent_listen_start(struct agent_state *a)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char why[256], dir[160];
+	int fd;
+
+	if (gbpf_agent_sock_dir(dir, sizeof(dir), 1, why, sizeof(why)) ||
+	    gbpf_agent_listen_path(getpid(), a->listen_path, sizeof(a->listen_path), why,
+				   sizeof(why))) {
+		fprintf(stderr, "gbpf agent: pid %d: not listening: %s\n", (int)getpid(), why);
+		return -EPERM;
+	}
+	memcpy(sa.sun_path, a->listen_path, strlen(a->listen_path) + 1);
+	unlink(a->listen_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(a->listen_path, 0600) ||
+	    listen(fd, 8)) {
+		fprintf(stderr, "gbpf agent: pid %d: not listening on %s: %s\n", (int)getpid(),
+			a->listen_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		a->listen_path[0] = 0;
+		return -errno;
+	}
+	a->listen_fd = fd;
+	return 0;
+}
+
+/*
+ * The backend named by GBPF_AGENT_BACKEND (or GBPF_BACKEND) is opened at
+ * start and attached with no program, then detached: its interposers then
+ * record what the app loads from the start (modules, programs, kernel
+ * arguments), which a later attach needs to instrument kernels created
+ * before it. Launches cost them one atomic load while detached.
+ */
+static void agent_prime_backend(struct agent_state *a)
+{
+	const char *name = getenv(GBPF_AGENT_ENV_BACKEND);
+	const char *path = getenv(GBPF_AGENT_ENV_BACKEND_PATH);
+	char why[512] = "", log[256] = "";
+
+	if (!name || !name[0])
+		name = getenv("GBPF_BACKEND");
+	if (!name || !name[0])
+		return;
+	if (agent_open_backend(a, name, path, why, sizeof(why))) {
+		fprintf(stderr, "gbpf agent: pid %d: backend %s: %s\n", (int)getpid(), name, why);
+		return;
+	}
+	a->services = (struct gbpf_agent_services){
+		.sz = sizeof(a->services),
+		.ctx = a,
+		.report = agent_report_cb,
+		.run_host_prog = agent_run_host_prog,
+		.next_launch_id = agent_next_launch_id,
+		.kernel_selected = agent_kernel_selected,
+		.timeline = agent_timeline,
+		.print = agent_print,
+	};
+	struct gbpf_agent_attach_opts opts = {
+		.sz = sizeof(opts),
+		.services = &a->services,
+	};
+	if (!a->ops->agent_attach(a->backend, &opts, log, sizeof(log)) && a->ops->agent_detach)
+		a->ops->agent_detach(a->backend);
+}
+
+/* A child of an attached process joins its parent's controller (DIR/PPID.job). */
+static void agent_join_parent_job(struct agent_state *a)
+{
+	char path[128], why[256], ctl[160];
+	FILE *f;
+
+	if (gbpf_agent_job_path(getppid(), path, sizeof(path), why, sizeof(why)))
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(ctl, sizeof(ctl), f)) {
+		fclose(f);
+		return;
+	}
+	fclose(f);
+	ctl[strcspn(ctl, "\n")] = 0;
+	if (agent_connect(a, ctl))
+		return;
+	atomic_store(&a->live, 1);
+	if (agent_hello(a)) {
+		agent_session_end(a, "hello failed");
+		return;
+	}
+	agent_setup(a);
+	if (atomic_load(&a->attached))
+		agent_job_write(a, ctl);
 }
 
 static void agent_atfork_prepare(void)
@@ -451,20 +773,47 @@ static void agent_atfork_child(void)
 		close(a->wake_fd);
 	a->fd = -1;
 	a->wake_fd = -1;
+	/* The parent's socket stays the parent's: a fork child is not attachable. */
+	if (a->listen_fd >= 0)
+		close(a->listen_fd);
+	a->listen_fd = -1;
+	a->job_path[0] = 0;
+	atomic_store(&a->live, 0);
 }
 
 __attribute__((constructor)) static void gbpf_agent_init(void)
 {
 	struct agent_state *a = &gbpf_agent_state;
 	const char *path = getenv(GBPF_AGENT_ENV_SOCK);
+	const char *listen_env = getenv(GBPF_AGENT_ENV_LISTEN);
 
+	if (listen_env && !strcmp(listen_env, "1") && (!path || !path[0])) {
+		/* Idle: nothing happens per launch until a controller attaches. */
+		gbpf_set_print(agent_lib_print);
+		a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (a->wake_fd < 0 || agent_listen_start(a))
+			return;
+		pthread_atfork(agent_atfork_prepare, agent_atfork_parent, agent_atfork_child);
+		agent_prime_backend(a);
+		agent_join_parent_job(a);
+		if (agent_sender_start(a)) {
+			if (a->fd >= 0)
+				agent_session_end(a, "no thread");
+			close(a->listen_fd);
+			unlink(a->listen_path);
+			a->listen_fd = -1;
+		}
+		return;
+	}
 	if (!path || !path[0])
 		return;
 	gbpf_set_print(agent_lib_print);
 	if (agent_connect(a, path))
 		return; /* no controller (killed, or never there): nothing to report to */
+	atomic_store(&a->live, 1);
 	a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (a->wake_fd < 0 || agent_hello(a)) {
+		atomic_store(&a->live, 0);
 		close(a->fd);
 		a->fd = -1;
 		return;
@@ -473,6 +822,7 @@ __attribute__((constructor)) static void gbpf_agent_init(void)
 	agent_setup(a);
 	/* The sender owns the socket from here on (after setup: no competing reads). */
 	if (agent_sender_start(a)) {
+		atomic_store(&a->live, 0);
 		close(a->fd);
 		a->fd = -1;
 	}
@@ -482,4 +832,7 @@ __attribute__((destructor)) static void gbpf_agent_fini(void)
 {
 	/* Deliver what the app's last moments reported; bounded, never a hang. */
 	agent_sender_flush(&gbpf_agent_state, 200);
+	/* The socket file goes with the process (a fork child's listen_fd is -1). */
+	if (gbpf_agent_state.listen_fd >= 0 && gbpf_agent_state.listen_path[0])
+		unlink(gbpf_agent_state.listen_path);
 }

@@ -49,6 +49,19 @@ struct agent_state {
 	atomic_int forked;     /* a fork() child without exec: shares the parent's socket */
 	atomic_int attached;
 	atomic_uint_fast64_t launch_seq;
+	/*
+	 * 1 while a controller is connected (a session): messages are queued
+	 * only then. Written by the agent thread, read by every thread.
+	 */
+	atomic_int live;
+	/* Host programs running now: a detach waits for them before freeing their interpreters. */
+	atomic_int host_inflight;
+
+	/* Idle mode (GBPF_AGENT_LISTEN): the agent's own socket, served by the sender thread. */
+	int listen_fd;            /* -1 when not listening */
+	char listen_path[108];
+	char job_path[108];       /* DIR/PID.job while attached with a controller socket; "" otherwise */
+	char backend_name[64];    /* the open backend (kept across sessions) */
 
 	struct gbpf_agent_setup setup;
 	struct gbpf_shm shm;
@@ -74,6 +87,8 @@ void agent_queue(struct agent_state *a, uint16_t type, uint32_t event, const cha
 		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /** Start the sender thread (reports flow from then on). */
 int agent_sender_start(struct agent_state *a);
+/** On the agent's thread: send everything queued now (before a session ends). */
+void agent_sender_flush_now(struct agent_state *a);
 /** Give the sender up to @p ms milliseconds to empty the queue (at exit). */
 void agent_sender_flush(struct agent_state *a, int ms);
 
@@ -83,6 +98,11 @@ int agent_timeline(void *ctx, const struct gbpf_timeline_event *ev);
 int agent_print(void *ctx, const char *text, size_t len);
 /** Allocate the timeline ring (at attach); -ENOMEM leaves the timeline off. */
 int agent_timeline_init(struct agent_state *a);
+
+/** End the current session (listen mode): detach, wait for host programs, unmap, close. */
+void agent_session_end(struct agent_state *a, const char *why);
+/** Listen mode: a controller connected to our socket; serve it (attach, detach, replace). */
+void agent_accept(struct agent_state *a);
 
 /** Prepare interpreters for the host programs; reason in why. */
 int agent_host_progs_prepare(struct agent_state *a, char *why, size_t why_size);

@@ -37,7 +37,7 @@ void agent_queue(struct agent_state *a, uint16_t type, uint32_t event, const cha
 	va_list ap;
 	uint64_t one = 1;
 
-	if (atomic_load(&a->orphaned) || atomic_load(&a->forked))
+	if (atomic_load(&a->orphaned) || atomic_load(&a->forked) || !atomic_load(&a->live))
 		return;
 	pthread_mutex_lock(&a->lock);
 	if (a->q_len == AGENT_QUEUE_LEN) {
@@ -93,7 +93,7 @@ int agent_timeline(void *ctx, const struct gbpf_timeline_event *ev)
 	if (!ev || ev->sz < sizeof(*ev) || ev->kind < GBPF_TL_LAUNCH || ev->kind > GBPF_TL_KIND_MAX ||
 	    (ev->flags & ~GBPF_TL_F_ALL) || !(ev->flags & (GBPF_TL_F_HOST | GBPF_TL_F_GPU)))
 		return -EINVAL;
-	if (atomic_load(&a->orphaned) || atomic_load(&a->forked) || a->fd < 0)
+	if (atomic_load(&a->orphaned) || atomic_load(&a->forked) || !atomic_load(&a->live))
 		return -ESHUTDOWN;
 	pthread_mutex_lock(&a->tl_lock);
 	if (!a->tl_ring || a->tl_len == AGENT_TL_QUEUE_LEN) {
@@ -191,39 +191,67 @@ static int sender_drain(struct agent_state *a)
 static void agent_orphan(struct agent_state *a)
 {
 	atomic_store(&a->orphaned, 1);
+	atomic_store(&a->live, 0);
 	/* Nobody reads the results any more: stop paying for instrumentation. */
 	if (atomic_exchange(&a->attached, 0) && a->ops && a->ops->agent_detach)
 		a->ops->agent_detach(a->backend);
 }
 
+void agent_sender_flush_now(struct agent_state *a)
+{
+	if (a->fd >= 0)
+		sender_drain(a);
+}
+
+/*
+ * The agent's thread: sends what the app's threads queued, watches the
+ * controller's connection and, in idle mode, accepts `gbpf attach` and
+ * `gbpf detach` on the agent's own socket. In run mode a closed connection
+ * ends the thread (the maps stay mapped); in idle mode it ends the session
+ * and the agent waits for the next one.
+ */
 static void *sender_main(void *arg)
 {
 	struct agent_state *a = arg;
 
 	for (;;) {
-		struct pollfd pf[2] = {
+		struct pollfd pf[3] = {
 			{.fd = a->fd, .events = POLLIN},
 			{.fd = a->wake_fd, .events = POLLIN},
+			{.fd = a->listen_fd, .events = POLLIN},
 		};
+		int lost = 0;
 		uint64_t n;
 
-		if (poll(pf, 2, a->tl_ring ? AGENT_TL_PERIOD_MS : -1) < 0) {
+		if (poll(pf, 3, a->tl_ring && a->fd >= 0 ? AGENT_TL_PERIOD_MS : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (pf[0].revents) {
+		if (a->fd >= 0 && pf[0].revents) {
 			char junk[256];
 			ssize_t r = recv(a->fd, junk, sizeof(junk), MSG_DONTWAIT);
 
-			/* The controller sends nothing after setup: EOF or error = it is gone. */
-			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-				break;
+			/*
+			 * After setup `gbpf run` sends nothing: EOF or error = it is gone.
+			 * An attach session's controller sends DETACH when it stops: any
+			 * byte ends an idle agent's session (it closes: the confirmation).
+			 */
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) ||
+			    (r > 0 && a->listen_fd >= 0))
+				lost = 1;
 		}
 		if (pf[1].revents && read(a->wake_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 			break;
-		if (sender_drain(a))
-			break;
+		if (!lost && a->fd >= 0 && sender_drain(a))
+			lost = 1;
+		if (lost) {
+			if (a->listen_fd < 0)
+				break;
+			agent_session_end(a, "controller gone");
+		}
+		if (a->listen_fd >= 0 && pf[2].revents)
+			agent_accept(a);
 	}
 	agent_orphan(a);
 	return NULL;
@@ -344,7 +372,7 @@ int agent_print(void *ctx, const char *text, size_t len)
 
 	if (!text)
 		return -EINVAL;
-	if (atomic_load(&a->orphaned) || atomic_load(&a->forked))
+	if (atomic_load(&a->orphaned) || atomic_load(&a->forked) || !atomic_load(&a->live))
 		return -ESHUTDOWN;
 	if (len && text[len - 1] == '\n')
 		len--;
@@ -367,10 +395,9 @@ int agent_print(void *ctx, const char *text, size_t len)
 	return 0;
 }
 
-int agent_run_host_prog(void *ctx, size_t prog_index, void *probe_ctx, size_t ctx_size,
-			uint64_t *r0)
+static int agent_run_host_prog_locked(struct agent_state *a, size_t prog_index, void *probe_ctx,
+				      size_t ctx_size, uint64_t *r0)
 {
-	struct agent_state *a = ctx;
 	const struct gbpf_prog_desc *p;
 	struct gbpf_interp_result res = {0};
 	struct gbpf_exec_env env;
@@ -380,9 +407,7 @@ int agent_run_host_prog(void *ctx, size_t prog_index, void *probe_ctx, size_t ct
 	size_t base;
 	int cpu, err;
 
-	if (!atomic_load(&a->attached))
-		return -ESHUTDOWN;
-	if (prog_index >= a->setup.prog_cnt || !a->interps[prog_index])
+	if (prog_index >= a->setup.prog_cnt || !a->interps || !a->interps[prog_index])
 		return -EINVAL;
 	p = &a->setup.progs[prog_index];
 	if (!probe_ctx || ctx_size < host_ctx_size(p->attach.kind))
@@ -415,4 +440,21 @@ int agent_run_host_prog(void *ctx, size_t prog_index, void *probe_ctx, size_t ct
 	if (r0)
 		*r0 = res.r0;
 	return 0;
+}
+
+int agent_run_host_prog(void *ctx, size_t prog_index, void *probe_ctx, size_t ctx_size,
+			uint64_t *r0)
+{
+	struct agent_state *a = ctx;
+	int err;
+
+	/* Counted before the flag is read: a detach waits for us (agent_session_end). */
+	atomic_fetch_add(&a->host_inflight, 1);
+	if (!atomic_load(&a->attached)) {
+		atomic_fetch_sub(&a->host_inflight, 1);
+		return -ESHUTDOWN;
+	}
+	err = agent_run_host_prog_locked(a, prog_index, probe_ctx, ctx_size, r0);
+	atomic_fetch_sub(&a->host_inflight, 1);
+	return err;
 }

@@ -343,6 +343,15 @@ int gbpf_agent_decode_hello(const void *p, size_t len, struct gbpf_agent_hello *
 	return rd_end(&r, "hello");
 }
 
+int gbpf_agent_decode_job(const void *p, size_t len, char *path, size_t path_size, char *why,
+			  size_t why_size)
+{
+	struct rd r = {.p = p, .len = len, .why = why, .why_size = why_size};
+
+	rd_str_into(&r, path, path_size, "job.path");
+	return rd_end(&r, "job");
+}
+
 int gbpf_agent_decode_report(uint16_t type, const void *p, size_t len,
 			     struct gbpf_agent_report *out, char *why, size_t why_size)
 {

@@ -28,17 +28,37 @@
  *          count x { u32 kind, u32 flags, u32 device (two's complement),
  *                    u64 stream, correlation_id, host_tid, host_begin_ns,
  *                    host_end_ns, gpu_begin_ns, gpu_end_ns, bytes, str name }
+ *   JOB    controller -> agent (`gbpf attach`, before SETUP): str path of the
+ *          controller's own socket, where the agent's children connect
+ *          ("" = none)
+ *   DETACH controller -> agent (`gbpf detach`, instead of SETUP): end the
+ *          current session, stay idle; empty payload
+ *
+ * `gbpf run` connects agents to the controller (GBPF_AGENT_SOCK); `gbpf
+ * attach` connects the controller to an idle agent's own socket
+ * (GBPF_AGENT_LISTEN, gbpf_agent_listen_path()): the agent still speaks
+ * first (HELLO), then gets JOB and SETUP, or DETACH.
  */
 #ifndef GBPF_CORE_AGENT_PROTO_H
 #define GBPF_CORE_AGENT_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <gbpf/prog.h>
 
 /** Environment variable naming the controller's socket (unset: agent idle). */
 #define GBPF_AGENT_ENV_SOCK "GBPF_AGENT_SOCK"
+/**
+ * Environment variable: "1" makes the agent listen on its own socket
+ * (gbpf_agent_listen_path) for `gbpf attach` / `gbpf detach`.
+ */
+#define GBPF_AGENT_ENV_LISTEN "GBPF_AGENT_LISTEN"
+/** Environment variable naming the backend an idle agent prepares at start (`gbpf run --idle`). */
+#define GBPF_AGENT_ENV_BACKEND "GBPF_AGENT_BACKEND"
+/** Environment variable naming that backend's plugin file (optional). */
+#define GBPF_AGENT_ENV_BACKEND_PATH "GBPF_AGENT_BACKEND_PATH"
 /** Environment variable overriding the path of libgbpf-agent.so (controller). */
 #define GBPF_AGENT_ENV_LIB "GBPF_AGENT_LIB"
 
@@ -61,9 +81,15 @@ enum gbpf_agent_msg_type {
 	GBPF_AGENT_MSG_REPORT = 3,
 	GBPF_AGENT_MSG_PRINT = 4,
 	GBPF_AGENT_MSG_TIMELINE = 5,
+	GBPF_AGENT_MSG_JOB = 6,
+	GBPF_AGENT_MSG_DETACH = 7,
 };
 /** Highest message type a frame may carry. */
-#define GBPF_AGENT_MSG_MAX GBPF_AGENT_MSG_TIMELINE
+#define GBPF_AGENT_MSG_MAX GBPF_AGENT_MSG_DETACH
+/** Name of a message type for error messages ("unknown" past the table). */
+const char *gbpf_agent_msg_name(uint32_t type);
+/** 1 when agents send @p type (HELLO, REPORT, PRINT, TIMELINE), 0 for the controller's. */
+int gbpf_agent_msg_from_agent(uint32_t type);
 /** Most events in one TIMELINE message (bounds the decoder's allocation). */
 #define GBPF_AGENT_MAX_TL_BATCH 256u
 
@@ -127,6 +153,14 @@ int gbpf_agent_encode_hello(struct gbpf_agent_buf *b, uint32_t pid, uint32_t ppi
 			    const char *exe);
 int gbpf_agent_decode_hello(const void *p, size_t len, struct gbpf_agent_hello *out, char *why,
 			    size_t why_size);
+
+/**
+ * Decode JOB: the controller's socket path into @p path (NUL-terminated,
+ * @p path_size bytes at most, longer is an error).
+ * @return 0 or -EINVAL with the field in why
+ */
+int gbpf_agent_decode_job(const void *p, size_t len, char *path, size_t path_size, char *why,
+			  size_t why_size);
 
 int gbpf_agent_encode_report(struct gbpf_agent_buf *b, uint32_t event, uint32_t dropped,
 			     const char *kernel, const char *msg);
@@ -215,6 +249,19 @@ int gbpf_shm_attach(struct gbpf_shm *shm, int fd, const struct gbpf_map_desc *de
 		    size_t count, char *why, size_t why_size);
 /** Unmap and close (controller at exit; the agent keeps its mapping). */
 void gbpf_shm_destroy(struct gbpf_shm *shm);
+
+/**
+ * Directory of the idle agents' sockets for this user: $XDG_RUNTIME_DIR/gbpf
+ * when XDG_RUNTIME_DIR is set, else /tmp/gbpf-UID. @p create: make it (0700)
+ * when missing. Either way it must be a directory (not a link) owned by the
+ * effective uid with no group/other access, else -EPERM with the reason.
+ * @return 0, or -errno with what and where in why
+ */
+int gbpf_agent_sock_dir(char *out, size_t out_size, int create, char *why, size_t why_size);
+/** Socket of the idle agent of process @p pid: DIR/PID.sock. */
+int gbpf_agent_listen_path(pid_t pid, char *out, size_t out_size, char *why, size_t why_size);
+/** File where an attached agent names its controller's socket for its children: DIR/PID.job. */
+int gbpf_agent_job_path(pid_t pid, char *out, size_t out_size, char *why, size_t why_size);
 
 /** Path of libgbpf-agent.so: $GBPF_AGENT_LIB, the build tree, or the install dir. */
 const char *gbpf_agent_library_path(void);

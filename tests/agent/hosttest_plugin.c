@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,49 +32,69 @@ struct gbpf_backend {
 
 /* The armed backend, read by the interposer on every call. */
 static _Atomic(struct gbpf_backend *) hosttest_armed;
+/*
+ * Interposed launches inside the armed path: agent_detach waits for them,
+ * because the programs and services they use go away after it returns
+ * (as a real backend waits for launches in flight).
+ */
+static atomic_int hosttest_inflight;
 
 typedef unsigned long (*launch_fn)(const char *, unsigned, unsigned);
 
 unsigned long gbpf_test_launch(const char *kernel, unsigned grid, unsigned block);
+
+/* Run the host/launch programs of the armed backend @p b for this launch. */
+static void hosttest_run_progs(struct gbpf_backend *b, const char *kernel, unsigned grid,
+			       unsigned block)
+{
+	const struct gbpf_agent_attach_opts *o = &b->copy;
+	const struct gbpf_agent_services *s = o->services;
+	struct gbpf_host_launch_ctx ctx;
+	struct timespec ts;
+	size_t i;
+
+	memset(&ctx, 0, sizeof(ctx));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ctx.kernel_id = gbpf_kernel_id(kernel);
+	ctx.launch_id = s->next_launch_id(s->ctx);
+	ctx.time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ctx.grid[0] = grid;
+	ctx.grid[1] = ctx.grid[2] = 1;
+	ctx.block[0] = block;
+	ctx.block[1] = ctx.block[2] = 1;
+	snprintf(ctx.kernel_name, sizeof(ctx.kernel_name), "%s", kernel);
+	for (i = 0; i < o->prog_cnt; i++) {
+		const struct gbpf_prog_desc *p = &o->progs[i];
+
+		if (p->attach.kind != GBPF_ATTACH_HOST_LAUNCH)
+			continue;
+		if (p->attach.target && fnmatch(p->attach.target, kernel, 0))
+			continue;
+		s->run_host_prog(s->ctx, i, &ctx, sizeof(ctx), NULL);
+	}
+}
 
 __attribute__((visibility("default"))) unsigned long gbpf_test_launch(const char *kernel,
 								       unsigned grid,
 								       unsigned block)
 {
 	static _Atomic(launch_fn) real;
-	struct gbpf_backend *b = atomic_load(&hosttest_armed);
-	launch_fn fn = atomic_load(&real);
+	launch_fn fn = atomic_load_explicit(&real, memory_order_relaxed);
 
 	if (!fn) {
 		fn = (launch_fn)dlsym(RTLD_NEXT, "gbpf_test_launch");
 		atomic_store(&real, fn);
 	}
-	if (b) {
-		const struct gbpf_agent_attach_opts *o = &b->copy;
-		const struct gbpf_agent_services *s = o->services;
-		struct gbpf_host_launch_ctx ctx;
-		struct timespec ts;
-		size_t i;
+	/* Detached: one relaxed load per launch, nothing else. */
+	if (atomic_load_explicit(&hosttest_armed, memory_order_relaxed)) {
+		struct gbpf_backend *b;
 
-		memset(&ctx, 0, sizeof(ctx));
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ctx.kernel_id = gbpf_kernel_id(kernel);
-		ctx.launch_id = s->next_launch_id(s->ctx);
-		ctx.time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-		ctx.grid[0] = grid;
-		ctx.grid[1] = ctx.grid[2] = 1;
-		ctx.block[0] = block;
-		ctx.block[1] = ctx.block[2] = 1;
-		snprintf(ctx.kernel_name, sizeof(ctx.kernel_name), "%s", kernel);
-		for (i = 0; i < o->prog_cnt; i++) {
-			const struct gbpf_prog_desc *p = &o->progs[i];
-
-			if (p->attach.kind != GBPF_ATTACH_HOST_LAUNCH)
-				continue;
-			if (p->attach.target && fnmatch(p->attach.target, kernel, 0))
-				continue;
-			s->run_host_prog(s->ctx, i, &ctx, sizeof(ctx), NULL);
-		}
+		/* Counted, then re-read: a detach that cleared it in between is seen here. */
+		atomic_fetch_add(&hosttest_inflight, 1);
+		b = atomic_load(&hosttest_armed);
+		if (b)
+			hosttest_run_progs(b, kernel, grid, block);
+		atomic_fetch_sub(&hosttest_inflight, 1);
 	}
 	return fn ? fn(kernel, grid, block) : 0;
 }
@@ -278,6 +299,9 @@ static void ht_detach(struct gbpf_backend *b)
 {
 	(void)b;
 	atomic_store(&hosttest_armed, NULL);
+	/* The contract: nothing uses the programs or the maps after we return. */
+	while (atomic_load(&hosttest_inflight))
+		sched_yield();
 }
 
 __attribute__((visibility("default"))) int gbpf_plugin_get_backend_table(uint32_t abi_version,
