@@ -20,6 +20,11 @@
  * a copy from a per-launch slot appended to the application's command list
  * before the launch (after its wait events) and a barrier, so that launches
  * queued on regular lists and run later see their own id.
+ *
+ * trace_printk / puts: one print queue (page-aligned host memory, imported
+ * as the table) drained by a printer thread while kernels run, and flushed
+ * after every successful host wait for the device (queue, event and fence
+ * synchronize), when lost lines are reported with their count.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -78,6 +83,9 @@ static struct l0_agent_state {
 	uint64_t *slots;
 	struct l0_module *modules;
 	struct l0_kernel *kernels;
+	int prints; /* a device program calls trace_printk / puts */
+	void *printq;
+	struct gbpf_spirv_printer *printer;
 } l0_agent_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int l0_agent_active(void)
@@ -118,6 +126,49 @@ static int l0_any_selected(const char *name)
 		if (l0_inject_selected(&l0_agent_state, i, name))
 			return 1;
 	return 0;
+}
+
+/** Records of the print queue (256 bytes each). */
+#define L0_PRINTQ_SLOTS_DEFAULT 4096u
+
+/* The print queue, imported like the table; failures only turn printing off. */
+static void l0_printq_setup(struct l0_agent_state *s, ze_driver_handle_t drv, l0_import_fn import)
+{
+	uint32_t slots = gbpf_spirv_printq_slots(L0_PRINTQ_SLOTS_DEFAULT);
+	size_t size = (gbpf_spirv_printq_size(slots) + L0_PAGE - 1) & ~(size_t)(L0_PAGE - 1);
+	char why[256] = "";
+	ze_result_t zr;
+
+	if (!s->prints)
+		return;
+	if (posix_memalign(&s->printq, L0_PAGE, size) ||
+	    gbpf_spirv_printq_init(s->printq, size, slots)) {
+		snprintf(why, sizeof(why), "no memory for the print queue");
+		goto fail;
+	}
+	zr = import(drv, s->printq, size);
+	if (zr != ZE_RESULT_SUCCESS) {
+		snprintf(why, sizeof(why), "zexDriverImportExternalPointer(print queue, %zu bytes): 0x%x", size,
+			 (unsigned)zr);
+		goto fail;
+	}
+	if (gbpf_spirv_agent_printer_start(s->printq, &s->svc, &s->printer, why, sizeof(why)))
+		goto fail;
+	s->table->printq = (uint64_t)(uintptr_t)s->printq;
+	return;
+fail:
+	l0_agent_report(GBPF_AGENT_EVENT_ERROR, NULL, "%s; trace_printk and puts return -ENOTSUP on the device",
+			why[0] ? why : "the print thread could not start");
+	free(s->printq);
+	s->printq = NULL;
+}
+
+void l0_agent_synced(void)
+{
+	struct l0_agent_state *s = &l0_agent_state;
+
+	if (s->printer)
+		gbpf_spirv_agent_printer_flush(s->printer, &s->svc, NULL, 200);
 }
 
 /*
@@ -192,6 +243,7 @@ static int l0_table_setup(const struct l0_loader *l, ze_device_handle_t dev)
 		s->table->nr_slots = (uint64_t)p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice;
 	if (!s->table->nr_slots)
 		s->table->nr_slots = 1;
+	l0_printq_setup(s, drv, import);
 	s->table_state = 1;
 	return 0;
 fail:
@@ -472,6 +524,7 @@ int gbpf_l0_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attach
 	s->dp = calloc(o->prog_cnt ? o->prog_cnt : 1, sizeof(*s->dp));
 	s->dev = calloc(o->prog_cnt ? o->prog_cnt : 1, sizeof(*s->dev));
 	s->dev_cnt = 0;
+	s->prints = 0;
 	if (!s->dp || !s->dev) {
 		pthread_mutex_unlock(&s->lock);
 		snprintf(log, log_size, "levelzero agent: out of memory");
@@ -506,6 +559,8 @@ int gbpf_l0_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attach
 		}
 		s->dp[s->dev_cnt] = p;
 		s->dev[s->dev_cnt++] = i;
+		if (gbpf_spirv_prog_prints(p))
+			s->prints = 1;
 	}
 	if (first && first->map_cnt > GBPF_SPIRV_MAX_MAPS) {
 		pthread_mutex_unlock(&s->lock);
@@ -531,4 +586,11 @@ void gbpf_l0_agent_detach(struct gbpf_backend *be)
 	(void)be;
 	/* Modules and kernels stay recorded: a launch in flight on another thread may read them. */
 	atomic_store(&l0_agent_state.attached, 0);
+	l0_agent_synced();
+}
+
+/* At exit: lines the app's last kernels printed after its last wait. */
+__attribute__((destructor)) static void l0_print_fini(void)
+{
+	l0_agent_synced();
 }

@@ -65,6 +65,12 @@ void l0_agent_group_size(ze_kernel_handle_t k, uint32_t x, uint32_t y, uint32_t 
 void l0_agent_launch_pre(ze_command_list_handle_t list, ze_kernel_handle_t k,
 			 const ze_group_count_t *count, uint32_t nwait, ze_event_handle_t *wait);
 
+/**
+ * After a host wait for the device succeeded (queue, event or fence
+ * synchronize): deliver the print lines of the kernels that completed.
+ */
+void l0_agent_synced(void);
+
 /** Report through the agent services (no-op when detached). */
 void l0_agent_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

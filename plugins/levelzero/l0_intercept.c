@@ -105,6 +105,27 @@ static void ZE_APICALL l0_cb_launch_pre(ze_command_list_append_launch_kernel_par
 			    *p->pphWaitEvents);
 }
 
+static void ZE_APICALL l0_cb_queue_sync(ze_command_queue_synchronize_params_t *p, ze_result_t r,
+					void *user, void **inst)
+{
+	if (r == ZE_RESULT_SUCCESS)
+		l0_agent_synced();
+}
+
+static void ZE_APICALL l0_cb_event_sync(ze_event_host_synchronize_params_t *p, ze_result_t r,
+					void *user, void **inst)
+{
+	if (r == ZE_RESULT_SUCCESS)
+		l0_agent_synced();
+}
+
+static void ZE_APICALL l0_cb_fence_sync(ze_fence_host_synchronize_params_t *p, ze_result_t r,
+					void *user, void **inst)
+{
+	if (r == ZE_RESULT_SUCCESS)
+		l0_agent_synced();
+}
+
 static void l0_tracing_fail(const char *what, unsigned code)
 {
 	struct l0_intercept_state *s = &l0_intercept_state;
@@ -149,6 +170,16 @@ static void l0_tracer_create(void)
 		l0_tracing_fail("registering tracing callbacks failed", 0);
 		return;
 	}
+	/* optional: without them the print thread alone delivers device print lines */
+	if (l->zelTracerCommandQueueSynchronizeRegisterCallback)
+		l->zelTracerCommandQueueSynchronizeRegisterCallback(s->tracer, ZEL_REGISTER_EPILOGUE,
+								     l0_cb_queue_sync);
+	if (l->zelTracerEventHostSynchronizeRegisterCallback)
+		l->zelTracerEventHostSynchronizeRegisterCallback(s->tracer, ZEL_REGISTER_EPILOGUE,
+								 l0_cb_event_sync);
+	if (l->zelTracerFenceHostSynchronizeRegisterCallback)
+		l->zelTracerFenceHostSynchronizeRegisterCallback(s->tracer, ZEL_REGISTER_EPILOGUE,
+								 l0_cb_fence_sync);
 	r = l->zelTracerSetEnabled(s->tracer, 1);
 	if (r != ZE_RESULT_SUCCESS)
 		l0_tracing_fail("zelTracerSetEnabled failed", r);
@@ -264,4 +295,37 @@ L0_EXPORT ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list
 	if (l0_preload_active())
 		l0_agent_launch_pre(list, k, count, nwait, wait);
 	return real_(list, k, count, signal, nwait, wait);
+}
+
+L0_EXPORT ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_handle_t q, uint64_t timeout)
+{
+	ze_result_t r;
+
+	L0_REAL(ze_pfnCommandQueueSynchronize_t, "zeCommandQueueSynchronize");
+	r = real_(q, timeout);
+	if (r == ZE_RESULT_SUCCESS && l0_preload_active())
+		l0_agent_synced();
+	return r;
+}
+
+L0_EXPORT ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t ev, uint64_t timeout)
+{
+	ze_result_t r;
+
+	L0_REAL(ze_pfnEventHostSynchronize_t, "zeEventHostSynchronize");
+	r = real_(ev, timeout);
+	if (r == ZE_RESULT_SUCCESS && l0_preload_active())
+		l0_agent_synced();
+	return r;
+}
+
+L0_EXPORT ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t f, uint64_t timeout)
+{
+	ze_result_t r;
+
+	L0_REAL(ze_pfnFenceHostSynchronize_t, "zeFenceHostSynchronize");
+	r = real_(f, timeout);
+	if (r == ZE_RESULT_SUCCESS && l0_preload_active())
+		l0_agent_synced();
+	return r;
 }

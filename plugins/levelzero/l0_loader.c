@@ -51,6 +51,9 @@ int l0_loader_open(struct l0_loader *l, char *why, size_t why_size)
 	L0_SYM(zelTracerKernelCreateRegisterCallback, 0);
 	L0_SYM(zelTracerKernelSetGroupSizeRegisterCallback, 0);
 	L0_SYM(zelTracerCommandListAppendLaunchKernelRegisterCallback, 0);
+	L0_SYM(zelTracerCommandQueueSynchronizeRegisterCallback, 0);
+	L0_SYM(zelTracerEventHostSynchronizeRegisterCallback, 0);
+	L0_SYM(zelTracerFenceHostSynchronizeRegisterCallback, 0);
 #undef L0_SYM
 	return 0;
 }

@@ -44,6 +44,13 @@ struct l0_loader {
 								   ze_pfnKernelSetGroupSizeCb_t);
 	ze_result_t (*zelTracerCommandListAppendLaunchKernelRegisterCallback)(
 		zel_tracer_handle_t, zel_tracer_reg_t, ze_pfnCommandListAppendLaunchKernelCb_t);
+	/* host waits for the device (print queue flushes); optional */
+	ze_result_t (*zelTracerCommandQueueSynchronizeRegisterCallback)(
+		zel_tracer_handle_t, zel_tracer_reg_t, ze_pfnCommandQueueSynchronizeCb_t);
+	ze_result_t (*zelTracerEventHostSynchronizeRegisterCallback)(zel_tracer_handle_t, zel_tracer_reg_t,
+								     ze_pfnEventHostSynchronizeCb_t);
+	ze_result_t (*zelTracerFenceHostSynchronizeRegisterCallback)(zel_tracer_handle_t, zel_tracer_reg_t,
+								     ze_pfnFenceHostSynchronizeCb_t);
 };
 
 /**

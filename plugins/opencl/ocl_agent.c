@@ -25,6 +25,12 @@
  * each instrumented launch, after the previous instrumented launch of the
  * same program has finished, so every launch reads its own id.
  *
+ * trace_printk / puts: device records go to one print queue (host memory
+ * the device reaches, as the table) that a printer thread drains while
+ * kernels run; after an instrumented launch completes (waited for here
+ * when it has no wait list, else in its completion callback) the queue is
+ * flushed and lost lines are reported with their count.
+ *
  * Any failure is reported and the application's own kernel runs.
  */
 #include <errno.h>
@@ -111,6 +117,11 @@ static struct ocl_agent_state {
 	uint32_t allow_writes;
 	struct oa_prog *programs;
 	struct oa_kernel *kernels;
+	/* trace_printk / puts: one queue for the process, set up at the first instrumentation */
+	int prints;       /* a device program prints */
+	int printq_state; /* 0 not yet, 1 ready, -1 off (reported) */
+	void *printq;
+	struct gbpf_spirv_printer *printer;
 } ocl_agent_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The real entry points, for the interposers and the agent (loaded once). */
@@ -565,6 +576,61 @@ static struct oa_launch_maps *oa_launch_maps_new(struct ocl_agent_state *s, stru
 	return lm;
 }
 
+/* ---- trace_printk / puts ---- */
+
+/** Records of the agent's print queue (256 bytes each). */
+#define OA_PRINTQ_SLOTS_DEFAULT 4096u
+
+/* The print queue's address for context tables, 0 when printing is off (under the lock). */
+static uint64_t oa_printq(struct ocl_agent_state *s)
+{
+	uint32_t slots = gbpf_spirv_printq_slots(OA_PRINTQ_SLOTS_DEFAULT);
+	size_t size = gbpf_spirv_printq_size(slots);
+	char why[256] = "";
+	int rc;
+
+	if (!s->prints)
+		return 0;
+	if (s->printq_state)
+		return s->printq_state > 0 ? (uint64_t)(uintptr_t)s->printq : 0;
+	s->printq_state = -1;
+	s->printq = aligned_alloc(64, size);
+	if (!s->printq || gbpf_spirv_printq_init(s->printq, size, slots)) {
+		oa_report(GBPF_AGENT_EVENT_ERROR, NULL, "no memory for the print queue: trace_printk and puts "
+			  "return -ENOTSUP on the device");
+		goto fail;
+	}
+	rc = gbpf_spirv_agent_printer_start(s->printq, &s->svc, &s->printer, why, sizeof(why));
+	if (rc) {
+		oa_report(GBPF_AGENT_EVENT_ERROR, NULL, "%s", why[0] ? why : "the print thread could not start");
+		goto fail;
+	}
+	s->printq_state = 1;
+	return (uint64_t)(uintptr_t)s->printq;
+fail:
+	free(s->printq);
+	s->printq = NULL;
+	return 0;
+}
+
+/* A launch of a printing kernel completed: deliver its lines, report losses. */
+static void oa_print_flush(const char *kernel)
+{
+	struct ocl_agent_state *s = &ocl_agent_state;
+
+	if (s->printer)
+		gbpf_spirv_agent_printer_flush(s->printer, &s->svc, kernel, 200);
+}
+
+/* (no kernel name: the app may release the kernel before its launch completes) */
+static void CL_CALLBACK oa_print_done(cl_event ev, cl_int status, void *arg)
+{
+	(void)ev;
+	(void)status;
+	(void)arg;
+	oa_print_flush(NULL);
+}
+
 /* ---- instrumentation (under the lock) ---- */
 
 /* The devices of the program: those of its build, else those of the program object. */
@@ -685,6 +751,7 @@ static int oa_instrument_prog(struct ocl_agent_state *s, const struct ocl_api *c
 		op->table->maps[i] = (uint64_t)(uintptr_t)s->maps[i].mem;
 	op->table->map_cnt = s->map_cnt;
 	op->table->pid_tgid = ((uint64_t)getpid() << 32) | (uint32_t)gettid();
+	op->table->printq = oa_printq(s);
 	{
 		cl_uint cus = 1;
 
@@ -936,6 +1003,17 @@ int ocl_agent_enqueue(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t
 		/* no callback: fold when the launch is waited for below */
 		atomic_fetch_sub(&lm->refs, 1);
 	}
+	if (err == CL_SUCCESS && s->printer && op->table->printq) {
+		/*
+		 * Print lines of this launch: flush once it completes. Without a wait
+		 * list wait here (as for per-work-item maps), so the lines reach the
+		 * controller before the app can see the launch end and exit.
+		 */
+		if (nwait == 0)
+			cl->WaitForEvents(1, &ev);
+		if (nwait == 0 || cl->SetEventCallback(ev, CL_COMPLETE, oa_print_done, NULL) != CL_SUCCESS)
+			oa_print_flush(ok->name);
+	}
 	if (err == CL_SUCCESS && lm && nwait == 0) {
 		/*
 		 * Nothing the launch waits for can be held back by the app, so wait
@@ -1019,6 +1097,7 @@ int gbpf_ocl_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attac
 	s->allow_writes = (o->flags & GBPF_AGENT_F_ALLOW_APP_WRITES) ? 1 : 0;
 	s->maps = NULL;
 	s->map_cnt = 0;
+	s->prints = 0;
 	s->dev = calloc(o->prog_cnt ? o->prog_cnt : 1, sizeof(*s->dev));
 	s->dev_origin = calloc(o->prog_cnt ? o->prog_cnt : 1, sizeof(*s->dev_origin));
 	if (!s->dev || !s->dev_origin) {
@@ -1050,6 +1129,8 @@ int gbpf_ocl_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attac
 		}
 		s->dev[s->dev_cnt] = p;
 		s->dev_origin[s->dev_cnt++] = i;
+		if (gbpf_spirv_prog_prints(p))
+			s->prints = 1;
 	}
 	if (first) {
 		s->maps = o->maps + base;
@@ -1065,4 +1146,12 @@ void gbpf_ocl_agent_detach(struct gbpf_backend *be)
 	(void)be;
 	/* Instrumented programs and tables stay: a launch in flight may use them. */
 	atomic_store(&ocl_agent_state.attached, 0);
+	/* the printer stays too (such a launch may still print): deliver what is there */
+	oa_print_flush(NULL);
+}
+
+/* At exit: lines of launches the app never waited for through the agent. */
+__attribute__((destructor)) static void oa_print_fini(void)
+{
+	oa_print_flush(NULL);
 }

@@ -41,8 +41,22 @@ struct gbpf_backend_prog {
 	struct gbpf_map_instance *maps;
 	size_t map_cnt;
 	void **dmaps; /* device mirrors of the maps */
+	void *printq; /* trace_printk / puts queue, when the program prints */
 	char name[64];
 };
+
+/** Records of prog_run's print queue (256 bytes each). */
+#define OCL_PRINTQ_SLOTS 4096u
+
+/* prog_run's lines go to stdout, as the cuda backend's device output. */
+static int ocl_print_stdout(void *ctx, const char *text, size_t len)
+{
+	(void)ctx;
+	fwrite(text, 1, len, stdout);
+	if (!len || text[len - 1] != '\n')
+		fputc('\n', stdout);
+	return 0;
+}
 
 static void ocl_log(char *log, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void ocl_log(char *log, size_t size, const char *fmt, ...)
@@ -158,6 +172,8 @@ static void ocl_prog_unload(struct gbpf_backend_prog *p)
 		if (p->dmaps[i])
 			gbpf_spirv_cl_free(p->be->cl, p->dmaps[i]);
 	free(p->dmaps);
+	if (p->printq)
+		gbpf_spirv_cl_free(p->be->cl, p->printq);
 	if (p->table)
 		gbpf_spirv_cl_free(p->be->cl, p->table);
 	if (p->prog)
@@ -220,6 +236,17 @@ static int ocl_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *p
 	p->table->map_cnt = map_cnt;
 	p->table->nr_slots = gbpf_spirv_cl_compute_units(be->cl);
 	p->table->pid_tgid = ((uint64_t)getpid() << 32) | (uint32_t)gettid();
+	if (gbpf_spirv_prog_prints(prog)) {
+		size_t qsize = gbpf_spirv_printq_size(OCL_PRINTQ_SLOTS);
+
+		p->printq = gbpf_spirv_cl_alloc(be->cl, qsize);
+		if (!p->printq || gbpf_spirv_printq_init(p->printq, qsize, OCL_PRINTQ_SLOTS)) {
+			ocl_log(log, log_size, "opencl: %s: cannot allocate the print queue (%zu bytes)", file, qsize);
+			rc = -ENOMEM;
+			goto fail;
+		}
+		p->table->printq = (uint64_t)(uintptr_t)p->printq;
+	}
 	so.ctx_table = (uint64_t)(uintptr_t)p->table;
 	rc = gbpf_spirv_emit(&prog, 1, &so, &words, &nwords, log, log_size);
 	if (rc)
@@ -254,6 +281,7 @@ static int ocl_prog_run(struct gbpf_backend_prog *p, const struct gbpf_run_opts 
 	struct gbpf_spirv_run_stats *stats = NULL;
 	uint64_t *r0 = NULL;
 	unsigned char *data = NULL;
+	struct gbpf_spirv_printer *printer = NULL;
 	int rc = 0;
 
 	if (!opts)
@@ -301,8 +329,23 @@ static int ocl_prog_run(struct gbpf_backend_prog *p, const struct gbpf_run_opts 
 	ro.stride = stride;
 	ro.r0 = r0;
 	ro.stats = stats;
+	if (p->printq && gbpf_spirv_printer_start(p->printq, ocl_print_stdout, NULL, &printer)) {
+		ocl_log(log, log_size, "opencl: %s: cannot start the print thread", p->name);
+		rc = -EAGAIN;
+		goto out;
+	}
 	t0 = ocl_now_ns();
 	rc = gbpf_spirv_cl_run(p->be->cl, p->prog, &ro, log, log_size);
+	if (printer) {
+		uint64_t lost = gbpf_spirv_printer_flush(printer, 1000);
+
+		gbpf_spirv_printer_stop(printer, 1000);
+		fflush(stdout);
+		if (lost)
+			fprintf(stderr, "opencl: %s: %llu trace_printk/puts line%s lost (the device print queue "
+				"of %u records was full)\n", p->name, (unsigned long long)lost, lost == 1 ? "" : "s",
+				OCL_PRINTQ_SLOTS);
+	}
 	if (rc)
 		goto out;
 	for (i = 0; i < p->map_cnt; i++)

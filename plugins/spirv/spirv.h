@@ -58,9 +58,12 @@
  *    id (510, 511) = linear local id / 32, % 32.
  *  - GPU probes (gpu/entry, exit, mem) see gbpf_gpu_ctx.params = 0 (SPIR-V kernels have no raw
  *    parameter block); kernel_id is FNV-1a 64 of the entry point name.
- *  - trace_printk (6) and puts (501) return -ENOTSUP (no device print
- *    queue yet); LRU hash maps do not evict on the device yet (a full LRU
- *    map answers -E2BIG).
+ *  - trace_printk (6) and puts (501) write a record into the print queue
+ *    of the context table (struct gbpf_spirv_printq_hdr; -ENOTSUP when the
+ *    table has none); the host formats it with the interpreter's own
+ *    helper (gbpf_spirv_printq_format). A full queue counts a drop and
+ *    the call returns -ENOSPC, as on PTX; never waits for the host.
+ *  - LRU hash maps evict as the host does (docs/MAPS.md, spv_lru.c).
  */
 #ifndef GBPF_PLUGINS_SPIRV_H
 #define GBPF_PLUGINS_SPIRV_H
@@ -312,5 +315,116 @@ int gbpf_spirv_cl_run_kernel(struct gbpf_spirv_cl *cl, void *prog, const char *k
 			     size_t global_size, size_t local_size,
 			     const struct gbpf_spirv_cl_arg *args, size_t nargs, char *err,
 			     size_t err_size);
+
+
+/* ---- device print queue (trace_printk / puts) ---- */
+
+/**
+ * The print queue: device-visible memory (same address on host and device)
+ * whose address the host puts in gbpf_spirv_ctx_table.printq. A header of
+ * GBPF_SPIRV_PRINTQ_HDR bytes, then nslots records of
+ * GBPF_SPIRV_PRINTQ_REC_SIZE bytes:
+ *   0  u64 seq   position + 1 once published (device atomic store, last)
+ *   8  u32 kind  GBPF_SPIRV_PRINTQ_PRINTK or GBPF_SPIRV_PRINTQ_PUTS
+ *   12 u32 len   bytes of text (printk's format or puts' string, no NUL)
+ *   16 u64 args[3] printk's arguments
+ *   48 text
+ * A producer reserves position h with a CAS on head while h - tail <
+ * nslots (bounded retries; a full queue or lost races add 1 to drops and
+ * the helper returns -ENOSPC), writes the record, fences and publishes
+ * seq. The host consumes in position order and stores tail.
+ */
+struct gbpf_spirv_printq_hdr {
+	uint64_t head;     /**< 0: atomic: positions reserved by the device */
+	uint64_t drops;    /**< 8: atomic: records the device could not queue */
+	uint64_t tail;     /**< 16: positions consumed by the host (host stores) */
+	uint32_t nslots;   /**< 24: records (power of two) */
+	uint32_t rec_size; /**< 28: GBPF_SPIRV_PRINTQ_REC_SIZE */
+	uint64_t reserved[4];
+};
+#define GBPF_SPIRV_PRINTQ_HDR 64u
+#define GBPF_SPIRV_PRINTQ_REC_SIZE 256u
+#define GBPF_SPIRV_PRINTQ_TEXT_OFF 48u
+/** Longest text a record holds (longer formats / strings are cut). */
+#define GBPF_SPIRV_PRINTQ_TEXT_MAX (GBPF_SPIRV_PRINTQ_REC_SIZE - GBPF_SPIRV_PRINTQ_TEXT_OFF - 1u)
+#define GBPF_SPIRV_PRINTQ_PRINTK 1u
+#define GBPF_SPIRV_PRINTQ_PUTS 2u
+/** Most records a queue may have. */
+#define GBPF_SPIRV_PRINTQ_MAX_SLOTS (1u << 20)
+
+/**
+ * Records of a queue: GBPF_PRINTQ_SLOTS from the environment when it is a
+ * power of two in 1..GBPF_SPIRV_PRINTQ_MAX_SLOTS (tests use tiny queues to
+ * check drop counts), else @p dflt.
+ */
+uint32_t gbpf_spirv_printq_slots(uint32_t dflt);
+
+/** 1 when @p prog calls trace_printk or puts (it needs a print queue). */
+int gbpf_spirv_prog_prints(const struct gbpf_prog_desc *prog);
+
+/** Bytes of a queue of @p nslots records (0 if nslots is not a power of two in range). */
+size_t gbpf_spirv_printq_size(uint32_t nslots);
+
+/**
+ * Initialise a queue in @p mem (@p size bytes, 8-aligned, device-visible).
+ * @return 0, -EINVAL for a bad nslots or a size too small
+ */
+int gbpf_spirv_printq_init(void *mem, size_t size, uint32_t nslots);
+
+/**
+ * Format one record as the interpreter's bpf_trace_printk / puts helpers
+ * do (core/helpers: the same code runs; %s can only read the record itself,
+ * device strings print empty, as an unreadable string does there).
+ * @return length of the text in @p out (NUL-terminated), -EINVAL for a
+ *         format the helper refuses or a bad record
+ */
+int gbpf_spirv_printq_format(const void *rec, char *out, size_t out_size);
+
+/** Receives a formatted line: 0, or -EAGAIN to be called again later with it. */
+typedef int (*gbpf_spirv_print_fn)(void *ctx, const char *text, size_t len);
+
+struct gbpf_spirv_printer; /* a host thread draining one queue */
+
+/**
+ * Start a thread that drains the queue at @p mem (initialised) to @p fn
+ * while kernels run (polls, naps 1 ms when idle).
+ * @return 0, -ENOMEM, -EAGAIN when no thread can be created
+ */
+int gbpf_spirv_printer_start(void *mem, gbpf_spirv_print_fn fn, void *ctx,
+			     struct gbpf_spirv_printer **out);
+
+/**
+ * Deliver every published record now (after a kernel completed). A line
+ * that @p fn keeps refusing for @p wait_ms is counted as lost.
+ * @return lines lost since the last call: device drops (queue full) plus
+ *         lines the sink refused; the caller reports them
+ */
+uint64_t gbpf_spirv_printer_flush(struct gbpf_spirv_printer *p, int wait_ms);
+
+/** Lines delivered so far. */
+uint64_t gbpf_spirv_printer_delivered(struct gbpf_spirv_printer *p);
+
+/** Stop the thread (after a last flush of @p wait_ms) and free @p p; NULL is ignored. */
+void gbpf_spirv_printer_stop(struct gbpf_spirv_printer *p, int wait_ms);
+
+/* ---- the agents' use of a printer (opencl and levelzero) ---- */
+
+struct gbpf_agent_services;
+
+/**
+ * Start a printer on the queue at @p mem (initialised, device-visible) that
+ * passes lines to services->print (plugin ABI 1.2).
+ * @return 0; -ENOTSUP (why in @p why) when the core's services have no
+ *         print (a core older than ABI 1.2); what gbpf_spirv_printer_start returns
+ */
+int gbpf_spirv_agent_printer_start(void *mem, const struct gbpf_agent_services *svc,
+				   struct gbpf_spirv_printer **out, char *why, size_t why_size);
+
+/**
+ * After a kernel completed: deliver its lines, then report lost lines (with
+ * their count) through services->report for @p kernel (may be NULL).
+ */
+void gbpf_spirv_agent_printer_flush(struct gbpf_spirv_printer *p, const struct gbpf_agent_services *svc,
+				    const char *kernel, int wait_ms);
 
 #endif /* GBPF_PLUGINS_SPIRV_H */

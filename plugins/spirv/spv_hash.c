@@ -8,8 +8,8 @@
  * independent thread scheduling), insertion by CAS on the bucket state,
  * exact E2BIG through the entry counter.
  *
- * Not done on the device yet: LRU eviction (a full LRU map answers E2BIG
- * like a full HASH map; lookups still refresh last_use).
+ * LRU_HASH: a full map evicts (spv_lru.c) and retries the reservation, 8
+ * times, as maps/map_hash.c does; lookups refresh last_use.
  */
 #include <errno.h>
 
@@ -318,12 +318,14 @@ static void emit_locked(struct spv_gen *g)
 	uint32_t hash, b, i, found, freeb, bv, iv, baddr, w, st;
 	uint32_t head, body, lempty, lnotempty, ltomb, lready, lkey, lfound, lnext, ldone;
 	uint32_t isdel, ldel, lupd, lnoex, lcopy, labs, lexist, lres, lfull, lclaim;
-	uint32_t chead, cbody, cfree, cbusy, cwon, cfail, fv, none = 0;
+	uint32_t chead, cbody, cfree, cbusy, cwon, cfail, fv, none = 0, att;
 
 	begin(&f, g, SPV_RT_HASH_LOCKED, "__gbpf_hash_locked");
 	b = spv_var(m, m->t_u64), i = spv_var(m, m->t_u64);
 	found = spv_var(m, m->t_u64), freeb = spv_var(m, m->t_u64);
+	att = spv_var(m, m->t_u64);
 	read_hdr(&f, f.p[0], &h);
+	vst(&f, att, k64(&f, 0));
 	none = k64(&f, ~0ull);
 	hash = spv_rt_call(g, SPV_RT_HASH, f.p[1], h.ks, k64(&f, 0), k64(&f, 0));
 	vst(&f, b, bin(&f, SpvOpBitwiseAnd, hash, h.mask));
@@ -438,6 +440,20 @@ static void emit_locked(struct spv_gen *g)
 	}
 	spv_label(m, lfull);
 	spv_atomic(m, SpvOpAtomicISub, 64, spv_addk(m, f.p[0], 88), k64(&f, 1));
+	{
+		/* LRU: evict one and retry, 8 times (maps/map_hash.c reserve_entry) */
+		uint32_t av = vld(&f, att), levict = spv_id(m), le2big = spv_id(m);
+
+		spv_brc(m, spv_bin(m, SpvOpLogicalAnd, m->t_bool, is_lru(&f, &h),
+				   cmp(&f, SpvOpULessThan, av, k64(&f, 8))),
+			levict, le2big);
+		spv_label(m, levict);
+		vst(&f, att, spv_addk(m, av, 1));
+		spv_rt_call(g, SPV_RT_LRU_EVICT, f.p[0], bin(&f, SpvOpBitwiseAnd, hash, h.mask), k64(&f, 0),
+			    k64(&f, 0));
+		spv_br(m, lres);
+		spv_label(m, le2big);
+	}
 	spv_atomic(m, SpvOpAtomicIAdd, 64, spv_addk(m, f.p[0], 96), k64(&f, 1));
 	spv_ret(m, neg(&f, E2BIG));
 

@@ -211,8 +211,7 @@ int spv_emit_helper_id(struct spv_cg *cg, size_t pc, uint32_t id, int *terminate
 		break;
 	case GBPF_HELPER_TRACE_PRINTK:
 	case GBPF_HELPER_GPU_PUTS:
-		/* no device print queue on SPIR-V yet: report "not done" */
-		r = spv_c64(m, (uint64_t)-(int64_t)ENOTSUP);
+		r = spv_printq_call(cg, id);
 		break;
 	case GBPF_HELPER_GPU_BLOCK_IDX:
 		store3(cg, SpvBuiltInWorkgroupId);

@@ -150,6 +150,8 @@ enum spv_rt {
 	SPV_RT_HASH_LOCKED,
 	SPV_RT_HASH_WRITE,
 	SPV_RT_RING_RESERVE_ON,
+	SPV_RT_PRINTQ_PUT,
+	SPV_RT_LRU_EVICT,
 	SPV_RT_COUNT,
 };
 
@@ -230,6 +232,12 @@ uint32_t spv_hash_lookup(struct spv_gen *g, uint32_t map, uint32_t key);
 uint32_t spv_hash_update(struct spv_gen *g, uint32_t map, uint32_t key, uint32_t val,
 			 uint32_t flags);
 uint32_t spv_hash_delete(struct spv_gen *g, uint32_t map, uint32_t key);
+/** Emit LRU eviction (spv_lru.c); 0 when @p which is not it. */
+int spv_lru_emit(struct spv_gen *g, unsigned which);
+/** Emit the print queue's support function (spv_printq.c); 0 when @p which is not it. */
+int spv_printq_emit(struct spv_gen *g, unsigned which);
+/** Code of trace_printk (fmt, size, a1..a3) or puts (str): r0 of the call. */
+uint32_t spv_printq_call(struct spv_cg *cg, uint32_t helper);
 /** Emit hash support function @p which; 0 when it is not one of them. */
 int spv_hash_emit(struct spv_gen *g, unsigned which);
 /** Emit the bodies of every requested support function. */

@@ -254,7 +254,7 @@ static void emit_perf(struct spv_gen *g)
 
 void spv_rt_emit_more(struct spv_gen *g, unsigned which)
 {
-	if (spv_hash_emit(g, which))
+	if (spv_hash_emit(g, which) || spv_printq_emit(g, which) || spv_lru_emit(g, which))
 		return;
 	switch (which) {
 	case SPV_RT_RING_RESERVE_ON: emit_reserve_on(g); break;

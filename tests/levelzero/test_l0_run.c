@@ -21,10 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../opencl/print_check.h"
 #include "tap.h"
 #include "ze_run.h"
 
-static char gbpf[4096], plugin[4096], drv[4096], ex[4096], apps[4096];
+static char gbpf[4096], plugin[4096], drv[4096], ex[4096], apps[4096], printprobe[4096];
 static char env_plugin[4200], env_drv[4200];
 static struct ze_run o;
 
@@ -200,6 +201,62 @@ static void test_mode(const char *mode)
 		show();
 }
 
+/*
+ * trace_printk / puts from device code through the test driver: every
+ * work-item's exit line of vecadd (4096) exactly once, multi's 7 launches
+ * on an immediate list (synchronised by events) too; with a 16-record
+ * queue, lines delivered + lines reported lost == lines printed.
+ */
+static void test_print(const char *mode)
+{
+	char exe[4200], env_mode[64], env_slots[64] = "GBPF_PRINTQ_UNSET=";
+	char *argv[] = {gbpf, "run", "--backend", "levelzero", printprobe, "--", exe, NULL};
+	char *env[] = {env_plugin, env_drv, env_mode, "ZE_ENABLE_TRACING_LAYER=", env_slots, NULL};
+	struct print_check pc;
+	int ok;
+
+	if (!exists(printprobe)) {
+		tap_skip("%s: print checks: %s not built (the opencl tests build it)", mode, printprobe);
+		return;
+	}
+	snprintf(env_mode, sizeof(env_mode), "GBPF_LEVELZERO_INTERCEPT=%s", mode);
+	snprintf(exe, sizeof(exe), "%s/ze_vecadd", apps);
+	ze_run_free(&o);
+	ze_run(&o, argv, env, 120);
+	print_check(o.out, 4096, &pc);
+	ok = tap_ok(o.status == 0 && strstr(o.out, "vecadd: 4096 elements, group size 64: ok") && pc.launches == 1 &&
+			    pc.lines == 4096 && !pc.dups && !pc.missing && !pc.malformed && !pc.lost && pc.puts == 1,
+		    "%s: print: vecadd's 4096 lines each exactly once, puts once (lines %llu, dups %llu, missing "
+		    "%llu, malformed %llu, puts %llu, lost %llu)",
+		    mode, (unsigned long long)pc.lines, (unsigned long long)pc.dups, (unsigned long long)pc.missing,
+		    (unsigned long long)pc.malformed, (unsigned long long)pc.puts, (unsigned long long)pc.lost);
+	if (!ok)
+		show();
+
+	snprintf(exe, sizeof(exe), "%s/ze_multi", apps);
+	ze_run_free(&o);
+	ze_run(&o, argv, env, 120);
+	print_check(o.out, 1024, &pc);
+	ok = tap_ok(o.status == 0 && pc.launches == 7 && pc.lines == 7 * 1024 && !pc.dups && !pc.missing &&
+			    !pc.malformed && !pc.lost && pc.puts == 7,
+		    "%s: print: multi's 7 launches x 1024 lines each exactly once, 7 puts (launches %u, lines %llu, "
+		    "dups %llu, missing %llu, lost %llu)",
+		    mode, pc.launches, (unsigned long long)pc.lines, (unsigned long long)pc.dups,
+		    (unsigned long long)pc.missing, (unsigned long long)pc.lost);
+	if (!ok)
+		show();
+
+	snprintf(env_slots, sizeof(env_slots), "GBPF_PRINTQ_SLOTS=16");
+	snprintf(exe, sizeof(exe), "%s/ze_vecadd", apps);
+	ze_run_free(&o);
+	ze_run(&o, argv, env, 120);
+	print_check(o.out, 4096, &pc);
+	if (!tap_ok(o.status == 0 && !pc.dups && !pc.malformed && pc.lost > 0 && pc.lines + pc.puts + pc.lost == 4097,
+		    "%s: print: 16-record queue: delivered %llu + puts %llu + reported lost %llu == 4097", mode,
+		    (unsigned long long)pc.lines, (unsigned long long)pc.puts, (unsigned long long)pc.lost))
+		show();
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : "build";
@@ -210,6 +267,7 @@ int main(int argc, char **argv)
 	snprintf(drv, sizeof(drv), "%s/tests/levelzero/libgbpf-l0-testdrv.so", root);
 	snprintf(ex, sizeof(ex), "%s/examples", root);
 	snprintf(apps, sizeof(apps), "%s/examples/apps/levelzero", root);
+	snprintf(printprobe, sizeof(printprobe), "%s/tests/opencl/printprobe.bpf.o", root);
 	if (!exists(gbpf) || !exists(plugin) || !exists(drv)) {
 		tap_skip("%s build %s lacks gbpf, the levelzero plugin or the test driver (%s): run "
 			 "scripts/test.sh, which builds it",
@@ -232,6 +290,8 @@ int main(int argc, char **argv)
 
 	test_mode("tracing");
 	test_mode("preload");
+	test_print("tracing");
+	test_print("preload");
 
 	run("tracing", "threadhist", "ze_vecadd", NULL, "ZE_ENABLE_ALT_DRIVERS=/nonexistent/libno.so");
 	if (!tap_ok(o.status == 3 && strstr(o.out, "zeInit failed: 0x78000001") &&

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ocl_test_util.h"
+#include "print_check.h"
 
 static char gbpf[4096], ex[4096], apps[4096], progs[4096];
 /* Device features of plugins/spirv this run can count on (probed first). */
@@ -293,6 +294,88 @@ static void test_spvapp(void)
 		show();
 }
 
+/*
+ * trace_printk / puts from device code: `gbpf prog run` prints every
+ * work-item's line once, formatted as the interpreter formats it; under
+ * `gbpf run` every exit of every work-item of an example app prints its
+ * line exactly once, and with a tiny device queue (GBPF_PRINTQ_SLOTS=16)
+ * lines delivered + lines reported lost == lines printed.
+ */
+static void test_print(void)
+{
+	char args[512], cpu_line[256];
+	struct print_check pc;
+	int ok, bad = 0, puts;
+
+	/* the cpu backend (the interpreter) gives the expected text of work-item 0 */
+	ocl_run(dir, &o, "'%s' prog run --backend cpu '%s/printrun.bpf.o' 2>&1", gbpf, progs);
+	snprintf(cpu_line, sizeof(cpu_line), "%s", strstr(o.out, "gbpf-run tid=0 ") ? strstr(o.out, "gbpf-run tid=0 ") : "");
+	if (strchr(cpu_line, '\n'))
+		*strchr(cpu_line, '\n') = 0;
+	/* (the interpreter adds no newline: puts' line follows on the same line there) */
+	tap_ok(!strncmp(cpu_line, "gbpf-run tid=0 neg=-1 pct=%", 27), "prog run on cpu prints '%.27s'", cpu_line);
+
+	ocl_run(dir, &o, "'%s' prog run --backend opencl --threads 256 '%s/printrun.bpf.o'", gbpf, progs);
+	for (unsigned t = 0; t < 256; t++) {
+		char want[128];
+
+		snprintf(want, sizeof(want), "gbpf-run tid=%u neg=%d pct=%%\n", t, -(int)t - 1);
+		bad += ocl_count(o.out, want) != 1;
+	}
+	puts = ocl_count(o.out, "gbpf-run puts\n");
+	ok = tap_ok(o.status == 0 && !bad && puts == 1,
+		    "prog run --backend opencl: 256 work-items' printk lines each once (%d wrong), puts once (%d)", bad,
+		    puts);
+	/* r0 = bytes of the format queued, as the PTX backend returns */
+	ok &= tap_ok(strstr(o.out, "r0 = 31 (") != NULL, "prog run --backend opencl: trace_printk returned 31 (format bytes)");
+	if (!ok)
+		show();
+
+	snprintf(args, sizeof(args), "'%s/examples/apps/opencl/vecadd.cl' 4096", OCL_SRC);
+	ocl_run(dir, &o, "'%s' run --backend opencl '%s/printprobe.bpf.o' -- '%s/ocl_vecadd' %s", gbpf, progs, apps,
+		args);
+	print_check(o.out, 4096, &pc);
+	pc.lost += print_check_lost(o.err);
+	ok = tap_ok(o.status == 0 && pc.launches == 1 && pc.lines == 4096 && !pc.dups && !pc.missing &&
+			    !pc.malformed && !pc.lost,
+		    "gbpf run vecadd: 4096 work-items' lines each exactly once (lines %llu, dups %llu, missing %llu, "
+		    "malformed %llu, lost %llu)",
+		    (unsigned long long)pc.lines, (unsigned long long)pc.dups, (unsigned long long)pc.missing,
+		    (unsigned long long)pc.malformed, (unsigned long long)pc.lost);
+	ok &= tap_ok(pc.puts == 1, "gbpf run vecadd: puts line once (%llu)", (unsigned long long)pc.puts);
+	if (!ok)
+		show();
+
+	snprintf(args, sizeof(args), "'%s/examples/apps/opencl/multikernel.cl' 1024 3", OCL_SRC);
+	ocl_run(dir, &o, "'%s' -j run --backend opencl '%s/printprobe.bpf.o' -- '%s/ocl_multikernel' %s", gbpf,
+		progs, apps, args);
+	print_check(o.out, 1024, &pc);
+	pc.lost += print_check_lost(o.err);
+	ok = tap_ok(o.status == 0 && pc.launches == 7 && pc.lines == 7 * 1024 && !pc.dups && !pc.missing &&
+			    !pc.malformed && !pc.lost && pc.puts == 7,
+		    "gbpf -j run multikernel: 7 launches x 1024 lines each once, 7 puts (launches %u, lines %llu, "
+		    "dups %llu, missing %llu, puts %llu, lost %llu)",
+		    pc.launches, (unsigned long long)pc.lines, (unsigned long long)pc.dups,
+		    (unsigned long long)pc.missing, (unsigned long long)pc.puts, (unsigned long long)pc.lost);
+	ok &= tap_ok(ocl_count(o.out, "\"type\":\"printf\"") == 7 * 1024 + 7,
+		     "gbpf -j run multikernel: every line is a JSON printf record");
+	if (!ok)
+		show();
+
+	/* a 16-record queue cannot hold a launch: every line is delivered or counted lost */
+	snprintf(args, sizeof(args), "'%s/examples/apps/opencl/vecadd.cl' 4096", OCL_SRC);
+	ocl_run(dir, &o, "env GBPF_PRINTQ_SLOTS=16 '%s' run --backend opencl '%s/printprobe.bpf.o' -- '%s/ocl_vecadd' %s",
+		gbpf, progs, apps, args);
+	print_check(o.out, 4096, &pc);
+	pc.lost += print_check_lost(o.err);
+	ok = tap_ok(o.status == 0 && !pc.dups && !pc.malformed && pc.lost > 0 &&
+			    pc.lines + pc.puts + pc.lost == 4096 + 1,
+		    "16-record queue: delivered %llu + puts %llu + reported lost %llu == 4097 lines printed",
+		    (unsigned long long)pc.lines, (unsigned long long)pc.puts, (unsigned long long)pc.lost);
+	if (!ok)
+		show();
+}
+
 /* r0 of a feature-probe program run on the opencl backend, or -1. */
 static long probe_r0(const char *name)
 {
@@ -345,6 +428,7 @@ int main(int argc, char **argv)
 	test_faults();
 	test_multikernel();
 	test_spvapp();
+	test_print();
 	ocl_run(dir, &o, "rm -rf '%s'", dir);
 	return tap_done();
 }

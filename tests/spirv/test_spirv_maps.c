@@ -297,6 +297,85 @@ static void test_ring(struct env *e, const char *what, const char *txt, uint32_t
 	free(s.mark);
 }
 
+/*
+ * LRU_HASH with more keys than entries: 10000 distinct inserts into 1000
+ * entries from concurrent work-items evict as the host does. Afterwards the
+ * host reads a consistent map: exactly max_entries entries, each found by
+ * iteration once and by lookup with its own value, E2BIG returns counted in
+ * drops, and the most recent keys of a second, sequential-in-time wave win.
+ */
+static void test_lru(struct env *e)
+{
+	struct gbpf_map_desc d = {.sz = sizeof(d), .name = "lru", .type = GBPF_MAP_TYPE_LRU_HASH,
+				  .key_size = 4, .value_size = 8, .max_entries = 1000};
+	struct gbpf_map_instance mi;
+	const struct gbpf_map_hdr *hdr;
+	char text[1024];
+	uint32_t k, next, prev = 0, newkey = 1u << 29;
+	size_t ok, e2big, bad = 0, seen = 0;
+	uint8_t *mark = calloc(N, 1);
+	uint64_t val = 7;
+	int first = 1;
+
+	if (!mark || map_new(e, &mi, &d)) {
+		tap_ok(0, "lru: map memory");
+		free(mark);
+		return;
+	}
+	hdr = mi.mem;
+	snprintf(text, sizeof(text), insert_fmt, 1u << 30, 0u);
+	if (run_asm(e, "lru: 10000 concurrent inserts into 1000 entries", text, &d) == 0) {
+		ok = count_r0(e, 0);
+		e2big = count_r0(e, (uint64_t)-7);
+		/* eviction makes room: nearly every insert succeeds (a few may lose 8 eviction races) */
+		tap_ok(ok + e2big + count_r0(e, (uint64_t)-16) == N && ok >= N - N / 100,
+		       "lru: %zu inserts returned 0, %zu -E2BIG, %zu -EBUSY (no other answer)", ok, e2big,
+		       count_r0(e, (uint64_t)-16));
+		tap_ok(hdr->count == 1000, "lru: the map is full: count %llu == 1000",
+		       (unsigned long long)hdr->count);
+		tap_ok(hdr->drops == e2big, "lru: E2BIG answers counted in drops (%llu == %zu)",
+		       (unsigned long long)hdr->drops, e2big);
+		while (gbpf_map_get_next_key(&mi, first ? NULL : &prev, &next) == 0) {
+			uint64_t *v = gbpf_map_lookup(&mi, &next, 0);
+
+			first = 0;
+			if (next >= N || mark[next] || !v || *v != 3ull * next || e->r0[next] != 0)
+				bad++;
+			else
+				mark[next] = 1;
+			seen++;
+			prev = next;
+			if (seen > 2 * N)
+				break;
+		}
+		tap_ok(seen == 1000 && !bad,
+		       "lru: the host iterates 1000 keys, each once, each an inserted key with its value (%zu bad)",
+		       bad);
+		/* the host's own LRU insert into the device-filled map evicts on the same bytes */
+		tap_ok(gbpf_map_update(&mi, &newkey, &val, 0, 0) == 0 && hdr->count == 1000 &&
+			       gbpf_map_lookup(&mi, &newkey, 0) && *(uint64_t *)gbpf_map_lookup(&mi, &newkey, 0) == 7,
+		       "lru: a host insert into the full map evicts and succeeds (count %llu)",
+		       (unsigned long long)hdr->count);
+	}
+	/* recency: keys 0..999 again, updated after everything else: all present afterwards */
+	snprintf(text, sizeof(text), insert_fmt, 1000u, 0u);
+	if (run_asm(e, "lru: updates of keys 0..999 (the newest)", text, &d) == 0) {
+		uint32_t present = 0;
+
+		for (k = 0; k < 1000; k++) {
+			uint64_t *v = gbpf_map_lookup(&mi, &k, 0);
+
+			present += v && *v % 3 == 0 && (*v / 3) % 1000 == k;
+		}
+		tap_ok(hdr->count == 1000, "lru: still 1000 entries (%llu)", (unsigned long long)hdr->count);
+		/* LRU is approximate (a 64-bucket window), but the newest keys must mostly survive */
+		tap_ok(present >= 900, "lru: %u of keys 0..999 present after being the newest inserts (>= 900)",
+		       present);
+	}
+	gbpf_spirv_cl_free(e->cl, mi.mem);
+	free(mark);
+}
+
 int main(void)
 {
 	struct env e;
@@ -318,6 +397,7 @@ int main(void)
 	test_array(&e);
 	test_hash(&e, GBPF_MAP_TYPE_HASH, "hash");
 	test_hash(&e, GBPF_MAP_TYPE_GPU_HASH, "gpu_hash");
+	test_lru(&e);
 	test_ring(&e, "ringbuf_output (64 KiB, drops expected)", ring_output_txt,
 		  GBPF_MAP_TYPE_RINGBUF, 1u << 16, 4, 0, (uint64_t)-11);
 	test_ring(&e, "ringbuf reserve/submit (1 MiB)", ring_reserve_txt, GBPF_MAP_TYPE_GPU_RINGBUF,
