@@ -126,6 +126,11 @@ int co_decode(const uint8_t *elf, size_t size, struct co_code *c, char *err, siz
 	return co_decode_raw(c, err, err_size);
 }
 
+void co_llvm_ready(void)
+{
+	pthread_once(&co_llvm_once, co_llvm_init);
+}
+
 int co_decode_raw(struct co_code *c, char *err, size_t err_size)
 {
 	LLVMDisasmContextRef dc;
@@ -181,14 +186,7 @@ void co_code_free(struct co_code *c)
 	c->n = 0;
 }
 
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
+void co_sb_printf(struct co_sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -232,7 +230,7 @@ static int is_entry(const uint32_t *entries, size_t n, uint32_t off)
 int co_emit_asm(const struct co_code *c, const uint32_t *entries, size_t n_entries, const char *probe_entry,
 		const char *probe_exit, char **out)
 {
-	struct sbuf b = {0};
+	struct co_sbuf b = {0};
 	uint8_t *lab = calloc(c->text_size + 1, 1);
 	size_t i;
 
@@ -241,31 +239,31 @@ int co_emit_asm(const struct co_code *c, const uint32_t *entries, size_t n_entri
 	for (i = 0; i < c->n; i++)
 		if (c->insns[i].kind == CO_INSN_BRANCH && c->insns[i].target <= c->text_size)
 			lab[c->insns[i].target] = 1;
-	sb_printf(&b, "\t.text\n");
+	co_sb_printf(&b, "\t.text\n");
 	for (i = 0; i < c->n; i++) {
 		const struct co_insn *in = &c->insns[i];
 
 		if (lab[in->off])
-			sb_printf(&b, ".Lgbpf_%x:\n", in->off);
+			co_sb_printf(&b, ".Lgbpf_%x:\n", in->off);
 		if (probe_entry && is_entry(entries, n_entries, in->off))
-			sb_printf(&b, "%s\n", probe_entry);
+			co_sb_printf(&b, "%s\n", probe_entry);
 		if (probe_exit && in->kind == CO_INSN_ENDPGM)
-			sb_printf(&b, "%s\n", probe_exit);
+			co_sb_printf(&b, "%s\n", probe_exit);
 		if (in->kind == CO_INSN_BRANCH && in->target <= c->text_size) {
-			sb_printf(&b, "\t%s .Lgbpf_%x\n", in->mnem, in->target);
+			co_sb_printf(&b, "\t%s .Lgbpf_%x\n", in->mnem, in->target);
 			continue;
 		}
-		sb_printf(&b, "\t.long ");
+		co_sb_printf(&b, "\t.long ");
 		for (uint32_t k = 0; k < in->len; k += 4) {
 			uint32_t w;
 
 			memcpy(&w, c->text + in->off + k, 4);
-			sb_printf(&b, "%s0x%08x", k ? ", " : "", w);
+			co_sb_printf(&b, "%s0x%08x", k ? ", " : "", w);
 		}
-		sb_printf(&b, "\t// %s\n", in->mnem);
+		co_sb_printf(&b, "\t// %s\n", in->mnem);
 	}
 	if (lab[c->text_size])
-		sb_printf(&b, ".Lgbpf_%zx:\n", c->text_size);
+		co_sb_printf(&b, ".Lgbpf_%zx:\n", c->text_size);
 	free(lab);
 	if (b.oom) {
 		free(b.p);

@@ -164,6 +164,39 @@ static const struct {
 	{".kernarg_segment_size", offsetof(struct co_meta_kernel, kernarg)},
 };
 
+/* Lowest .offset of the .args entries whose .value_kind is hidden_*. */
+static int read_hidden_off(const uint8_t *p, size_t n, size_t pos, uint64_t *lowest)
+{
+	struct mp_item arr, m, key, val;
+	int rc = mp_head(p, n, pos, &arr);
+
+	if (rc || arr.type != MP_ARR)
+		return rc ? rc : -EINVAL;
+	pos = arr.end;
+	for (uint64_t a = 0; a < arr.val; a++) {
+		uint64_t off = UINT64_MAX;
+		int hidden = 0;
+
+		if ((rc = mp_head(p, n, pos, &m)) || m.type != MP_MAP)
+			return rc ? rc : -EINVAL;
+		pos = m.end;
+		for (uint64_t i = 0; i < m.val; i++) {
+			if ((rc = mp_head(p, n, pos, &key)) || (rc = mp_head(p, n, key.end, &val)))
+				return rc;
+			if (key_is(&key, ".offset") && val.type == MP_INT)
+				off = val.val;
+			if (key_is(&key, ".value_kind") && val.type == MP_STR && val.len > 7 &&
+			    !memcmp(val.s, "hidden_", 7))
+				hidden = 1;
+			if ((rc = mp_skip(p, n, key.end, &pos, 1)))
+				return rc;
+		}
+		if (hidden && off < *lowest)
+			*lowest = off;
+	}
+	return 0;
+}
+
 static int read_kernel(const uint8_t *p, size_t n, size_t pos, struct co_meta_kernel *k)
 {
 	struct mp_item m, key, val;
@@ -172,6 +205,7 @@ static int read_kernel(const uint8_t *p, size_t n, size_t pos, struct co_meta_ke
 	if (rc || m.type != MP_MAP)
 		return -EINVAL;
 	memset(k, 0, sizeof(*k));
+	k->hidden_off = UINT64_MAX;
 	pos = m.end;
 	for (uint64_t i = 0; i < m.val; i++) {
 		if ((rc = mp_head(p, n, pos, &key)) || (rc = mp_head(p, n, key.end, &val)))
@@ -183,9 +217,13 @@ static int read_kernel(const uint8_t *p, size_t n, size_t pos, struct co_meta_ke
 		for (size_t j = 0; j < sizeof(meta_ints) / sizeof(meta_ints[0]); j++)
 			if (key_is(&key, meta_ints[j].key) && val.type == MP_INT)
 				*(uint64_t *)((char *)k + meta_ints[j].off) = val.val;
+		if (key_is(&key, ".args") && (rc = read_hidden_off(p, n, key.end, &k->hidden_off)))
+			return rc;
 		if ((rc = mp_skip(p, n, key.end, &pos, 0)))
 			return rc;
 	}
+	if (k->hidden_off == UINT64_MAX)
+		k->hidden_off = k->kernarg;
 	return 0;
 }
 

@@ -15,6 +15,9 @@ struct co_meta_kernel {
 	char name[256];
 	char symbol[260];
 	uint64_t sgpr, vgpr, agpr, priv, group, kernarg;
+	/** offset of the first hidden (implicit) argument in the kernarg
+	 *  segment, or the kernarg size when the kernel has none */
+	uint64_t hidden_off;
 };
 
 /** New values for the kernel named @p name. */

@@ -81,6 +81,8 @@ struct co_code {
  */
 int co_decode(const uint8_t *elf, size_t size, struct co_code *c, char *err, size_t err_size);
 void co_code_free(struct co_code *c);
+/** Initialise LLVM's AMDGPU target and disassembler (once per process). */
+void co_llvm_ready(void);
 /** Decode c->text / c->text_size for c->arch (filled by the caller), as co_decode(). */
 int co_decode_raw(struct co_code *c, char *err, size_t err_size);
 
@@ -129,5 +131,13 @@ char *co_slurp(const char *path, size_t *len);
  */
 int co_find_section(const uint8_t *elf, size_t size, const char *want, const Elf64_Shdr **out);
 
+/** A growing text buffer (assembly emission); oom is sticky. */
+struct co_sbuf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+/** Append formatted text to @p b (on allocation failure b->oom is set). */
+void co_sb_printf(struct co_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* GBPF_HIP_CO_REWRITE_H */
