@@ -39,15 +39,20 @@ nvcc -arch=sm_90 -o "$A/launchex" examples/apps/launchex.cu 2>&1 | tail -3
 [ -x "$A/vecadd" ] || nvcc -o "$A/vecadd" examples/apps/vecadd.cu 2>&1 | tail -3
 
 echo "== apps: gbpf run with exitcount"
-for app in nvrtc graph launchex multictx bigsmem devglobal; do
-	if [ ! -x "$A/$app" ]; then
+# graph_warm: `graph --warm`, its kernels instrumented before the stream capture.
+for app in nvrtc graph graph_warm launchex multictx bigsmem devglobal; do
+	bin=$app args=
+	[ "$app" = graph_warm ] && bin=graph args=--warm
+	if [ ! -x "$A/$bin" ]; then
 		check "$app: built" false
 		continue
 	fi
-	timeout 60 "$A/$app" > "$O/$app.plain" 2> "$O/$app.plainerr"
+	# shellcheck disable=SC2086 # args: none or one word
+	timeout 60 "$A/$bin" $args > "$O/$app.plain" 2> "$O/$app.plainerr"
 	prc=$?
 	check "$app: exits 0 alone ($(head -c 200 "$O/$app.plainerr" | tr '\n' ' '))" "[ $prc = 0 ]"
-	timeout 60 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/$app" > "$O/$app.out" 2> "$O/$app.err"
+	# shellcheck disable=SC2086
+	timeout 60 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/$bin" $args > "$O/$app.out" 2> "$O/$app.err"
 	rc=$?
 	grep -v '^{' "$O/$app.out" > "$O/$app.appout"
 	check "$app: exits 0 under gbpf run (rc $rc) and prints what it prints alone" \

@@ -4,11 +4,14 @@
 
 Usage: check_reports.py STDOUT STDERR [INSTRUMENTED_NAME...]
 STDOUT holds gbpf's JSON lines (the "launches" hash: kernel id -> host
-launches, ids being FNV-1a 64 of the mangled name), STDERR gbpf's reports
-("gbpf run: pid P: KIND: kernel NAME: MESSAGE"). Checks, in TAP: launches
-were seen; each launched id matches a kernel named in a report; each
-"not instrumented" report gives a reason; each INSTRUMENTED_NAME is reported
-instrumented. Prints a summary of the kernels per outcome as comments.
+launches, ids being FNV-1a 64 of the mangled name; the "names" hash: id ->
+the name's first 63 bytes), STDERR gbpf's reports ("gbpf run: pid P: KIND:
+kernel NAME: MESSAGE"). Checks, in TAP: launches were seen; each launched
+kernel has its own report: the report's name hashes to the id or, where
+the report cut a long name, a distinct cut report begins with the
+launched name's 63 bytes; each "not instrumented" report gives a reason;
+each INSTRUMENTED_NAME is reported instrumented. Prints a summary of the
+kernels per outcome as comments.
 """
 import json
 import re
@@ -32,7 +35,8 @@ def key_id(text):
 
 
 def launched(path):
-    ids = {}
+    """(id -> launches, id -> name prefix) from the last print of each map (the final state)."""
+    ids, names = {}, {}
     with open(path, errors="replace") as f:
         for line in f:
             if not line.startswith("{"):
@@ -43,26 +47,52 @@ def launched(path):
                 continue
             table = obj.get("data", {}).get("launches") if isinstance(obj.get("data"), dict) else None
             if isinstance(table, dict):
-                ids = {key_id(k): v for k, v in table.items()}  # the last print is the final state
-    return ids
+                ids = {key_id(k): v for k, v in table.items()}
+            for m in obj.get("maps", []) if isinstance(obj.get("maps"), list) else []:
+                if m.get("name") == "names":
+                    names = {e["key"]: bytes(e["value"]).split(b"\0")[0].decode("latin-1")
+                             for e in m.get("data", []) if isinstance(e.get("value"), list)}
+    return ids, names
+
+
+def match_cut(unmatched, names, cut):
+    """Each unmatched id to a distinct cut report (index into cut, a list of names: two kernels
+    may be cut to the same text) whose name begins with the id's name prefix (augmenting paths:
+    prefixes of templated kernels are shared). Returns the ids left over."""
+    owner = {}
+
+    def assign(i, seen):
+        for r, text in enumerate(cut):
+            if r in seen or not names.get(i) or not text.startswith(names[i]):
+                continue
+            seen.add(r)
+            if r not in owner or assign(owner[r], seen):
+                owner[r] = i
+                return True
+        return False
+
+    return [i for i in unmatched if not assign(i, set())]
 
 
 def reports(path):
-    out = {}  # name -> list of (kind, message)
+    """name -> list of (kind, message), and the name of every report line in order: two
+    kernels whose long names were cut to the same text give two lines of the same name."""
+    out, lines = {}, []
     with open(path, errors="replace") as f:
         for line in f:
             m = REPORT.match(line.rstrip("\n"))
             if m:
                 out.setdefault(m.group(2), []).append((m.group(1), m.group(3)))
-    return out
+                lines.append(m.group(2))
+    return out, lines
 
 
 def main():
     if len(sys.argv) < 3:
         print("usage: check_reports.py STDOUT STDERR [INSTRUMENTED_NAME...]", file=sys.stderr)
         return 2
-    ids = launched(sys.argv[1])
-    reps = reports(sys.argv[2])
+    ids, names = launched(sys.argv[1])
+    reps, lines = reports(sys.argv[2])
     by_id = {fnv1a64(n): n for n in reps}
     tests = []
 
@@ -70,9 +100,12 @@ def main():
         tests.append((bool(cond), what))
 
     ok(ids, "host launches recorded (%d kernels, %d launches)" % (len(ids), sum(ids.values())))
-    missing = [i for i in ids if i not in by_id]
-    ok(not missing, "every launched kernel has a report (%d without: ids %s)"
-       % (len(missing), ", ".join("%#x" % i for i in missing[:5])))
+    unmatched = [i for i in ids if i not in by_id]
+    cut = [n for n in lines if fnv1a64(n) not in ids]
+    missing = match_cut(unmatched, names, cut)
+    ok(not missing, "every launched kernel has a report (%d by id, %d by the prefix of a cut name, %d without: %s)"
+       % (len(ids) - len(unmatched), len(unmatched) - len(missing), len(missing),
+          ", ".join("%#x %s" % (i, names.get(i, "?")) for i in missing[:4])))
     instr = sorted(n for n, r in reps.items() if any(k == "info" and m.startswith("instrumented") for k, m in r))
     notins = sorted(n for n, r in reps.items() if any(k == "not instrumented" for k, _ in r))
     errors = sorted(n for n, r in reps.items() if any(k == "error" for k, _ in r))
