@@ -6,6 +6,7 @@
  * interval, until the application exits.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -220,8 +221,13 @@ static void accept_agents(struct run_ctx *ctx)
 
 int run_add_agent(struct run_ctx *ctx, int fd, pid_t pid, bool outbound)
 {
+	int fl = fcntl(fd, F_GETFL);
+
 	if (ctx->agent_cnt == RUN_MAX_AGENTS)
 		return -ENOSPC;
+	/* Served like accepted agents: reads must never block the loop. */
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK))
+		return -errno;
 	ctx->agents[ctx->agent_cnt++] =
 		(struct run_agent){.fd = fd, .pid = pid, .outbound = outbound, .preg = -1};
 	return 0;
