@@ -93,6 +93,7 @@ struct kctx {
 	uint32_t n_regs, cap_regs;
 	unsigned n_labels;
 	bool cvta_param;
+	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	char kname[512];
 	char *log;
@@ -342,7 +343,135 @@ static enum site_kind classify(const struct gbpf_ptx_module *m, const struct gbp
 
 /* ---- snippet text --------------------------------------------------- */
 
-static void tx_call(struct text *t, const struct kctx *k, unsigned probe)
+/*
+ * Probes are inlined at their sites when short: a call is an ABI boundary
+ * that ptxas does not inline (register saves, no scheduling across it),
+ * which costs a memory-bound kernel several percent even for an empty
+ * probe. Inlined, an empty probe disappears and a counter costs what the
+ * same code written in the kernel costs. Memory sites can number in the
+ * thousands, so only very short probes are inlined there.
+ */
+#define INLINE_MAX_STMTS 600u
+#define INLINE_MAX_STMTS_MEM 64u
+
+static const struct gbpf_ptx_func *probe_func(const struct gbpf_ptx_module *m, unsigned idx)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "__gbpf_probe_%u", idx);
+	for (uint32_t i = 0; i < m->n_items; i++)
+		if (m->items[i].kind == GBPF_PTX_ITEM_FUNC && m->items[i].func->has_body &&
+		    gbpf_ptx_tok_eq(&m->toks[m->items[i].func->name], name))
+			return m->items[i].func;
+	return NULL;
+}
+
+/* The code generator's name for a probe's eBPF stack (a .local array of 512 bytes). */
+#define STACK_NAME "__gbpf_stack"
+
+static bool range_has_ident(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, const char *name)
+{
+	for (uint32_t i = r.first; i < r.first + r.n; i++)
+		if (m->toks[i].kind == GBPF_PTX_TOK_IDENT && gbpf_ptx_tok_eq(&m->toks[i], name))
+			return true;
+	return false;
+}
+
+/* The tokens of @r spell @text exactly (no spaces: tokens are compared joined). */
+static bool range_is(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, const char *text)
+{
+	size_t n = strlen(text), o = 0;
+
+	for (uint32_t i = r.first; i < r.first + r.n; i++) {
+		const struct gbpf_ptx_tok *tk = &m->toks[i];
+
+		if (o + tk->len > n || memcmp(text + o, tk->s, tk->len))
+			return false;
+		o += tk->len;
+	}
+	return o == n;
+}
+
+/*
+ * Append probe @probe's body as a nested scope that takes its context from
+ * %__gbpf_rd0 and ends at a local label instead of returning. The body is
+ * what the code generator emits: its only parameter accesses are the
+ * context load and the result store, anything else (or a body too long)
+ * keeps the call. Nested scopes may redeclare registers and labels, so
+ * every site gets its own copy under the same names.
+ */
+static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts)
+{
+	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
+	const struct gbpf_ptx_module *m = k->m;
+	struct text body = {0};
+	bool stack = false;
+
+	if (!f || f->body.n > max_stmts)
+		return false;
+	tx(&body, "{\n");
+	for (uint32_t i = 0; i < f->body.n && !body.oom; i++) {
+		const struct gbpf_ptx_stmt *s = f->body.v[i];
+		char *stmt;
+
+		if (s->kind == GBPF_PTX_STMT_INSN) {
+			const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
+
+			if (gbpf_ptx_tok_eq(op, "ret")) {
+				if (s->pred >= 0)
+					tx(&body, "@%s%.*s bra __gbpf_inl_end;\n", s->pred_neg ? "!" : "",
+					   (int)m->toks[s->pred].len, m->toks[s->pred].s);
+				else
+					tx(&body, "bra.uni __gbpf_inl_end;\n");
+				continue;
+			}
+			if (op->len >= 8 && !memcmp(op->s, "ld.param", 8)) {
+				if (s->pred >= 0 || s->n_ops != 2 || !range_is(m, s->ops[1].toks, "[__ctx]"))
+					goto keep_call;
+				/* "ld.param.b64 %rN, [__ctx];" -> "mov.b64 %rN, %__gbpf_rd0;" */
+				tx(&body, "mov.b64 ");
+				for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
+					tx(&body, "%.*s", (int)m->toks[j].len, m->toks[j].s);
+				tx(&body, ", %%__gbpf_rd0;\n");
+				continue;
+			}
+			if (op->len >= 8 && !memcmp(op->s, "st.param", 8)) {
+				if (s->pred >= 0 || s->n_ops != 2 || !range_is(m, s->ops[0].toks, "[__ret]"))
+					goto keep_call;
+				continue; /* the sites ignore r0 */
+			}
+		}
+		/*
+		 * The eBPF stack: one per kernel (STACK_NAME, declared with the
+		 * context) instead of one per site, since a probe's stack holds
+		 * nothing across runs and sites run one after another.
+		 */
+		if (s->kind == GBPF_PTX_STMT_DIRECTIVE && range_has_ident(m, s->toks, STACK_NAME)) {
+			if (!range_is(m, s->toks, ".local.align8.b8" STACK_NAME "[512]") &&
+			    !range_is(m, s->toks, ".local.align8.b8" STACK_NAME "[512];"))
+				goto keep_call;
+			stack = true;
+			continue;
+		}
+		stmt = gbpf_ptx_print_stmt(m, s, NULL);
+		if (!stmt)
+			goto keep_call;
+		tx(&body, "%s", stmt);
+		free(stmt);
+	}
+	tx(&body, "__gbpf_inl_end:\n}\n");
+	if (body.oom)
+		goto keep_call;
+	k->inline_stack |= stack;
+	tx(t, "%s", body.p);
+	free(body.p);
+	return true;
+keep_call:
+	free(body.p);
+	return false;
+}
+
+static void tx_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline)
 {
 	/* No probe reads the context: no .local traffic at all, the probe gets NULL. */
 	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL) {
@@ -351,6 +480,8 @@ static void tx_call(struct text *t, const struct kctx *k, unsigned probe)
 		tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
 		tx(t, "cvta.local.u64 %%__gbpf_rd0, %%__gbpf_rd0;\n");
 	}
+	if (getenv("GBPF_PTX_NO_INLINE") == NULL && tx_inline(t, k, probe, max_inline))
+		return;
 	tx(t, "{\n.param .b64 __gbpf_arg;\n.param .b64 __gbpf_ret;\n");
 	tx(t, "st.param.b64 [__gbpf_arg], %%__gbpf_rd0;\n");
 	tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
@@ -469,7 +600,7 @@ static bool tx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_st
 		tx_u32_field(t, OFF_MEM_SPACE, mi->space);
 		tx_u32_field(t, OFF_MEM_SITE, k->rep->n_mem);
 	}
-	tx_call(t, k, k->plan->mem_probe);
+	tx_call(t, k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM);
 	return true;
 }
 
@@ -623,7 +754,7 @@ static int tx_entry(struct kctx *k, struct text *t)
 		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
 	}
 	if (k->plan->sites & GBPF_PTX_SITE_ENTRY) {
-		tx_call(t, k, k->plan->entry_probe);
+		tx_call(t, k, k->plan->entry_probe, INLINE_MAX_STMTS);
 		k->rep->n_entry++;
 	}
 	return 0;
@@ -652,7 +783,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		tx_call(&t, k, k->plan->exit_probe);
+		tx_call(&t, k, k->plan->exit_probe, INLINE_MAX_STMTS);
 		k->rep->n_exit++;
 		break;
 	case SITE_BARRIER:
@@ -660,7 +791,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		tx_call(&t, k, k->plan->barrier_probe);
+		tx_call(&t, k, k->plan->barrier_probe, INLINE_MAX_STMTS);
 		k->rep->n_barrier++;
 		break;
 	case SITE_MEM:
@@ -775,6 +906,8 @@ static int instrument_kernel(struct kctx *k)
 	tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
 	if (k->params_size)
 		tx(&t, ".local .align 16 .b8 __gbpf_params[%u];\n", k->params_size);
+	if (k->inline_stack)
+		tx(&t, ".local .align 8 .b8 " STACK_NAME "[512];\n");
 	err = emit(k, &t, &decls);
 	if (!err)
 		err = gbpf_ptx_block_insert(&k->f->body, 0, decls.v, decls.n);

@@ -185,6 +185,22 @@ static void put_func(struct sbuf *b, const struct gbpf_ptx_module *m, const stru
 	sb_str(b, "}\n");
 }
 
+char *gbpf_ptx_print_stmt(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s, size_t *len)
+{
+	struct sbuf b = {0};
+
+	put_stmt(&b, m, s, 0);
+	sb_put(&b, "", 1);
+	if (b.oom) {
+		free(b.p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (len)
+		*len = b.len - 1;
+	return b.p;
+}
+
 char *gbpf_ptx_print(const struct gbpf_ptx_module *m, size_t *len)
 {
 	return gbpf_ptx_print_ex(m, 0, len);

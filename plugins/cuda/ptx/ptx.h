@@ -160,6 +160,13 @@ void gbpf_ptx_module_free(struct gbpf_ptx_module *m);
  */
 char *gbpf_ptx_print(const struct gbpf_ptx_module *m, size_t *len);
 
+/**
+ * Print one statement (a nested scope with its body) as PTX text: a
+ * malloc'ed NUL-terminated string, its length in *len (if non-NULL).
+ * Returns NULL with errno ENOMEM on failure.
+ */
+char *gbpf_ptx_print_stmt(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s, size_t *len);
+
 /** gbpf_ptx_print_ex() flags. */
 #define GBPF_PTX_PRINT_SOURCE 1u /**< copy unmodified functions byte for byte from the source */
 
