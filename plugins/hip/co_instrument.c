@@ -337,6 +337,68 @@ static void declare_sym(struct co_sbuf *b, const struct co_sym *s)
 	co_sb_printf(b, "%s:\n", s->name);
 }
 
+/* A resolved s_getpc_b64 / s_add_u32 / s_addc_u32 address computation. */
+struct gpc {
+	uint32_t add_off; /* .text offset of the s_add_u32 */
+	uint32_t reg;     /* low SGPR of the pair */
+	uint64_t target;  /* address it computes */
+};
+
+/*
+ * Every s_getpc_b64 must start the three-instruction pattern LLVM emits
+ * for PC-relative addresses (data, functions): the rewrite turns the two
+ * literals into relocations against a label at the target so that the
+ * address stays right after the code moves.
+ */
+static int find_getpc(const struct co_code *c, struct gpc *gp, size_t *n, char *err, size_t err_size)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct co_insn *in = &c->insns[i];
+		uint32_t w0, w1, w2, lo, hi, reg;
+
+		if (in->kind != CO_INSN_GETPC)
+			continue;
+		if (i + 2 >= c->n || strcmp(c->insns[i + 1].mnem, "s_add_u32") || c->insns[i + 1].len != 8 ||
+		    strcmp(c->insns[i + 2].mnem, "s_addc_u32") || c->insns[i + 2].len != 8) {
+			snprintf(err, err_size, "code object (%s): s_getpc_b64 at .text+0x%x is not followed by s_add_u32 / "
+						"s_addc_u32 with literals (not rewritten)", c->arch, in->off);
+			return -ENOTSUP;
+		}
+		memcpy(&w0, c->text + in->off, 4);
+		memcpy(&w1, c->text + in->off + 4, 4);
+		memcpy(&lo, c->text + in->off + 8, 4);
+		memcpy(&w2, c->text + in->off + 12, 4);
+		memcpy(&hi, c->text + in->off + 16, 4);
+		reg = (w0 >> 16) & 0x7f;
+		/* SOP2: sdst 22:16, ssrc1 15:8 (0xff literal), ssrc0 7:0 */
+		if (((w1 >> 16) & 0x7f) != reg || (w1 & 0xff) != reg || ((w1 >> 8) & 0xff) != 0xff ||
+		    ((w2 >> 16) & 0x7f) != reg + 1 || (w2 & 0xff) != reg + 1 || ((w2 >> 8) & 0xff) != 0xff) {
+			snprintf(err, err_size, "code object (%s): s_getpc_b64 at .text+0x%x: the adds use other registers",
+				 c->arch, in->off);
+			return -ENOTSUP;
+		}
+		gp[*n].add_off = in->off + 4;
+		gp[*n].reg = reg;
+		gp[*n].target = c->text_addr + in->off + 4 + (((uint64_t)hi << 32) | lo);
+		(*n)++;
+	}
+	return 0;
+}
+
+/* 1 when @p addr lies in an allocated, non-executable PROGBITS/NOBITS section. */
+static int data_has(const uint8_t *elf, uint64_t addr)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)elf;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(elf + eh->e_shoff);
+
+	for (unsigned i = 1; i < eh->e_shnum; i++)
+		if ((sh[i].sh_flags & SHF_ALLOC) && !(sh[i].sh_flags & SHF_EXECINSTR) &&
+		    (sh[i].sh_type == SHT_PROGBITS || sh[i].sh_type == SHT_NOBITS) && addr >= sh[i].sh_addr &&
+		    addr < sh[i].sh_addr + sh[i].sh_size)
+			return 1;
+	return 0;
+}
+
 static const struct kplan *plan_at(const struct kplan *kp, size_t nk, uint32_t off)
 {
 	for (size_t i = 0; i < nk; i++)
@@ -347,7 +409,7 @@ static const struct kplan *plan_at(const struct kplan *kp, size_t nk, uint32_t o
 
 /* .text: raw words, branches as labels, symbols, stubs. */
 static void emit_text(struct co_sbuf *b, const struct co_code *c, const struct co_sym *syms, size_t nsyms,
-		      struct kplan *kp, size_t nk, int flat_scratch, const uint8_t *lab)
+		      struct kplan *kp, size_t nk, int flat_scratch, const uint8_t *lab, const struct gpc *gp, size_t ngp)
 {
 	/* the stubs call the probes PC-relative: they must not be preemptible */
 	for (size_t j = 0; j < nk; j++)
@@ -370,8 +432,23 @@ static void emit_text(struct co_sbuf *b, const struct co_code *c, const struct c
 				declare_sym(b, &syms[s]);
 		if (k && k->on && kentry)
 			emit_entry_stub(b, k, flat_scratch);
-		if (lab[in->off])
+		if (lab[in->off] & 2)
+			co_sb_printf(b, ".Lgbpf_a%llx:\n", (unsigned long long)(c->text_addr + in->off));
+		if (lab[in->off] & 1)
 			co_sb_printf(b, ".Lgbpf_%x:\n", in->off);
+		{
+			const struct gpc *g = NULL;
+
+			for (size_t j = 0; j < ngp; j++)
+				if (gp[j].add_off == in->off || gp[j].add_off + 8 == in->off)
+					g = &gp[j];
+			if (g) {
+				co_sb_printf(b, "\t%s s%u, s%u, .Lgbpf_a%llx@rel32@%s\n", in->mnem, g->reg + (g->add_off != in->off),
+					     g->reg + (g->add_off != in->off), (unsigned long long)g->target,
+					     g->add_off == in->off ? "lo+4" : "hi+12");
+				continue;
+			}
+		}
 		if (k && k->on && in->kind == CO_INSN_ENDPGM && k->probes.exit >= 0) {
 			emit_exit_stub(b, k, flat_scratch);
 			k->rep->n_exit++;
@@ -395,7 +472,7 @@ static void emit_text(struct co_sbuf *b, const struct co_code *c, const struct c
 
 /* Allocated data sections (.rodata with the descriptors, .data, .bss) byte for byte with their symbols. */
 static int emit_data(struct co_sbuf *b, const uint8_t *elf, const struct co_sym *syms, size_t nsyms,
-		     const struct kplan *kp, size_t nk, char *err, size_t err_size)
+		     const struct kplan *kp, size_t nk, const struct gpc *gp, size_t ngp, char *err, size_t err_size)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)elf;
 	const Elf64_Shdr *sh = (const Elf64_Shdr *)(elf + eh->e_shoff);
@@ -404,7 +481,7 @@ static int emit_data(struct co_sbuf *b, const uint8_t *elf, const struct co_sym 
 	for (unsigned i = 1; i < eh->e_shnum; i++) {
 		const Elf64_Shdr *s = &sh[i];
 		const char *name = str + s->sh_name;
-		uint64_t pos = 0;
+		uint64_t pos = 0, labelled = 0; /* PC-relative target labels below 'labelled' are out */
 		unsigned lg = 0;
 
 		if (s->sh_type == SHT_RELA || s->sh_type == SHT_REL) {
@@ -426,6 +503,27 @@ static int emit_data(struct co_sbuf *b, const uint8_t *elf, const struct co_sym 
 			if (y < nsyms && (syms[y].shndx != i || syms[y].type == STT_FUNC || syms[y].value < s->sh_addr ||
 					  at > s->sh_size))
 				continue;
+			/* labels of PC-relative targets up to here */
+			for (;;) {
+				uint64_t next = UINT64_MAX;
+
+				for (size_t g = 0; g < ngp; g++)
+					if (gp[g].target >= s->sh_addr + pos && gp[g].target >= labelled &&
+					    gp[g].target - s->sh_addr <= at &&
+					    gp[g].target < next)
+						next = gp[g].target;
+				if (next == UINT64_MAX)
+					break;
+				if (next - s->sh_addr > pos) {
+					if (s->sh_type == SHT_NOBITS)
+						co_sb_printf(b, "\t.zero %llu\n", (unsigned long long)(next - s->sh_addr - pos));
+					else
+						emit_bytes(b, elf + s->sh_offset + pos, next - s->sh_addr - pos);
+					pos = next - s->sh_addr;
+				}
+				co_sb_printf(b, ".Lgbpf_a%llx:\n", (unsigned long long)next);
+				labelled = next + 1;
+			}
 			if (at > pos) {
 				if (s->sh_type == SHT_NOBITS)
 					co_sb_printf(b, "\t.zero %llu\n", (unsigned long long)(at - pos));
@@ -566,6 +664,8 @@ int co_instrument(const uint8_t *elf, size_t size, const struct co_instr_opts *o
 	struct kplan *kp = NULL;
 	struct co_meta_patch *mp = NULL;
 	struct co_sbuf b = {0};
+	struct gpc *gp = NULL;
+	size_t ngp = 0;
 	uint8_t *lab = NULL, *meta2 = NULL;
 	const uint8_t *meta;
 	const Elf64_Shdr *ro;
@@ -579,14 +679,13 @@ int co_instrument(const uint8_t *elf, size_t size, const struct co_instr_opts *o
 	if (rc)
 		return rc;
 	fs = co_arch_flat_scratch(c.arch);
-	for (size_t i = 0; i < c.n; i++)
-		if (c.insns[i].kind == CO_INSN_GETPC) {
-			snprintf(err, err_size,
-				 "code object (%s): s_getpc_b64 at .text+0x%x (PC-relative addresses are not rewritten yet)",
-				 c.arch, c.insns[i].off);
-			rc = -ENOTSUP;
-			goto out;
-		}
+	gp = calloc(c.n + 1, sizeof(*gp));
+	if (!gp) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = find_getpc(&c, gp, &ngp, err, err_size)))
+		goto out;
 	if ((rc = co_elf_syms(elf, size, &syms, &nsyms, err, err_size)))
 		goto out;
 	qsort(syms, nsyms, sizeof(*syms), sym_by_value);
@@ -658,10 +757,30 @@ int co_instrument(const uint8_t *elf, size_t size, const struct co_instr_opts *o
 		goto out;
 	for (size_t i = 0; i < c.n; i++)
 		if (c.insns[i].kind == CO_INSN_BRANCH && c.insns[i].target <= c.text_size)
-			lab[c.insns[i].target] = 1;
+			lab[c.insns[i].target] |= 1;
+	for (size_t i = 0; i < ngp; i++) {
+		if (gp[i].target >= c.text_addr && gp[i].target < c.text_addr + c.text_size) {
+			size_t j = 0;
+
+			while (j < c.n && c.insns[j].off < gp[i].target - c.text_addr)
+				j++;
+			if (j >= c.n || c.insns[j].off != gp[i].target - c.text_addr) {
+				snprintf(err, err_size, "code object (%s): s_getpc_b64 pair at .text+0x%x points inside an instruction",
+					 c.arch, gp[i].add_off - 4);
+				rc = -ENOTSUP;
+				goto out;
+			}
+			lab[c.insns[j].off] |= 2;
+		} else if (!data_has(elf, gp[i].target)) {
+			snprintf(err, err_size, "code object (%s): s_getpc_b64 pair at .text+0x%x points at 0x%llx, outside .text and data",
+				 c.arch, gp[i].add_off - 4, (unsigned long long)gp[i].target);
+			rc = -ENOTSUP;
+			goto out;
+		}
+	}
 	co_sb_printf(&b, "// gbpf: rewritten %s code object with probes\n%s\n", c.arch, o->probe_asm);
-	emit_text(&b, &c, syms, nsyms, kp, (size_t)nk, fs, lab);
-	if ((rc = emit_data(&b, elf, syms, nsyms, kp, (size_t)nk, err, err_size)))
+	emit_text(&b, &c, syms, nsyms, kp, (size_t)nk, fs, lab, gp, ngp);
+	if ((rc = emit_data(&b, elf, syms, nsyms, kp, (size_t)nk, gp, ngp, err, err_size)))
 		goto out;
 	if ((rc = emit_note(&b, elf, size, meta2, meta2_n))) {
 		snprintf(err, err_size, "code object (%s): malformed .note", c.arch);
@@ -679,6 +798,7 @@ out:
 		co_instr_result_free(res);
 	}
 	free(b.p);
+	free(gp);
 	free(meta2);
 	free(lab);
 	free(mp);
