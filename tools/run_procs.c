@@ -41,7 +41,9 @@ int run_agent_region(struct run_ctx *ctx, struct run_agent *ag)
 	p = &ctx->pregs[ctx->preg_cnt];
 	memset(p, 0, sizeof(*p));
 	p->pid = ag->pid;
-	snprintf(p->exe, sizeof(p->exe), "%s", strrchr(ag->exe, '/') ? strrchr(ag->exe, '/') + 1 : ag->exe);
+	/* The base name, cut to the field (a name for the reader, not a path). */
+	snprintf(p->exe, sizeof(p->exe), "%.63s",
+		 strrchr(ag->exe, '/') ? strrchr(ag->exe, '/') + 1 : ag->exe);
 	p->lost_seen = calloc(ctx->map_cnt ? ctx->map_cnt : 1, sizeof(*p->lost_seen));
 	if (!p->lost_seen)
 		return -ENOMEM;

@@ -147,6 +147,19 @@ int ocl_agent_active(void)
 	return atomic_load(&ocl_agent_state.attached);
 }
 
+/*
+ * Set at the first attach and never cleared: after a detach (and in an
+ * idle agent, attached once with no program at start) programs, kernels
+ * and their arguments are still recorded, so that a later attach can
+ * instrument kernels the application created before it (gbpf attach).
+ */
+static atomic_int ocl_agent_recording_on;
+
+int ocl_agent_recording(void)
+{
+	return atomic_load_explicit(&ocl_agent_recording_on, memory_order_relaxed);
+}
+
 static void oa_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void oa_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
@@ -225,7 +238,7 @@ void ocl_agent_program_created(cl_program prog, cl_context ctx, enum ocl_src_kin
 	struct ocl_agent_state *s = &ocl_agent_state;
 	struct oa_prog *op;
 
-	if (!prog || !ocl_agent_active())
+	if (!prog || !ocl_agent_recording())
 		return;
 	op = calloc(1, sizeof(*op));
 	if (!op)
@@ -309,7 +322,7 @@ void ocl_agent_program_built(cl_program prog, cl_uint ndev, const cl_device_id *
 	struct ocl_agent_state *s = &ocl_agent_state;
 	struct oa_prog *op;
 
-	if (!ocl_agent_active())
+	if (!ocl_agent_recording())
 		return;
 	pthread_mutex_lock(&s->lock);
 	op = oa_find_prog(s, prog);
@@ -335,7 +348,7 @@ void ocl_agent_kernel_created(cl_kernel k, cl_program prog, const char *name)
 	struct ocl_agent_state *s = &ocl_agent_state;
 	struct oa_kernel *ok;
 
-	if (!k || !ocl_agent_active())
+	if (!k || !ocl_agent_recording())
 		return;
 	ok = calloc(1, sizeof(*ok));
 	if (!ok || !(ok->name = strdup(name ? name : ""))) {
@@ -358,7 +371,7 @@ void ocl_agent_kernel_arg(cl_kernel k, cl_uint idx, size_t size, const void *val
 	struct oa_kernel *ok;
 	struct oa_arg *a;
 
-	if (!ocl_agent_active())
+	if (!ocl_agent_recording())
 		return;
 	pthread_mutex_lock(&s->lock);
 	ok = oa_find_kernel(s, k);
@@ -1063,6 +1076,47 @@ static long oa_map_base(const struct gbpf_agent_attach_opts *o, const struct gbp
 	return p->map_cnt ? -1 : 0;
 }
 
+/*
+ * Drop what an earlier attach instrumented (kernels, programs, context
+ * tables): it was built for that attach's programs and maps. The recorded
+ * sources, options and arguments stay.
+ */
+static void oa_forget_instrumentation(struct ocl_agent_state *s)
+{
+	const struct ocl_api *cl = ocl_real();
+
+	pthread_mutex_lock(&s->lock);
+	for (struct oa_kernel *ok = s->kernels; ok; ok = ok->next) {
+		if (ok->inst && cl)
+			cl->ReleaseKernel(ok->inst);
+		ok->inst = NULL;
+		ok->state = 0;
+		ok->targeted = -1;
+	}
+	for (struct oa_prog *op = s->programs; op; op = op->next) {
+		if (cl && op->last) {
+			cl->WaitForEvents(1, &op->last);
+			cl->ReleaseEvent(op->last);
+		}
+		op->last = NULL;
+		if (cl && op->inst)
+			cl->ReleaseProgram(op->inst);
+		op->inst = NULL;
+		for (size_t i = 0; i < op->kernel_cnt; i++) {
+			free(op->kernels[i].name);
+			free(op->kernels[i].reason);
+		}
+		free(op->kernels);
+		op->kernels = NULL;
+		op->kernel_cnt = 0;
+		free(op->table);
+		op->table = NULL;
+		op->state = 0;
+		op->why[0] = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
 int gbpf_ocl_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attach_opts *o, char *log,
 			  size_t log_size)
 {
@@ -1079,6 +1133,8 @@ int gbpf_ocl_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attac
 		snprintf(log, log_size, "opencl agent: already attached");
 		return -EBUSY;
 	}
+	/* A re-attach may bring other programs and maps: instrument afresh at the next launch. */
+	oa_forget_instrumentation(s);
 	if (!ocl_real()) {
 		char why[256] = "";
 		struct ocl_api tmp;
@@ -1137,6 +1193,7 @@ int gbpf_ocl_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attac
 		s->map_cnt = first->map_cnt;
 	}
 	atomic_store(&s->attached, 1);
+	atomic_store(&ocl_agent_recording_on, 1);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -1146,6 +1203,16 @@ void gbpf_ocl_agent_detach(struct gbpf_backend *be)
 	(void)be;
 	/* Instrumented programs and tables stay: a launch in flight may use them. */
 	atomic_store(&ocl_agent_state.attached, 0);
+	/*
+	 * The maps stay mapped only until we return (plugin.h): a launch being
+	 * enqueued holds the lock; then wait for the last instrumented launch of
+	 * each program (launches of one program are serialised).
+	 */
+	pthread_mutex_lock(&ocl_agent_state.lock);
+	for (struct oa_prog *op = ocl_agent_state.programs; op; op = op->next)
+		if (op->last && ocl_real())
+			ocl_real()->WaitForEvents(1, &op->last);
+	pthread_mutex_unlock(&ocl_agent_state.lock);
 	/* the printer stays too (such a launch may still print): deliver what is there */
 	oa_print_flush(NULL);
 }

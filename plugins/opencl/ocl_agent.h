@@ -30,8 +30,10 @@ void gbpf_ocl_agent_detach(struct gbpf_backend *be);
 /** The real OpenCL entry points, loaded once; NULL when libOpenCL.so.1 cannot be loaded. */
 const struct ocl_api *ocl_real(void);
 
-/** 1 while attached (the interposers record nothing otherwise). */
+/** 1 while attached (instrumented launches). */
 int ocl_agent_active(void);
+/** 1 once attached the first time: the interposers record programs, kernels and arguments from then on. */
+int ocl_agent_recording(void);
 
 /** A program was created: kind OCL_SRC_*, @p bytes its source / IL / binary (copied). */
 enum ocl_src_kind { OCL_SRC_SOURCE = 1, OCL_SRC_IL = 2, OCL_SRC_BINARY = 3 };

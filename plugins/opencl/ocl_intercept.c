@@ -37,7 +37,7 @@ static void leave(void)
 
 static int recording(void)
 {
-	return ocl_intercept_depth == 1 && ocl_agent_active();
+	return ocl_intercept_depth == 1 && ocl_agent_recording();
 }
 
 OCL_EXPORT cl_program clCreateProgramWithSource(cl_context ctx, cl_uint count, const char **strings,
