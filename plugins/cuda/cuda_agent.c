@@ -564,15 +564,33 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 	struct ca_kernel *k;
 	uint64_t id = 0;
 
-	if (l->api != GBPF_CU_LAUNCH_KERNEL && l->api != GBPF_CU_LAUNCH_KERNEL_EX &&
-	    l->api != GBPF_CU_LAUNCH_COOPERATIVE)
-		return -ENOENT; /* graph nodes: launched later, uninstrumented */
-	ca_run_host_launch(s, l, &id);
+	int node = l->api != GBPF_CU_LAUNCH_KERNEL && l->api != GBPF_CU_LAUNCH_KERNEL_EX &&
+		   l->api != GBPF_CU_LAUNCH_COOPERATIVE;
+
+	/*
+	 * A graph kernel node gets the instrumented function too (every launch
+	 * of the graph runs the probes); it is no launch yet: no host launch
+	 * probe, and ctx->launch_id is the value set by the stream's last
+	 * direct launch (a graph launch runs its nodes without our memsets).
+	 */
+	if (!node)
+		ca_run_host_launch(s, l, &id);
 	if (!l->name || !s->dev_cnt)
 		return -ENOENT;
 	k = s->engine != GBPF_SAN_CHOICE_SANITIZER ? ca_kernel_for(s, l) : NULL;
+	if (!k && node)
+		return -ENOENT;
 	if (!k)
 		return ca_san_launch(s, l, &id);
+	if (node) {
+		if (s->devmaps)
+			ca_devmaps_launch(s->devmaps, (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] *
+							      l->block[0] * l->block[1] * l->block[2],
+					  l->name);
+		gbpf_printq_kick(k->printq);
+		l->replacement = k->fn;
+		return 0;
+	}
 	if (!id)
 		id = s->svc.next_launch_id(s->svc.ctx);
 	/* Two memsets per launch are ~2 us of stream time: only when a program reads the id. */
@@ -737,6 +755,9 @@ static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_att
 	return 0;
 }
 
+/* Kernels of earlier attaches (re-attach): kept, their modules stay loaded; under the state's lock. */
+static struct ca_kernel *ca_retired_kernels;
+
 int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attach_opts *o, char *log,
 			   size_t log_size)
 {
@@ -756,7 +777,23 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		snprintf(log, log_size, "cuda agent: already attached");
 		return -EBUSY;
 	}
-	/* A re-attach after detach replaces the previous programs. */
+	/*
+	 * A re-attach after detach replaces the previous programs. The kernels
+	 * instrumented for them (their modules' __gbpf_maps point to device maps
+	 * and print queues the detach freed) are forgotten: each kernel is
+	 * instrumented afresh at its next launch. Their modules stay loaded
+	 * (unloading needs their context current and no launch in flight), on
+	 * the retired list.
+	 */
+	pthread_mutex_lock(&s->lock);
+	while (s->kernels) {
+		struct ca_kernel *k = s->kernels;
+
+		s->kernels = k->next;
+		k->next = ca_retired_kernels;
+		ca_retired_kernels = k;
+	}
+	pthread_mutex_unlock(&s->lock);
 	free(s->dev);
 	free(s->fragment);
 	s->dev = NULL;
@@ -855,6 +892,13 @@ fail:
 	return rc;
 }
 
+/* Hooks while detached: record images only (see gbpf_cuda_agent_detach). */
+static const struct gbpf_cu_hooks ca_idle_hooks = {
+	.sz = sizeof(ca_idle_hooks),
+	.ctx = &cuda_agent_state,
+	.image_loaded = ca_on_image,
+};
+
 void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 {
 	(void)be;
@@ -863,7 +907,12 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	 * modules stay (a launch in flight on another thread may use them).
 	 */
 	atomic_store(&cuda_agent_state.attached, 0);
-	gbpf_cu_intercept_set_hooks(NULL);
+	/*
+	 * Images loaded while detached are still recorded: a later attach
+	 * (gbpf attach to an idle agent) instruments kernels of modules the
+	 * application loaded before it. Nothing else is hooked.
+	 */
+	gbpf_cu_intercept_set_hooks(&ca_idle_hooks);
 	/*
 	 * What the GPU recorded so far reaches the controller; then the device
 	 * copies go (no launch uses them once `attached` is 0; the final
