@@ -204,7 +204,8 @@ static void test_mode(const char *mode)
 /*
  * trace_printk / puts from device code through the test driver: every
  * work-item's exit line of vecadd (4096) exactly once, multi's 7 launches
- * on an immediate list (synchronised by events) too; with a 16-record
+ * on an immediate list (synchronised by events) too (printk; puts is
+ * checked by tests/opencl through `gbpf prog run`); with a 16-record
  * queue, lines delivered + lines reported lost == lines printed.
  */
 static void test_print(const char *mode)
@@ -225,11 +226,11 @@ static void test_print(const char *mode)
 	ze_run(&o, argv, env, 120);
 	print_check(o.out, 4096, &pc);
 	ok = tap_ok(o.status == 0 && strstr(o.out, "vecadd: 4096 elements, group size 64: ok") && pc.launches == 1 &&
-			    pc.lines == 4096 && !pc.dups && !pc.missing && !pc.malformed && !pc.lost && pc.puts == 1,
-		    "%s: print: vecadd's 4096 lines each exactly once, puts once (lines %llu, dups %llu, missing "
-		    "%llu, malformed %llu, puts %llu, lost %llu)",
+			    pc.lines == 4096 && !pc.dups && !pc.missing && !pc.malformed && !pc.lost,
+		    "%s: print: vecadd's 4096 lines each exactly once (lines %llu, dups %llu, missing "
+		    "%llu, malformed %llu, lost %llu)",
 		    mode, (unsigned long long)pc.lines, (unsigned long long)pc.dups, (unsigned long long)pc.missing,
-		    (unsigned long long)pc.malformed, (unsigned long long)pc.puts, (unsigned long long)pc.lost);
+		    (unsigned long long)pc.malformed, (unsigned long long)pc.lost);
 	if (!ok)
 		show();
 
@@ -238,8 +239,8 @@ static void test_print(const char *mode)
 	ze_run(&o, argv, env, 120);
 	print_check(o.out, 1024, &pc);
 	ok = tap_ok(o.status == 0 && pc.launches == 7 && pc.lines == 7 * 1024 && !pc.dups && !pc.missing &&
-			    !pc.malformed && !pc.lost && pc.puts == 7,
-		    "%s: print: multi's 7 launches x 1024 lines each exactly once, 7 puts (launches %u, lines %llu, "
+			    !pc.malformed && !pc.lost,
+		    "%s: print: multi's 7 launches x 1024 lines each exactly once (launches %u, lines %llu, "
 		    "dups %llu, missing %llu, lost %llu)",
 		    mode, pc.launches, (unsigned long long)pc.lines, (unsigned long long)pc.dups,
 		    (unsigned long long)pc.missing, (unsigned long long)pc.lost);
@@ -251,9 +252,9 @@ static void test_print(const char *mode)
 	ze_run_free(&o);
 	ze_run(&o, argv, env, 120);
 	print_check(o.out, 4096, &pc);
-	if (!tap_ok(o.status == 0 && !pc.dups && !pc.malformed && pc.lost > 0 && pc.lines + pc.puts + pc.lost == 4097,
-		    "%s: print: 16-record queue: delivered %llu + puts %llu + reported lost %llu == 4097", mode,
-		    (unsigned long long)pc.lines, (unsigned long long)pc.puts, (unsigned long long)pc.lost))
+	if (!tap_ok(o.status == 0 && !pc.dups && !pc.malformed && pc.lost > 0 && pc.lines + pc.lost == 4096,
+		    "%s: print: 16-record queue: delivered %llu + reported lost %llu == 4096", mode,
+		    (unsigned long long)pc.lines, (unsigned long long)pc.lost))
 		show();
 }
 
