@@ -331,10 +331,10 @@ static int check_ldst(struct venv *env, uint32_t idx, struct vstate *st)
 			return verr(env, idx, -GBPF_ERRNO__VERIFY, "store immediate: reserved src must be zero%s", "");
 		memset(&val, 0, sizeof(val));
 		val.type = REG_SCALAR;
-		if (size == 8)
-			sval_const(&val.v, (uint64_t)(int64_t)in->imm);
-		else
-			sval_sized(&val.v, size);
+		/* the stored bytes: imm sign-extended, then truncated to the size */
+		sval_const(&val.v, size == 8 ? (uint64_t)(int64_t)in->imm
+					     : (uint64_t)(uint32_t)in->imm &
+						       (UINT64_MAX >> (64 - 8 * size)));
 		return mem_access(env, idx, st, &ptr, in->off, size, true, &val, false, what);
 	}
 	/* STX */
@@ -957,18 +957,29 @@ int verifier_run(struct venv *env)
 	env->insn_flags = calloc(env->insn_cnt, sizeof(*env->insn_flags));
 	env->live_in = calloc(env->insn_cnt, sizeof(*env->live_in));
 	env->cps = calloc(env->insn_cnt, sizeof(*env->cps));
-	if (!env->insn_flags || !env->live_in || !env->cps) {
+	env->wip = calloc(env->insn_cnt, sizeof(*env->wip));
+	env->wip_cnt = calloc(env->insn_cnt, sizeof(*env->wip_cnt));
+	env->prec_in = calloc(env->insn_cnt, sizeof(*env->prec_in));
+	env->sprec_in = calloc(env->insn_cnt, sizeof(*env->sprec_in));
+	if (!env->insn_flags || !env->live_in || !env->cps || !env->prec_in || !env->sprec_in ||
+	    !env->wip || !env->wip_cnt) {
 		err = -ENOMEM;
 		goto out;
 	}
 	err = cfg_check(env);
 	if (!err)
+		err = precise_check(env);
+	if (!err)
 		err = do_check(env);
 out:
 	checkpoints_free(env);
 	free(env->cps);
+	free(env->wip);
+	free(env->wip_cnt);
 	free(env->insn_flags);
 	free(env->live_in);
+	free(env->prec_in);
+	free(env->sprec_in);
 	free(env->subprogs);
 	free(env->stack);
 	return err;

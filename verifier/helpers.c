@@ -141,6 +141,26 @@ static const struct proto *find_proto(int32_t id)
 	return NULL;
 }
 
+uint16_t verifier_helper_value_args(int32_t id)
+{
+	const struct proto *p = find_proto(id);
+	uint16_t mask = 0;
+
+	if (!p)
+		return 0x3e; /* rejected at the call anyway */
+	for (int a = 0; a < 5; a++)
+		if (p->args[a] == ARG_SIZE || p->args[a] == ARG_SIZE0 || p->args[a] == ARG_CONST_SZ)
+			mask |= (uint16_t)(1u << (a + 1));
+	return mask;
+}
+
+bool verifier_helper_returns_ptr(int32_t id)
+{
+	const struct proto *p = find_proto(id);
+
+	return !p || p->ret == RET_MAP_VALUE_OR_NULL || p->ret == RET_RINGBUF_OR_NULL;
+}
+
 static bool is_host_kind(uint32_t kind)
 {
 	return kind >= GBPF_ATTACH_HOST_LAUNCH;

@@ -146,7 +146,7 @@ void vlog_state(struct venv *env, const struct vstate *st)
 			bool any = false;
 
 			for (int b = 0; b < 8; b++) {
-				kinds[7 - b] = ".ms"[sl->kind[b]];
+				kinds[7 - b] = ".msp"[sl->kind[b] & 3];
 				any |= sl->kind[b] != STK_INVALID;
 			}
 			kinds[8] = '\0';

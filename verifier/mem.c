@@ -152,6 +152,56 @@ static struct stack_slot *slot_of(struct frame *f, int64_t byte_off, int *b)
 	return &f->stack[pos / 8];
 }
 
+/* Byte b of a slot becomes data of unknown value; a spill it was part of is gone. */
+static void slot_clobber(struct stack_slot *s, int b)
+{
+	if (s->kind[0] == STK_SPILL) {
+		memset(s->kind, STK_MISC, 8);
+	} else {
+		for (int k = 0; k < 8; k++)
+			if (s->kind[k] == STK_PART)
+				s->kind[k] = STK_MISC;
+	}
+	s->kind[b] = STK_MISC;
+}
+
+/*
+ * A 1, 2 or 4-byte store of a scalar that fits in it, naturally aligned:
+ * the same fill gets the value back (loop counters kept as u32 on the
+ * stack, map keys). Returns false where the bytes stay unknown data.
+ */
+static bool narrow_spill(struct frame *f, int64_t first, uint32_t size, const struct reg *val)
+{
+	struct stack_slot *s;
+	int b;
+
+	if (!val || val->type != REG_SCALAR || size >= 8 || (first & (size - 1)) ||
+	    val->v.umax > (UINT64_MAX >> (64 - 8 * size)))
+		return false;
+	s = slot_of(f, first, &b);
+	for (uint32_t k = 0; k < size; k++)
+		slot_clobber(s, b + (int)k);
+	for (uint32_t k = 0; k < size; k++)
+		s->kind[b + k] = STK_PART;
+	s->spill = *val;
+	s->spill.id = 0; /* a narrow copy is not refined with its register */
+	return true;
+}
+
+/* The fill of exactly the bytes of a narrow spill: its value, else NULL. */
+static const struct reg *narrow_fill(struct frame *f, int64_t first, uint32_t size)
+{
+	struct stack_slot *s;
+	int b;
+
+	if (size >= 8 || (first & (size - 1)))
+		return NULL;
+	s = slot_of(f, first, &b);
+	if (slot_part_mask(s) != (((1u << size) - 1) << b))
+		return NULL;
+	return &s->spill;
+}
+
 int check_mem_access(struct venv *env, uint32_t idx, struct vstate *st, const struct reg *ptr,
 		     int64_t off, uint32_t size, bool write, const char *what)
 {
@@ -218,12 +268,11 @@ int mem_access(struct venv *env, uint32_t idx, struct vstate *st, const struct r
 			return verr(env, idx, -GBPF_ERRNO__VERIFY,
 				    "cannot spill part of a pointer: %u bytes at fp%+" PRId64, size,
 				    first);
+		if (narrow_spill(f, first, size, val))
+			return 0;
 		for (int64_t o = first; o < last; o++) {
 			s = slot_of(f, o, &b);
-			if (s->kind[b] == STK_SPILL)
-				for (int k = 0; k < 8; k++)
-					s->kind[k] = STK_MISC;
-			s->kind[b] = STK_MISC;
+			slot_clobber(s, b);
 		}
 		return 0;
 	}
@@ -233,6 +282,14 @@ int mem_access(struct venv *env, uint32_t idx, struct vstate *st, const struct r
 
 		if (s->kind[0] == STK_SPILL) {
 			*val = s->spill;
+			return 0;
+		}
+	}
+	if (sval_is_const(&ptr->v) && !sx) {
+		const struct reg *part = narrow_fill(f, first, size);
+
+		if (part) {
+			*val = *part;
 			return 0;
 		}
 	}
@@ -336,10 +393,7 @@ int check_mem_range(struct venv *env, uint32_t idx, struct vstate *st, const str
 					return verr(env, idx, -GBPF_ERRNO__VERIFY,
 						    "%s: helper writes at a variable stack offset",
 						    what);
-				if (s->kind[b] == STK_SPILL)
-					for (int k = 0; k < 8; k++)
-						s->kind[k] = STK_MISC;
-				s->kind[b] = STK_MISC;
+				slot_clobber(s, b);
 				continue;
 			}
 			if (s->kind[b] == STK_INVALID)

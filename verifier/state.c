@@ -16,10 +16,24 @@
 
 #include "verifier/vstate.h"
 
-/* Checkpoints kept per instruction: beyond it a loop with a changing
- * state is bounded by the complexity limit rather than by memory. */
-#define MAX_CPS_PER_INSN 48
-/* Checkpoints kept in all: bounds memory on huge programs. */
+/*
+ * In-progress checkpoints compared per visit for the infinite-loop check
+ * (the newest ones: a state that repeats does so within an iteration or
+ * two). Past this many at one instruction, a path stores a new one only
+ * after THIN_DEPTH instructions since its last: a long counted loop then
+ * keeps a checkpoint every few iterations instead of one per prune point
+ * and iteration, which bounds memory and copying, while paths that branch
+ * inside the loop still meet an explored checkpoint a few iterations on.
+ */
+#define LOOP_CHECK_CPS 48
+#define THIN_DEPTH 32
+/*
+ * An explored checkpoint that keeps missing (misses > EVICT_RATIO * hits +
+ * EVICT_SLACK) is freed: it only slows the lookups of later paths.
+ */
+#define EVICT_RATIO 3
+#define EVICT_SLACK 3
+/* Checkpoints held in all: bounds memory on huge programs. */
 #define MAX_CPS_TOTAL 200000
 
 static size_t frame_bytes(const struct frame *f)
@@ -141,7 +155,12 @@ static bool reg_covers(const struct reg *o, const struct reg *c, struct idmap *m
 	return true;
 }
 
-static bool stack_covers(const struct frame *o, const struct frame *c, struct idmap *m, bool exact)
+/*
+ * @p need: slots whose spilled scalar value may still matter (precise.c);
+ * elsewhere an old scalar spill only asks for initialised, non-pointer bytes.
+ */
+static bool stack_covers(const struct frame *o, const struct frame *c, struct idmap *m, bool exact,
+			 uint64_t need)
 {
 	uint32_t n = o->nslots > c->nslots ? o->nslots : c->nslots;
 
@@ -151,14 +170,20 @@ static bool stack_covers(const struct frame *o, const struct frame *c, struct id
 		const struct stack_slot *cs = s < c->nslots ? &c->stack[s] : &none;
 		bool ospill = os->kind[0] == STK_SPILL, cspill = cs->kind[0] == STK_SPILL;
 
+		unsigned opart = slot_part_mask(os);
+
 		if (exact) {
 			if (memcmp(os->kind, cs->kind, 8))
 				return false;
-			if (ospill && !reg_covers(&os->spill, &cs->spill, m, true))
+			if ((ospill || opart) && !reg_covers(&os->spill, &cs->spill, m, true))
 				return false;
 			continue;
 		}
-		if (ospill) {
+		/* a narrow spill whose value matters: the same bytes, a covered value */
+		if (opart && (need & (1ull << s)) &&
+		    (slot_part_mask(cs) != opart || !reg_covers(&os->spill, &cs->spill, m, false)))
+			return false;
+		if (ospill && (os->spill.type != REG_SCALAR || (need & (1ull << s)))) {
 			if (!cspill || !reg_covers(&os->spill, &cs->spill, m, false))
 				return false;
 			continue;
@@ -186,23 +211,46 @@ static bool states_cover(struct venv *env, const struct vstate *o, const struct 
 	m.n = 0;
 	for (uint32_t f = 0; f <= o->curframe; f++) {
 		const struct frame *of = o->frames[f], *cf = c->frames[f];
-		uint16_t live = f == o->curframe ? env->live_in[idx] : 0x3c0; /* r6-r9 */
+		bool top = f == o->curframe;
+		uint16_t live = top ? env->live_in[idx] : 0x3c0; /* r6-r9 */
+		/* caller frames: everything matters (the callee may reach them) */
+		uint16_t need = top && !exact ? env->prec_in[idx] : 0x7ff;
+		uint64_t sneed = top && !exact ? env->sprec_in[idx] : UINT64_MAX;
 
 		if (of->callsite != cf->callsite)
 			return false;
 		for (int r = 0; r < GBPF_REG_COUNT - 1; r++) {
 			if (!(live & (1u << r)))
 				continue;
+			/* a scalar whose value decides nothing any more: any scalar will do */
+			if (!(need & (1u << r)) && of->regs[r].type == REG_SCALAR &&
+			    cf->regs[r].type == REG_SCALAR)
+				continue;
 			if (!reg_covers(&of->regs[r], &cf->regs[r], &m, exact))
 				return false;
 		}
-		if (!stack_covers(of, cf, &m, exact))
+		if (!stack_covers(of, cf, &m, exact, sneed))
 			return false;
 	}
 	for (uint32_t i = 0; i < o->nrefs; i++)
 		if (!id_match(&m, o->refs[i], c->refs[i]))
 			return false;
 	return true;
+}
+
+/* An explored checkpoint moves from the in-progress list to the pruning one. */
+static void mark_explored(struct venv *env, struct checkpoint *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		env->wip[p->insn] = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	env->wip_cnt[p->insn]--;
+	p->prev = NULL;
+	p->next = env->cps[p->insn];
+	env->cps[p->insn] = p;
 }
 
 static void finish_checkpoint(struct venv *env, struct checkpoint *p)
@@ -212,6 +260,7 @@ static void finish_checkpoint(struct venv *env, struct checkpoint *p)
 
 		if (--p->branches > 0)
 			return;
+		mark_explored(env, p);
 		q = p->parent;
 		if (q) {
 			uint64_t tail = p->st.depth + p->max_tail - q->st.depth;
@@ -279,24 +328,31 @@ static bool is_ancestor(const struct vstate *st, const struct checkpoint *cp)
 	return false;
 }
 
+static void checkpoint_free(struct venv *env, struct checkpoint *cp)
+{
+	state_free(&cp->st);
+	free(cp);
+	env->live_cps--;
+}
+
 int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 {
-	struct checkpoint *cp;
+	struct checkpoint *cp, **link;
 	uint32_t n = 0;
 	int err;
 
 	*pruned = false;
-	for (cp = env->cps[idx]; cp; cp = cp->next, n++) {
-		if (cp->branches > 0) {
-			/* The path came back to a state it already covered: the
-			 * abstract loop can repeat forever, so no bound is provable. */
-			if (states_cover(env, &cp->st, st, idx, false) && is_ancestor(st, cp))
-				return verr(env, idx, -GBPF_ERRNO__VERIFY,
-					    "infinite loop detected: the state at insn %u repeats "
-					    "a state of the same path (loops must be bounded)",
-					    idx);
-			continue;
-		}
+	/* The path came back to a state it already covered: the abstract loop
+	 * can repeat forever, so no bound is provable. */
+	for (cp = env->wip[idx]; cp && n < LOOP_CHECK_CPS; cp = cp->next, n++)
+		if (states_cover(env, &cp->st, st, idx, false) && is_ancestor(st, cp))
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "infinite loop detected: the state at insn %u repeats "
+				    "a state of the same path (loops must be bounded)",
+				    idx);
+	/* Explored checkpoints: every continuation of theirs was proven safe.
+	 * Freeing one never frees a live path's ancestor (those are in progress). */
+	for (link = &env->cps[idx]; (cp = *link);) {
 		if (states_cover(env, &cp->st, st, idx, false)) {
 			cp->hits++;
 			env->pruned++;
@@ -304,9 +360,17 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 			path_end(env, st, cp->max_tail);
 			return 0;
 		}
-		cp->misses++;
+		if (++cp->misses > EVICT_RATIO * cp->hits + EVICT_SLACK) {
+			*link = cp->next;
+			checkpoint_free(env, cp);
+			continue;
+		}
+		link = &cp->next;
 	}
-	if (n >= MAX_CPS_PER_INSN || env->stored >= MAX_CPS_TOTAL)
+	if (env->live_cps >= MAX_CPS_TOTAL)
+		return 0;
+	if (env->wip_cnt[idx] >= LOOP_CHECK_CPS && st->parent &&
+	    st->depth - st->parent->st.depth < THIN_DEPTH)
 		return 0;
 	cp = calloc(1, sizeof(*cp));
 	if (!cp)
@@ -320,10 +384,14 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 	cp->parent = st->parent;
 	cp->branches = 1;
 	cp->insn = idx;
-	cp->next = env->cps[idx];
-	env->cps[idx] = cp;
+	cp->next = env->wip[idx];
+	if (cp->next)
+		cp->next->prev = cp;
+	env->wip[idx] = cp;
+	env->wip_cnt[idx]++;
 	st->parent = cp;
 	env->stored++;
+	env->live_cps++;
 	return 0;
 }
 
@@ -332,14 +400,17 @@ void checkpoints_free(struct venv *env)
 	if (!env->cps)
 		return;
 	for (uint32_t i = 0; i < env->insn_cnt; i++) {
-		struct checkpoint *cp = env->cps[i];
+		struct checkpoint *lists[2] = {env->cps[i], env->wip ? env->wip[i] : NULL};
 
-		while (cp) {
-			struct checkpoint *next = cp->next;
+		for (int l = 0; l < 2; l++) {
+			struct checkpoint *cp = lists[l];
 
-			state_free(&cp->st);
-			free(cp);
-			cp = next;
+			while (cp) {
+				struct checkpoint *next = cp->next;
+
+				checkpoint_free(env, cp);
+				cp = next;
+			}
 		}
 	}
 }

@@ -60,14 +60,26 @@ enum {
 	STK_INVALID = 0, /* never written */
 	STK_MISC,        /* data of unknown value */
 	STK_SPILL,       /* part of an 8-byte register spill */
+	STK_PART,        /* a narrower (1/2/4-byte) spill of a scalar that fits in it */
 };
 
 #define STACK_SLOTS (GBPF_STACK_SIZE / 8)
 
 struct stack_slot {
 	uint8_t kind[8]; /* per byte, STK_* */
-	struct reg spill; /* valid when every kind is STK_SPILL */
+	struct reg spill; /* valid when every kind is STK_SPILL, or for the STK_PART bytes */
 };
+
+/* Bytes of a slot holding a narrow spill (bit per byte), 0 if none. */
+static inline unsigned slot_part_mask(const struct stack_slot *s)
+{
+	unsigned m = 0;
+
+	for (int b = 0; b < 8; b++)
+		if (s->kind[b] == STK_PART)
+			m |= 1u << b;
+	return m;
+}
 
 struct frame {
 	uint32_t nslots;                      /* slots ever touched (prefix from the top) */
@@ -94,7 +106,8 @@ struct vstate {
 struct checkpoint {
 	struct vstate st;
 	struct checkpoint *parent;
-	struct checkpoint *next;    /* list of the same instruction */
+	struct checkpoint *next;    /* list of the same instruction (in progress or explored) */
+	struct checkpoint *prev;    /* in-progress list only */
 	uint32_t branches;          /* unfinished paths below it; 0 = explored */
 	uint32_t insn;
 	uint64_t max_tail;          /* longest continuation seen below it */
@@ -137,9 +150,14 @@ struct venv {
 	/* analysis */
 	uint8_t *insn_flags;
 	uint16_t *live_in;  /* registers live before each instruction (bit per reg) */
+	uint16_t *prec_in;  /* registers whose scalar value may still matter (precise.c) */
+	uint64_t *sprec_in; /* current frame's stack slots whose spilled scalar may matter */
 	struct subprog *subprogs;
 	uint32_t subprog_cnt;
-	struct checkpoint **cps; /* per instruction */
+	struct checkpoint **cps; /* per instruction: explored checkpoints (prune others) */
+	struct checkpoint **wip; /* per instruction: in progress, newest first (loop check) */
+	uint32_t *wip_cnt;       /* per instruction: length of wip */
+	uint64_t live_cps;       /* checkpoints held (memory bound) */
 	struct pending *stack;
 	size_t stack_len, stack_cap;
 	uint32_t next_id;
@@ -182,6 +200,9 @@ const char *reg_type_name(uint8_t type);
 /* cfg.c */
 int cfg_check(struct venv *env);
 
+/* precise.c: fills prec_in / sprec_in (after cfg_check) */
+int precise_check(struct venv *env);
+
 /* state.c */
 int state_copy(struct vstate *dst, const struct vstate *src);
 /* Copy that is never modified (checkpoints): frames hold only their used slots. */
@@ -193,6 +214,10 @@ void path_end(struct venv *env, struct vstate *st, uint64_t extra_tail);
 void checkpoints_free(struct venv *env);
 
 /* helpers.c */
+/* Registers (bit per reg) of helper @p id whose scalar value is checked (sizes). */
+uint16_t verifier_helper_value_args(int32_t id);
+/* May helper @p id return a pointer? */
+bool verifier_helper_returns_ptr(int32_t id);
 int check_helper_call(struct venv *env, uint32_t idx, struct vstate *st, int32_t id,
 		      bool *path_ends);
 
