@@ -273,16 +273,28 @@ int co_emit_asm(const struct co_code *c, const uint32_t *entries, size_t n_entri
 	return 0;
 }
 
+/* Most environment entries passed to a tool; the rest are dropped. */
+#define CO_TOOL_MAX_ENV 1024
+
 int co_run_tool(char *const argv[], const char *log_path)
 {
 	posix_spawn_file_actions_t fa;
+	char *env[CO_TOOL_MAX_ENV + 1];
+	size_t n = 0;
 	pid_t pid;
 	int st = 0, rc;
 
+	/* Inside an application under `gbpf run` (the agent rewrites code
+	 * objects at registration) the tools would inherit the agent's
+	 * preload and socket and connect as agents of their own: drop them. */
+	for (char **e = environ; e && *e && n < CO_TOOL_MAX_ENV; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "GBPF_AGENT_", 11))
+			env[n++] = *e;
+	env[n] = NULL;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc)
 		return -ENOENT;

@@ -32,6 +32,37 @@ static void hip_log(char *log, size_t size, const char *fmt, ...)
 
 typedef int (*hip_get_count_fn)(int *);
 
+/* GBPF_HIP_FAKE_DEVICE=1: offer interception where the runtime has no device. */
+static int hip_fake_device_mode(void)
+{
+	const char *e = getenv("GBPF_HIP_FAKE_DEVICE");
+
+	return e && !strcmp(e, "1");
+}
+
+/* The backend `gbpf run`'s agent opens: nothing but the device index (the agent state is in hip_agent.c). */
+struct gbpf_backend {
+	int device_index;
+};
+
+static int hip_open(const struct gbpf_backend_open_opts *opts, struct gbpf_backend **out)
+{
+	struct gbpf_backend *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	b->device_index = opts && opts->sz >= offsetof(struct gbpf_backend_open_opts, device_index) + sizeof(int) ?
+				  opts->device_index :
+				  -1;
+	*out = b;
+	return 0;
+}
+
+static void hip_close(struct gbpf_backend *backend)
+{
+	free(backend);
+}
+
 static int hip_query_devices(struct gbpf_device_info *devs, uint32_t *count, char *why, size_t why_size)
 {
 	void *h = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
@@ -48,6 +79,20 @@ static int hip_query_devices(struct gbpf_device_info *devs, uint32_t *count, cha
 	get_count = (hip_get_count_fn)dlsym(h, "hipGetDeviceCount");
 	rc = get_count ? get_count(&n) : -1;
 	dlclose(h);
+	if ((rc != 0 || n <= 0) && hip_fake_device_mode()) {
+		/* Interception without a device (docs/HIP.md, "fake-device mode"):
+		 * one entry so that `gbpf run` chooses this backend; the agent
+		 * registers rewritten images that no device runs, and says so. */
+		if (devs && *count >= 1) {
+			memset(&devs[0], 0, sizeof(devs[0]));
+			devs[0].sz = sizeof(devs[0]);
+			snprintf(devs[0].name, sizeof(devs[0].name), "no AMD device (fake-device mode, GBPF_HIP_FAKE_DEVICE)");
+			snprintf(devs[0].arch, sizeof(devs[0].arch), "none");
+			devs[0].warp_size = 64;
+		}
+		*count = 1;
+		return 0;
+	}
 	if (rc != 0 || n <= 0) {
 		/* hipErrorNoDevice (100) where no AMD GPU is installed */
 		hip_log(why, why_size, "hip: no AMD GPU (hipGetDeviceCount returned %d)", rc);
@@ -91,6 +136,8 @@ GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struc
 		.plugin_version = GBPF_MAKE_VERSION(0, 1),
 		.priority = 90,
 		.query_devices = hip_query_devices,
+		.open = hip_open,
+		.close = hip_close,
 		.codegen = hip_codegen,
 		.agent_attach = gbpf_hip_agent_attach,
 		.agent_detach = gbpf_hip_agent_detach,
