@@ -128,8 +128,8 @@ static int l0_any_selected(const char *name)
 	return 0;
 }
 
-/** Records of the print queue (256 bytes each). */
-#define L0_PRINTQ_SLOTS_DEFAULT 4096u
+/** Records of the print queue (256 bytes each: 4 MiB; launches queued together share it). */
+#define L0_PRINTQ_SLOTS_DEFAULT 16384u
 
 /* The print queue, imported like the table; failures only turn printing off. */
 static void l0_printq_setup(struct l0_agent_state *s, ze_driver_handle_t drv, l0_import_fn import)

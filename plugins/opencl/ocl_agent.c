@@ -591,8 +591,8 @@ static struct oa_launch_maps *oa_launch_maps_new(struct ocl_agent_state *s, stru
 
 /* ---- trace_printk / puts ---- */
 
-/** Records of the agent's print queue (256 bytes each). */
-#define OA_PRINTQ_SLOTS_DEFAULT 4096u
+/** Records of the agent's print queue (256 bytes each: 4 MiB). */
+#define OA_PRINTQ_SLOTS_DEFAULT 16384u
 
 /* The print queue's address for context tables, 0 when printing is off (under the lock). */
 static uint64_t oa_printq(struct ocl_agent_state *s)
