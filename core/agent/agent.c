@@ -835,4 +835,6 @@ __attribute__((destructor)) static void gbpf_agent_fini(void)
 	/* The socket file goes with the process (a fork child's listen_fd is -1). */
 	if (gbpf_agent_state.listen_fd >= 0 && gbpf_agent_state.listen_path[0])
 		unlink(gbpf_agent_state.listen_path);
+	if (gbpf_agent_state.job_path[0])
+		unlink(gbpf_agent_state.job_path);
 }
