@@ -26,7 +26,7 @@
 struct agent_msg {
 	uint16_t type; /* GBPF_AGENT_MSG_REPORT or _PRINT */
 	uint32_t event;
-	char kernel[128];
+	char kernel[256]; /* as struct gbpf_agent_report: long C++ names fit */
 	char msg[384];
 };
 

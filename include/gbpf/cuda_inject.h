@@ -56,6 +56,13 @@ struct gbpf_cuda_inject_opts {
 	 * probes get a NULL context (no .local buffer at all). 0: fill all.
 	 */
 	unsigned ctx_unused;
+	/**
+	 * Newest PTX the device can JIT, as an SM number (90 for sm_90): PTX
+	 * entries of a fatbin for a newer architecture are passed over (the
+	 * driver cannot compile them for this device), and of the others the
+	 * newest comes first in the result. 0: every entry, in fatbin order.
+	 */
+	unsigned max_ptx_arch;
 };
 
 #define GBPF_CUDA_CTX_UNUSED_KERNEL_ID (1U << 0) /**< kernel_id */

@@ -61,6 +61,14 @@ struct ca_image {
 	struct ca_image *next;
 };
 
+/** CUstreamCaptureMode: calls that are unsafe during a capture are allowed on this thread. */
+#define CA_STREAM_CAPTURE_MODE_RELAXED 2
+/** CUdevice_attribute: compute capability. */
+#define CA_ATTR_CC_MAJOR 75
+#define CA_ATTR_CC_MINOR 76
+/** cuGetProcAddress flag: the per-thread default stream variant (_ptds/_ptsz). */
+#define CA_GET_PROC_PER_THREAD_DEFAULT_STREAM 2
+
 /** One instrumented (or failed) kernel, per image and context. */
 struct ca_kernel {
 	const void *key;
@@ -71,7 +79,19 @@ struct ca_kernel {
 	CUfunction fn;
 	CUdeviceptr launch_id_addr;
 	struct gbpf_printq *printq; /* its context's print queues, when a probe prints */
+	struct ca_global *globals;  /* the app's module variables, mirrored around launches */
+	size_t n_globals;
 	struct ca_kernel *next;
+};
+
+/**
+ * A __device__ or __constant__ variable of the app's module and its copy in
+ * the instrumented module (a separately loaded module has its own).
+ */
+struct ca_global {
+	CUdeviceptr orig, inst;
+	size_t size;
+	int is_const; /* kernels cannot write it: no copy back */
 };
 
 /** trace_printk / puts queues of one context (device memory is per context). */
@@ -358,6 +378,134 @@ static void ca_printqs_destroy(struct cuda_agent_state *s)
 	}
 }
 
+/* Largest variable mirrored around each launch; larger ones are reported as not kept coherent. */
+#define CA_GLOBAL_MIRROR_MAX (1u << 20)
+
+/*
+ * Name of the variable a module-scope .global/.const declaration line
+ * defines (the identifier before '[', '=' or ';'), in @name; 0 when the
+ * line is no such definition.
+ */
+static int ca_decl_name(const char *line, size_t len, char *name, size_t name_size, int *is_const)
+{
+	size_t i = 0, start = 0, n = 0;
+	int space = 0;
+
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (len - i > 9 && !memcmp(line + i, ".visible ", 9))
+		i += 9;
+	else if (len - i > 6 && !memcmp(line + i, ".weak ", 6))
+		i += 6;
+	if (len - i > 8 && !memcmp(line + i, ".global ", 8))
+		space = 1;
+	else if (len - i > 7 && !memcmp(line + i, ".const ", 7))
+		space = 2;
+	if (!space)
+		return 0;
+	for (; i < len && line[i] != '[' && line[i] != '=' && line[i] != ';'; i++) {
+		int ident = (line[i] >= 'a' && line[i] <= 'z') || (line[i] >= 'A' && line[i] <= 'Z') ||
+			    (line[i] >= '0' && line[i] <= '9') || line[i] == '_' || line[i] == '$' ||
+			    line[i] == '.';
+
+		if (ident && (!i || !n || line[i - 1] == ' ' || line[i - 1] == '\t'))
+			start = i, n = 0;
+		if (ident)
+			n++;
+	}
+	if (!n || n >= name_size || line[start] == '.' || line[start] == '$')
+		return 0;
+	memcpy(name, line + start, n);
+	name[n] = 0;
+	*is_const = space == 2;
+	return strncmp(name, "__gbpf_", 7) != 0;
+}
+
+/*
+ * Pair each variable the instrumented module defines at module scope with
+ * the app's own (same name in the launched module or library), so launches
+ * see what the app wrote with cudaMemcpyToSymbol and the app sees what
+ * kernels wrote (ca_globals_sync). Variables the app's module does not
+ * export (nvcc's $str, internal ones) are skipped.
+ */
+static void ca_collect_globals(struct ca_kernel *k, const struct gbpf_cu_launch *l, const char *ptx)
+{
+	typedef CUresult (*lib_global_fn)(CUdeviceptr *p, size_t *bytes, void *lib, const char *name);
+	ca_get_global_fn getg = (ca_get_global_fn)gbpf_cu_real_proc("cuModuleGetGlobal", 3020, 0);
+	lib_global_fn lib_getg = (lib_global_fn)gbpf_cu_real_proc("cuLibraryGetGlobal", 12000, 0);
+	int depth = 0;
+
+	for (const char *p = ptx; p && *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		char name[256];
+		int is_const = 0;
+		CUdeviceptr orig = 0, inst = 0;
+		size_t osz = 0, isz = 0;
+
+		if (!depth && ca_decl_name(p, len, name, sizeof(name), &is_const) && getg &&
+		    getg(&inst, &isz, k->mod, name) == GBPF_CUDA_SUCCESS &&
+		    ((l->library && lib_getg && lib_getg(&orig, &osz, l->library, name) == GBPF_CUDA_SUCCESS) ||
+		     (!l->library && l->module && getg(&orig, &osz, l->module, name) == GBPF_CUDA_SUCCESS)) &&
+		    osz == isz && isz) {
+			struct ca_global *nv = realloc(k->globals, (k->n_globals + 1) * sizeof(*nv));
+
+			if (isz > CA_GLOBAL_MIRROR_MAX) {
+				ca_report(GBPF_AGENT_EVENT_INFO, k->name,
+					  "module variable '%s' (%zu bytes) is not mirrored: instrumented launches "
+					  "do not see the app's writes to it, nor it theirs",
+					  name, isz);
+			} else if (nv) {
+				k->globals = nv;
+				nv[k->n_globals++] = (struct ca_global){orig, inst, isz, is_const};
+			}
+		}
+		for (size_t i = 0; i < len; i++)
+			depth += p[i] == '{' ? 1 : p[i] == '}' ? -1 : 0;
+		if (depth < 0)
+			depth = 0;
+		p = eol ? eol + 1 : NULL;
+	}
+}
+
+/*
+ * Before an instrumented launch (to = 1) the app's values go to the copy;
+ * after it (to = 0) the kernel's writes come back: stream-ordered copies on
+ * the launch's stream, so the app's own order of copies and launches holds.
+ */
+static void ca_globals_sync(const struct ca_kernel *k, const struct gbpf_cu_launch *l, int to)
+{
+	typedef CUresult (*d2d_async_fn)(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream st);
+	d2d_async_fn d2d = (d2d_async_fn)gbpf_cu_real_proc("cuMemcpyDtoDAsync", 3020,
+							   l->ptds ? CA_GET_PROC_PER_THREAD_DEFAULT_STREAM : 0);
+
+	for (size_t i = 0; d2d && i < k->n_globals; i++) {
+		const struct ca_global *g = &k->globals[i];
+
+		if (to)
+			d2d(g->inst, g->orig, g->size, l->stream);
+		else if (!g->is_const)
+			d2d(g->orig, g->inst, g->size, l->stream);
+	}
+}
+
+/* SM number of the current context's device (90 for sm_90); 0 when unknown. */
+static unsigned ca_device_sm(void)
+{
+	typedef CUresult (*attr_fn)(int *v, int attrib, CUdevice dev);
+	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
+	attr_fn attr = (attr_fn)gbpf_cu_real_proc("cuDeviceGetAttribute", 2000, 0);
+	ctx_dev_fn ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
+	CUdevice dev;
+	int major = 0, minor = 0;
+
+	if (!attr || !ctx_dev || ctx_dev(&dev) != GBPF_CUDA_SUCCESS ||
+	    attr(&major, CA_ATTR_CC_MAJOR, dev) != GBPF_CUDA_SUCCESS ||
+	    attr(&minor, CA_ATTR_CC_MINOR, dev) != GBPF_CUDA_SUCCESS || major <= 0)
+		return 0;
+	return (unsigned)(major * 10 + minor);
+}
+
 static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const struct gbpf_cu_launch *l,
 			  const struct ca_image *im)
 {
@@ -382,6 +530,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	io.sites = ca_sites(s, k->name, &io);
 	if (!io.sites)
 		return;
+	io.max_ptx_arch = ca_device_sm();
 	if (!im) {
 		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name,
 			  "the image of its module was not recorded (loaded from a file, or before gbpf)");
@@ -439,6 +588,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 			  "cannot set the module globals (__gbpf_maps, __gbpf_pid_tgid, __gbpf_launch_id)");
 		goto out;
 	}
+	ca_collect_globals(k, l, mi->ptx);
 	rc = gbpf_cu_attr_replay(l->func, k->fn, why, sizeof(why));
 	if (rc < 0) {
 		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "attribute replay failed: %s", why);
@@ -462,8 +612,12 @@ out:
 /* The instrumented kernel for this launch, instrumenting it at first use; NULL = launch the original. */
 static struct ca_kernel *ca_kernel_for(struct cuda_agent_state *s, const struct gbpf_cu_launch *l)
 {
+	typedef CUresult (*exchange_mode_fn)(int *mode);
 	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)gbpf_cu_real_proc("cuCtxGetCurrent", 4000, 0);
+	exchange_mode_fn exchange_mode =
+		(exchange_mode_fn)gbpf_cu_real_proc("cuThreadExchangeStreamCaptureMode", 10010, 0);
 	const void *key = l->library ? (const void *)l->library : (const void *)l->module;
+	int mode = CA_STREAM_CAPTURE_MODE_RELAXED;
 	CUcontext ctx = NULL;
 	struct ca_kernel *k;
 
@@ -481,7 +635,17 @@ static struct ca_kernel *ca_kernel_for(struct cuda_agent_state *s, const struct 
 	}
 	k->key = key;
 	k->ctx = ctx;
+	/*
+	 * The first launch of a kernel may come while a stream captures a graph;
+	 * the JIT and the synchronous copies that set module globals would then
+	 * invalidate the capture (global capture mode forbids them on this
+	 * thread). Our calls touch no capturing stream: relaxed mode allows them.
+	 */
+	if (exchange_mode)
+		exchange_mode(&mode);
 	ca_instrument(s, k, l, key ? ca_find_image(s, key) : NULL);
+	if (exchange_mode)
+		exchange_mode(&mode);
 	k->next = s->kernels;
 	s->kernels = k;
 done:
@@ -603,6 +767,7 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 						      l->block[1] * l->block[2],
 				  l->name);
 	gbpf_printq_kick(k->printq);
+	ca_globals_sync(k, l, 1);
 	l->replacement = k->fn;
 	return 0;
 }
@@ -627,6 +792,18 @@ static void ca_launch_post(void *ctx, const struct gbpf_cu_launch *l)
 
 	if (l->hook_data)
 		ca_timeline_launch_post(s->timeline, l);
+	if (l->replacement && l->replaced &&
+	    (l->api == GBPF_CU_LAUNCH_KERNEL || l->api == GBPF_CU_LAUNCH_KERNEL_EX ||
+	     l->api == GBPF_CU_LAUNCH_COOPERATIVE)) {
+		struct ca_kernel *k;
+
+		pthread_mutex_lock(&s->lock);
+		for (k = s->kernels; k && k->fn != l->replacement; k = k->next)
+			;
+		if (k && k->n_globals)
+			ca_globals_sync(k, l, 0);
+		pthread_mutex_unlock(&s->lock);
+	}
 	if (l->replacement && !l->replaced)
 		ca_report(GBPF_AGENT_EVENT_ERROR, l->name,
 			  "the instrumented kernel failed to launch (error %d); the original ran",

@@ -23,6 +23,12 @@
 #define DM_ERROR_ALREADY_REGISTERED 712
 #define DM_STREAM_NON_BLOCKING 0x1u
 #define DM_ATTR_MULTIPROCESSOR_COUNT 16
+/*
+ * Device sub-rings per SM (rounded down to a power of two in all): the
+ * device code spreads an SM's warps over them (ptx_ring.c), so a sub-ring's
+ * producer_pos is contended by a few warps, not by all of an SM's.
+ */
+#define DM_RING_SUBS_PER_SM 8u
 /** Device ring size per ring map (GBPF_CUDA_RING_MB overrides). */
 #define DM_RING_BYTES_DEFAULT (128ull << 20)
 #define DM_SNAPSHOT_PERIOD_NS 100000000ull
@@ -385,7 +391,8 @@ static int dm_setup(struct ca_devmaps *d, CUcontext ctx, char *why, size_t why_s
 
 		if (d->place[i] != DM_DEVICE)
 			continue;
-		rc = gbpf_map_mirror_init(&d->mirror[i], &d->maps[i], ring_bytes, sms, &d->ops, mwhy, sizeof(mwhy));
+		rc = gbpf_map_mirror_init(&d->mirror[i], &d->maps[i], ring_bytes, sms * DM_RING_SUBS_PER_SM,
+					  &d->ops, mwhy, sizeof(mwhy));
 		if (rc) {
 			/* This map stays on the host: still correct. */
 			d->place[i] = DM_HOST;

@@ -31,7 +31,9 @@ _Static_assert(sizeof(struct gbpf_ring_ctl) == 128, "device ring control stride"
  * group's records), so an SM's producers contend once per warp instead of once per thread; the
  * group's records are contiguous and never wrap (the padding rule applies to the whole group).
  * A group whose records would not fit one sub-ring reserves lane by lane. A failed group
- * reservation drops (and counts) every record of the group.
+ * reservation drops (and counts) every record of the group. The CAS is relaxed at GPU scope:
+ * only GPU threads write producer_pos, and the data's publication is ordered by the commit's
+ * release store, not by the reservation.
  */
 static const char m_ring_reserve_ptx[] =
 	".func (.param .align 8 .b8 r[16]) __gbpf_m_ring_reserve(.param .b64 m, .param .b64 s, .param .b64 n)\n"
@@ -59,7 +61,7 @@ static const char m_ring_reserve_ptx[] =
 	"setp.gt.u64 %q2, %a14, %a5;\nadd.u64 %a15, %a14, %a13;\nadd.u64 %a15, %a15, %a21;\n"
 	"setp.gt.u64 %q3, %a15, %a5;\nor.pred %q2, %q2, %q3;\n@%q2 bra $Lfull;\n"
 	"add.u64 %a16, %a9, %a13;\nadd.u64 %a16, %a16, %a21;\n"
-	"atom.cas.acq_rel.sys.b64 %a17, [%a3], %a9, %a16;\nsetp.eq.u64 %q2, %a17, %a9;\n"
+	"atom.cas.relaxed.gpu.b64 %a17, [%a3], %a9, %a16;\nsetp.eq.u64 %q2, %a17, %a9;\n"
 	"@%q2 bra $Lgot;\nadd.u32 %b0, %b0, 1;\nbra.uni $Ltry;\n$Lgot:\ncvt.u32.u64 %b1, %a1;\n"
 	"add.u64 %a22, %a9, %a13;\nsetp.eq.u64 %q2, %a13, 0;\n@%q2 bra $Lshare;\n"
 	"add.u64 %a18, %a6, %a11;\nst.u32 [%a18+4], %b1;\ncvt.u32.u64 %b2, %a13;\n"
@@ -94,13 +96,18 @@ static const char m_ring_commit_ptx[] =
 	"$Lout:\nret;\n}\n";
 
 /*
- * sub-ring of the caller: its SM's (smid & (nr_slots - 1)); 0 for a map that is no ring buffer
+ * sub-ring of the caller: with k = nr_slots / nsmid sub-rings per SM (at least 1), the warp's
+ * smid + nsmid * (warpid mod k), masked to the slots; -1 for a map that is no ring buffer.
+ * Several sub-rings per SM (the agent sizes rings so) split an SM's producers by warp slot,
+ * so one CAS word serves a few warps instead of all of an SM's.
  */
 static const char m_ring_sub_ptx[] =
 	".func (.param .b64 r) __gbpf_m_ring_sub(.param .b64 m)\n{\n.reg .b64 %a<2>;\n"
-	".reg .b32 %b<4>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.u32 %b0, [%a0+8];\n"
+	".reg .b32 %b<6>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.u32 %b0, [%a0+8];\n"
 	"setp.ne.u32 %q0, %b0, 27;\nsetp.ne.u32 %q1, %b0, 1527;\nand.pred %q0, %q0, %q1;\n"
-	"@%q0 bra $Lno;\nmov.u32 %b1, %smid;\nld.u32 %b2, [%a0+28];\nsub.u32 %b2, %b2, 1;\n"
+	"@%q0 bra $Lno;\nmov.u32 %b1, %smid;\nld.u32 %b2, [%a0+28];\nmov.u32 %b3, %nsmid;\n"
+	"max.u32 %b3, %b3, 1;\ndiv.u32 %b4, %b2, %b3;\nmax.u32 %b4, %b4, 1;\nmov.u32 %b5, %warpid;\n"
+	"rem.u32 %b5, %b5, %b4;\nmad.lo.u32 %b1, %b5, %b3, %b1;\nsub.u32 %b2, %b2, 1;\n"
 	"and.b32 %b1, %b1, %b2;\ncvt.u64.u32 %a1, %b1;\nst.param.b64 [r], %a1;\nret;\n$Lno:\n"
 	"st.param.b64 [r], -1;\nret;\n}\n";
 

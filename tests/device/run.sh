@@ -37,7 +37,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 # The plugin also links the parts cuda_plugin.c registers (injector, agent, interception);
 # only the entry symbol is exported, so a dlopen'ed plugin interposes nothing.
 PLUGIN_EXTRA=$(ls plugins/cuda/cuda_inject_op.c plugins/cuda/cuda_agent*.c plugins/cuda/cuda_devmaps.c plugins/cuda/cuda_timeline.c \
-	plugins/cuda/map_mirror.c plugins/cuda/ptx/*.c plugins/cuda/fatbin/*.c plugins/cuda/intercept/*.c \
+	plugins/cuda/map_mirror.c plugins/cuda/ptx/*.c plugins/cuda/fatbin/*.c plugins/cuda/intercept/*.c plugins/cuda/sanitizer/*.c \
 	$MAPS 2>/dev/null | tr '\n' ' ')
 ZSTD=-lzstd
 for f in /usr/lib/x86_64-linux-gnu/libzstd.so /usr/lib/x86_64-linux-gnu/libzstd.so.1 /usr/lib64/libzstd.so.1; do

@@ -215,13 +215,38 @@ static int do_container(struct run *r, const char *region, const struct gbpf_fat
 	char where[256], label[32], archs[200] = "", ptx_problem[300] = "";
 	int err = 0;
 
-	for (size_t i = 0; i < fb->n_entries && !err; i++) {
+	/*
+	 * PTX entries newest first, those newer than the device left out: the
+	 * agent instruments the first entry that holds a kernel, and the driver
+	 * can only JIT PTX of the device's architecture or older.
+	 */
+	size_t *order = calloc(fb->n_entries ? fb->n_entries : 1, sizeof(*order)), n_order = 0;
+
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < fb->n_entries; i++) {
 		const struct gbpf_fatbin_entry *e = &fb->entries[i];
-		uint8_t *data;
-		size_t len;
+		size_t j;
 
 		if (e->container_index != c || e->kind != GBPF_FATBIN_KIND_PTX)
 			continue;
+		if (r->o.max_ptx_arch && e->arch > r->o.max_ptx_arch) {
+			gbpf_fatbin_entry__label(e, label, sizeof(label));
+			if (strlen(ptx_problem) + strlen(label) + 48 < sizeof(ptx_problem))
+				snprintf(ptx_problem + strlen(ptx_problem), sizeof(ptx_problem) - strlen(ptx_problem),
+					 "%s PTX is newer than the device (sm_%u); ", label, r->o.max_ptx_arch);
+			continue;
+		}
+		for (j = n_order; j > 0 && (!r->o.max_ptx_arch ? 0 : fb->entries[order[j - 1]].arch < e->arch); j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		n_order++;
+	}
+	for (size_t oi = 0; oi < n_order && !err; oi++) {
+		const struct gbpf_fatbin_entry *e = &fb->entries[order[oi]];
+		uint8_t *data;
+		size_t len;
+
 		snprintf(where, sizeof(where), "%s container %u entry %u (%s)", region, c, e->index,
 			 gbpf_fatbin_entry__label(e, label, sizeof(label)));
 		err = gbpf_fatbin_entry__data(e, r->o.max_decompressed, &data, &len, r->log,
@@ -272,6 +297,7 @@ static int do_container(struct run *r, const char *region, const struct gbpf_fat
 	}
 	set_free(&with_ptx);
 	set_free(&sass_only);
+	free(order);
 	return err;
 }
 
