@@ -31,7 +31,7 @@ static int san_try(struct gbpf_san_api *api, const char *path, char *why, size_t
 		return -ENOENT;
 	}
 	api->lib = h;
-	snprintf(api->path, sizeof(api->path), "%s", path);
+	snprintf(api->path, sizeof(api->path), "%.255s", path);
 	return 0;
 }
 
