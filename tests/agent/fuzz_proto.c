@@ -28,6 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		gbpf_agent_decode_timeline(data, size, &dropped, ev, &n, why, sizeof(why));
 	}
+	{
+		char path[GBPF_AGENT_MAX_STR + 1];
+
+		gbpf_agent_decode_job(data, size, path, sizeof(path), why, sizeof(why));
+	}
 	if (size >= sizeof(struct gbpf_agent_frame))
 		gbpf_agent_frame_check((const void *)data, why, sizeof(why));
 	return 0;

@@ -308,8 +308,72 @@ static void test_timeline_decoder(void)
 	       "frame type beyond the last message refused");
 }
 
+/* JOB (gbpf attach): the controller's socket path, bounded, no NUL; names and directions. */
+static void test_job_and_names(void)
+{
+	struct gbpf_agent_buf b = {0};
+	char path[64], why[256], dir[160];
+	unsigned char nul[9] = {5, 0, 0, 0, 'a', 0, 'b', 'c', 'd'};
+	int err;
+
+	gbpf_agent_buf_put_str(&b, "/tmp/gbpf-run-x/ctl.sock");
+	err = gbpf_agent_decode_job(b.data, b.len, path, sizeof(path), why, sizeof(why));
+	tap_ok(err == 0 && !strcmp(path, "/tmp/gbpf-run-x/ctl.sock"), "job round trip (%s)",
+	       err ? why : "ok");
+	err = gbpf_agent_decode_job(b.data, b.len, path, 8, why, sizeof(why));
+	tap_ok(err == -EINVAL && strstr(why, "job.path"), "job: a path longer than the room: %s", why);
+	err = gbpf_agent_decode_job(b.data, b.len - 1, path, sizeof(path), why, sizeof(why));
+	tap_ok(err == -EINVAL, "job: cut short rejected: %s", why);
+	err = gbpf_agent_decode_job(nul, sizeof(nul), path, sizeof(path), why, sizeof(why));
+	tap_ok(err == -EINVAL && strstr(why, "NUL"), "job: NUL byte rejected: %s", why);
+	gbpf_agent_buf_put_u32(&b, 1);
+	err = gbpf_agent_decode_job(b.data, b.len, path, sizeof(path), why, sizeof(why));
+	tap_ok(err == -EINVAL && strstr(why, "trailing"), "job: trailing bytes rejected: %s", why);
+	gbpf_agent_buf_free(&b);
+	tap_ok(!strcmp(gbpf_agent_msg_name(GBPF_AGENT_MSG_DETACH), "detach") &&
+		       !strcmp(gbpf_agent_msg_name(0), "unknown") &&
+		       !strcmp(gbpf_agent_msg_name(GBPF_AGENT_MSG_MAX + 1), "unknown"),
+	       "message names, unknown past the table");
+	tap_ok(gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_HELLO) &&
+		       gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_TIMELINE) &&
+		       !gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_SETUP) &&
+		       !gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_JOB) &&
+		       !gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_DETACH),
+	       "which side sends which message");
+	{
+		char xdg[] = "/tmp/gbpf-proto-test-XXXXXX", want[160];
+		struct stat st;
+
+		if (!mkdtemp(xdg)) {
+			tap_skip("mkdtemp failed");
+			return;
+		}
+		setenv("XDG_RUNTIME_DIR", xdg, 1);
+		snprintf(want, sizeof(want), "%s/gbpf", xdg);
+		err = gbpf_agent_sock_dir(dir, sizeof(dir), 0, why, sizeof(why));
+		tap_ok(err == -ENOENT, "socket directory missing and not created: %s", why);
+		err = gbpf_agent_sock_dir(dir, sizeof(dir), 1, why, sizeof(why));
+		tap_ok(err == 0 && !strcmp(dir, want) && !stat(dir, &st) && (st.st_mode & 0777) == 0700,
+		       "socket directory created under XDG_RUNTIME_DIR, mode 0700 (%s)",
+		       err ? why : dir);
+		err = gbpf_agent_listen_path(1234, path, sizeof(path), why, sizeof(why));
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "/1234.sock");
+		tap_ok(err == 0 && !strcmp(path, want), "socket path DIR/PID.sock (%s)", err ? why : path);
+		err = gbpf_agent_listen_path(1234, path, 8, why, sizeof(why));
+		tap_ok(err == -ENAMETOOLONG, "socket path that does not fit is refused: %s", why);
+		chmod(dir, 0755);
+		err = gbpf_agent_sock_dir(dir, sizeof(dir), 1, why, sizeof(why));
+		tap_ok(err == -EPERM && strstr(why, "mode 0700") && strstr(why, "0755"),
+		       "a directory others can read is refused: %s", why);
+		rmdir(dir);
+		rmdir(xdg);
+		unsetenv("XDG_RUNTIME_DIR");
+	}
+}
+
 int main(int argc, char **argv)
 {
+	test_job_and_names();
 	test_decoder();
 	test_timeline_decoder();
 	if (argc >= 3)
