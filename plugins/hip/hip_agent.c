@@ -362,8 +362,8 @@ static int instrument_co(const uint8_t *co, size_t size, const char *arch, const
 	o.res = m->res;
 	rc = co_instrument(co, size, &o, out, out_size, &r, err, sizeof(err));
 	if (rc) {
-		report(GBPF_AGENT_EVENT_ERROR, NULL, "%s: %s code object not rewritten: %s (%d); the original runs",
-		       where, arch, err, rc);
+		report(GBPF_AGENT_EVENT_ERROR, NULL, "%s: %s code object not rewritten: %s (%s); the original runs",
+		       where, arch, err, strerror(-rc));
 		*out = NULL;
 	}
 	for (size_t i = 0; i < r.n; i++) {

@@ -30,6 +30,8 @@
 
 static char gbpf[4096], plugin[4096];
 static const char *fake_rt, *probe;
+/* One more VAR=value for the next run under gbpf (NULL: none). */
+static const char *extra_env;
 
 static size_t count(const char *hay, const char *needle)
 {
@@ -38,6 +40,18 @@ static size_t count(const char *hay, const char *needle)
 	for (const char *p = hay; hay && (p = strstr(p, needle)); p += strlen(needle))
 		n++;
 	return n;
+}
+
+/* 1 when @p out has a table line "KEY VALUE" (columns separated by spaces). */
+static int has_row(const char *out, const char *key, const char *value)
+{
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char k[64], v[64];
+
+		if (sscanf(l, "%63s %63s", k, v) == 2 && !strcmp(k, key) && !strcmp(v, value))
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -67,6 +81,8 @@ static int run(int with_gbpf, const char *app, const char *a1, const char *a2, c
 		argv[n++] = e_plug;
 		argv[n++] = (char *)"GBPF_BACKEND=hip";
 		argv[n++] = (char *)"GBPF_HIP_FAKE_DEVICE=1";
+		if (extra_env)
+			argv[n++] = (char *)extra_env;
 		argv[n++] = gbpf;
 		argv[n++] = (char *)"run";
 		argv[n++] = (char *)probe;
@@ -166,6 +182,7 @@ static void test_multi_kernel(const char *app, const char *tmp)
 	       "multi_kernel: the controller reports grid2d launched instrumented and that no AMD device ran it");
 	tap_ok(count(out, "no AMD device (hipGetDeviceCount returned 100)") == 1,
 	       "multi_kernel: the missing device is reported once");
+	tap_ok(has_row(out, "0", "4"), "multi_kernel: the host/launch probe counted the 4 launches (map 'hits', key 0)");
 	orig = dumped(d0, "fatbin-0.bin", &olen);
 	rw = dumped(d1, "fatbin-0.bin", &rlen);
 	if (tap_ok(orig && rw, "multi_kernel: the fat binaries the runtime got were dumped"))
@@ -202,6 +219,40 @@ static void test_vector_add(const char *app, const char *tmp)
 	tap_ok(orig && rw && olen == rlen && !memcmp(orig, rw, olen),
 	       "vector_add: no kernel targeted: the fat binary registered byte for byte (%zu bytes)", rlen);
 	tap_ok(count(out, ": instrumented in the ") == 0, "vector_add: nothing reported instrumented");
+	free(orig);
+	free(rw);
+	free(out0);
+	free(log0);
+	free(out);
+	free(log);
+}
+
+/* The rewriter fails (no llvm-mc): the original fat binary is registered, the failure reported, the app runs. */
+static void test_failure(const char *app, const char *tmp)
+{
+	char d0[600], d1[600], *out0 = NULL, *log0 = NULL, *out = NULL, *log = NULL;
+	uint8_t *orig, *rw;
+	size_t olen = 0, rlen = 0;
+	int st;
+
+	snprintf(d0, sizeof(d0), "%s/fail0", tmp);
+	snprintf(d1, sizeof(d1), "%s/fail1", tmp);
+	if (mkdir(d0, 0700) || mkdir(d1, 0700))
+		return;
+	run(0, app, NULL, NULL, d0, &out0, &log0);
+	extra_env = "GBPF_HIP_MC=/nonexistent/llvm-mc-19";
+	st = run(1, app, NULL, NULL, d1, &out, &log);
+	extra_env = NULL;
+	tap_ok(st == 0 && strstr(out ? out : "", "multi_kernel: 4 launches done") &&
+		       count(log, "launch via=hipLaunchKernel") == 4,
+	       "rewriter failure: multi_kernel still runs its 4 launches (%d)", st);
+	orig = dumped(d0, "fatbin-0.bin", &olen);
+	rw = dumped(d1, "fatbin-0.bin", &rlen);
+	tap_ok(orig && rw && olen == rlen && !memcmp(orig, rw, olen),
+	       "rewriter failure: the original fat binary is registered byte for byte");
+	tap_ok(count(out, "error: fat binary") >= 2 && count(out, "code object not rewritten") >= 2 &&
+		       count(out, "the original runs") >= 2 && count(out, ": instrumented in the ") == 0,
+	       "rewriter failure: reported for both code objects, nothing reported instrumented");
 	free(orig);
 	free(rw);
 	free(out0);
@@ -300,6 +351,7 @@ int main(int argc, char **argv)
 		return tap_done();
 	test_multi_kernel(argv[6], tmp);
 	test_vector_add(argv[5], tmp);
+	test_failure(argv[6], tmp);
 	if (argc > 8)
 		test_module_app(argv[7], argv[8], tmp);
 	else
