@@ -68,8 +68,11 @@ struct gbpf_san_engine {
 	size_t map_cnt;
 	gbpf_san_maps_fn maps_table;
 	void *maps_arg;
-	char *ptx;      /* the patch module's PTX (compiled per architecture, lazily) */
-	size_t ptx_len;
+	struct gbpf_san_patch_opts popts; /* to rebuild the text in another form */
+	char *fragment;
+	char *ptx[2];   /* the patch module's PTX: as emitted, and with every function .visible */
+	size_t ptx_len[2];
+	int form;       /* the form the library accepted last (tried first) */
 	struct san_ctx *ctxs;
 	struct san_module *modules;
 	struct san_kernel *kernels;
@@ -165,12 +168,18 @@ int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_e
 		e->probe_kind[i] = o->probes[i]->attach.kind;
 	}
 	/* The text does not depend on the device: built once, compiled per architecture. */
-	po.fragment = o->fragment;
+	e->fragment = strdup(o->fragment);
+	if (!e->fragment) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	po.fragment = e->fragment;
 	po.probe_kind = e->probe_kind;
 	po.probe_cnt = e->probe_cnt;
 	po.map_cnt = e->map_cnt;
 	po.ctx_unused = o->ctx_unused;
-	rc = gbpf_san_patch_ptx(&po, &e->ptx, &e->ptx_len, log, log_size);
+	e->popts = po;
+	rc = gbpf_san_patch_ptx(&po, &e->ptx[0], &e->ptx_len[0], log, log_size);
 	if (rc)
 		goto fail;
 	rc = gbpf_san_api_load(&e->api, log, log_size);
@@ -195,7 +204,8 @@ int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_e
 	*out = e;
 	return 0;
 fail:
-	free(e->ptx);
+	free(e->ptx[0]);
+	free(e->fragment);
 	free(e->prog_index);
 	free(e->probe_kind);
 	pthread_mutex_destroy(&e->lock);
@@ -232,12 +242,6 @@ static struct san_ctx *san_ctx_for(struct gbpf_san_engine *e, CUcontext ctx, con
 		return NULL;
 	}
 	snprintf(arch, sizeof(arch), "sm_%d%d", major, minor);
-	rc = gbpf_san_patch_compile(e->ptx, e->ptx_len, arch, &c->cubin, &size, &cached, why, sizeof(why));
-	if (rc) {
-		san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: patch module for %s: %s", arch, why);
-		return NULL;
-	}
-	e->stats.cubin_cached = cached;
 	if (e->map_cnt) {
 		table = calloc(e->map_cnt, sizeof(*table));
 		rc = table ? e->maps_table(e->maps_arg, ctx, table, why, sizeof(why)) : -ENOMEM;
@@ -248,20 +252,56 @@ static struct san_ctx *san_ctx_for(struct gbpf_san_engine *e, CUcontext ctx, con
 			return NULL;
 		}
 	}
-	rc = gbpf_san_patch_set_globals(c->cubin, size, (const uint64_t *)table, e->map_cnt,
-					((uint64_t)getpid() << 32) | (uint32_t)gettid(), why, sizeof(why));
+	/*
+	 * Two forms of the module: as emitted, then with every helper function
+	 * .visible (the form the library accepted is tried first next time).
+	 */
+	for (int t = 0; t < 2 && !c->ok; t++) {
+		int form = t ? !e->form : e->form;
+
+		free(c->cubin);
+		c->cubin = NULL;
+		if (!e->ptx[form]) {
+			struct gbpf_san_patch_opts po = e->popts;
+
+			po.flags = form ? GBPF_SAN_PATCH_VISIBLE_FUNCS : 0;
+			if (gbpf_san_patch_ptx(&po, &e->ptx[form], &e->ptx_len[form], why, sizeof(why)))
+				break;
+		}
+		rc = gbpf_san_patch_compile(e->ptx[form], e->ptx_len[form], arch, &c->cubin, &size, &cached, why,
+					    sizeof(why));
+		if (rc) {
+			san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: patch module for %s: %s", arch,
+				   why);
+			break;
+		}
+		e->stats.cubin_cached = cached;
+		rc = gbpf_san_patch_set_globals(c->cubin, size, (const uint64_t *)table, e->map_cnt,
+						((uint64_t)getpid() << 32) | (uint32_t)gettid(), why, sizeof(why));
+		if (rc) {
+			san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: %s", why);
+			break;
+		}
+		r = e->api.add_patches(c->cubin, ctx);
+		if (r != GBPF_SAN_SUCCESS && e->api.add_patches(c->cubin, NULL) == GBPF_SAN_SUCCESS) {
+			/* The library may know the context by another handle: "the current one" then. */
+			san_report(e, GBPF_AGENT_EVENT_INFO, kernel, "sanitizerAddPatches took the current context (NULL), "
+								     "not the handle %p", (void *)ctx);
+			r = GBPF_SAN_SUCCESS;
+		}
+		if (r == GBPF_SAN_SUCCESS) {
+			c->ok = 1;
+			e->form = form;
+		} else {
+			san_report(e, t ? GBPF_AGENT_EVENT_ERROR : GBPF_AGENT_EVENT_INFO, kernel,
+				   "sanitizerAddPatches (%s, %s, %zu bytes, %s, %s) failed: %s%s", e->api.path, arch,
+				   size, cached ? "cached" : "compiled", form ? "visible helpers" : "as emitted",
+				   gbpf_san_api_strerror(&e->api, r), t ? "" : "; trying the other form");
+		}
+	}
 	free(table);
-	if (rc) {
-		san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: %s", why);
+	if (!c->ok)
 		return NULL;
-	}
-	r = e->api.add_patches(c->cubin, ctx);
-	if (r != GBPF_SAN_SUCCESS) {
-		san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizerAddPatches (%s, %zu bytes, %s) failed: %s", arch,
-			   size, cached ? "cached" : "compiled", gbpf_san_api_strerror(&e->api, r));
-		return NULL;
-	}
-	c->ok = 1;
 	e->stats.contexts++;
 	return c;
 }
@@ -464,7 +504,9 @@ void gbpf_san_engine_destroy(struct gbpf_san_engine *e)
 		free(k);
 	}
 	/* The library stays loaded: the driver may still hold callbacks into it. */
-	free(e->ptx);
+	free(e->ptx[0]);
+	free(e->ptx[1]);
+	free(e->fragment);
 	free(e->prog_index);
 	free(e->probe_kind);
 	pthread_mutex_destroy(&e->lock);

@@ -179,7 +179,7 @@ static void san_emit_callback(struct ptx_buf *b, const struct san_site *site,
 }
 
 /* Copy the fragment, giving __gbpf_maps and __gbpf_pid_tgid placeholder initialisers. */
-static int san_emit_fragment(struct ptx_buf *b, const char *frag, char *why, size_t why_size)
+static int san_emit_fragment(struct ptx_buf *b, const char *frag, uint32_t flags, char *why, size_t why_size)
 {
 	static const char maps_decl[] = ".visible .global .align 8 .u64 __gbpf_maps[";
 	static const char pid_decl[] = ".visible .global .align 8 .u64 __gbpf_pid_tgid;";
@@ -204,7 +204,21 @@ static int san_emit_fragment(struct ptx_buf *b, const char *frag, char *why, siz
 	ptx_buf_printf(b, "};%.*s", (int)(p - end), end);
 	ptx_buf_printf(b, ".visible .global .align 8 .u64 __gbpf_pid_tgid = 0x%016llx;",
 		       (unsigned long long)GBPF_SAN_MAGIC_PID);
-	ptx_buf_puts(b, p + sizeof(pid_decl) - 1);
+	p += sizeof(pid_decl) - 1;
+	if (!(flags & GBPF_SAN_PATCH_VISIBLE_FUNCS)) {
+		ptx_buf_puts(b, p);
+		return 0;
+	}
+	/* Module-scope helpers become .visible: some loaders take only global functions. */
+	for (const char *line = p; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t ln = nl ? (size_t)(nl - line) + 1 : strlen(line);
+
+		if (!strncmp(line, ".func ", 6))
+			ptx_buf_puts(b, ".visible ");
+		ptx_buf_printf(b, "%.*s", (int)ln, line);
+		line += ln;
+	}
 	return 0;
 }
 
@@ -228,7 +242,7 @@ int gbpf_san_patch_ptx(const struct gbpf_san_patch_opts *o, char **ptx, size_t *
 		return -EINVAL;
 	}
 	ptx_buf_puts(&b, head);
-	rc = san_emit_fragment(&b, o->fragment, why, why_size);
+	rc = san_emit_fragment(&b, o->fragment, o->flags, why, why_size);
 	if (rc) {
 		ptx_buf_free(&b);
 		return rc;

@@ -69,7 +69,11 @@ struct gbpf_san_patch_opts {
 	size_t map_cnt;             /**< entries of __gbpf_maps (0: none) */
 	unsigned ctx_unused;        /**< GBPF_CUDA_CTX_UNUSED_*: ctx fields no probe reads */
 	const char *arch;           /**< "sm_90" ...; NULL = "sm_90" */
+	uint32_t flags;             /**< GBPF_SAN_PATCH_* */
 };
+
+/** Give every function of the fragment external linkage (.visible). */
+#define GBPF_SAN_PATCH_VISIBLE_FUNCS (1U << 0)
 
 /**
  * Build the patch module's PTX.
