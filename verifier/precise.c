@@ -126,8 +126,32 @@ static uint16_t ptr_transfer(const struct venv *env, uint32_t k, uint16_t p, boo
 	}
 }
 
+/*
+ * Successors of every instruction, computed once for both passes (UINT32_MAX
+ * = none); returns whether any jump goes backwards (without one, a single
+ * pass in order is exact).
+ */
+static bool all_successors(const struct venv *env, uint32_t (*succ)[2])
+{
+	bool back = false;
+
+	for (uint32_t k = 0; k < env->insn_cnt; k++) {
+		int ns = 0;
+
+		if (!(env->insn_flags[k] & INSN_SECOND))
+			ns = successors(env, k, succ[k]);
+		for (int j = 0; j < 2; j++) {
+			if (j >= ns)
+				succ[k][j] = UINT32_MAX;
+			else if (succ[k][j] <= k)
+				back = true;
+		}
+	}
+	return back;
+}
+
 /* Forward pass: ptr[k] = registers that may hold a pointer before k. */
-static int may_ptr(struct venv *env, uint16_t *ptr)
+static int may_ptr(struct venv *env, uint16_t *ptr, uint32_t (*succ)[2], bool loops)
 {
 	uint32_t n = env->insn_cnt;
 	bool spilled = false, changed = true;
@@ -140,26 +164,29 @@ static int may_ptr(struct venv *env, uint16_t *ptr)
 		changed = false;
 		for (uint32_t k = 0; k < n; k++) {
 			const struct gbpf_insn *in = &env->insns[k];
-			uint32_t succ[2];
 			uint16_t out;
-			int ns;
 
 			if (env->insn_flags[k] & INSN_SECOND)
 				continue;
 			if (GBPF_CLASS(in->code) == GBPF_STX && GBPF_MODE(in->code) == GBPF_MEM &&
 			    GBPF_SIZE(in->code) == GBPF_DW && (ptr[k] & bit(in->src)) && !spilled) {
+				/* earlier fills may restore it: another round (below) */
 				spilled = true;
+				loops = true;
 				changed = true;
 			}
 			out = (uint16_t)(ptr_transfer(env, k, ptr[k], spilled) | 0x400);
-			ns = successors(env, k, succ);
-			for (int j = 0; j < ns; j++) {
-				if ((ptr[succ[j]] | out) != ptr[succ[j]]) {
-					ptr[succ[j]] |= out;
+			for (int j = 0; j < 2 && succ[k][j] != UINT32_MAX; j++) {
+				uint32_t t = succ[k][j];
+
+				if ((ptr[t] | out) != ptr[t]) {
+					ptr[t] |= out;
 					changed = true;
 				}
 			}
 		}
+		if (!loops)
+			return 0;
 	}
 	if (changed)
 		for (uint32_t k = 0; k < n; k++)
@@ -301,37 +328,35 @@ static void need_transfer(const struct venv *env, uint32_t k, uint16_t p, bool c
 int precise_check(struct venv *env)
 {
 	uint32_t n = env->insn_cnt;
-	uint16_t *ptr = malloc(n * sizeof(*ptr));
-	uint8_t *callee = calloc(n, 1);
-	bool changed = true;
+	/* one block: successors, may-pointer registers, called-function marks */
+	char *block = malloc(n * (sizeof(uint32_t[2]) + sizeof(uint16_t) + 1));
+	uint32_t (*succ)[2] = (uint32_t (*)[2])block;
+	uint16_t *ptr = (uint16_t *)(block + n * sizeof(uint32_t[2]));
+	uint8_t *callee = (uint8_t *)(ptr + n);
+	bool changed = true, loops;
 	int rounds = 0, err;
 
-	if (!ptr || !callee) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = may_ptr(env, ptr);
+	if (!block)
+		return -ENOMEM;
+	memset(callee, 0, n);
+	loops = all_successors(env, succ);
+	err = may_ptr(env, ptr, succ, loops);
 	if (err)
 		goto out;
 	for (uint32_t i = 1; i < env->subprog_cnt; i++)
 		memset(callee + env->subprogs[i].start, 1,
 		       env->subprogs[i].end - env->subprogs[i].start);
-	memset(env->prec_in, 0, n * sizeof(*env->prec_in));
-	memset(env->sprec_in, 0, n * sizeof(*env->sprec_in));
 	while (changed && rounds++ < MAX_ROUNDS) {
 		changed = false;
 		for (uint32_t k = n; k-- > 0;) {
-			uint32_t succ[2];
 			uint16_t r = 0;
 			uint64_t sl = 0;
-			int ns;
 
 			if (env->insn_flags[k] & INSN_SECOND)
 				continue;
-			ns = successors(env, k, succ);
-			for (int j = 0; j < ns; j++) {
-				r |= env->prec_in[succ[j]];
-				sl |= env->sprec_in[succ[j]];
+			for (int j = 0; j < 2 && succ[k][j] != UINT32_MAX; j++) {
+				r |= env->prec_in[succ[k][j]];
+				sl |= env->sprec_in[succ[k][j]];
 			}
 			need_transfer(env, k, ptr[k], callee[k], &r, &sl);
 			r &= 0x3ff;
@@ -342,6 +367,8 @@ int precise_check(struct venv *env)
 				changed = true;
 			}
 		}
+		if (!loops)
+			changed = false; /* every successor came later: one pass is exact */
 	}
 	if (changed) {
 		for (uint32_t k = 0; k < n; k++) {
@@ -350,7 +377,6 @@ int precise_check(struct venv *env)
 		}
 	}
 out:
-	free(ptr);
-	free(callee);
+	free(block);
 	return err;
 }

@@ -6,9 +6,12 @@
  *
  * A checkpoint stays "in progress" (branches > 0) while some path below it
  * is unexplored. Pruning against an in-progress checkpoint would let a
- * loop justify itself, so only explored checkpoints prune; an exactly equal
- * in-progress ancestor means the path came back to the same state: a loop
- * that never ends.
+ * loop justify itself, so only explored checkpoints prune; an in-progress
+ * ancestor that covers the state means the path came back to it: a loop
+ * that never ends. Each instruction keeps its in-progress checkpoints in
+ * one list (wip) and its explored ones in an index keyed by their constant
+ * loop counters (cp_index) or, where those are not constants, in a list
+ * (cps); a checkpoint moves when its last path below ends.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,20 +20,28 @@
 #include "verifier/vstate.h"
 
 /*
- * In-progress checkpoints compared per visit for the infinite-loop check
- * (the newest ones: a state that repeats does so within an iteration or
- * two). Past this many at one instruction, a path stores a new one only
- * after THIN_DEPTH instructions since its last: a long counted loop then
- * keeps a checkpoint every few iterations instead of one per prune point
- * and iteration, which bounds memory and copying, while paths that branch
- * inside the loop still meet an explored checkpoint a few iterations on.
+ * In-progress checkpoints compared per visit for the infinite-loop check:
+ * the newest LOOP_CHECK_CPS (a state that repeats does so within an
+ * iteration or two; a longer period ends at the complexity limit). Past
+ * THIN_AFTER at one instruction, a path stores a new one only
+ * when branches it left pending below its last checkpoint will come back
+ * to look for explored states (a loop that branches on a helper's result),
+ * at the target of the last branch it left pending (where that branch will
+ * look first), or after THIN_DEPTH instructions since its last one: a long counted loop
+ * without pending branches then keeps a checkpoint every few dozen
+ * iterations, which bounds memory and copying.
  */
-#define LOOP_CHECK_CPS 48
-#define THIN_DEPTH 32
+#define LOOP_CHECK_CPS 16
+#define THIN_AFTER 48
+#define THIN_DEPTH 256
 /*
- * An explored checkpoint that keeps missing (misses > EVICT_RATIO * hits +
- * EVICT_SLACK) is freed: it only slows the lookups of later paths.
+ * Where more than EVICT_ABOVE explored checkpoints wait at one instruction,
+ * one that keeps missing (misses > EVICT_RATIO * hits + EVICT_SLACK) is
+ * freed: it only slows the lookups of later paths. Below that, all stay:
+ * in a loop, a checkpoint of a late iteration misses the paths of every
+ * earlier one before the path it is for arrives.
  */
+#define EVICT_ABOVE 256
 #define EVICT_RATIO 3
 #define EVICT_SLACK 3
 /* Checkpoints held in all: bounds memory on huge programs. */
@@ -238,19 +249,136 @@ static bool states_cover(struct venv *env, const struct vstate *o, const struct 
 	return true;
 }
 
-/* An explored checkpoint moves from the in-progress list to the pruning one. */
+/* Is slot s of f a spilled (whole or narrow) scalar constant? */
+static bool slot_const(const struct frame *f, uint32_t s)
+{
+	const struct stack_slot *sl = &f->stack[s];
+
+	if (s >= f->nslots || sl->spill.type != REG_SCALAR || !sval_is_const(&sl->spill.v))
+		return false;
+	return sl->kind[0] == STK_SPILL || slot_part_mask(sl);
+}
+
+/* Registers and slots needed at idx that hold a constant scalar in the top frame of st. */
+static uint16_t const_needed(const struct venv *env, uint32_t idx, const struct vstate *st,
+			     uint64_t *slots)
+{
+	const struct frame *f = st->frames[st->curframe];
+	uint16_t m = env->live_in[idx] & env->prec_in[idx] & 0x3ff, out = 0;
+	uint64_t sm = env->sprec_in[idx];
+
+	for (int r = 0; r < 10; r++)
+		if ((m & (1u << r)) && f->regs[r].type == REG_SCALAR && sval_is_const(&f->regs[r].v))
+			out |= (uint16_t)(1u << r);
+	*slots = 0;
+	if (f->nslots < 64)
+		sm &= (1ull << f->nslots) - 1;
+	for (; sm; sm &= sm - 1)
+		if (slot_const(f, (uint32_t)__builtin_ctzll(sm)))
+			*slots |= sm & -sm;
+	return out;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 31);
+}
+
+/*
+ * Index key of st at idx: false when an anchor is not a constant in st. A
+ * needed constant register or spill of an explored state covers only the
+ * same constant (in the same bytes of the slot), so the key is exact.
+ */
+static bool anchor_key(const struct venv *env, uint32_t idx, const struct vstate *st,
+		       uint64_t *key)
+{
+	const struct frame *f = st->frames[st->curframe];
+	uint16_t a = env->anchor[idx];
+	uint64_t as = env->anchor_slots[idx], h = 0x9e3779b97f4a7c15ull ^ idx;
+
+	if (!(env->insn_flags[idx] & INSN_ANCHORED) || (!a && !as))
+		return false;
+	for (int r = 0; r < 10; r++) {
+		const struct reg *x = &f->regs[r];
+
+		if (!(a & (1u << r)))
+			continue;
+		if (x->type != REG_SCALAR || !sval_is_const(&x->v))
+			return false;
+		h = mix(h, x->v.t.value + (uint64_t)r);
+	}
+	for (; as; as &= as - 1) {
+		uint32_t s = (uint32_t)__builtin_ctzll(as);
+
+		if (!slot_const(f, s))
+			return false;
+		h = mix(h, f->stack[s].spill.v.t.value ^ ((uint64_t)s << 56) ^
+				   ((uint64_t)slot_part_mask(&f->stack[s]) << 48));
+	}
+	*key = h;
+	return true;
+}
+
+/* Returns false only when no index could be allocated at all. */
+static bool index_put(struct venv *env, struct checkpoint *p)
+{
+	size_t slot;
+
+	if (env->cp_index_cnt >= env->cp_index_size) {
+		size_t size = env->cp_index_size ? env->cp_index_size * 2 : 32;
+		struct checkpoint **t = calloc(size, sizeof(*t));
+
+		if (t) { /* else the chains just get longer */
+			for (size_t i = 0; i < env->cp_index_size; i++) {
+				struct checkpoint *c = env->cp_index[i], *n;
+
+				for (; c; c = n) {
+					n = c->hnext;
+					c->hnext = t[c->key & (size - 1)];
+					t[c->key & (size - 1)] = c;
+				}
+			}
+			free(env->cp_index);
+			env->cp_index = t;
+			env->cp_index_size = size;
+		}
+	}
+	if (!env->cp_index_size)
+		return false;
+	slot = p->key & (env->cp_index_size - 1);
+	p->hnext = env->cp_index[slot];
+	env->cp_index[slot] = p;
+	env->cp_index_cnt++;
+	return true;
+}
+
+/* An explored checkpoint moves from the in-progress list to the index or the pruning list. */
 static void mark_explored(struct venv *env, struct checkpoint *p)
 {
+	uint32_t idx = p->insn;
+
 	if (p->prev)
 		p->prev->next = p->next;
 	else
-		env->wip[p->insn] = p->next;
+		env->wip[idx] = p->next;
 	if (p->next)
 		p->next->prev = p->prev;
-	env->wip_cnt[p->insn]--;
+	env->wip_cnt[idx]--;
 	p->prev = NULL;
-	p->next = env->cps[p->insn];
-	env->cps[p->insn] = p;
+	p->next = NULL;
+	if (!(env->insn_flags[idx] & INSN_ANCHORED)) {
+		env->anchor[idx] = const_needed(env, idx, &p->st, &env->anchor_slots[idx]);
+		env->insn_flags[idx] |= INSN_ANCHORED;
+	}
+	if (anchor_key(env, idx, &p->st, &p->key) && index_put(env, p)) {
+		env->insn_flags[idx] |= INSN_INDEXED;
+		return;
+	}
+	p->next = env->cps[idx];
+	env->cps[idx] = p;
+	env->cps_cnt[idx]++;
 }
 
 static void finish_checkpoint(struct venv *env, struct checkpoint *p)
@@ -339,6 +467,7 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 {
 	struct checkpoint *cp, **link;
 	uint32_t n = 0;
+	uint64_t key;
 	int err;
 
 	*pruned = false;
@@ -350,8 +479,20 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 				    "infinite loop detected: the state at insn %u repeats "
 				    "a state of the same path (loops must be bounded)",
 				    idx);
-	/* Explored checkpoints: every continuation of theirs was proven safe.
-	 * Freeing one never frees a live path's ancestor (those are in progress). */
+	/* Explored checkpoints: every continuation of theirs was proven safe. */
+	if ((env->insn_flags[idx] & INSN_INDEXED) && anchor_key(env, idx, st, &key)) {
+		for (cp = env->cp_index[key & (env->cp_index_size - 1)]; cp; cp = cp->hnext) {
+			if (cp->key != key || cp->insn != idx ||
+			    !states_cover(env, &cp->st, st, idx, false))
+				continue;
+			cp->hits++;
+			env->pruned++;
+			*pruned = true;
+			path_end(env, st, cp->max_tail);
+			return 0;
+		}
+	}
+	/* Freeing one never frees a live path's ancestor (those are in progress). */
 	for (link = &env->cps[idx]; (cp = *link);) {
 		if (states_cover(env, &cp->st, st, idx, false)) {
 			cp->hits++;
@@ -360,8 +501,10 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 			path_end(env, st, cp->max_tail);
 			return 0;
 		}
-		if (++cp->misses > EVICT_RATIO * cp->hits + EVICT_SLACK) {
+		if (++cp->misses > EVICT_RATIO * cp->hits + EVICT_SLACK &&
+		    env->cps_cnt[idx] > EVICT_ABOVE) {
 			*link = cp->next;
+			env->cps_cnt[idx]--;
 			checkpoint_free(env, cp);
 			continue;
 		}
@@ -369,7 +512,8 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 	}
 	if (env->live_cps >= MAX_CPS_TOTAL)
 		return 0;
-	if (env->wip_cnt[idx] >= LOOP_CHECK_CPS && st->parent &&
+	if (env->wip_cnt[idx] >= THIN_AFTER && st->parent && st->parent->branches <= 1 &&
+	    !(idx == st->push_target && st->depth - st->push_depth < THIN_DEPTH) &&
 	    st->depth - st->parent->st.depth < THIN_DEPTH)
 		return 0;
 	cp = calloc(1, sizeof(*cp));
@@ -397,6 +541,15 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 
 void checkpoints_free(struct venv *env)
 {
+	for (size_t i = 0; i < env->cp_index_size; i++) {
+		struct checkpoint *cp = env->cp_index[i], *next;
+
+		for (; cp; cp = next) {
+			next = cp->hnext;
+			checkpoint_free(env, cp);
+		}
+		env->cp_index[i] = NULL;
+	}
 	if (!env->cps)
 		return;
 	for (uint32_t i = 0; i < env->insn_cnt; i++) {

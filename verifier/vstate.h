@@ -100,6 +100,8 @@ struct vstate {
 	uint32_t ref_insn[MAX_REFS];
 	uint64_t depth;             /* instructions executed on this path */
 	struct checkpoint *parent;  /* last checkpoint of this path */
+	uint32_t push_target;       /* where the last branch this path left pending goes */
+	uint64_t push_depth;        /* depth at which it was left */
 };
 
 /* A stored state at a prune point. */
@@ -112,6 +114,8 @@ struct checkpoint {
 	uint32_t insn;
 	uint64_t max_tail;          /* longest continuation seen below it */
 	uint32_t hits, misses;
+	uint64_t key;               /* explored and indexed: instruction + anchor values */
+	struct checkpoint *hnext;   /* chain of the index (struct venv cp_index) */
 };
 
 struct subprog {
@@ -124,6 +128,8 @@ enum {
 	INSN_PRUNE = 1u << 0,  /* store checkpoints here */
 	INSN_SECOND = 1u << 1, /* second slot of a wide load */
 	INSN_SEEN = 1u << 2,
+	INSN_ANCHORED = 1u << 3, /* anchor / anchor_slots chosen (state.c) */
+	INSN_INDEXED = 1u << 4,  /* some explored checkpoint of it is in cp_index */
 };
 
 struct pending {
@@ -157,6 +163,18 @@ struct venv {
 	struct checkpoint **cps; /* per instruction: explored checkpoints (prune others) */
 	struct checkpoint **wip; /* per instruction: in progress, newest first (loop check) */
 	uint32_t *wip_cnt;       /* per instruction: length of wip */
+	uint32_t *cps_cnt;       /* per instruction: length of cps */
+	/*
+	 * Explored checkpoints whose anchor registers (per instruction: the
+	 * live, needed scalars and spilled scalars that were constants in the
+	 * first one explored there, typically loop counters) are constants are found by hash
+	 * instead of in cps: a state can only be covered by one whose anchors
+	 * hold its own constants.
+	 */
+	uint16_t *anchor;        /* per instruction, once INSN_ANCHORED */
+	uint64_t *anchor_slots;  /* same for the top frame's stack slots (spilled constants) */
+	struct checkpoint **cp_index;
+	size_t cp_index_size, cp_index_cnt;
 	uint64_t live_cps;       /* checkpoints held (memory bound) */
 	struct pending *stack;
 	size_t stack_len, stack_cap;

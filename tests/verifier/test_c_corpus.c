@@ -4,6 +4,7 @@
  * (the .bpf.c files of tests/verifier/progs, built with clang -target bpf and opened
  * with the loader). Each program's function is preceded in its source by
  *   EXPECT <function>: accept
+ *   EXPECT <function>: accept max N    (and at most N instructions processed)
  *   EXPECT <function>: reject <text the reason must contain>
  * Arguments: pairs of OBJECT SOURCE.
  */
@@ -18,8 +19,12 @@
 
 #include "tap.h"
 
-/* Find "EXPECT name: ..." in the source; returns 1 accept, 0 reject (text set), -1 missing. */
-static int expectation(const char *src, const char *name, char *text, size_t size)
+/*
+ * Find "EXPECT name: ..." in the source; returns 1 accept, 0 reject (text set), -1 missing.
+ * "accept max N" also bounds the instructions processed (*max; 0 = no bound).
+ */
+static int expectation(const char *src, const char *name, char *text, size_t size,
+		       uint64_t *max)
 {
 	FILE *f = fopen(src, "r");
 	char line[512], key[160];
@@ -41,6 +46,9 @@ static int expectation(const char *src, const char *name, char *text, size_t siz
 		while (*p && p[strlen(p) - 1] == ' ')
 			p[strlen(p) - 1] = '\0';
 		if (!strcmp(p, "accept")) {
+			found = 1;
+		} else if (!strncmp(p, "accept max ", 11)) {
+			*max = strtoull(p + 11, NULL, 10);
 			found = 1;
 		} else if (!strncmp(p, "reject ", 7)) {
 			snprintf(text, size, "%s", p + 7);
@@ -75,7 +83,8 @@ int main(int argc, char **argv)
 			GBPF_OPTS(gbpf_verify_opts, o, .log_buf = log, .log_size = sizeof(log),
 				  .log_level = GBPF_VERIFY_LOG_STATE, .complexity_limit = 200000);
 			char want[256] = "";
-			int exp = expectation(argv[a + 1], p->name, want, sizeof(want));
+			uint64_t max = 0;
+			int exp = expectation(argv[a + 1], p->name, want, sizeof(want), &max);
 			int rc = gbpf_verify(p, &o, &r);
 
 			programs++;
@@ -88,6 +97,11 @@ int main(int argc, char **argv)
 						     " insns",
 					    argv[a + 1], p->name, p->section, r.worst_case_insns))
 					tap_diag("%s", log);
+				else if (max)
+					tap_ok(r.insns_processed <= max,
+					       "%s: %s: %" PRIu64 " instructions processed (at most %" PRIu64
+					       ")",
+					       argv[a + 1], p->name, r.insns_processed, max);
 			} else if (!tap_ok(rc == -GBPF_ERRNO__VERIFY && strstr(r.reason, want),
 					   "%s: %s (%s) rejected at insn %" PRId64 ": %s", argv[a + 1],
 					   p->name, p->section, r.error_insn, r.reason)) {
