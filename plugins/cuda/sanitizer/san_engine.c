@@ -61,6 +61,7 @@ struct gbpf_san_engine {
 	struct gbpf_san_api api;
 	gbpf_san_subscriber sub;
 	int active;
+	int subscribed; /* 1 subscribed, -1 failed (final), 0 not yet */
 	struct gbpf_agent_services svc;
 	size_t *prog_index;
 	uint32_t *probe_kind;
@@ -135,12 +136,40 @@ int gbpf_san_engine_choice(uint32_t attach_flags, char *why, size_t why_size)
 	return -EINVAL;
 }
 
+/* Load the library and subscribe, once; a failure is final. Under the lock, or before sharing. */
+static int san_subscribe(struct gbpf_san_engine *e, char *log, size_t log_size)
+{
+	gbpf_san_result r;
+	int rc;
+
+	if (e->subscribed)
+		return e->subscribed > 0 ? 0 : -ENOENT;
+	e->subscribed = -1;
+	rc = gbpf_san_api_load(&e->api, log, log_size);
+	if (rc)
+		return rc;
+	r = e->api.subscribe(&e->sub, san_callback, e);
+	if (r != GBPF_SAN_SUCCESS) {
+		snprintf(log, log_size, "sanitizerSubscribe (%s) failed: %s (another Sanitizer tool in the process?)",
+			 e->api.path, gbpf_san_api_strerror(&e->api, r));
+		return -EBUSY;
+	}
+	r = e->api.enable_domain(1, e->sub, GBPF_SAN_CB_DOMAIN_RESOURCE);
+	if (r != GBPF_SAN_SUCCESS) {
+		snprintf(log, log_size, "sanitizerEnableDomain(RESOURCE) failed: %s",
+			 gbpf_san_api_strerror(&e->api, r));
+		e->api.unsubscribe(e->sub);
+		return -EIO;
+	}
+	e->subscribed = 1;
+	return 0;
+}
+
 int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_engine_opts *o, char *log,
 			   size_t log_size)
 {
 	struct gbpf_san_engine *e;
 	struct gbpf_san_patch_opts po = {.sz = sizeof(po)};
-	gbpf_san_result r;
 	int rc;
 
 	if (!out || !o || o->sz < sizeof(*o) || !o->svc || !o->probes || !o->prog_index || !o->probe_cnt ||
@@ -182,23 +211,21 @@ int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_e
 	rc = gbpf_san_patch_ptx(&po, &e->ptx[0], &e->ptx_len[0], log, log_size);
 	if (rc)
 		goto fail;
-	rc = gbpf_san_api_load(&e->api, log, log_size);
-	if (rc)
-		goto fail;
-	r = e->api.subscribe(&e->sub, san_callback, e);
-	if (r != GBPF_SAN_SUCCESS) {
-		snprintf(log, log_size, "sanitizerSubscribe (%s) failed: %s (another Sanitizer tool in the process?)",
-			 e->api.path, gbpf_san_api_strerror(&e->api, r));
-		rc = -EBUSY;
-		goto fail;
-	}
-	r = e->api.enable_domain(1, e->sub, GBPF_SAN_CB_DOMAIN_RESOURCE);
-	if (r != GBPF_SAN_SUCCESS) {
-		snprintf(log, log_size, "sanitizerEnableDomain(RESOURCE) failed: %s",
-			 gbpf_san_api_strerror(&e->api, r));
-		e->api.unsubscribe(e->sub);
-		rc = -EIO;
-		goto fail;
+	/*
+	 * Subscribing from the agent's constructor (before the application's
+	 * main) left sanitizerAddPatches refusing every module in the process
+	 * on the H200, while a subscription made from main worked: by default
+	 * the library is loaded and subscribed at the first launch a probe
+	 * targets (GBPF_SAN_SUBSCRIBE=early restores the attach-time form).
+	 */
+	{
+		const char *when = getenv("GBPF_SAN_SUBSCRIBE");
+
+		if (when && !strcmp(when, "early")) {
+			rc = san_subscribe(e, log, log_size);
+			if (rc)
+				goto fail;
+		}
 	}
 	e->active = 1;
 	*out = e;
@@ -383,6 +410,17 @@ static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, cons
 		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cuFuncGetModule failed");
 		return;
 	}
+	if (e->subscribed <= 0) {
+		char why[1024] = "";
+
+		if (e->subscribed < 0)
+			return; /* reported once */
+		if (san_subscribe(e, why, sizeof(why))) {
+			san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, l->name,
+				   "no Compute Sanitizer engine (kernels without PTX stay uninstrumented): %s", why);
+			return;
+		}
+	}
 	if (!san_ctx_for(e, k->ctx, l->name) || san_patch_module(e, mod, k->ctx, l->name))
 		return;
 	if (alloc(&k->record, sizeof(rec)) != GBPF_CUDA_SUCCESS ||
@@ -474,7 +512,7 @@ void gbpf_san_engine_destroy(struct gbpf_san_engine *e)
 	if (!e)
 		return;
 	pthread_mutex_lock(&e->lock);
-	if (e->active)
+	if (e->subscribed > 0)
 		e->api.unsubscribe(e->sub);
 	e->active = 0;
 	pthread_mutex_unlock(&e->lock);

@@ -50,11 +50,13 @@ struct gbpf_san_engine_opts {
 };
 
 /**
- * Load the Sanitizer library and subscribe. Call before the application
- * creates its contexts (modules loaded earlier cannot be patched).
- * @return 0; -ENOENT / -ENOSYS without a usable libsanitizer-public.so;
- *         -EBUSY when another Sanitizer subscriber exists (compute-sanitizer,
- *         another tool); -EINVAL; -ENOMEM. @p log says why.
+ * Create the engine: the patch module's text. The library is loaded and
+ * subscribed at the first launch a probe targets (a subscription from the
+ * agent's constructor left every sanitizerAddPatches refused on the H200);
+ * GBPF_SAN_SUBSCRIBE=early does it here instead.
+ * @return 0; -EINVAL; -ENOMEM; with early: -ENOENT / -ENOSYS without a
+ *         usable libsanitizer-public.so, -EBUSY when another Sanitizer
+ *         subscriber exists (compute-sanitizer, another tool). @p log says why.
  */
 int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_engine_opts *o, char *log,
 			   size_t log_size);
