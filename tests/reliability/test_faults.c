@@ -10,8 +10,10 @@
  *     held up beyond a measured bound, and nothing is miscounted after;
  *   - a probe over the verifier's complexity bound;
  *   - a local process sending malformed messages to the control socket,
- *     and the socket's permissions.
- * argv: GBPF APP PLUGIN COUNT_OBJ FLOOD_OBJ COMPLEX_OBJ SEC_APP
+ *     and the socket's permissions;
+ *   - a memory probe that writes application memory (no option of
+ *     `gbpf run` allows it): rejected by the controller, others still run.
+ * argv: GBPF APP PLUGIN COUNT_OBJ FLOOD_OBJ COMPLEX_OBJ SEC_APP [WRITE_OBJ]
  */
 #include <signal.h>
 #include <stdio.h>
@@ -23,7 +25,7 @@
 #include "rel_util.h"
 #include "tap.h"
 
-static const char *gbpf, *app, *count_obj, *flood_obj, *complex_obj, *sec_app;
+static const char *gbpf, *app, *count_obj, *flood_obj, *complex_obj, *sec_app, *write_obj;
 
 /* Slack allowed between the app alone and the app under a stopped controller. */
 #define SLOW_BOUND_MS 1000.0
@@ -200,6 +202,37 @@ static void test_socket(void)
 	ru_free(&r);
 }
 
+/* A probe writing application memory never reaches the agent; the other probe runs. */
+static void test_app_write(void)
+{
+	char *base_argv[] = {(char *)app, "10", "2", "0", "0", "plain", NULL};
+	char *argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)write_obj,
+			(char *)count_obj, "--", (char *)app, "10", "2", "0", "0", "plain", NULL};
+	struct ru_out base, r;
+	char *lines;
+
+	if (!write_obj) {
+		tap_skip("app writes: no WRITE_OBJ argument");
+		return;
+	}
+	ru_run(base_argv, NULL, NULL, 0, NULL, 30000, &base);
+	ru_run(argv, NULL, NULL, 0, NULL, 60000, &r);
+	lines = ru_app_lines(r.o);
+	tap_ok(strstr(r.e, "program 'write_value': rejected by the verifier at instruction") &&
+		       strstr(r.e, "cannot write into ctx") && strstr(r.e, "not attached"),
+	       "app writes: a gpu/mem probe storing mem_value is rejected by `gbpf run`, named, "
+	       "with its instruction and reason");
+	tap_ok(ru_exit_code(r.status) == 0 && lines && !strcmp(lines, base.o) &&
+		       ru_map_value(r.o, "launches", "kern_a") == 10,
+	       "app writes: app output unchanged, the other probe still counts (kern_a %ld == 10)",
+	       ru_map_value(r.o, "launches", "kern_a"));
+	if (tap_failed)
+		ru_diag("stderr", r.e, 20);
+	free(lines);
+	ru_free(&base);
+	ru_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 8) {
@@ -213,6 +246,7 @@ int main(int argc, char **argv)
 	flood_obj = argv[5];
 	complex_obj = argv[6];
 	sec_app = argv[7];
+	write_obj = argc > 8 ? argv[8] : NULL;
 	/* The app outlives a killed controller: we reap it. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	test_ring_full();
@@ -220,5 +254,6 @@ int main(int argc, char **argv)
 	test_slow();
 	test_complexity();
 	test_socket();
+	test_app_write();
 	return tap_done();
 }
