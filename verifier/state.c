@@ -34,6 +34,10 @@
 #define LOOP_CHECK_CPS 16
 #define THIN_AFTER 48
 #define THIN_DEPTH 256
+/* Past this many in progress at one instruction, only THIN_DEPTH stores
+ * (a loop that never ends but branches on every iteration would otherwise
+ * hold one checkpoint per iteration until the complexity limit). */
+#define DENSE_MAX 4096
 /*
  * Where more than EVICT_ABOVE explored checkpoints wait at one instruction,
  * one that keeps missing (misses > EVICT_RATIO * hits + EVICT_SLACK) is
@@ -512,9 +516,11 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 	}
 	if (env->live_cps >= MAX_CPS_TOTAL)
 		return 0;
-	if (env->wip_cnt[idx] >= THIN_AFTER && st->parent && st->parent->branches <= 1 &&
-	    !(idx == st->push_target && st->depth - st->push_depth < THIN_DEPTH) &&
-	    st->depth - st->parent->st.depth < THIN_DEPTH)
+	if (env->wip_cnt[idx] >= THIN_AFTER && st->parent &&
+	    st->depth - st->parent->st.depth < THIN_DEPTH &&
+	    (env->wip_cnt[idx] >= DENSE_MAX ||
+	     (st->parent->branches <= 1 &&
+	      !(idx == st->push_target && st->depth - st->push_depth < THIN_DEPTH))))
 		return 0;
 	cp = calloc(1, sizeof(*cp));
 	if (!cp)

@@ -5,9 +5,10 @@
  *
  * Programs are built from templates that real probes use (stack spills,
  * buffer walks, map lookups with and without null checks, pointer
- * arithmetic with masked indexes, forward branches, counted loops, atomics,
- * helper calls), with random registers, sizes and offsets so that some are
- * safe and some are not. Checks:
+ * arithmetic with masked indexes, forward branches, counted loops, loops
+ * that branch on helper results and count, atomics, helper calls), with
+ * random registers, sizes and offsets so that some are safe and some are
+ * not. Checks:
  *  - the verifier returns (no crash under ASan/UBSan, no hang: every run is
  *    bounded by the complexity limit) for every program, and for fully
  *    random instruction words too;
@@ -244,6 +245,70 @@ static void t_loop(struct gen *g)
 	emit(g, GBPF_JMP | GBPF_JLT | GBPF_K, 9, 0, (int16_t)(start - g->n - 1), n);
 }
 
+/*
+ * A counted loop whose body branches on a helper's result and counts one
+ * outcome (the pattern pruning must handle without following every path):
+ * the loop counter in r9 or as a u32 on the stack, the count in r6 or a
+ * stack slot; after the loop the count is stored as data, used as an index
+ * (bounded or not: a late iteration may go out of bounds) or returned.
+ */
+static void t_helper_loop(struct gen *g)
+{
+	int32_t n = 1 + (int32_t)pick(g, 40);
+	bool stack_ctr = pick(g, 2), stack_cnt = pick(g, 3) == 0;
+	size_t start, skip;
+
+	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_K, 6, 0, 0, 0);
+	if (stack_cnt)
+		emit(g, GBPF_STX | GBPF_MEM | GBPF_DW, 10, 6, -24, 0);
+	if (stack_ctr)
+		emit(g, GBPF_ST | GBPF_MEM | GBPF_W, 10, 0, -28, 0);
+	else
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_K, 9, 0, 0, 0);
+	start = g->n;
+	emit(g, GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_GET_PRANDOM_U32);
+	emit(g, GBPF_ALU64 | GBPF_AND | GBPF_K, 0, 0, 0, (int32_t)(1u << pick(g, 3)));
+	skip = g->n;
+	emit(g, GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 0, 0); /* offset patched below */
+	if (stack_cnt) {
+		emit(g, GBPF_LDX | GBPF_MEM | GBPF_DW, 6, 10, -24, 0);
+		emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_K, 6, 0, 0, 1);
+		emit(g, GBPF_STX | GBPF_MEM | GBPF_DW, 10, 6, -24, 0);
+	} else {
+		emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_K, 6, 0, 0, 1);
+	}
+	g->insns[skip].off = (int16_t)(g->n - skip - 1);
+	if (stack_ctr) {
+		emit(g, GBPF_LDX | GBPF_MEM | GBPF_W, 9, 10, -28, 0);
+		emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_K, 9, 0, 0, 1);
+		emit(g, GBPF_STX | GBPF_MEM | GBPF_W, 10, 9, -28, 0);
+	} else {
+		emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_K, 9, 0, 0, 1);
+	}
+	emit(g, GBPF_JMP | GBPF_JLT | GBPF_K, 9, 0, (int16_t)(start - g->n - 1), n);
+	if (stack_cnt)
+		emit(g, GBPF_LDX | GBPF_MEM | GBPF_DW, 6, 10, -24, 0);
+	switch (pick(g, 4)) {
+	case 0: /* data only */
+		emit(g, GBPF_STX | GBPF_MEM | GBPF_B, 8, 6, (int16_t)pick(g, MEM_SIZE), 0);
+		break;
+	case 1: /* index into the data buffer: safe only while n < MEM_SIZE */
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 7, 8, 0, 0);
+		emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_X, 7, 6, 0, 0);
+		emit(g, GBPF_ST | GBPF_MEM | GBPF_B, 7, 0, (int16_t)pick(g, 32), 1);
+		break;
+	case 2: /* bounded first, sometimes off by some */
+		emit(g, GBPF_JMP | GBPF_JGT | GBPF_K, 6, 0, 3, (int32_t)(MEM_SIZE - 1 - pick(g, 3) + pick(g, 3)));
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 7, 8, 0, 0);
+		emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_X, 7, 6, 0, 0);
+		emit(g, GBPF_LDX | GBPF_MEM | GBPF_B, 0, 7, 0, 0);
+		break;
+	default: /* returned: part of the result's range */
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 0, 6, 0, 0);
+		emit(g, GBPF_OP_EXIT, 0, 0, 0, 0);
+	}
+}
+
 static void t_misc(struct gen *g)
 {
 	switch (pick(g, 4)) {
@@ -276,7 +341,7 @@ static void generate(struct gen *g)
 		if (r != 1 && r != 8 && pick(g, 16))
 			emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_K, r, 0, 0, some_imm(g));
 	while (blocks-- && g->n < MAX_INSNS - 24) {
-		switch (pick(g, 9)) {
+		switch (pick(g, 10)) {
 		case 0: case 1: t_alu(g); break;
 		case 2: t_stack(g); break;
 		case 3: t_mem(g); break;
@@ -284,6 +349,10 @@ static void generate(struct gen *g)
 		case 5: t_lookup(g); break;
 		case 6: t_branch(g); break;
 		case 7: t_loop(g); break;
+		case 8:
+			if (g->n < MAX_INSNS - 48)
+				t_helper_loop(g);
+			break;
 		default: t_misc(g); break;
 		}
 	}
