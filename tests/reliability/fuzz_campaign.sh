@@ -15,11 +15,15 @@
 #   CC=clang meson setup build-fuzz -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
 #   ninja -C build-fuzz tests/reliability/fuzz_verifier tests/reliability/verifier_seeds ...
 #   tests/reliability/fuzz_campaign.sh build-fuzz /tmp/fuzz verifier=3600 cuda_inject=1800
+# SEED_BUILD=DIR (default BUILD) names a build whose nvcc outputs
+# (tests/inject: *.ptx, the apps in 8 fatbin forms) seed the PTX and fatbin
+# targets; a -Dfuzz=true build usually has not built them.
 # The exit status is 1 when any target found something or could not run.
 set -u
 build=${1:?usage: fuzz_campaign.sh BUILD OUT TARGET=SECONDS...}
 out=${2:?usage: fuzz_campaign.sh BUILD OUT TARGET=SECONDS...}
 shift 2
+sb=${SEED_BUILD:-$build}
 status=0
 
 # Copy seeds (files, or the plain files of folders; todo-* inputs reproduce
@@ -47,14 +51,16 @@ for spec in "$@"; do
 		seeds="$build/tests/reliability/verifier_seeds tests/reliability/regressions/verifier" ;;
 	cuda_inject)
 		bin=$build/tests/reliability/fuzz_cuda_inject
-		seeds="tests/inject/data tests/reliability/regressions/cuda_inject"
+		seeds="tests/inject/data tests/reliability/regressions/cuda_inject $(find "$sb/tests/inject" -maxdepth 1 -name '*.ptx' 2>/dev/null)"
 		extra="-max_len=65536" ;;
 	inject_ptx)
 		bin=$build/tests/inject/fuzz_inject_ptx
-		seeds="tests/inject/data" ;;
+		seeds="tests/inject/data $(find "$sb/tests/inject" -maxdepth 1 -name '*.ptx' 2>/dev/null)"
+		extra="-max_len=65536" ;;
 	inject_fatbin)
 		bin=$build/tests/inject/fuzz_inject_fatbin
-		seeds="" ;;
+		seeds="$(find "$sb/tests/inject" -maxdepth 1 -type f ! -name '*.ptx' ! -name 'test_*' -size -4M 2>/dev/null)"
+		extra="-max_len=4194304" ;;
 	loader)
 		bin=$build/tests/loader/fuzz_loader
 		seeds="$(find "$build/tests/loader" "$build/examples" -maxdepth 1 -name '*.bpf.o' 2>/dev/null)" ;;
