@@ -216,8 +216,17 @@ static bool stack_covers(const struct frame *o, const struct frame *c, struct id
 	return true;
 }
 
+/*
+ * Does old state @p o cover @p c at idx? @p relax: scalars that decide
+ * nothing any more (precise.c) may differ, which is sound for pruning
+ * against an explored state (its every continuation was proven). The
+ * infinite-loop check does not relax: an ancestor covering the state only
+ * in the values that matter is no proof that the path repeats (a loop
+ * whose counter's range shrinks each time ends), and the values that
+ * changed kept the old verifier from calling such loops endless.
+ */
 static bool states_cover(struct venv *env, const struct vstate *o, const struct vstate *c,
-			 uint32_t idx, bool exact)
+			 uint32_t idx, bool exact, bool relax)
 {
 	struct idmap m;
 
@@ -229,8 +238,8 @@ static bool states_cover(struct venv *env, const struct vstate *o, const struct 
 		bool top = f == o->curframe;
 		uint16_t live = top ? env->live_in[idx] : 0x3c0; /* r6-r9 */
 		/* caller frames: everything matters (the callee may reach them) */
-		uint16_t need = top && !exact ? env->prec_in[idx] : 0x7ff;
-		uint64_t sneed = top && !exact ? env->sprec_in[idx] : UINT64_MAX;
+		uint16_t need = top && !exact && relax ? env->prec_in[idx] : 0x7ff;
+		uint64_t sneed = top && !exact && relax ? env->sprec_in[idx] : UINT64_MAX;
 
 		if (of->callsite != cf->callsite)
 			return false;
@@ -478,7 +487,7 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 	/* The path came back to a state it already covered: the abstract loop
 	 * can repeat forever, so no bound is provable. */
 	for (cp = env->wip[idx]; cp && n < LOOP_CHECK_CPS; cp = cp->next, n++)
-		if (states_cover(env, &cp->st, st, idx, false) && is_ancestor(st, cp))
+		if (states_cover(env, &cp->st, st, idx, false, false) && is_ancestor(st, cp))
 			return verr(env, idx, -GBPF_ERRNO__VERIFY,
 				    "infinite loop detected: the state at insn %u repeats "
 				    "a state of the same path (loops must be bounded)",
@@ -487,7 +496,7 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 	if ((env->insn_flags[idx] & INSN_INDEXED) && anchor_key(env, idx, st, &key)) {
 		for (cp = env->cp_index[key & (env->cp_index_size - 1)]; cp; cp = cp->hnext) {
 			if (cp->key != key || cp->insn != idx ||
-			    !states_cover(env, &cp->st, st, idx, false))
+			    !states_cover(env, &cp->st, st, idx, false, true))
 				continue;
 			cp->hits++;
 			env->pruned++;
@@ -498,7 +507,7 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 	}
 	/* Freeing one never frees a live path's ancestor (those are in progress). */
 	for (link = &env->cps[idx]; (cp = *link);) {
-		if (states_cover(env, &cp->st, st, idx, false)) {
+		if (states_cover(env, &cp->st, st, idx, false, true)) {
 			cp->hits++;
 			env->pruned++;
 			*pruned = true;

@@ -310,3 +310,17 @@ ldxdw %r0, [%r6+8]
 out:
 mov %r0, 0
 exit
+
+=== a loop whose counter range shrinks each time ends (the accumulator decides nothing)
+mem: 64
+expect: accept
+mov %r0, 99
+ldxw %r9, [%r1+0]
+ja entry
+loop:
+add %r0, %r9
+entry:
+add %r9, 1
+jlt %r9, 11, loop
+mov %r0, 0
+exit
