@@ -96,6 +96,35 @@ int main(void)
 	tap_ok(r.max_stack_depth == 0, "no stack used");
 	free(p);
 
+	/*
+	 * A loop that counts helper failures and returns the count: pruning
+	 * ignores counters that decide nothing, but r0 at exit decides the
+	 * reported range, so it must still cover every count 0..8, and the
+	 * worst case is the longest path (8 full iterations).
+	 */
+	p = assemble("mov %r6, 0\nmov %r7, 0\nloop:\ncall 7\njset %r0, 1, skip\nadd %r6, 1\n"
+		     "skip:\nadd %r7, 1\njlt %r7, 8, loop\nmov %r0, %r6\nexit\n",
+		     &n);
+	tap_ok(p && vt_verify(p, n, GBPF_ATTACH_NONE, NULL, 0, 0, &r, log, sizeof(log)) == 0 &&
+		       r.r0_umin == 0 && r.r0_umax == 8 && r.r0_smin == 0 && r.r0_smax == 8,
+	       "counted helper failures returned: r0 in [0, 8] (got u[%" PRIu64 ", %" PRIu64 "])",
+	       r.r0_umin, r.r0_umax);
+	tap_ok(r.worst_case_insns == 2 + 8 * 5 + 2,
+	       "its worst case is 8 iterations through the increment: 44 (got %" PRIu64 ")",
+	       r.worst_case_insns);
+	free(p);
+
+	/* The same count, stored as data only: one state per iteration, not 2^8 paths. */
+	p = assemble("mov %r6, 0\nmov %r7, 0\nloop:\ncall 7\njset %r0, 1, skip\nadd %r6, 1\n"
+		     "skip:\nadd %r7, 1\njlt %r7, 8, loop\nstxdw [%r10-8], %r6\nmov %r0, 0\nexit\n",
+		     &n);
+	tap_ok(p && vt_verify(p, n, GBPF_ATTACH_NONE, NULL, 0, 0, &r, log, sizeof(log)) == 0 &&
+		       r.insns_processed <= 100 && r.states_pruned >= 8 && r.worst_case_insns == 45,
+	       "the count stored as data: %" PRIu64 " instructions processed (at most 100), %" PRIu64
+	       " pruned, worst case %" PRIu64 " (45)",
+	       r.insns_processed, r.states_pruned, r.worst_case_insns);
+	free(p);
+
 	/* stack depth, over frames */
 	p = assemble("stdw [%r10-16], 0\ncall local f\nexit\nf:\nstdw [%r10-8], 1\nmov %r0, 0\nexit\n",
 		     &n);
