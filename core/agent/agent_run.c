@@ -30,33 +30,60 @@
 
 int agent_send_frame(int fd, uint16_t type, const struct gbpf_agent_buf *b);
 
-void agent_queue(struct agent_state *a, uint16_t type, uint32_t event, const char *kernel,
-		 const char *fmt, ...)
+/*
+ * Queue one message for the sender and wake it. A full queue answers
+ * -EAGAIN; with @p count_drop the message is a counted drop instead
+ * (reports), without it the caller keeps it (device print lines).
+ */
+static __attribute__((format(printf, 6, 0))) int agent_push(struct agent_state *a, uint16_t type,
+							     uint32_t event, const char *kernel,
+							     int count_drop, const char *fmt, va_list ap)
 {
 	struct agent_msg *m;
-	va_list ap;
 	uint64_t one = 1;
 
 	if (atomic_load(&a->orphaned) || atomic_load(&a->forked) || !atomic_load(&a->live))
-		return;
+		return -ESHUTDOWN;
 	pthread_mutex_lock(&a->lock);
 	if (a->q_len == AGENT_QUEUE_LEN) {
-		a->dropped++;
+		a->dropped += count_drop ? 1 : 0;
 		pthread_mutex_unlock(&a->lock);
-		return;
+		return -EAGAIN;
 	}
 	m = &a->queue[(a->q_head + a->q_len) % AGENT_QUEUE_LEN];
 	m->type = type;
 	m->event = event;
 	snprintf(m->kernel, sizeof(m->kernel), "%s", kernel ? kernel : "");
-	va_start(ap, fmt);
 	vsnprintf(m->msg, sizeof(m->msg), fmt, ap);
-	va_end(ap);
 	a->q_len++;
 	pthread_mutex_unlock(&a->lock);
 	if (a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
 		/* EAGAIN: the counter is saturated, the sender is awake anyway. */
 	}
+	return 0;
+}
+
+void agent_queue(struct agent_state *a, uint16_t type, uint32_t event, const char *kernel,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	agent_push(a, type, event, kernel, 1, fmt, ap);
+	va_end(ap);
+}
+
+/* agent_push with a va_list built here (agent_print has no format of its own). */
+static __attribute__((format(printf, 2, 3))) int agent_push_print(struct agent_state *a,
+								   const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = agent_push(a, GBPF_AGENT_MSG_PRINT, 0, NULL, 0, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* ---- timeline ---------------------------------------------------------------------- */
@@ -366,33 +393,12 @@ static void agent_print_sink(void *ctx, const char *text, size_t len)
 
 int agent_print(void *ctx, const char *text, size_t len)
 {
-	struct agent_state *a = ctx;
-	uint64_t one = 1;
-	struct agent_msg *m;
-
 	if (!text)
 		return -EINVAL;
-	if (atomic_load(&a->orphaned) || atomic_load(&a->forked) || !atomic_load(&a->live))
-		return -ESHUTDOWN;
 	if (len && text[len - 1] == '\n')
 		len--;
-	pthread_mutex_lock(&a->lock);
 	/* Full: the plugin keeps the line (its device queue absorbs the burst and counts what it must drop). */
-	if (a->q_len == AGENT_QUEUE_LEN) {
-		pthread_mutex_unlock(&a->lock);
-		return -EAGAIN;
-	}
-	m = &a->queue[(a->q_head + a->q_len) % AGENT_QUEUE_LEN];
-	m->type = GBPF_AGENT_MSG_PRINT;
-	m->event = 0;
-	m->kernel[0] = 0;
-	snprintf(m->msg, sizeof(m->msg), "%.*s", (int)(len > 380 ? 380 : len), text);
-	a->q_len++;
-	pthread_mutex_unlock(&a->lock);
-	if (a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is saturated, the sender is awake anyway. */
-	}
-	return 0;
+	return agent_push_print(ctx, "%.*s", (int)(len > 380 ? 380 : len), text);
 }
 
 static int agent_run_host_prog_locked(struct agent_state *a, size_t prog_index, void *probe_ctx,

@@ -55,6 +55,22 @@ typedef uint64_t (*gbpf_host_helper_fn)(struct gbpf_exec_env *env, uint64_t r1, 
 /** Host implementation of helper @p id, or NULL if the host has none. */
 gbpf_host_helper_fn gbpf_host_helper_get(uint32_t id);
 
+/** Longest format or string gbpf_format_device_print() takes (bytes, without a NUL). */
+#define GBPF_DEVICE_PRINT_MAX 1023u
+
+/**
+ * Format a trace_printk or puts that device code queued, exactly as the
+ * host helper @p helper_id (GBPF_HELPER_TRACE_PRINTK or GBPF_HELPER_GPU_PUTS)
+ * prints it: @p text is the copied format (or string), @p len bytes without
+ * a NUL, @p args the three printk arguments (ignored by puts). %s arguments
+ * point into GPU memory and are not read.
+ * @return the length written to @p out (NUL-terminated, cut to out_size - 1),
+ *         or -EINVAL (bad arguments, len above GBPF_DEVICE_PRINT_MAX) or the
+ *         helper's own negative error
+ */
+int gbpf_format_device_print(uint32_t helper_id, const char *text, size_t len, const uint64_t args[3],
+			     char *out, size_t out_size);
+
 /** Readable name of helper @p id ("bpf_map_lookup_elem"), or NULL if unknown. */
 const char *gbpf_helper_name(uint32_t id);
 

@@ -94,6 +94,8 @@ struct ca_global {
 	int is_const; /* kernels cannot write it: no copy back */
 };
 
+typedef CUresult (*ca_d2d_async_fn)(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream st);
+
 /** trace_printk / puts queues of one context (device memory is per context). */
 struct ca_printq {
 	CUcontext ctx;
@@ -119,6 +121,8 @@ static struct cuda_agent_state {
 	struct ca_timeline *timeline; /* GPU timing of launches and copies, when asked */
 	CUdeviceptr *dmaps;         /* their device addresses (the modules' __gbpf_maps) */
 	int uses_print;             /* a device program calls trace_printk or puts */
+	atomic_int mirrors_globals; /* some instrumented kernel mirrors module variables */
+	ca_d2d_async_fn d2d_async, d2d_async_ptds; /* for the mirrors, resolved once */
 	struct cuda_driver print_drv; /* real driver entry points the print queues use */
 	struct ca_printq *printqs;
 	struct ca_image *images;
@@ -286,6 +290,21 @@ static int ca_set_global(CUmodule mod, const char *sym, const void *val, size_t 
 }
 
 /* Build the instrumented kernel of entry @p k; fills k->ok. Under the lock. */
+/* Attribute @p attrib of the current context's device; 0 or -ENOENT. */
+static int ca_device_attr(int attrib, int *v)
+{
+	typedef CUresult (*attr_fn)(int *v, int attrib, CUdevice dev);
+	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
+	attr_fn attr = (attr_fn)gbpf_cu_real_proc("cuDeviceGetAttribute", 2000, 0);
+	ctx_dev_fn ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
+	CUdevice dev;
+
+	if (!attr || !ctx_dev || ctx_dev(&dev) != GBPF_CUDA_SUCCESS ||
+	    attr(v, attrib, dev) != GBPF_CUDA_SUCCESS)
+		return -ENOENT;
+	return 0;
+}
+
 /* Lines from the GPU go to the controller; a full agent queue keeps them on the device queue. */
 static int ca_print_sink(void *ctx, const char *line, size_t len)
 {
@@ -305,13 +324,8 @@ static int ca_print_sink(void *ctx, const char *line, size_t len)
 static struct gbpf_printq *ca_printq_for(struct cuda_agent_state *s, CUcontext ctx, char *why,
 					 size_t why_size)
 {
-	typedef CUresult (*attr_fn)(int *v, int attrib, CUdevice dev);
-	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
-	attr_fn attr = (attr_fn)gbpf_cu_real_proc("cuDeviceGetAttribute", 2000, 0);
-	ctx_dev_fn ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
 	struct cuda_driver *d = &s->print_drv;
 	struct ca_printq *e;
-	CUdevice dev = 0;
 	uint32_t nq = 1;
 	int sms = 1, rc;
 
@@ -329,12 +343,12 @@ static struct gbpf_printq *ca_printq_for(struct cuda_agent_state *s, CUcontext c
 			gbpf_cu_real_proc("cuModuleGetGlobal", 3020, 0);
 	}
 	if (!d->cuMemAlloc || !d->cuMemFree || !d->cuMemcpyHtoD || !d->cuMemcpyDtoH ||
-	    !d->cuModuleGetGlobal || !attr || !ctx_dev) {
+	    !d->cuModuleGetGlobal) {
 		snprintf(why, why_size, "driver entry points unavailable");
 		return NULL;
 	}
-	if (ctx_dev(&dev) == GBPF_CUDA_SUCCESS)
-		attr(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+	if (ca_device_attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms) || sms < 1)
+		sms = 1;
 	while (nq < (uint32_t)sms && nq < 1024)
 		nq <<= 1;
 	e = calloc(1, sizeof(*e));
@@ -376,6 +390,13 @@ static void ca_printqs_destroy(struct cuda_agent_state *s)
 		gbpf_printq_destroy(e->q);
 		free(e);
 	}
+}
+
+/* A launch (direct, Ex or cooperative), not a graph kernel node. */
+static int ca_is_launch(const struct gbpf_cu_launch *l)
+{
+	return l->api == GBPF_CU_LAUNCH_KERNEL || l->api == GBPF_CU_LAUNCH_KERNEL_EX ||
+	       l->api == GBPF_CU_LAUNCH_COOPERATIVE;
 }
 
 /* Largest variable mirrored around each launch; larger ones are reported as not kept coherent. */
@@ -473,11 +494,10 @@ static void ca_collect_globals(struct ca_kernel *k, const struct gbpf_cu_launch 
  * after it (to = 0) the kernel's writes come back: stream-ordered copies on
  * the launch's stream, so the app's own order of copies and launches holds.
  */
-static void ca_globals_sync(const struct ca_kernel *k, const struct gbpf_cu_launch *l, int to)
+static void ca_globals_sync(struct cuda_agent_state *s, const struct ca_kernel *k,
+			    const struct gbpf_cu_launch *l, int to)
 {
-	typedef CUresult (*d2d_async_fn)(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream st);
-	d2d_async_fn d2d = (d2d_async_fn)gbpf_cu_real_proc("cuMemcpyDtoDAsync", 3020,
-							   l->ptds ? CA_GET_PROC_PER_THREAD_DEFAULT_STREAM : 0);
+	ca_d2d_async_fn d2d = l->ptds ? s->d2d_async_ptds : s->d2d_async;
 
 	for (size_t i = 0; d2d && i < k->n_globals; i++) {
 		const struct ca_global *g = &k->globals[i];
@@ -492,16 +512,10 @@ static void ca_globals_sync(const struct ca_kernel *k, const struct gbpf_cu_laun
 /* SM number of the current context's device (90 for sm_90); 0 when unknown. */
 static unsigned ca_device_sm(void)
 {
-	typedef CUresult (*attr_fn)(int *v, int attrib, CUdevice dev);
-	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
-	attr_fn attr = (attr_fn)gbpf_cu_real_proc("cuDeviceGetAttribute", 2000, 0);
-	ctx_dev_fn ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
-	CUdevice dev;
 	int major = 0, minor = 0;
 
-	if (!attr || !ctx_dev || ctx_dev(&dev) != GBPF_CUDA_SUCCESS ||
-	    attr(&major, CA_ATTR_CC_MAJOR, dev) != GBPF_CUDA_SUCCESS ||
-	    attr(&minor, CA_ATTR_CC_MINOR, dev) != GBPF_CUDA_SUCCESS || major <= 0)
+	if (ca_device_attr(CA_ATTR_CC_MAJOR, &major) || ca_device_attr(CA_ATTR_CC_MINOR, &minor) ||
+	    major <= 0)
 		return 0;
 	return (unsigned)(major * 10 + minor);
 }
@@ -589,6 +603,14 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 		goto out;
 	}
 	ca_collect_globals(k, l, mi->ptx);
+	if (k->n_globals) {
+		if (!s->d2d_async) {
+			s->d2d_async = (ca_d2d_async_fn)gbpf_cu_real_proc("cuMemcpyDtoDAsync", 3020, 0);
+			s->d2d_async_ptds = (ca_d2d_async_fn)gbpf_cu_real_proc(
+				"cuMemcpyDtoDAsync", 3020, CA_GET_PROC_PER_THREAD_DEFAULT_STREAM);
+		}
+		atomic_store(&s->mirrors_globals, 1);
+	}
 	rc = gbpf_cu_attr_replay(l->func, k->fn, why, sizeof(why));
 	if (rc < 0) {
 		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "attribute replay failed: %s", why);
@@ -725,49 +747,40 @@ static int ca_san_launch(struct cuda_agent_state *s, struct gbpf_cu_launch *l, u
 
 static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launch *l)
 {
+	int node = !ca_is_launch(l);
 	struct ca_kernel *k;
 	uint64_t id = 0;
-
-	int node = l->api != GBPF_CU_LAUNCH_KERNEL && l->api != GBPF_CU_LAUNCH_KERNEL_EX &&
-		   l->api != GBPF_CU_LAUNCH_COOPERATIVE;
 
 	/*
 	 * A graph kernel node gets the instrumented function too (every launch
 	 * of the graph runs the probes); it is no launch yet: no host launch
-	 * probe, and ctx->launch_id is the value set by the stream's last
-	 * direct launch (a graph launch runs its nodes without our memsets).
+	 * probe, no per-launch id (a graph launch runs its nodes without our
+	 * memsets, so ctx->launch_id is the stream's last direct launch's) and
+	 * no mirrored module variables.
 	 */
 	if (!node)
 		ca_run_host_launch(s, l, &id);
 	if (!l->name || !s->dev_cnt)
 		return -ENOENT;
 	k = s->engine != GBPF_SAN_CHOICE_SANITIZER ? ca_kernel_for(s, l) : NULL;
-	if (!k && node)
-		return -ENOENT;
 	if (!k)
-		return ca_san_launch(s, l, &id);
-	if (node) {
-		if (s->devmaps)
-			ca_devmaps_launch(s->devmaps, (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] *
-							      l->block[0] * l->block[1] * l->block[2],
-					  l->name);
-		gbpf_printq_kick(k->printq);
-		l->replacement = k->fn;
-		return 0;
-	}
-	if (!id)
-		id = s->svc.next_launch_id(s->svc.ctx);
-	/* Two memsets per launch are ~2 us of stream time: only when a program reads the id. */
-	if (s->need_launch_id && ca_set_launch_id(k, l, id)) {
-		ca_report(GBPF_AGENT_EVENT_ERROR, l->name, "cannot set __gbpf_launch_id on the launch's stream");
-		return -EIO;
+		return node ? -ENOENT : ca_san_launch(s, l, &id);
+	if (!node) {
+		if (!id)
+			id = s->svc.next_launch_id(s->svc.ctx);
+		/* Two memsets per launch are ~2 us of stream time: only when a program reads the id. */
+		if (s->need_launch_id && ca_set_launch_id(k, l, id)) {
+			ca_report(GBPF_AGENT_EVENT_ERROR, l->name,
+				  "cannot set __gbpf_launch_id on the launch's stream");
+			return -EIO;
+		}
+		ca_globals_sync(s, k, l, 1);
 	}
 	if (s->devmaps)
 		ca_devmaps_launch(s->devmaps, (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] *
 						      l->block[1] * l->block[2],
 				  l->name);
 	gbpf_printq_kick(k->printq);
-	ca_globals_sync(k, l, 1);
 	l->replacement = k->fn;
 	return 0;
 }
@@ -792,16 +805,16 @@ static void ca_launch_post(void *ctx, const struct gbpf_cu_launch *l)
 
 	if (l->hook_data)
 		ca_timeline_launch_post(s->timeline, l);
-	if (l->replacement && l->replaced &&
-	    (l->api == GBPF_CU_LAUNCH_KERNEL || l->api == GBPF_CU_LAUNCH_KERNEL_EX ||
-	     l->api == GBPF_CU_LAUNCH_COOPERATIVE)) {
+	/* Only while some instrumented module mirrors variables: no lock on other launches. */
+	if (l->replacement && l->replaced && ca_is_launch(l) &&
+	    atomic_load_explicit(&s->mirrors_globals, memory_order_relaxed)) {
 		struct ca_kernel *k;
 
 		pthread_mutex_lock(&s->lock);
 		for (k = s->kernels; k && k->fn != l->replacement; k = k->next)
 			;
-		if (k && k->n_globals)
-			ca_globals_sync(k, l, 0);
+		if (k)
+			ca_globals_sync(s, k, l, 0);
 		pthread_mutex_unlock(&s->lock);
 	}
 	if (l->replacement && !l->replaced)

@@ -10,7 +10,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #include <gbpf/helper_ids.h>
 #include <gbpf/prog.h>
 
+#include "core/helpers/host_helpers.h"
 #include "cuda_printq.h"
 #include "cuda_printq_host.h"
 
@@ -66,99 +66,6 @@ static int printq_stdout_sink(void *ctx, const char *line, size_t len)
 	return 0;
 }
 
-/* Digits of @p v in @p base, padded to @p width (zeros or spaces, left or right). */
-static int fmt_num(char *buf, size_t size, uint64_t v, int neg, unsigned base, int upper, int width,
-		   int zero, int left)
-{
-	const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-	char tmp[24];
-	int n = 0, len, o = 0;
-
-	do {
-		tmp[n++] = dig[v % base];
-		v /= base;
-	} while (v);
-	len = n + neg;
-	if (width > (int)size - 1)
-		width = (int)size - 1;
-	if (!left && !zero)
-		while (len < width && o < (int)size - 1)
-			buf[o++] = ' ', width--;
-	if (neg)
-		buf[o++] = '-';
-	if (!left && zero)
-		while (len < width && o < (int)size - 1)
-			buf[o++] = '0', width--;
-	while (n && o < (int)size - 1)
-		buf[o++] = tmp[--n];
-	while (left && o < width && o < (int)size - 1)
-		buf[o++] = ' ';
-	buf[o] = 0;
-	return o;
-}
-
-/* Format a BPF trace_printk format with its three arguments (bounded). */
-static void format_printk(char *out, size_t size, const char *fmt, size_t len, const uint64_t *args)
-{
-	size_t o = 0, i = 0;
-	int a = 0;
-
-	while (i < len && o + 1 < size) {
-		int width = 0, zero = 0, left = 0, n;
-		char conv, buf[64];
-		uint64_t v;
-
-		if (fmt[i] != '%' || i + 1 >= len) {
-			out[o++] = fmt[i++];
-			continue;
-		}
-		if (fmt[i + 1] == '%') {
-			out[o++] = '%';
-			i += 2;
-			continue;
-		}
-		/* %[-0][width][l|ll|h|z]conv; every argument is a 64-bit register */
-		for (i++; i < len && (fmt[i] == '-' || fmt[i] == '0'); i++)
-			left |= fmt[i] == '-', zero |= fmt[i] == '0';
-		for (; i < len && fmt[i] >= '0' && fmt[i] <= '9'; i++)
-			width = width < 100 ? width * 10 + (fmt[i] - '0') : width;
-		while (i < len && (fmt[i] == 'l' || fmt[i] == 'h' || fmt[i] == 'z'))
-			i++;
-		if (i >= len)
-			break;
-		conv = fmt[i++];
-		v = a < 3 ? args[a] : 0;
-		a++;
-		switch (conv) {
-		case 'd':
-		case 'i':
-			n = fmt_num(buf, sizeof(buf), (int64_t)v < 0 ? 0 - v : v, (int64_t)v < 0, 10, 0,
-				    width, zero, left);
-			break;
-		case 'u':
-			n = fmt_num(buf, sizeof(buf), v, 0, 10, 0, width, zero, left);
-			break;
-		case 'x':
-		case 'X':
-			n = fmt_num(buf, sizeof(buf), v, 0, 16, conv == 'X', width, zero, left);
-			break;
-		case 'p':
-			buf[0] = '0', buf[1] = 'x';
-			n = 2 + fmt_num(buf + 2, sizeof(buf) - 2, v, 0, 16, 0, 0, 0, 0);
-			break;
-		case 'c':
-			buf[0] = (char)v, buf[1] = 0, n = 1;
-			break;
-		default: /* %s and others: device pointers cannot be read here */
-			n = snprintf(buf, sizeof(buf), "<%%%c 0x%" PRIx64 ">", conv, v);
-			break;
-		}
-		for (int k = 0; k < n && k < (int)sizeof(buf) - 1 && o + 1 < size; k++)
-			out[o++] = buf[k];
-	}
-	out[o] = 0;
-}
-
 /*
  * Pass every published record to the sink; returns how many. A sink that
  * answers -EAGAIN keeps the record in its queue (the tail does not move)
@@ -179,6 +86,7 @@ static uint64_t drain_once(struct gbpf_printq *q)
 			uint64_t args[3];
 			char text[GBPF_PRINTQ_REC_SIZE], line[512];
 			size_t line_len;
+			int rc;
 
 			if (seq != t + 1)
 				break;
@@ -189,11 +97,11 @@ static uint64_t drain_once(struct gbpf_printq *q)
 				len = GBPF_PRINTQ_TEXT_MAX;
 			memcpy(text, rec + GBPF_PRINTQ_TEXT_OFF, len);
 			text[len] = 0;
-			if (kind == GBPF_PRINTQ_KIND_PRINTK)
-				format_printk(line, sizeof(line), text, strnlen(text, len), args);
-			else
-				snprintf(line, sizeof(line), "%s", text);
-			line_len = strlen(line);
+			/* the interpreter's own helpers format it: same output on every backend */
+			rc = gbpf_format_device_print(kind == GBPF_PRINTQ_KIND_PRINTK ? GBPF_HELPER_TRACE_PRINTK
+										      : GBPF_HELPER_GPU_PUTS,
+						      text, strnlen(text, len), args, line, sizeof(line));
+			line_len = rc > 0 ? (size_t)rc : 0;
 			while (line_len && line[line_len - 1] == '\n')
 				line_len--;
 			if (q->sink(q->sink_ctx, line, line_len) == -EAGAIN)

@@ -75,38 +75,11 @@ int gbpf_spirv_printq_init(void *mem, size_t size, uint32_t nslots)
 
 /* ---- formatting: the interpreter's helpers, reading only the record's copy ---- */
 
-struct fmt_state {
-	uint64_t lo, hi; /* the readable bytes: the copied text and its NUL */
-	char *out;
-	size_t out_size, len;
-};
-
-static int fmt_access(struct gbpf_exec_env *env, uint64_t addr, uint64_t size, int write)
-{
-	const struct fmt_state *st = env->user;
-
-	return !write && addr >= st->lo && size <= st->hi - addr && addr + size <= st->hi;
-}
-
-static void fmt_sink(void *ctx, const char *text, size_t len)
-{
-	struct fmt_state *st = ctx;
-	size_t n = len < st->out_size - 1 - st->len ? len : st->out_size - 1 - st->len;
-
-	memcpy(st->out + st->len, text, n);
-	st->len += n;
-	st->out[st->len] = 0;
-}
-
 int gbpf_spirv_printq_format(const void *rec, char *out, size_t out_size)
 {
 	const unsigned char *r = rec;
-	char text[GBPF_SPIRV_PRINTQ_TEXT_MAX + 1];
-	struct fmt_state st = {.out = out, .out_size = out_size};
-	struct gbpf_exec_env env;
-	gbpf_host_helper_fn fn;
 	uint32_t kind, len;
-	uint64_t args[3], ret;
+	uint64_t args[3];
 
 	if (!rec || !out || out_size < 2)
 		return -EINVAL;
@@ -116,32 +89,11 @@ int gbpf_spirv_printq_format(const void *rec, char *out, size_t out_size)
 	memcpy(args, r + 16, sizeof(args));
 	if (len > GBPF_SPIRV_PRINTQ_TEXT_MAX)
 		return -EINVAL;
-	memcpy(text, r + GBPF_SPIRV_PRINTQ_TEXT_OFF, len);
-	text[len] = 0;
-	memset(&env, 0, sizeof(env));
-	env.access_ok = fmt_access;
-	env.user = &st;
-	env.print = fmt_sink;
-	env.print_ctx = &st;
-	env.thread_count = 1;
-	st.lo = (uint64_t)(uintptr_t)text;
-	st.hi = st.lo + len + 1;
-	if (kind == GBPF_SPIRV_PRINTQ_PRINTK) {
-		fn = gbpf_host_helper_get(GBPF_HELPER_TRACE_PRINTK);
-		if (!fn)
-			return -ENOTSUP;
-		ret = fn(&env, st.lo, (uint64_t)len + 1, args[0], args[1], args[2]);
-	} else if (kind == GBPF_SPIRV_PRINTQ_PUTS) {
-		fn = gbpf_host_helper_get(GBPF_HELPER_GPU_PUTS);
-		if (!fn)
-			return -ENOTSUP;
-		ret = fn(&env, st.lo, 0, 0, 0, 0);
-	} else {
+	if (kind != GBPF_SPIRV_PRINTQ_PRINTK && kind != GBPF_SPIRV_PRINTQ_PUTS)
 		return -EINVAL;
-	}
-	if ((int64_t)ret < 0 && (int64_t)ret >= -4095)
-		return (int)(int64_t)ret;
-	return (int)st.len;
+	return gbpf_format_device_print(kind == GBPF_SPIRV_PRINTQ_PRINTK ? GBPF_HELPER_TRACE_PRINTK
+									 : GBPF_HELPER_GPU_PUTS,
+					(const char *)r + GBPF_SPIRV_PRINTQ_TEXT_OFF, len, args, out, out_size);
 }
 
 /* ---- draining ---- */

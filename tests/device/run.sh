@@ -44,7 +44,7 @@ for f in /usr/lib/x86_64-linux-gnu/libzstd.so /usr/lib/x86_64-linux-gnu/libzstd.
 	if [ -e "$f" ]; then ZSTD=$f; break; fi
 done
 $CC $CF -fPIC -shared -fvisibility=hidden -Wl,--version-script=plugins/plugin.map -o "$PLUGIN" \
-	$CODEGEN plugins/cuda/cuda_printq.c plugins/cuda/cuda_plugin.c plugins/cuda/cuda_driver.c $PLUGIN_EXTRA $ZSTD -ldl -lpthread 2>&1 | tee -a "$LOG"
+	$CODEGEN plugins/cuda/cuda_printq.c core/helpers/*.c plugins/cuda/cuda_plugin.c plugins/cuda/cuda_driver.c $PLUGIN_EXTRA $ZSTD -ldl -lpthread 2>&1 | tee -a "$LOG"
 T=("-DGBPF_PTXAS=\"$PTXAS\"" "-DGBPF_CUDA_PLUGIN_PATH=\"$PLUGIN\"")
 $CC $CF "${T[@]}" -o "$B/test_ptx_codegen" tests/cuda/test_ptx_codegen.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/test_ptx_conformance" tests/cuda/test_ptx_conformance.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
