@@ -71,6 +71,26 @@ int gbpf_map_delete(struct gbpf_map_instance *map, const void *key);
 /** Key after @p key in iteration order (first key when key is NULL); -ENOENT at the end. */
 int gbpf_map_get_next_key(struct gbpf_map_instance *map, const void *key, void *next_key);
 
+/**
+ * value += src - base, as unsigned words of 8, 4, 2 and 1 bytes (the widest
+ * that fits, wrapping): @p base NULL means zeros. See gbpf_map_merge_delta.
+ */
+void gbpf_map_value_add_delta(void *value, const void *src, const void *base, size_t size);
+
+/**
+ * Add what copy @p src of a map changed, relative to @p base (the contents
+ * every copy started from; NULL = empty), into copy @p dst: for arrays
+ * every value, for hash maps every key of src (inserted into dst when
+ * absent) and every per-CPU slot. Values changed in several copies are
+ * summed (counters stay exact); a value changed in one copy only ends as
+ * that copy's. Keys present only in base (deleted in src) are left alone.
+ * All three must have the same type, sizes and slots; rings are refused.
+ * @param lost  out (may be NULL): keys dst had no room for
+ * @return 0, -EINVAL (shapes differ, a ring, a bad block), -ENOMEM
+ */
+int gbpf_map_merge_delta(struct gbpf_map_instance *dst, struct gbpf_map_instance *src,
+			 struct gbpf_map_instance *base, uint64_t *lost);
+
 /** Reserve @p size bytes in a ring buffer; NULL (and a counted drop) if full. */
 void *gbpf_ringbuf_reserve(struct gbpf_map_instance *map, uint64_t size, uint64_t flags);
 /** Publish a reserved record. */

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * maps/map_merge.c - adding what one copy of a map changed into another
+ * copy (several GPU contexts, each with its own device copy; processes
+ * with their own regions).
+ *
+ * Why deltas against a common base: every copy starts from the same
+ * contents (a .data array with initial values, a config word the probe
+ * only reads). Adding raw values would count those initial values once per
+ * copy; adding src - base counts only what src changed, so a value that one
+ * copy changed ends as that copy's value and one that nobody changed stays
+ * as it was. Values several copies changed are summed: counters, the
+ * common case, come out exact.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maps/map.h"
+#include "maps/map_layout.h"
+
+static int merge_is_ring(uint32_t type)
+{
+	return type == GBPF_MAP_TYPE_RINGBUF || type == GBPF_MAP_TYPE_GPU_RINGBUF ||
+	       type == GBPF_MAP_TYPE_PERF_EVENT_ARRAY;
+}
+
+static int merge_is_array(uint32_t type)
+{
+	return type == GBPF_MAP_TYPE_ARRAY || type == GBPF_MAP_TYPE_GPU_ARRAY ||
+	       type == GBPF_MAP_TYPE_PERCPU_ARRAY || type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
+}
+
+#define MERGE_WORD(T)                                                                              \
+	do {                                                                                       \
+		T a, b, c = 0;                                                                     \
+		memcpy(&a, dst + off, sizeof(T));                                                  \
+		memcpy(&b, src + off, sizeof(T));                                                  \
+		if (base)                                                                          \
+			memcpy(&c, base + off, sizeof(T));                                         \
+		a = (T)(a + (T)(b - c));                                                           \
+		memcpy(dst + off, &a, sizeof(T));                                                  \
+		off += sizeof(T);                                                                  \
+	} while (0)
+
+void gbpf_map_value_add_delta(void *dstv, const void *srcv, const void *basev, size_t size)
+{
+	unsigned char *dst = dstv;
+	const unsigned char *src = srcv, *base = basev;
+	size_t off = 0;
+
+	/* The widest word that fits: a u32 or u16 counter keeps its carries. */
+	while (off < size) {
+		if (size - off >= 8)
+			MERGE_WORD(uint64_t);
+		else if (size - off >= 4)
+			MERGE_WORD(uint32_t);
+		else if (size - off >= 2)
+			MERGE_WORD(uint16_t);
+		else
+			MERGE_WORD(uint8_t);
+	}
+}
+
+static int merge_same_shape(const struct gbpf_map_hdr *a, const struct gbpf_map_hdr *b)
+{
+	return a->type == b->type && a->key_size == b->key_size && a->value_size == b->value_size &&
+	       a->max_entries == b->max_entries && a->nr_slots == b->nr_slots &&
+	       a->value_stride == b->value_stride && a->data_off == b->data_off &&
+	       a->total_size == b->total_size;
+}
+
+int gbpf_map_merge_delta(struct gbpf_map_instance *dst, struct gbpf_map_instance *src,
+			 struct gbpf_map_instance *base, uint64_t *lost)
+{
+	const struct gbpf_map_hdr *dh, *sh;
+	unsigned char key[GBPF_MAP_MAX_KEY_SIZE], next[GBPF_MAP_MAX_KEY_SIZE];
+	const void *prev = NULL;
+	unsigned char *zero = NULL;
+	uint32_t slots;
+	int rc = 0;
+
+	if (lost)
+		*lost = 0;
+	if (!dst || !src || !dst->mem || !src->mem || gbpf_map_mem_validate(dst->mem, dst->mem_size) ||
+	    gbpf_map_mem_validate(src->mem, src->mem_size) ||
+	    (base && (!base->mem || gbpf_map_mem_validate(base->mem, base->mem_size))))
+		return -EINVAL;
+	dh = dst->mem;
+	sh = src->mem;
+	if (!merge_same_shape(dh, sh) || (base && !merge_same_shape(dh, base->mem)) ||
+	    merge_is_ring(dh->type))
+		return -EINVAL;
+	if (merge_is_array(dh->type)) {
+		/* Every array layout is a dense run of values at value_stride. */
+		uint64_t n = (uint64_t)dh->max_entries *
+			     (dh->type == GBPF_MAP_TYPE_PERCPU_ARRAY ||
+					      dh->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY
+				      ? dh->nr_slots
+				      : 1);
+		unsigned char *d = (unsigned char *)dst->mem + dh->data_off;
+		const unsigned char *s = (const unsigned char *)src->mem + dh->data_off;
+		const unsigned char *b = base ? (const unsigned char *)base->mem + dh->data_off : NULL;
+
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t off = i * dh->value_stride;
+
+			gbpf_map_value_add_delta(d + off, s + off, b ? b + off : NULL, dh->value_size);
+		}
+		return 0;
+	}
+	slots = gbpf_map_nr_slots(src);
+	while (!gbpf_map_get_next_key(src, prev, next)) {
+		memcpy(key, next, dh->key_size);
+		prev = key;
+		for (uint32_t slot = 0; slot < slots; slot++) {
+			const void *sv = gbpf_map_lookup(src, key, slot);
+			const void *bv = base ? gbpf_map_lookup(base, key, slot) : NULL;
+			void *dv;
+
+			if (!sv)
+				break;
+			dv = gbpf_map_lookup(dst, key, slot);
+			if (!dv) {
+				/* A key dst lacks: insert it as zeros, then add. */
+				if (!zero && !(zero = calloc(1, dh->value_size))) {
+					rc = -ENOMEM;
+					goto out;
+				}
+				if (gbpf_map_update(dst, key, zero, GBPF_NOEXIST, slot) ||
+				    !(dv = gbpf_map_lookup(dst, key, slot))) {
+					if (lost)
+						(*lost)++;
+					break;
+				}
+			}
+			gbpf_map_value_add_delta(dv, sv, bv, dh->value_size);
+		}
+	}
+out:
+	free(zero);
+	return rc;
+}
