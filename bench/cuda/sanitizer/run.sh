@@ -32,6 +32,9 @@ run() {
 }
 run plain auto "$A/vecadd" $LOG2N $ITERS
 run plain_sass auto "$A/vecadd_sass" $LOG2N $ITERS
+# The load-time subscription (san_process.h) on launches no probe targets.
+run noprobe-load auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
+GBPF_SAN_SUBSCRIBE=off run noprobe-off auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
 for probe in empty exitcount threadhist; do
 	run ptx-$probe ptx "$BIN/gbpf" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
 	run san-$probe sanitizer "$BIN/gbpf" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
@@ -39,6 +42,9 @@ for probe in empty exitcount threadhist; do
 done
 p=$(value vecadd "$O/plain" median_us); ps=$(value vecadd "$O/plain_sass" median_us)
 row "vecadd 2^$LOG2N uninstrumented (PTX app / SASS-only app)" "$p / $ps us" "1.00"
+nl=$(value vecadd "$O/noprobe-load" median_us); no=$(value vecadd "$O/noprobe-off" median_us)
+row "agent, no device probe, Sanitizer subscribed at load" "$nl us" "$(ratio "$nl" "$p")"
+row "agent, no device probe, not subscribed (SUBSCRIBE=off)" "$no us" "$(ratio "$no" "$p")"
 for probe in empty exitcount threadhist; do
 	t=$(value vecadd "$O/ptx-$probe" median_us); s=$(value vecadd "$O/san-$probe" median_us)
 	ss=$(value vecadd "$O/sass-$probe" median_us)

@@ -17,6 +17,7 @@
 #include "san_api.h"
 #include "san_engine.h"
 #include "san_patch.h"
+#include "san_process.h"
 
 /* cuDeviceGetAttribute: compute capability. */
 #define SAN_ATTR_CC_MAJOR 75
@@ -58,8 +59,7 @@ struct san_kernel {
 
 struct gbpf_san_engine {
 	pthread_mutex_t lock;
-	struct gbpf_san_api api;
-	gbpf_san_subscriber sub;
+	const struct gbpf_san_api *api; /* the process's subscription (san_process.h), once subscribed */
 	int active;
 	int subscribed; /* 1 subscribed, -1 failed (final), 0 not yet */
 	struct gbpf_agent_services svc;
@@ -74,6 +74,7 @@ struct gbpf_san_engine {
 	char *ptx[2];   /* the patch module's PTX: as emitted, and with every function .visible */
 	size_t ptx_len[2];
 	int form;       /* the form the library accepted last (tried first) */
+	int repatch;    /* GBPF_SAN_REPATCH=1: patch a module again for each new kernel */
 	struct san_ctx *ctxs;
 	struct san_module *modules;
 	struct san_kernel *kernels;
@@ -93,25 +94,18 @@ static void san_report(struct gbpf_san_engine *e, enum gbpf_agent_event ev, cons
 }
 
 /*
- * Resource callbacks: a module about to be unloaded forgets its state (a
- * later module may get the same handle). The subscription itself is what
- * initialises the Sanitizer for the process.
+ * A module about to be unloaded forgets its state (a later module may get
+ * the same handle). Called from the process's subscription (san_process.c).
  */
-static void san_callback(void *userdata, int domain, uint32_t cbid, const void *cbdata)
+static void san_module_unloading(void *arg, CUcontext ctx, CUmodule mod)
 {
-	struct gbpf_san_engine *e = userdata;
+	struct gbpf_san_engine *e = arg;
 
-	if (domain != GBPF_SAN_CB_DOMAIN_RESOURCE || !cbdata)
-		return;
-	if (cbid == GBPF_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
-		const struct gbpf_san_module_data *md = cbdata;
-
-		pthread_mutex_lock(&e->lock);
-		for (struct san_module *m = e->modules; m; m = m->next)
-			if (m->mod == md->module && m->ctx == md->context)
-				m->mod = NULL;
-		pthread_mutex_unlock(&e->lock);
-	}
+	pthread_mutex_lock(&e->lock);
+	for (struct san_module *m = e->modules; m; m = m->next)
+		if (m->mod == mod && m->ctx == ctx)
+			m->mod = NULL;
+	pthread_mutex_unlock(&e->lock);
 }
 
 int gbpf_san_engine_choice(uint32_t attach_flags, char *why, size_t why_size)
@@ -136,31 +130,23 @@ int gbpf_san_engine_choice(uint32_t attach_flags, char *why, size_t why_size)
 	return -EINVAL;
 }
 
-/* Load the library and subscribe, once; a failure is final. Under the lock, or before sharing. */
-static int san_subscribe(struct gbpf_san_engine *e, char *log, size_t log_size)
+/*
+ * Use the process's subscription, made at load time unless
+ * GBPF_SAN_SUBSCRIBE says otherwise (then made here: too late for the
+ * Sanitizer to patch, which the reports say). Under the lock, or before
+ * sharing; a failure is final.
+ */
+static int san_subscribe(struct gbpf_san_engine *e, enum gbpf_san_when when, char *log, size_t log_size)
 {
-	gbpf_san_result r;
 	int rc;
 
 	if (e->subscribed)
 		return e->subscribed > 0 ? 0 : -ENOENT;
 	e->subscribed = -1;
-	rc = gbpf_san_api_load(&e->api, log, log_size);
+	rc = gbpf_san_process_subscribe(when, &e->api, log, log_size);
 	if (rc)
 		return rc;
-	r = e->api.subscribe(&e->sub, san_callback, e);
-	if (r != GBPF_SAN_SUCCESS) {
-		snprintf(log, log_size, "sanitizerSubscribe (%s) failed: %s (another Sanitizer tool in the process?)",
-			 e->api.path, gbpf_san_api_strerror(&e->api, r));
-		return -EBUSY;
-	}
-	r = e->api.enable_domain(1, e->sub, GBPF_SAN_CB_DOMAIN_RESOURCE);
-	if (r != GBPF_SAN_SUCCESS) {
-		snprintf(log, log_size, "sanitizerEnableDomain(RESOURCE) failed: %s",
-			 gbpf_san_api_strerror(&e->api, r));
-		e->api.unsubscribe(e->sub);
-		return -EIO;
-	}
+	gbpf_san_process_on_unload(san_module_unloading, e);
 	e->subscribed = 1;
 	return 0;
 }
@@ -212,20 +198,24 @@ int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_e
 	if (rc)
 		goto fail;
 	/*
-	 * Subscribing from the agent's constructor (before the application's
-	 * main) left sanitizerAddPatches refusing every module in the process
-	 * on the H200, while a subscription made from main worked: by default
-	 * the library is loaded and subscribed at the first launch a probe
-	 * targets (GBPF_SAN_SUBSCRIBE=early restores the attach-time form).
+	 * The subscription normally exists already (made when the plugin was
+	 * loaded, before the driver was initialised: san_process.h). Otherwise
+	 * it is made here only when asked (GBPF_SAN_SUBSCRIBE=attach), else at
+	 * the first launch a probe targets.
 	 */
 	{
-		const char *when = getenv("GBPF_SAN_SUBSCRIBE");
+		enum gbpf_san_when when = gbpf_san_process_when();
 
-		if (when && !strcmp(when, "early")) {
-			rc = san_subscribe(e, log, log_size);
+		if (gbpf_san_process_state(NULL) != 0 || when == GBPF_SAN_WHEN_ATTACH) {
+			rc = san_subscribe(e, when, log, log_size);
 			if (rc)
 				goto fail;
 		}
+	}
+	{
+		const char *rp = getenv("GBPF_SAN_REPATCH");
+
+		e->repatch = rp && !strcmp(rp, "1");
 	}
 	e->active = 1;
 	*out = e;
@@ -309,8 +299,8 @@ static struct san_ctx *san_ctx_for(struct gbpf_san_engine *e, CUcontext ctx, con
 			san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: %s", why);
 			break;
 		}
-		r = e->api.add_patches(c->cubin, ctx);
-		if (r != GBPF_SAN_SUCCESS && e->api.add_patches(c->cubin, NULL) == GBPF_SAN_SUCCESS) {
+		r = e->api->add_patches(c->cubin, ctx);
+		if (r != GBPF_SAN_SUCCESS && e->api->add_patches(c->cubin, NULL) == GBPF_SAN_SUCCESS) {
 			/* The library may know the context by another handle: "the current one" then. */
 			san_report(e, GBPF_AGENT_EVENT_INFO, kernel, "sanitizerAddPatches took the current context (NULL), "
 								     "not the handle %p", (void *)ctx);
@@ -320,10 +310,14 @@ static struct san_ctx *san_ctx_for(struct gbpf_san_engine *e, CUcontext ctx, con
 			c->ok = 1;
 			e->form = form;
 		} else {
+			enum gbpf_san_when when = GBPF_SAN_WHEN_LOAD;
+
+			gbpf_san_process_state(&when);
 			san_report(e, t ? GBPF_AGENT_EVENT_ERROR : GBPF_AGENT_EVENT_INFO, kernel,
-				   "sanitizerAddPatches (%s, %s, %zu bytes, %s, %s) failed: %s%s", e->api.path, arch,
-				   size, cached ? "cached" : "compiled", form ? "visible helpers" : "as emitted",
-				   gbpf_san_api_strerror(&e->api, r), t ? "" : "; trying the other form");
+				   "sanitizerAddPatches (%s, %s, %zu bytes, %s, %s; subscribed %s) failed: %s%s",
+				   e->api->path, arch, size, cached ? "cached" : "compiled",
+				   form ? "visible helpers" : "as emitted", gbpf_san_when_name(when),
+				   gbpf_san_api_strerror(e->api, r), t ? "" : "; trying the other form");
 		}
 	}
 	free(table);
@@ -346,7 +340,23 @@ static int san_patch_module(struct gbpf_san_engine *e, CUmodule mod, CUcontext c
 
 	for (m = e->modules; m; m = m->next)
 		if (m->mod == mod && m->ctx == ctx)
-			return m->ok ? 0 : -EIO;
+			break;
+	if (m && (!m->ok || !e->repatch))
+		return m->ok ? 0 : -EIO;
+	if (m) {
+		/*
+		 * GBPF_SAN_REPATCH=1 (an experiment for lazily loaded modules):
+		 * patch the module again for each new kernel of it, in case
+		 * functions loaded after the first patch were left unpatched.
+		 */
+		r = e->api->patch_module(mod);
+		if (r != GBPF_SAN_SUCCESS) {
+			san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, kernel, "sanitizerPatchModule (again) failed: %s",
+				   gbpf_san_api_strerror(e->api, r));
+			return -EIO;
+		}
+		return 0;
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -359,18 +369,18 @@ static int san_patch_module(struct gbpf_san_engine *e, CUmodule mod, CUcontext c
 
 		if (!cb)
 			continue;
-		r = e->api.patch_instructions(points[p], mod, cb);
+		r = e->api->patch_instructions(points[p], mod, cb);
 		if (r != GBPF_SAN_SUCCESS) {
 			san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, kernel,
 				   "sanitizerPatchInstructions(%d, %s) failed: %s", points[p], cb,
-				   gbpf_san_api_strerror(&e->api, r));
+				   gbpf_san_api_strerror(e->api, r));
 			return -EIO;
 		}
 	}
-	r = e->api.patch_module(mod);
+	r = e->api->patch_module(mod);
 	if (r != GBPF_SAN_SUCCESS) {
 		san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, kernel, "sanitizerPatchModule failed: %s",
-			   gbpf_san_api_strerror(&e->api, r));
+			   gbpf_san_api_strerror(e->api, r));
 		return -EIO;
 	}
 	m->ok = 1;
@@ -415,7 +425,7 @@ static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, cons
 
 		if (e->subscribed < 0)
 			return; /* reported once */
-		if (san_subscribe(e, why, sizeof(why))) {
+		if (san_subscribe(e, GBPF_SAN_WHEN_LAZY, why, sizeof(why))) {
 			san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, l->name,
 				   "no Compute Sanitizer engine (kernels without PTX stay uninstrumented): %s", why);
 			return;
@@ -428,10 +438,10 @@ static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, cons
 		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cannot allocate the kernel's record");
 		return;
 	}
-	r = e->api.set_callback_data(fn, (const void *)(uintptr_t)k->record);
+	r = e->api->set_callback_data(fn, (const void *)(uintptr_t)k->record);
 	if (r != GBPF_SAN_SUCCESS) {
 		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizerSetCallbackData failed: %s",
-			   gbpf_san_api_strerror(&e->api, r));
+			   gbpf_san_api_strerror(e->api, r));
 		return;
 	}
 	k->ok = 1;
@@ -511,9 +521,14 @@ void gbpf_san_engine_destroy(struct gbpf_san_engine *e)
 {
 	if (!e)
 		return;
-	pthread_mutex_lock(&e->lock);
+	/*
+	 * The subscription stays (the process's, san_process.h): a later attach
+	 * needs it, and one made after the driver's initialisation could not
+	 * patch. Module unloads stop reaching this engine first.
+	 */
 	if (e->subscribed > 0)
-		e->api.unsubscribe(e->sub);
+		gbpf_san_process_on_unload(NULL, NULL);
+	pthread_mutex_lock(&e->lock);
 	e->active = 0;
 	pthread_mutex_unlock(&e->lock);
 	/*

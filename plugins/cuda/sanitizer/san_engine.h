@@ -5,10 +5,10 @@
  * (libsanitizer-public.so), which patches the SASS of any module, PTX or
  * not (internal to the cuda agent; docs/SANITIZER.md).
  *
- * At attach the engine loads the library and subscribes (no CUPTI; one
- * Sanitizer subscriber per process). At the first launch of a kernel a
- * probe targets it: compiles the patch module for the device's
- * architecture (san_patch.h; disk cache), binds its placeholders to the
+ * The library is loaded and subscribed when the plugin is loaded (no
+ * CUPTI; one Sanitizer subscriber per process: san_process.h). At the
+ * first launch of a kernel a probe targets it: compiles the patch module
+ * for the device's architecture (san_patch.h; disk cache), binds its placeholders to the
  * context's maps and loads it (sanitizerAddPatches, once per context),
  * patches the kernel's module at the probes' patch points
  * (sanitizerPatchInstructions + sanitizerPatchModule, once per module)
@@ -50,13 +50,15 @@ struct gbpf_san_engine_opts {
 };
 
 /**
- * Create the engine: the patch module's text. The library is loaded and
- * subscribed at the first launch a probe targets (a subscription from the
- * agent's constructor left every sanitizerAddPatches refused on the H200);
- * GBPF_SAN_SUBSCRIBE=early does it here instead.
- * @return 0; -EINVAL; -ENOMEM; with early: -ENOENT / -ENOSYS without a
- *         usable libsanitizer-public.so, -EBUSY when another Sanitizer
- *         subscriber exists (compute-sanitizer, another tool). @p log says why.
+ * Create the engine: the patch module's text. The Sanitizer subscription
+ * is the process's (san_process.h), normally made when the plugin was
+ * loaded; without it the engine subscribes at the first launch a probe
+ * targets (or here with GBPF_SAN_SUBSCRIBE=attach), which is too late for
+ * the Sanitizer to patch (reported then).
+ * @return 0; -EINVAL; -ENOMEM; when the load-time subscription failed:
+ *         -ENOENT / -ENOSYS without a usable libsanitizer-public.so, -EBUSY
+ *         when another Sanitizer subscriber exists (compute-sanitizer,
+ *         another tool). @p log says why.
  */
 int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_engine_opts *o, char *log,
 			   size_t log_size);
@@ -83,9 +85,9 @@ struct gbpf_san_engine_stats {
 void gbpf_san_engine_stats(struct gbpf_san_engine *e, struct gbpf_san_engine_stats *st);
 
 /**
- * Stop instrumenting and free the engine: the subscription ends, patched
- * modules stay patched and the records stay in device memory (kernels in
- * flight may still use them). Call when no launch can reach the engine.
+ * Stop instrumenting and free the engine: the subscription stays (the
+ * process's), patched modules stay patched and the records stay in device
+ * memory (kernels in flight may still use them). Call when no launch can reach the engine.
  */
 void gbpf_san_engine_destroy(struct gbpf_san_engine *e);
 

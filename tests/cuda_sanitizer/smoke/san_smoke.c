@@ -8,6 +8,8 @@
  * record word 3; glob: gbpf patch module with the placeholder globals set
  * to a counter; imm: gbpf patch module whose probe has the counter address
  * as an immediate (@COUNTER@ replaced, then ptxas). Prints one line.
+ * SMOKE_ORDER=init_first subscribes after cuInit, ctx_first after cuInit
+ * and the primary context (what gbpf's agent does before main).
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -45,6 +47,20 @@ static void *cuda_h;
 static void cb(void *u, Sanitizer_CallbackDomain d, Sanitizer_CallbackId id, const void *data)
 {
 	(void)u; (void)d; (void)id; (void)data;
+}
+
+static void smoke_subscribe(Sanitizer_SubscriberHandle *sub)
+{
+	const char *s = "";
+	SanitizerResult r = sanitizerSubscribe(sub, cb, NULL);
+
+	if (r) {
+		sanitizerGetResultString(r, &s);
+		/* Another subscriber (gbpf's agent) owns the callbacks: patching still works through it. */
+		printf("# subscribe %d %s (continuing)\n", r, s);
+	} else {
+		sanitizerEnableDomain(1, *sub, SANITIZER_CB_DOMAIN_RESOURCE);
+	}
 }
 
 static char *slurp(const char *path, size_t *n)
@@ -93,26 +109,26 @@ int main(int argc, char **argv)
 	SanitizerResult r;
 	const char *s = "";
 	const char *mode = argc > 3 ? argv[3] : "load";
+	const char *order = getenv("SMOKE_ORDER");
 
 	if (argc < 3)
 		return 2;
-	r = sanitizerSubscribe(&sub, cb, NULL);
-	if (r) {
-		sanitizerGetResultString(r, &s);
-		/* Another subscriber (gbpf's agent) owns the callbacks: patching still works through it. */
-		printf("# subscribe %d %s (continuing)\n", r, s);
-	}
-	else
-		sanitizerEnableDomain(1, sub, SANITIZER_CB_DOMAIN_RESOURCE);
+	if (!order || !*order)
+		smoke_subscribe(&sub);
 #ifdef SMOKE_LATE_CUDA
 	cuda_h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
 	if (!cuda_h)
 		return 4;
 #endif
 	cuInit(0);
+	if (order && !strcmp(order, "init_first"))
+		smoke_subscribe(&sub);
 	cuDeviceGet(&dev, 0);
 	cuDevicePrimaryCtxRetain(&ctx, dev);
 	cuCtxSetCurrent(ctx);
+	if (order && !strcmp(order, "ctx_first"))
+		smoke_subscribe(&sub);
+	printf("[order %s] ", order && *order ? order : "subscribe_first");
 	if (cuMemAlloc(&rec, 64) || cuMemAlloc(&data, 65536 * 4) || cuMemsetD8(data, 0, 65536 * 4))
 		return 3;
 	img = slurp(argv[1], &n);

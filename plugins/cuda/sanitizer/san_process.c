@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process's one Compute Sanitizer subscription (san_process.h).
+ *
+ * Why at load time: measured on the H200 (driver 580, CUDA 13.0), the
+ * Sanitizer patches only in a process where it was subscribed before the
+ * CUDA driver was initialised. Under `gbpf run` the agent opens the cuda
+ * backend from its constructor (cuInit and the primary context, for the
+ * device's architecture), so a subscription made at attach or at the first
+ * launch came too late and every sanitizerAddPatches answered
+ * SANITIZER_ERROR_INVALID_PARAMETER. This file's constructor runs when the
+ * plugin is loaded (preloaded by `gbpf run`, before the agent's
+ * constructor opens the backend) and subscribes there.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/agent/proto.h"
+#include "san_process.h"
+
+struct gbpf_san_process {
+	pthread_mutex_t lock;         /* the subscription */
+	pthread_mutex_t handler_lock; /* on_unload: taken before an engine's lock, never with `lock` */
+	int state; /* 1 subscribed, -1 failed (final), 0 not tried */
+	enum gbpf_san_when when;
+	struct gbpf_san_api api;
+	gbpf_san_subscriber sub;
+	gbpf_san_module_unload_fn on_unload;
+	void *on_unload_arg;
+	char why[512];
+};
+
+/* The process's subscription: one per process by the Sanitizer's own rule. */
+static struct gbpf_san_process gbpf_san_process_sub = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.handler_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+enum gbpf_san_when gbpf_san_process_when(void)
+{
+	const char *v = getenv("GBPF_SAN_SUBSCRIBE");
+
+	if (!v || !*v || !strcmp(v, "load"))
+		return GBPF_SAN_WHEN_LOAD;
+	if (!strcmp(v, "attach") || !strcmp(v, "early"))
+		return GBPF_SAN_WHEN_ATTACH;
+	if (!strcmp(v, "lazy"))
+		return GBPF_SAN_WHEN_LAZY;
+	if (!strcmp(v, "off"))
+		return GBPF_SAN_WHEN_OFF;
+	return GBPF_SAN_WHEN_LOAD;
+}
+
+/* The library's callbacks: module unloads go to the engine that registered. */
+static void san_process_callback(void *userdata, int domain, uint32_t cbid, const void *cbdata)
+{
+	struct gbpf_san_process *p = userdata;
+	const struct gbpf_san_module_data *md = cbdata;
+
+	if (domain != GBPF_SAN_CB_DOMAIN_RESOURCE || cbid != GBPF_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING || !md)
+		return;
+	pthread_mutex_lock(&p->handler_lock);
+	if (p->on_unload)
+		p->on_unload(p->on_unload_arg, md->context, md->module);
+	pthread_mutex_unlock(&p->handler_lock);
+}
+
+int gbpf_san_process_subscribe(enum gbpf_san_when when, const struct gbpf_san_api **api, char *why,
+			       size_t why_size)
+{
+	struct gbpf_san_process *p = &gbpf_san_process_sub;
+	gbpf_san_result r;
+	int rc = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->state > 0)
+		goto out;
+	if (p->state < 0) {
+		rc = -ENOENT;
+		goto out;
+	}
+	p->state = -1;
+	p->when = when;
+	rc = gbpf_san_api_load(&p->api, p->why, sizeof(p->why));
+	if (rc)
+		goto out;
+	r = p->api.subscribe(&p->sub, san_process_callback, p);
+	if (r != GBPF_SAN_SUCCESS) {
+		snprintf(p->why, sizeof(p->why), "sanitizerSubscribe (%.200s) failed: %.100s (another Sanitizer tool in the "
+						 "process?)", p->api.path, gbpf_san_api_strerror(&p->api, r));
+		rc = -EBUSY;
+		goto out;
+	}
+	r = p->api.enable_domain(1, p->sub, GBPF_SAN_CB_DOMAIN_RESOURCE);
+	if (r != GBPF_SAN_SUCCESS) {
+		snprintf(p->why, sizeof(p->why), "sanitizerEnableDomain(RESOURCE) failed: %.100s",
+			 gbpf_san_api_strerror(&p->api, r));
+		p->api.unsubscribe(p->sub);
+		rc = -EIO;
+		goto out;
+	}
+	p->state = 1;
+out:
+	if (rc && why && why_size)
+		snprintf(why, why_size, "%s", p->why);
+	if (!rc && api)
+		*api = &p->api;
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+int gbpf_san_process_state(enum gbpf_san_when *when)
+{
+	struct gbpf_san_process *p = &gbpf_san_process_sub;
+	int st;
+
+	pthread_mutex_lock(&p->lock);
+	st = p->state;
+	if (when)
+		*when = p->when;
+	pthread_mutex_unlock(&p->lock);
+	return st;
+}
+
+void gbpf_san_process_on_unload(gbpf_san_module_unload_fn fn, void *arg)
+{
+	struct gbpf_san_process *p = &gbpf_san_process_sub;
+
+	pthread_mutex_lock(&p->handler_lock);
+	p->on_unload = fn;
+	p->on_unload_arg = arg;
+	pthread_mutex_unlock(&p->handler_lock);
+}
+
+const char *gbpf_san_when_name(enum gbpf_san_when when)
+{
+	switch (when) {
+	case GBPF_SAN_WHEN_LOAD: return "at load, before the driver was initialised";
+	case GBPF_SAN_WHEN_ATTACH: return "at attach (GBPF_SAN_SUBSCRIBE=attach)";
+	case GBPF_SAN_WHEN_LAZY: return "at the first targeted launch (GBPF_SAN_SUBSCRIBE=lazy)";
+	default: return "never (GBPF_SAN_SUBSCRIBE=off)";
+	}
+}
+
+int gbpf_san_process_wanted(void)
+{
+	const char *engine = getenv("GBPF_CUDA_ENGINE");
+
+	/* Only in an application an agent serves (gbpf run, or an idle agent for gbpf attach). */
+	if (!getenv(GBPF_AGENT_ENV_SOCK) && !getenv(GBPF_AGENT_ENV_LISTEN))
+		return 0;
+	if (engine && !strcmp(engine, "ptx"))
+		return 0;
+	return gbpf_san_process_when() == GBPF_SAN_WHEN_LOAD;
+}
+
+/*
+ * A failure here is not reported (no agent exists yet): the engine reports
+ * it at the first launch it would serve (gbpf_san_process_subscribe
+ * answers the same reason again).
+ */
+__attribute__((constructor)) static void gbpf_san_process_ctor(void)
+{
+	if (gbpf_san_process_wanted())
+		gbpf_san_process_subscribe(GBPF_SAN_WHEN_LOAD, NULL, NULL, 0);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/cuda/sanitizer/san_process.h - the process's one Compute
+ * Sanitizer subscription (internal to the cuda plugin).
+ *
+ * The Sanitizer patches modules only in a process where it was subscribed
+ * before the CUDA driver was initialised (measured on the H200; see
+ * docs/SANITIZER.md). The cuda plugin therefore subscribes from its
+ * constructor when it is loaded into an application an agent serves
+ * (GBPF_AGENT_SOCK or GBPF_AGENT_LISTEN set) and GBPF_CUDA_ENGINE is not
+ * "ptx". The subscription lives as long as the process (one subscriber per
+ * process; the driver keeps callbacks into the library); engines come and
+ * go with attach and detach and use it.
+ *
+ * GBPF_SAN_SUBSCRIBE chooses when: "load" (default), "attach" (the old
+ * "early"), "lazy" (first launch a probe targets), "off" (never at load;
+ * the engine still subscribes lazily). The later forms exist to show the
+ * failure they cause (tests/cuda_sanitizer/device.sh).
+ */
+#ifndef GBPF_CUDA_SAN_PROCESS_H
+#define GBPF_CUDA_SAN_PROCESS_H
+
+#include <stddef.h>
+
+#include "san_api.h"
+
+/** When the subscription is made. */
+enum gbpf_san_when {
+	GBPF_SAN_WHEN_LOAD = 0, /**< plugin constructor, before the agent opens the backend */
+	GBPF_SAN_WHEN_ATTACH,   /**< agent_attach */
+	GBPF_SAN_WHEN_LAZY,     /**< first launch a probe targets */
+	GBPF_SAN_WHEN_OFF,      /**< not at load (lazy at the first launch) */
+};
+
+/** $GBPF_SAN_SUBSCRIBE as a gbpf_san_when (unknown values: load). */
+enum gbpf_san_when gbpf_san_process_when(void);
+
+/** Readable form of @p when, for reports. */
+const char *gbpf_san_when_name(enum gbpf_san_when when);
+
+/** Whether the constructor subscribes in this process (see the file comment). */
+int gbpf_san_process_wanted(void);
+
+/**
+ * Load libsanitizer-public.so and subscribe (resource domain), once per
+ * process; thread-safe; a failure is final and answered again.
+ * @param when  recorded for reports (which moment made the subscription)
+ * @param api   out: the loaded entry points (valid for the process's life)
+ * @return 0; -ENOENT / -ENOSYS without a usable library, -EBUSY when
+ *         another subscriber exists, -EIO; @p why says why
+ */
+int gbpf_san_process_subscribe(enum gbpf_san_when when, const struct gbpf_san_api **api, char *why,
+			       size_t why_size);
+
+/**
+ * @return 1 subscribed, -1 failed, 0 not tried; @p when (optional) the
+ *         moment it was made or tried
+ */
+int gbpf_san_process_state(enum gbpf_san_when *when);
+
+/** Called (under the handler lock, never the subscription lock) when a module is about to be unloaded. */
+typedef void (*gbpf_san_module_unload_fn)(void *arg, CUcontext ctx, CUmodule mod);
+
+/** Route module-unload callbacks to @p fn (NULL: to nobody). */
+void gbpf_san_process_on_unload(gbpf_san_module_unload_fn fn, void *arg);
+
+#endif /* GBPF_CUDA_SAN_PROCESS_H */
