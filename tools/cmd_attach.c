@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gbpf attach [-i SECONDS] [-c COUNT] [-j] [--per-process] PID... OBJ...
+ * gbpf attach [-i SECONDS] [-c COUNT] [-j] [--per-process] [--allow-app-writes]
+ *             [--engine ptx|sanitizer|auto] PID... OBJ...
  * gbpf detach PID...
  *
  * Attach: the controller of `gbpf run`, without a child. It connects to
@@ -205,7 +206,9 @@ static int attach_usage(void)
 		"  -j, --json     one JSON object per line\n"
 		"  --backend B    backend (default: the one the agent started with, else detection)\n"
 		"  --per-process  each process counts into its own maps: the sum is printed, then\n"
-		"                 every process's own\n",
+		"                 every process's own\n"
+		"  --allow-app-writes  let gpu/mem probes replace the value the application stores\n"
+		"  --engine E     cuda: ptx, sanitizer or auto (default)\n",
 		cli.argv0);
 	return -1;
 }
@@ -283,6 +286,8 @@ int cmd_attach(int argc, char **argv)
 		{"backend", required_argument, NULL, 'b'},
 		{"json", no_argument, NULL, 'j'},
 		{"per-process", no_argument, NULL, 'P'},
+		{"allow-app-writes", no_argument, NULL, 'W'},
+		{"engine", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -316,6 +321,11 @@ int cmd_attach(int argc, char **argv)
 		case 'b': ctx.backend_name = optarg; break;
 		case 'j': cli.json = true; break;
 		case 'P': ctx.per_process = true; break;
+		case 'W': ctx.agent_flags |= GBPF_AGENT_F_ALLOW_APP_WRITES; break;
+		case 'G':
+			if (run_parse_engine(&ctx, optarg))
+				return -1;
+			break;
 		case 'h': attach_usage(); return 0;
 		default: return attach_usage();
 		}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gbpf run [-i SECONDS] [-c COUNT] [--backend B] OBJ... -- CMD ARGS
+ * gbpf run [-i SECONDS] [-c COUNT] [--backend B] [--allow-app-writes]
+ *          [--engine ptx|sanitizer|auto] OBJ... -- CMD ARGS
  *
  * The controller: opens and verifies every program, builds the shared map
  * region, starts CMD with libgbpf-agent.so preloaded, then serves the
@@ -38,6 +39,10 @@ static int run_usage(void)
 		"  --thread-slots N  GPU threads a per-GPU-thread array holds (default 1048576,\n"
 		"               at most 16777216;\n"
 		"               launches with more threads are reported)\n"
+		"  --allow-app-writes  let gpu/mem probes replace the value the application\n"
+		"               stores (ctx->mem_value); refused by the verifier otherwise\n"
+		"  --engine E   cuda: ptx (PTX injection only), sanitizer (Compute Sanitizer\n"
+		"               patching only) or auto (default: PTX where the kernel has it)\n"
 		"GPU timeline (asynchronous work the backend reports):\n"
 		"  --trace FILE.json  write a Chrome/Perfetto trace (open in ui.perfetto.dev)\n"
 		"  --otlp-traces URL  POST the timeline as OTLP/HTTP JSON spans at exit\n"
@@ -98,16 +103,21 @@ int run_verify_programs(struct run_ctx *ctx)
 
 		gbpf_object__for_each_prog(p, ctx->objs[i]) {
 			struct gbpf_verify_result res = {.sz = sizeof(res)};
-			GBPF_OPTS(gbpf_verify_opts, vo, .log_level = GBPF_VERIFY_LOG_ERROR);
+			/* The agent derives the same flags from the setup: one verdict on both sides. */
+			GBPF_OPTS(gbpf_verify_opts, vo, .log_level = GBPF_VERIFY_LOG_ERROR,
+				  .flags = gbpf_agent_verify_flags(ctx->agent_flags));
 			int err = gbpf_verify(p, &vo, &res);
 
 			if (err || res.verdict != GBPF_VERDICT_ACCEPT) {
 				fprintf(stderr,
 					"gbpf %s: %s: section '%s': program '%s': rejected by the "
-					"verifier at instruction %lld: %s; not attached\n", ctx->who,
+					"verifier at instruction %lld: %s%s; not attached\n", ctx->who,
 					gbpf_object__name(ctx->objs[i]), p->section ? p->section : "?",
 					p->name, (long long)res.error_insn,
-					res.reason[0] ? res.reason : "rejected");
+					res.reason[0] ? res.reason : "rejected",
+					(ctx->agent_flags & GBPF_AGENT_F_ALLOW_APP_WRITES)
+						? ""
+						: gbpf_agent_app_write_hint(p, res.reason));
 				ctx->rejected++;
 				continue;
 			}
@@ -123,6 +133,18 @@ int run_verify_programs(struct run_ctx *ctx)
 		}
 		base += gbpf_object__map_cnt(ctx->objs[i]);
 	}
+	return 0;
+}
+
+int run_parse_engine(struct run_ctx *ctx, const char *arg)
+{
+	ctx->agent_flags &= ~(GBPF_AGENT_F_ENGINE_PTX | GBPF_AGENT_F_ENGINE_SANITIZER);
+	if (!strcmp(arg, "ptx"))
+		ctx->agent_flags |= GBPF_AGENT_F_ENGINE_PTX;
+	else if (!strcmp(arg, "sanitizer"))
+		ctx->agent_flags |= GBPF_AGENT_F_ENGINE_SANITIZER;
+	else if (strcmp(arg, "auto"))
+		return cli_error("--engine %s: not an engine (ptx, sanitizer or auto)", arg);
 	return 0;
 }
 
@@ -325,6 +347,8 @@ int cmd_run(int argc, char **argv)
 		{"export-interval", required_argument, NULL, 'E'},
 		{"thread-slots", required_argument, NULL, 'N'},
 		{"idle", no_argument, NULL, 'I'},
+		{"allow-app-writes", no_argument, NULL, 'W'},
+		{"engine", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -388,6 +412,11 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 'I': idle = true; break;
+		case 'W': ctx.agent_flags |= GBPF_AGENT_F_ALLOW_APP_WRITES; break;
+		case 'G':
+			if (run_parse_engine(&ctx, optarg))
+				return -1;
+			break;
 		case 'h': run_usage(); return 0;
 		default: return run_usage();
 		}

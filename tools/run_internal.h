@@ -65,6 +65,12 @@ struct run_ctx {
 	uint64_t start_unix_ns; /* when counting began (OTLP start time) */
 	struct gbpf_prom_server *prom;
 	uint32_t thread_slots;  /* --thread-slots: GPU threads a per-GPU-thread array holds */
+	/*
+	 * GBPF_AGENT_F_ALLOW_APP_WRITES (--allow-app-writes) and
+	 * GBPF_AGENT_F_ENGINE_* (--engine): sent in every SETUP; the verifier
+	 * flags of both sides derive from them (gbpf_agent_verify_flags).
+	 */
+	uint32_t agent_flags;
 	/* objects and what goes to the agents */
 	struct gbpf_object **objs;
 	size_t obj_cnt;
@@ -108,6 +114,8 @@ struct run_ctx {
 };
 
 /* cmd_run.c, shared with cmd_attach.c */
+/** --engine ptx|sanitizer|auto into ctx->agent_flags; -1 with the error printed. */
+int run_parse_engine(struct run_ctx *ctx, const char *arg);
 /** Open every object; maps of all objects in ctx->maps. */
 int run_open_objects(struct run_ctx *ctx, char **paths, size_t n);
 /** Verify every program; the accepted ones in ctx->progs. */

@@ -155,9 +155,9 @@ static int send_setup(struct run_ctx *ctx, struct run_agent *ag)
 	 */
 	err = gbpf_agent_encode_setup(&b, ctx->backend_name ? ctx->backend_name : "",
 				      ctx->plugin_path ? ctx->plugin_path : "",
-				      ctx->trace_path || ctx->otlp_traces_url
-					      ? GBPF_AGENT_F_GPU_TIMELINE
-					      : 0,
+				      ctx->agent_flags | (ctx->trace_path || ctx->otlp_traces_url
+								  ? GBPF_AGENT_F_GPU_TIMELINE
+								  : 0),
 				      ctx->maps,
 				      ctx->map_cnt, ctx->progs, ctx->map_base, ctx->prog_cnt);
 	if (err)
@@ -257,7 +257,7 @@ static void print_report(struct run_ctx *ctx, struct run_agent *ag, uint16_t typ
 		} else {
 			printf("%s\n", r->msg);
 		}
-		fflush(stdout);
+		/* Flushed by agent_read once per batch of frames (one write for many lines). */
 		return;
 	}
 	(void)ctx;
@@ -371,59 +371,96 @@ bad:
 	return 1;
 }
 
-/* Read what an agent sent; returns non-zero when it is gone or misbehaved. */
+/* Bytes of an agent's receive buffer: the longest frame an agent may send. */
+#define RUN_AGENT_BUF (sizeof(struct gbpf_agent_frame) + RUN_AGENT_MAX_PAYLOAD)
+
+/*
+ * Check a frame header from an agent, saying exactly what is wrong with it
+ * in the order a reader meets it; 0 or non-zero with the reason printed.
+ */
+static int agent_frame_ok(struct run_ctx *ctx, struct run_agent *ag,
+			  const struct gbpf_agent_frame *f)
+{
+	char why[256] = "";
+
+	if (!gbpf_agent_frame_check(f, why, sizeof(why))) {
+		if (!gbpf_agent_msg_from_agent(f->type))
+			snprintf(why, sizeof(why),
+				 "frame: message type %u (%s) is sent by the controller, "
+				 "never by an agent", f->type, gbpf_agent_msg_name(f->type));
+		else if (f->len > RUN_AGENT_MAX_PAYLOAD)
+			snprintf(why, sizeof(why),
+				 "frame: %s payload of %u bytes is longer than the %u an "
+				 "agent may send", gbpf_agent_msg_name(f->type), f->len,
+				 RUN_AGENT_MAX_PAYLOAD);
+	}
+	if (!why[0])
+		return 0;
+	fprintf(stderr, "gbpf %s: pid %d: bad frame at byte %llu of its stream, disconnected: %s\n",
+		ctx->attach_mode ? "attach" : "run", (int)ag->pid, (unsigned long long)ag->rx_off, why);
+	return 1;
+}
+
+/*
+ * Read what an agent sent; returns non-zero when it is gone or misbehaved.
+ * One recv takes whatever the socket holds (many small print frames at a
+ * time: a line costs no extra system call) and every whole frame in it is
+ * handled; a partial frame waits at the front of the buffer for the rest.
+ * Print lines are flushed to stdout once per batch, before returning.
+ */
 static int agent_read(struct run_ctx *ctx, struct run_agent *ag)
 {
+	int gone = 0;
+
 	if (!ag->buf) {
-		ag->buf = malloc(sizeof(struct gbpf_agent_frame) + RUN_AGENT_MAX_PAYLOAD);
+		ag->buf = malloc(RUN_AGENT_BUF);
 		if (!ag->buf)
 			return 1;
 	}
-	for (;;) {
-		struct gbpf_agent_frame f;
-		size_t want = sizeof(f);
+	while (!gone) {
+		size_t pos = 0, asked = RUN_AGENT_BUF - ag->have;
 		ssize_t r;
 
-		if (ag->have >= sizeof(f)) {
-			char why[256] = "";
-
-			memcpy(&f, ag->buf, sizeof(f));
-			/* Say exactly what is wrong with the header, in the order a reader meets it. */
-			if (!gbpf_agent_frame_check(&f, why, sizeof(why))) {
-				if (!gbpf_agent_msg_from_agent(f.type))
-					snprintf(why, sizeof(why),
-						 "frame: message type %u (%s) is sent by the controller, "
-						 "never by an agent", f.type, gbpf_agent_msg_name(f.type));
-				else if (f.len > RUN_AGENT_MAX_PAYLOAD)
-					snprintf(why, sizeof(why),
-						 "frame: %s payload of %u bytes is longer than the %u an "
-						 "agent may send", gbpf_agent_msg_name(f.type), f.len,
-						 RUN_AGENT_MAX_PAYLOAD);
-			}
-			if (why[0]) {
-				fprintf(stderr,
-					"gbpf %s: pid %d: bad frame at byte %llu of its stream, "
-					"disconnected: %s\n",
-					ctx->attach_mode ? "attach" : "run", (int)ag->pid,
-					(unsigned long long)ag->rx_off, why);
-				return 1;
-			}
-			want += f.len;
-			if (ag->have == want) {
-				ag->have = 0;
-				ag->rx_off += want;
-				if (agent_message(ctx, ag, &f, ag->buf + sizeof(f)))
-					return 1;
-				continue;
-			}
+		do {
+			r = recv(ag->fd, ag->buf + ag->have, asked, 0);
+		} while (r < 0 && errno == EINTR);
+		if (r == 0 || (r < 0 && errno != EAGAIN)) {
+			gone = 1;
+			break;
 		}
-		r = recv(ag->fd, ag->buf + ag->have, want - ag->have, 0);
-		if (r == 0)
-			return 1;
 		if (r < 0)
-			return errno == EAGAIN || errno == EINTR ? 0 : 1;
+			break; /* EAGAIN: everything there was is read */
 		ag->have += (size_t)r;
+		while (ag->have - pos >= sizeof(struct gbpf_agent_frame)) {
+			struct gbpf_agent_frame f;
+			size_t want;
+
+			memcpy(&f, ag->buf + pos, sizeof(f));
+			if (agent_frame_ok(ctx, ag, &f)) {
+				gone = 1;
+				break;
+			}
+			want = sizeof(f) + f.len;
+			if (ag->have - pos < want)
+				break;
+			ag->rx_off += want;
+			if (agent_message(ctx, ag, &f, ag->buf + pos + sizeof(f))) {
+				gone = 1;
+				break;
+			}
+			pos += want;
+		}
+		/* The unfinished frame moves to the front: a whole frame always fits behind it. */
+		if (pos) {
+			memmove(ag->buf, ag->buf + pos, ag->have - pos);
+			ag->have -= pos;
+		}
+		/* A short read means the socket is empty now: no EAGAIN round trip for it. */
+		if ((size_t)r < asked)
+			break;
 	}
+	fflush(stdout);
+	return gone;
 }
 
 void run_serve_agents(struct run_ctx *ctx, int timeout_ms)

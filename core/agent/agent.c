@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <gbpf/backend.h>
+#include <gbpf/maps.h>
 #include <gbpf/object.h>
 #include <gbpf/verifier.h>
 
@@ -35,6 +36,8 @@ struct agent_state gbpf_agent_state = {
 	.listen_fd = -1,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.tl_lock = PTHREAD_MUTEX_INITIALIZER,
+	.tx_lock = PTHREAD_MUTEX_INITIALIZER,
+	.print_direct = 1,
 };
 
 /* Seconds the constructor waits for the controller before letting the app run. */
@@ -274,25 +277,68 @@ static __attribute__((format(printf, 2, 0))) int agent_lib_print(enum gbpf_log_l
 	return 0;
 }
 
-/* Defence in depth: the controller verified the programs; so do we, before running any. */
+/*
+ * The verifier proves string arguments against the .rodata bytes the
+ * controller sent; the programs read the region's copy at run time. Both
+ * must be the same bytes (programs cannot write .rodata; anything else that
+ * changed it did so behind the verifier's back).
+ */
+static int agent_check_rodata(struct agent_state *a, char *why, size_t why_size)
+{
+	size_t i, k;
+
+	for (i = 0; i < a->setup.map_cnt && i < a->shm.map_cnt; i++) {
+		const struct gbpf_map_desc *d = &a->setup.maps[i];
+		uint32_t key = 0;
+		const unsigned char *v;
+
+		if (d->origin != GBPF_MAP_ORIGIN_RODATA || !d->init_data || !d->init_size)
+			continue;
+		v = gbpf_map__lookup(&a->shm.maps[i], &key, 0);
+		if (!v) {
+			snprintf(why, why_size, "map #%zu '%s': no value in the map memory", i, d->name);
+			return -EINVAL;
+		}
+		for (k = 0; k < d->init_size; k++)
+			if (v[k] != ((const unsigned char *)d->init_data)[k]) {
+				snprintf(why, why_size,
+					 "map #%zu '%s': its memory differs at byte %zu from the "
+					 "contents the controller verified",
+					 i, d->name, k);
+				return -EINVAL;
+			}
+	}
+	return 0;
+}
+
+/*
+ * Defence in depth: the controller verified the programs; so do we, before
+ * running any, with the same verifier flags (derived from the setup flags
+ * as the controller derived them) and the same .rodata bytes.
+ */
 static int agent_verify_all(struct agent_state *a, char *why, size_t why_size)
 {
 	size_t i;
+	int err = agent_check_rodata(a, why, why_size);
 
-	for (i = 0; i < a->setup.prog_cnt; i++) {
+	for (i = 0; !err && i < a->setup.prog_cnt; i++) {
 		const struct gbpf_prog_desc *p = &a->setup.progs[i];
 		struct gbpf_verify_result res = {.sz = sizeof(res)};
-		GBPF_OPTS(gbpf_verify_opts, opts, .log_level = GBPF_VERIFY_LOG_ERROR);
-		int err = gbpf_verify(p, &opts, &res);
+		GBPF_OPTS(gbpf_verify_opts, opts, .log_level = GBPF_VERIFY_LOG_ERROR,
+			  .flags = gbpf_agent_verify_flags(a->setup.flags));
 
+		err = gbpf_verify(p, &opts, &res);
 		if (err || res.verdict != GBPF_VERDICT_ACCEPT) {
-			snprintf(why, why_size, "%s: program '%s': verifier: instruction %lld: %s",
+			snprintf(why, why_size, "%s: program '%s': verifier: instruction %lld: %s%s",
 				 p->source_file ? p->source_file : "?", p->name,
-				 (long long)res.error_insn, res.reason[0] ? res.reason : "rejected");
+				 (long long)res.error_insn, res.reason[0] ? res.reason : "rejected",
+				 (a->setup.flags & GBPF_AGENT_F_ALLOW_APP_WRITES)
+					 ? ""
+					 : gbpf_agent_app_write_hint(p, res.reason));
 			return err ? err : -GBPF_ERRNO__VERIFY;
 		}
 	}
-	return 0;
+	return err;
 }
 
 /* Close the backend (another one is asked for); the registry goes with it. */
@@ -400,9 +446,12 @@ static int agent_attach(struct agent_state *a, char *why, size_t why_size)
 	};
 	/* Host programs must be runnable before the first interposed call. */
 	atomic_store(&a->attached, 1);
+	/* The hello is out: print lines may go straight to the controller (agent_print). */
+	atomic_store(&a->direct_ok, 1);
 	err = a->ops->agent_attach(a->backend, &opts, log, sizeof(log));
 	if (err) {
 		atomic_store(&a->attached, 0);
+		atomic_store(&a->direct_ok, 0);
 		snprintf(why, why_size, "backend '%s': agent_attach failed: %s%s%s",
 			 a->setup.backend, strerror(err < 0 ? -err : err), log[0] ? ": " : "", log);
 	}
@@ -524,6 +573,7 @@ void agent_session_end(struct agent_state *a, const char *why)
 
 	(void)why;
 	atomic_store(&a->live, 0);
+	atomic_store(&a->direct_ok, 0);
 	if (a->job_path[0])
 		unlink(a->job_path);
 	a->job_path[0] = 0;
@@ -543,9 +593,14 @@ void agent_session_end(struct agent_state *a, const char *why)
 	gbpf_agent_setup_free(&a->setup);
 	memset(&a->setup, 0, sizeof(a->setup));
 	gbpf_shm_destroy(&a->shm);
+	/* No direct print may write to the descriptor once it is closed (and maybe reused). */
+	pthread_mutex_lock(&a->tx_lock);
+	atomic_store(&a->direct_ok, 0);
 	if (a->fd >= 0)
 		close(a->fd);
 	a->fd = -1;
+	a->tx_rest_len = a->tx_rest_off = 0;
+	pthread_mutex_unlock(&a->tx_lock);
 	pthread_mutex_lock(&a->lock);
 	a->q_len = 0;
 	a->q_head = 0;
@@ -765,7 +820,9 @@ static void agent_atfork_child(void)
 
 	pthread_mutex_unlock(&a->tl_lock);
 	pthread_mutex_unlock(&a->lock);
+	/* tx_lock is not taken at fork (the sender may hold it for a slow send): the child never uses it. */
 	atomic_store(&a->forked, 1);
+	atomic_store(&a->direct_ok, 0);
 	a->sender_started = 0;
 	if (a->fd >= 0)
 		close(a->fd);
@@ -786,6 +843,10 @@ __attribute__((constructor)) static void gbpf_agent_init(void)
 	struct agent_state *a = &gbpf_agent_state;
 	const char *path = getenv(GBPF_AGENT_ENV_SOCK);
 	const char *listen_env = getenv(GBPF_AGENT_ENV_LISTEN);
+	const char *direct = getenv("GBPF_AGENT_PRINT_DIRECT");
+
+	/* "0": every print line goes through the sender thread (bench/agent compares both). */
+	a->print_direct = !(direct && !strcmp(direct, "0"));
 
 	if (listen_env && !strcmp(listen_env, "1") && (!path || !path[0])) {
 		/* Idle: nothing happens per launch until a controller attaches. */

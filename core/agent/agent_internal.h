@@ -33,6 +33,12 @@ struct agent_msg {
 struct gbpf_interp;
 
 /*
+ * Bytes of a frame that a direct print (agent_print) could only half send:
+ * header + dropped count + string length + the longest line.
+ */
+#define AGENT_TX_REST_MAX (sizeof(struct gbpf_agent_frame) + 8 + sizeof(((struct agent_msg *)0)->msg))
+
+/*
  * The one agent of this process. Fields written by the constructor are
  * read-only once `attached` is set; the queue is guarded by `lock`.
  */
@@ -56,6 +62,20 @@ struct agent_state {
 	atomic_int live;
 	/* Host programs running now: a detach waits for them before freeing their interpreters. */
 	atomic_int host_inflight;
+
+	/*
+	 * Direct prints (agent_print): the thread that calls services->print
+	 * (a plugin's print thread) writes the frame itself when nothing is
+	 * queued, saving the sender thread's wake-up. tx_lock serialises every
+	 * frame written on fd after the setup (sender and direct prints); the
+	 * sender holds it while it sends, a direct print only tries it. Lock
+	 * order: tx_lock, then lock.
+	 */
+	pthread_mutex_t tx_lock;
+	atomic_int direct_ok;  /* 1 from the attach to the end of the session (hello sent) */
+	int print_direct;      /* GBPF_AGENT_PRINT_DIRECT=0 turns direct prints off (benchmarks) */
+	unsigned char tx_rest[AGENT_TX_REST_MAX]; /* a frame's unsent tail, guarded by tx_lock */
+	size_t tx_rest_len, tx_rest_off;
 
 	/* Idle mode (GBPF_AGENT_LISTEN): the agent's own socket, served by the sender thread. */
 	int listen_fd;            /* -1 when not listening */

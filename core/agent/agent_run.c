@@ -4,7 +4,11 @@
  * programs run on the interpreter.
  *
  * Application threads only ever copy a message into a bounded queue under a
- * short lock and poke an eventfd; the sender thread does all socket I/O.
+ * short lock and poke an eventfd; the sender thread does their socket I/O.
+ * Device print lines (services->print, called by a plugin's own print
+ * thread) skip that hop when nothing is queued: the caller sends the frame
+ * itself without blocking (agent_print_direct), one thread wake-up less
+ * between the GPU and the user.
  * A full queue drops the message and counts it, the count travels with the
  * next message that gets through. When the controller goes away the sender
  * sees the socket close, stops reporting and detaches the backend; the maps
@@ -143,6 +147,26 @@ int agent_timeline(void *ctx, const struct gbpf_timeline_event *ev)
 	return 0;
 }
 
+/*
+ * Finish the frame a direct print left half sent (tx_lock held): nothing
+ * else may be written before its last byte. Blocking, as every sender write.
+ */
+static int tx_rest_flush_locked(struct agent_state *a)
+{
+	while (a->tx_rest_off < a->tx_rest_len) {
+		ssize_t w = send(a->fd, a->tx_rest + a->tx_rest_off, a->tx_rest_len - a->tx_rest_off,
+				 MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EPIPE;
+		a->tx_rest_off += (size_t)w;
+	}
+	a->tx_rest_len = a->tx_rest_off = 0;
+	return 0;
+}
+
 /* Send queued timeline events in batches; 0, or -errno when the socket failed. */
 static int sender_drain_timeline(struct agent_state *a)
 {
@@ -165,8 +189,13 @@ static int sender_drain_timeline(struct agent_state *a)
 		if (!n && dropped == a->tl_sent_drops) /* written by this thread only */
 			return 0;
 		err = gbpf_agent_encode_timeline(&b, dropped, sender_tl_batch, n);
-		if (!err)
-			err = agent_send_frame(a->fd, GBPF_AGENT_MSG_TIMELINE, &b);
+		if (!err) {
+			pthread_mutex_lock(&a->tx_lock);
+			err = tx_rest_flush_locked(a);
+			if (!err)
+				err = agent_send_frame(a->fd, GBPF_AGENT_MSG_TIMELINE, &b);
+			pthread_mutex_unlock(&a->tx_lock);
+		}
 		gbpf_agent_buf_free(&b);
 		if (err)
 			return err;
@@ -189,9 +218,20 @@ static int sender_drain(struct agent_state *a)
 		uint32_t dropped;
 		int err;
 
+		/*
+		 * tx_lock from the pop to the end of the send: a direct print that
+		 * found the queue empty meanwhile would otherwise overtake this one.
+		 */
+		pthread_mutex_lock(&a->tx_lock);
+		err = tx_rest_flush_locked(a);
+		if (err) {
+			pthread_mutex_unlock(&a->tx_lock);
+			return err;
+		}
 		pthread_mutex_lock(&a->lock);
 		if (!a->q_len) {
 			pthread_mutex_unlock(&a->lock);
+			pthread_mutex_unlock(&a->tx_lock);
 			return 0;
 		}
 		m = a->queue[a->q_head];
@@ -209,6 +249,7 @@ static int sender_drain(struct agent_state *a)
 		}
 		if (!err)
 			err = agent_send_frame(a->fd, m.type, &b);
+		pthread_mutex_unlock(&a->tx_lock);
 		gbpf_agent_buf_free(&b);
 		if (err)
 			return err;
@@ -219,6 +260,7 @@ static void agent_orphan(struct agent_state *a)
 {
 	atomic_store(&a->orphaned, 1);
 	atomic_store(&a->live, 0);
+	atomic_store(&a->direct_ok, 0);
 	/* Nobody reads the results any more: stop paying for instrumentation. */
 	if (atomic_exchange(&a->attached, 0) && a->ops && a->ops->agent_detach)
 		a->ops->agent_detach(a->backend);
@@ -391,14 +433,94 @@ static void agent_print_sink(void *ctx, const char *text, size_t len)
 	agent_queue(a, GBPF_AGENT_MSG_PRINT, 0, NULL, "%.*s", (int)(len > 380 ? 380 : len), text);
 }
 
+/*
+ * Send one PRINT frame from the calling thread: only when nothing is queued
+ * (order), nobody is sending (tx_lock is only tried: the caller never waits
+ * for the sender) and the socket takes it now (MSG_DONTWAIT). A frame the
+ * socket took in part is finished by the sender before anything else.
+ * Returns 0 when the line is on its way, -EAGAIN when the caller must queue
+ * it.
+ */
+static int agent_print_direct(struct agent_state *a, const char *text, size_t len)
+{
+	unsigned char frame[AGENT_TX_REST_MAX];
+	struct gbpf_agent_frame f;
+	uint32_t dropped, n32 = (uint32_t)len;
+	size_t n;
+	ssize_t w;
+	uint64_t one = 1;
+
+	if (!a->print_direct || !atomic_load(&a->direct_ok) || atomic_load(&a->forked) ||
+	    atomic_load(&a->orphaned))
+		return -EAGAIN;
+	if (pthread_mutex_trylock(&a->tx_lock))
+		return -EAGAIN;
+	/* direct_ok again under the lock: a session end clears it before closing fd. */
+	if (!atomic_load(&a->direct_ok) || a->fd < 0 || a->tx_rest_len) {
+		pthread_mutex_unlock(&a->tx_lock);
+		return -EAGAIN;
+	}
+	pthread_mutex_lock(&a->lock);
+	if (a->q_len) {
+		pthread_mutex_unlock(&a->lock);
+		pthread_mutex_unlock(&a->tx_lock);
+		return -EAGAIN;
+	}
+	dropped = a->dropped;
+	a->dropped = 0;
+	pthread_mutex_unlock(&a->lock);
+	/* The frame as sender_drain encodes it: u32 dropped, str text (little endian). */
+	gbpf_agent_frame_init(&f, GBPF_AGENT_MSG_PRINT, (uint32_t)(8 + len));
+	memcpy(frame, &f, sizeof(f));
+	n = sizeof(f);
+	for (int i = 0; i < 4; i++)
+		frame[n++] = (unsigned char)(dropped >> (8 * i));
+	for (int i = 0; i < 4; i++)
+		frame[n++] = (unsigned char)(n32 >> (8 * i));
+	memcpy(frame + n, text, len);
+	n += len;
+	do {
+		w = send(a->fd, frame, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (w < 0 && errno == EINTR);
+	if (w == (ssize_t)n) {
+		pthread_mutex_unlock(&a->tx_lock);
+		return 0;
+	}
+	if (w > 0) {
+		/* Half a frame is on the wire: the sender finishes it before anything else. */
+		memcpy(a->tx_rest, frame + w, n - (size_t)w);
+		a->tx_rest_len = n - (size_t)w;
+		a->tx_rest_off = 0;
+		pthread_mutex_unlock(&a->tx_lock);
+		if (a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
+			/* saturated: the sender is awake */
+		}
+		return 0;
+	}
+	/* Socket full (or gone: the sender sees that): the queue takes the line, drop count back. */
+	pthread_mutex_lock(&a->lock);
+	a->dropped += dropped;
+	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_unlock(&a->tx_lock);
+	return -EAGAIN;
+}
+
 int agent_print(void *ctx, const char *text, size_t len)
 {
+	struct agent_state *a = ctx;
+
 	if (!text)
 		return -EINVAL;
 	if (len && text[len - 1] == '\n')
 		len--;
+	if (len > 380)
+		len = 380;
+	/* A NUL would cut the line short in the queue; the direct frame must carry the same text. */
+	len = strnlen(text, len);
+	if (!agent_print_direct(a, text, len))
+		return 0;
 	/* Full: the plugin keeps the line (its device queue absorbs the burst and counts what it must drop). */
-	return agent_push_print(ctx, "%.*s", (int)(len > 380 ? 380 : len), text);
+	return agent_push_print(ctx, "%.*s", (int)len, text);
 }
 
 static int agent_run_host_prog_locked(struct agent_state *a, size_t prog_index, void *probe_ctx,

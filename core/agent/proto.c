@@ -187,6 +187,12 @@ int gbpf_agent_encode_setup(struct gbpf_agent_buf *b, const char *backend,
 		gbpf_agent_buf_put_u32(b, m->max_entries);
 		gbpf_agent_buf_put_u32(b, m->map_flags);
 		gbpf_agent_buf_put_u32(b, m->origin);
+		if (m->init_data && m->init_size > UINT32_MAX)
+			return b->err = -E2BIG;
+		/* What the verifier reads (.rodata strings) travels with the map. */
+		gbpf_agent_buf_put_u32(b, m->init_data ? (uint32_t)m->init_size : 0);
+		if (m->init_data)
+			gbpf_agent_buf_put_bytes(b, m->init_data, m->init_size);
 	}
 	gbpf_agent_buf_put_u32(b, (uint32_t)prog_cnt);
 	for (i = 0; i < prog_cnt; i++) {
@@ -465,6 +471,8 @@ static const char *null_if_empty(char *s)
 static void decode_map(struct rd *r, size_t i, struct gbpf_map_desc *m)
 {
 	char what[48];
+	uint32_t init_size;
+	void *init;
 
 	snprintf(what, sizeof(what), "map #%zu name", i);
 	m->sz = sizeof(*m);
@@ -475,6 +483,7 @@ static void decode_map(struct rd *r, size_t i, struct gbpf_map_desc *m)
 	m->max_entries = rd_u32(r, "map.max_entries");
 	m->map_flags = rd_u32(r, "map.map_flags");
 	m->origin = rd_u32(r, "map.origin");
+	init_size = rd_u32(r, "map.init_size");
 	if (r->err)
 		return;
 	if (!m->name[0])
@@ -483,7 +492,28 @@ static void decode_map(struct rd *r, size_t i, struct gbpf_map_desc *m)
 		rd_fail(r, "map #%zu '%s': unknown type %u", i, m->name, m->type);
 	else if (m->origin > GBPF_MAP_ORIGIN_BSS)
 		rd_fail(r, "map #%zu '%s': unknown origin %u", i, m->name, m->origin);
-	/* Sizes are checked against the map memory itself in gbpf_shm_attach. */
+	else if (init_size && m->origin != GBPF_MAP_ORIGIN_DATA &&
+		 m->origin != GBPF_MAP_ORIGIN_RODATA)
+		rd_fail(r, "map #%zu '%s': %u initial bytes for a map that is not .data or .rodata",
+			i, m->name, init_size);
+	else if (init_size > m->value_size)
+		rd_fail(r, "map #%zu '%s': %u initial bytes exceed its value size %u", i, m->name,
+			init_size, m->value_size);
+	/* The bytes must be in the payload before anything is allocated for them. */
+	if (r->err || !init_size || !rd_need(r, init_size, "map.init_data"))
+		return;
+	init = malloc(init_size);
+	if (!init) {
+		r->err = -ENOMEM;
+		snprintf(r->why, r->why_size, "map '%s': out of memory for %u initial bytes", m->name,
+			 init_size);
+		return;
+	}
+	memcpy(init, r->p + r->off, init_size);
+	r->off += init_size;
+	m->init_data = init;
+	m->init_size = init_size;
+	/* Other sizes are checked against the map memory itself in gbpf_shm_attach. */
 }
 
 /* Map references and wide loads of a decoded program (the verifier checks the rest). */
@@ -578,11 +608,16 @@ int gbpf_agent_decode_setup(const void *p, size_t len, struct gbpf_agent_setup *
 	out->backend = rd_str(&r, "setup.backend");
 	out->backend_path = rd_str(&r, "setup.backend_path");
 	out->flags = rd_u32(&r, "setup.flags");
-	if (!r.err && (out->flags & ~(GBPF_AGENT_F_ALLOW_APP_WRITES | GBPF_AGENT_F_GPU_TIMELINE)))
-		rd_fail(&r, "setup: unknown flags 0x%x", out->flags);
+	if (!r.err && (out->flags & ~GBPF_AGENT_F_KNOWN))
+		rd_fail(&r, "setup: unknown flags 0x%x (known: 0x%x)", out->flags & ~GBPF_AGENT_F_KNOWN,
+			GBPF_AGENT_F_KNOWN);
+	if (!r.err && (out->flags & GBPF_AGENT_F_ENGINE_PTX) &&
+	    (out->flags & GBPF_AGENT_F_ENGINE_SANITIZER))
+		rd_fail(&r, "setup: flags 0x%x ask for both the PTX and the sanitizer engine",
+			out->flags);
 	n = rd_u32(&r, "setup.map_cnt");
-	/* Each map takes at least 28 bytes: a count beyond that is a lie. */
-	if (!r.err && (n > GBPF_AGENT_MAX_MAPS || (size_t)n * 28 > r.len - r.off))
+	/* Each map takes at least 32 bytes: a count beyond that is a lie. */
+	if (!r.err && (n > GBPF_AGENT_MAX_MAPS || (size_t)n * 32 > r.len - r.off))
 		rd_fail(&r, "setup: map count %u does not fit the %zu bytes left", n, r.len - r.off);
 	if (!r.err && n) {
 		out->maps = calloc(n, sizeof(*out->maps));
@@ -626,8 +661,10 @@ void gbpf_agent_setup_free(struct gbpf_agent_setup *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->map_cnt; i++)
+	for (i = 0; i < s->map_cnt; i++) {
 		free((char *)s->maps[i].name);
+		free((void *)s->maps[i].init_data);
+	}
 	for (i = 0; i < s->prog_cnt; i++) {
 		struct gbpf_prog_desc *p = &s->progs[i];
 

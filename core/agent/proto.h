@@ -15,12 +15,18 @@
  *   SETUP  controller -> agent (+ the map memfd via SCM_RIGHTS):
  *          str backend, str backend_path, u32 flags,
  *          u32 map_cnt, map_cnt x { str name, u32 type, key_size, value_size,
- *                                   max_entries, map_flags, origin },
+ *                                   max_entries, map_flags, origin,
+ *                                   u32 init_size, init_size bytes },
  *          u32 prog_cnt, prog_cnt x { str name, str section, u32 attach_kind,
  *                                     str target, str symbol, str license,
  *                                     str source_file, u32 map_base,
  *                                     u32 map_cnt, u32 insn_cnt,
  *                                     insn_cnt x 8 bytes }
+ *          init bytes: the initial value of a .data / .rodata map as the
+ *          controller's loader read it (0 bytes for other maps). The verifier
+ *          proves string arguments (puts, trace_printk formats) against the
+ *          .rodata bytes, so the agent must verify with the very bytes the
+ *          controller verified with, not with whatever the region holds now.
  *   REPORT agent -> controller: u32 event, u32 dropped, str kernel, str msg
  *   PRINT  agent -> controller: u32 dropped, str text (trace_printk output)
  *   TIMELINE agent -> controller: u64 dropped (timeline events the agent
@@ -44,9 +50,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
+#include <gbpf/plugin.h>
 #include <gbpf/prog.h>
+#include <gbpf/verifier.h>
 
 /** Environment variable naming the controller's socket (unset: agent idle). */
 #define GBPF_AGENT_ENV_SOCK "GBPF_AGENT_SOCK"
@@ -63,7 +72,8 @@
 #define GBPF_AGENT_ENV_LIB "GBPF_AGENT_LIB"
 
 #define GBPF_AGENT_MAGIC 0x41504247u /* "GBPA" */
-#define GBPF_AGENT_PROTO_VERSION 1u
+/* 2: SETUP carries the initial bytes of .data / .rodata maps. */
+#define GBPF_AGENT_PROTO_VERSION 2u
 
 /** Largest payload either side accepts (bounds every allocation). */
 #define GBPF_AGENT_MAX_PAYLOAD (64u << 20)
@@ -138,7 +148,36 @@ struct gbpf_agent_report {
 	char msg[GBPF_AGENT_MAX_STR + 1];
 };
 
-/** SETUP as decoded: every pointer is owned by the struct. */
+/** Every GBPF_AGENT_F_* flag a SETUP may carry; any other bit is refused. */
+#define GBPF_AGENT_F_KNOWN                                                                 \
+	(GBPF_AGENT_F_ALLOW_APP_WRITES | GBPF_AGENT_F_GPU_TIMELINE | GBPF_AGENT_F_ENGINE_PTX | \
+	 GBPF_AGENT_F_ENGINE_SANITIZER)
+
+/**
+ * Verifier flags (GBPF_VERIFY_F_*) for programs sent with SETUP flags
+ * @p agent_flags. The controller and the agent both derive them here, so the
+ * agent verifies exactly as the controller did (--allow-app-writes lets
+ * gpu/mem probes write ctx->mem_value, on both sides or on neither).
+ */
+static inline uint32_t gbpf_agent_verify_flags(uint32_t agent_flags)
+{
+	return (agent_flags & GBPF_AGENT_F_ALLOW_APP_WRITES) ? GBPF_VERIFY_F_ALLOW_MEM_WRITE : 0;
+}
+
+/**
+ * The hint both sides add to a verifier rejection when the program is a
+ * gpu/mem probe refused for writing its context (ctx->mem_value) and the
+ * user did not allow app writes; "" otherwise.
+ */
+static inline const char *gbpf_agent_app_write_hint(const struct gbpf_prog_desc *p,
+						     const char *reason)
+{
+	if (p->attach.kind != GBPF_ATTACH_GPU_MEM || !reason || !strstr(reason, "cannot write into ctx"))
+		return "";
+	return " (a gpu/mem probe may replace the stored value only with --allow-app-writes)";
+}
+
+/** SETUP as decoded: every pointer is owned by the struct (maps' init_data included). */
 struct gbpf_agent_setup {
 	char *backend;      /**< backend name ("" = none: stay idle) */
 	char *backend_path; /**< plugin file the controller chose, or "" */
@@ -194,9 +233,11 @@ int gbpf_agent_encode_setup(struct gbpf_agent_buf *b, const char *backend,
 			    const struct gbpf_prog_desc *progs, const uint32_t *map_base,
 			    size_t prog_cnt);
 /**
- * Decode and validate SETUP: sizes and counts within limits, known map
- * types and attach kinds, map ranges inside the map table, every wide load
- * of a map index inside its program's maps, no wide load cut in half.
+ * Decode and validate SETUP: sizes and counts within limits, known flags
+ * (GBPF_AGENT_F_KNOWN, never both engines), known map types and attach
+ * kinds, initial bytes only for .data / .rodata maps and never more than
+ * the value size, map ranges inside the map table, every wide load of a map
+ * index inside its program's maps, no wide load cut in half.
  * On success out->progs[i].maps points into out->maps.
  * @return 0, -EINVAL (malformed; reason in why), -ENOMEM
  */

@@ -12,6 +12,7 @@
  * call and a GPU event for the work, linked by a correlation id.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -21,13 +22,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <gbpf/helper_ids.h>
 #include <gbpf/plugin.h>
 #include <gbpf/probe_ctx.h>
 
 struct gbpf_backend {
 	const struct gbpf_agent_attach_opts *opts; /* valid while attached */
 	struct gbpf_agent_attach_opts copy;
+	/* GBPF_HOSTTEST_PRINT_TS: the print thread of a simulated GPU (bench/agent). */
+	pthread_t ts_thread;
+	int ts_started;
+	atomic_int ts_stop;
+	long ts_count, ts_period_us;
 };
 
 /* The armed backend, read by the interposer on every call. */
@@ -42,6 +50,56 @@ static atomic_int hosttest_inflight;
 typedef unsigned long (*launch_fn)(const char *, unsigned, unsigned);
 
 unsigned long gbpf_test_launch(const char *kernel, unsigned grid, unsigned block);
+
+/*
+ * The simulated device: a gpu/entry program that targets the launched
+ * kernel "runs" its puts calls: every `call bpf_gpu_puts` whose r1 was
+ * loaded with a .rodata address (ld_imm64 map value) prints that string
+ * through services->print, as a GPU backend's print queue does. The string
+ * comes from the map description's initial bytes, which the agent received
+ * in the setup (the plugin needs the .rodata contents, not only the agent's
+ * verifier). Straight-line tracking of r1 is enough for clang's output.
+ */
+static void hosttest_device_puts(const struct gbpf_agent_attach_opts *o, size_t pi)
+{
+	const struct gbpf_agent_services *s = o->services;
+	const struct gbpf_prog_desc *p = &o->progs[pi];
+	long r1_map = -1;
+	uint32_t r1_off = 0;
+	size_t k;
+
+	if (s->sz < offsetof(struct gbpf_agent_services, print) + sizeof(s->print) || !s->print)
+		return;
+	for (k = 0; k < p->insn_cnt; k++) {
+		const struct gbpf_insn *in = &p->insns[k];
+
+		if (in->code == (GBPF_LD | GBPF_IMM | GBPF_DW) && k + 1 < p->insn_cnt) {
+			if (in->dst == 1) {
+				r1_map = in->src == GBPF_PSEUDO_MAP_IDX_VALUE ? in->imm : -1;
+				r1_off = (uint32_t)p->insns[k + 1].imm;
+			}
+			k++;
+			continue;
+		}
+		if (in->code == (GBPF_JMP | GBPF_CALL) && in->src == 0 && in->imm == GBPF_HELPER_GPU_PUTS &&
+		    r1_map >= 0 && (size_t)r1_map < p->map_cnt) {
+			const struct gbpf_map_desc *m = &p->maps[r1_map];
+			const char *str = m->init_data;
+
+			if (str && r1_off < m->init_size &&
+			    memchr(str + r1_off, 0, m->init_size - r1_off))
+				s->print(s->ctx, str + r1_off, strlen(str + r1_off));
+			else
+				s->report(s->ctx, GBPF_AGENT_EVENT_ERROR, NULL,
+					  "hosttest: puts string not in the .rodata bytes of the setup");
+		}
+		if (in->code == GBPF_OP_CALL)
+			r1_map = -1; /* calls clobber r1-r5 */
+		else if (in->dst == 1 && (in->code & 0x07) != GBPF_STX && (in->code & 0x07) != GBPF_ST &&
+		    (in->code & 0x07) != GBPF_JMP && (in->code & 0x07) != GBPF_JMP32)
+			r1_map = -1; /* r1 rewritten by anything else */
+	}
+}
 
 /* Run the host/launch programs of the armed backend @p b for this launch. */
 static void hosttest_run_progs(struct gbpf_backend *b, const char *kernel, unsigned grid,
@@ -66,6 +124,9 @@ static void hosttest_run_progs(struct gbpf_backend *b, const char *kernel, unsig
 	for (i = 0; i < o->prog_cnt; i++) {
 		const struct gbpf_prog_desc *p = &o->progs[i];
 
+		if (p->attach.kind == GBPF_ATTACH_GPU_ENTRY && s->kernel_selected &&
+		    s->kernel_selected(s->ctx, i, kernel))
+			hosttest_device_puts(o, i);
 		if (p->attach.kind != GBPF_ATTACH_HOST_LAUNCH)
 			continue;
 		if (p->attach.target && fnmatch(p->attach.target, kernel, 0))
@@ -228,6 +289,61 @@ __attribute__((visibility("default"))) unsigned long long gbpf_test_sync(int str
 	return ret;
 }
 
+/*
+ * GBPF_HOSTTEST_PRINT_TS=N:PERIOD_US: a thread of ours (as a GPU backend's
+ * print-queue thread) passes N lines "gbpf-ts SEQ NS" to services->print,
+ * one every PERIOD_US, NS being CLOCK_MONOTONIC when the line is handed
+ * over: whoever reads the controller's output measures the latency of the
+ * agent -> controller -> stdout path. A full agent queue (-EAGAIN) is
+ * retried, as the CUDA print queue keeps its line.
+ */
+static void *ht_ts_main(void *arg)
+{
+	struct gbpf_backend *b = arg;
+	const struct gbpf_agent_services *s = b->copy.services;
+	long i;
+
+	for (i = 0; i < b->ts_count && !atomic_load(&b->ts_stop); i++) {
+		char line[64];
+		int n, rc;
+
+		do {
+			n = snprintf(line, sizeof(line), "gbpf-ts %ld %llu", i,
+				     (unsigned long long)mono_ns());
+			rc = s->print(s->ctx, line, (size_t)n);
+			if (rc == -EAGAIN)
+				usleep(50);
+		} while (rc == -EAGAIN && !atomic_load(&b->ts_stop));
+		if (rc && rc != -EAGAIN)
+			break;
+		usleep((useconds_t)b->ts_period_us);
+	}
+	return NULL;
+}
+
+static void ht_ts_start(struct gbpf_backend *b, const struct gbpf_agent_services *s)
+{
+	const char *spec = getenv("GBPF_HOSTTEST_PRINT_TS");
+
+	if (!spec || b->ts_started ||
+	    s->sz < offsetof(struct gbpf_agent_services, print) + sizeof(s->print) || !s->print)
+		return;
+	if (sscanf(spec, "%ld:%ld", &b->ts_count, &b->ts_period_us) != 2 || b->ts_count < 1 ||
+	    b->ts_period_us < 0 || b->ts_period_us > 10000000)
+		return;
+	atomic_store(&b->ts_stop, 0);
+	b->ts_started = !pthread_create(&b->ts_thread, NULL, ht_ts_main, b);
+}
+
+static void ht_ts_stop(struct gbpf_backend *b)
+{
+	if (!b->ts_started)
+		return;
+	atomic_store(&b->ts_stop, 1);
+	pthread_join(b->ts_thread, NULL);
+	b->ts_started = 0;
+}
+
 static int ht_query(struct gbpf_device_info *devs, uint32_t *count, char *why, size_t why_size)
 {
 	(void)why;
@@ -252,6 +368,7 @@ static int ht_open(const struct gbpf_backend_open_opts *opts, struct gbpf_backen
 
 static void ht_close(struct gbpf_backend *b)
 {
+	ht_ts_stop(b);
 	if (atomic_load(&hosttest_armed) == b)
 		atomic_store(&hosttest_armed, NULL);
 	free(b);
@@ -289,15 +406,22 @@ static int ht_attach(struct gbpf_backend *b, const struct gbpf_agent_attach_opts
 			opts->services->timeline(opts->services->ctx, &ev);
 		}
 	}
-	if (opts->services->report)
-		opts->services->report(opts->services->ctx, GBPF_AGENT_EVENT_INFO, NULL,
-				       "hosttest: gbpf_test_launch interposed");
+	if (opts->services->report) {
+		char msg[128];
+
+		/* The options as they reached the plugin (tests check the flags end to end). */
+		snprintf(msg, sizeof(msg), "hosttest: gbpf_test_launch interposed (flags 0x%x)",
+			 opts->flags);
+		opts->services->report(opts->services->ctx, GBPF_AGENT_EVENT_INFO, NULL, msg);
+	}
+	if (opts->prog_cnt)
+		ht_ts_start(b, opts->services);
 	return 0;
 }
 
 static void ht_detach(struct gbpf_backend *b)
 {
-	(void)b;
+	ht_ts_stop(b);
 	atomic_store(&hosttest_armed, NULL);
 	/* The contract: nothing uses the programs or the maps after we return. */
 	while (atomic_load(&hosttest_inflight))

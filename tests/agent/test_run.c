@@ -2,7 +2,7 @@
 /*
  * End-to-end tests of `gbpf run` on the test backend (no GPU): the real
  * controller, the real agent, the test app and BPF probes built from C.
- * argv: GBPF APP PLUGIN COUNT_OBJ REJECT_OBJ
+ * argv: GBPF APP PLUGIN COUNT_OBJ REJECT_OBJ [PUTS_OBJ MEMWRITE_OBJ]
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,7 +17,7 @@
 
 #include "tap.h"
 
-static const char *gbpf, *app, *plugin, *count_obj, *reject_obj;
+static const char *gbpf, *app, *plugin, *count_obj, *reject_obj, *puts_obj, *memwrite_obj;
 
 struct out {
 	char *o, *e;
@@ -392,6 +392,131 @@ static void test_foreign_uid(void)
 	out_free(&r);
 }
 
+/*
+ * A device probe calling puts with a .rodata string: the controller and the
+ * agent both verify it (the agent with the .rodata bytes of the setup), the
+ * test backend's simulated device prints it through services->print, and
+ * the line reaches gbpf's stdout once per kern_a launch.
+ */
+static void test_puts(void)
+{
+	char *base_argv[] = {(char *)app, "6", "2", "0", "0", "plain", NULL};
+	char *run_argv[] = {(char *)gbpf, "run", "--backend", "hosttest", (char *)puts_obj, "--",
+			    (char *)app, "6", "2", "0", "0", "plain", NULL};
+	char *json_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)puts_obj,
+			     "--", (char *)app, "6", "2", "0", "0", "plain", NULL};
+	struct out base, r;
+	char *lines;
+
+	run(base_argv, &base, 0, 30000);
+	run(run_argv, &r, 0, 30000);
+	tap_ok(strstr(r.e, "attached 1 program(s), 1 map(s) on backend 'hosttest'") &&
+		       !strstr(r.e, "verifier") && !strstr(r.e, "uninstrumented"),
+	       "puts probe with a .rodata string accepted by the controller and the agent");
+	tap_ok(count_str(r.o, "hello from kern_a\n") == (size_t)(2 * kern_a(6)),
+	       "its line reaches gbpf's stdout once per kern_a launch (%zu, want %ld)",
+	       count_str(r.o, "hello from kern_a\n"), 2 * kern_a(6));
+	lines = app_lines(r.o);
+	{
+		/* The app's own lines are all there, in their order, between the probe's. */
+		char *p = lines, *q = lines;
+
+		for (; *p; p++) {
+			if (!strncmp(p, "hello from kern_a\n", 18)) {
+				p += 17;
+				continue;
+			}
+			*q++ = *p;
+		}
+		*q = 0;
+	}
+	tap_ok(exit_code(r.status) == 0 && !strcmp(lines, base.o),
+	       "the app's output is unchanged next to the probe's lines");
+	if (tap_failed) {
+		diag_text("stdout", r.o);
+		diag_text("stderr", r.e);
+	}
+	free(lines);
+	out_free(&r);
+	run(json_argv, &r, 0, 30000);
+	tap_ok(count_str(r.o, "{\"type\":\"printf\",\"pid\":") == (size_t)(2 * kern_a(6)) &&
+		       strstr(r.o, "\"msg\":\"hello from kern_a\"}"),
+	       "-j: each line is a printf object with the text");
+	out_free(&r);
+	out_free(&base);
+}
+
+/* --allow-app-writes: a gpu/mem probe writing ctx->mem_value, refused or attached on both sides. */
+static void test_allow_app_writes(void)
+{
+	char *plain_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest",
+			      (char *)memwrite_obj, "--", (char *)app, "4", "1", "0", "0", "plain",
+			      NULL};
+	char *allow_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest",
+			      "--allow-app-writes", (char *)memwrite_obj, "--", (char *)app, "4",
+			      "1", "0", "0", "plain", NULL};
+	struct out r;
+
+	run(plain_argv, &r, 0, 30000);
+	tap_ok(strstr(r.e, "program 'zero_stores': rejected by the verifier at instruction 3: "
+			   "cannot write into ctx") &&
+		       strstr(r.e, "only with --allow-app-writes); not attached"),
+	       "without --allow-app-writes the controller refuses the writer, naming the option");
+	tap_ok(strstr(r.e, "attached 1 program(s)") && strstr(r.e, "(flags 0x0)") &&
+		       strstr(r.o, "\"name\":\"launch_count\",\"type\":\"array\",\"entries\":1,"
+				  "\"data\":[{\"key\":0,\"value\":4}]") && exit_code(r.status) == 0,
+	       "the other program of the object still runs (4 launches counted), no flag sent");
+	if (tap_failed)
+		diag_text("stderr", r.e);
+	out_free(&r);
+	run(allow_argv, &r, 0, 30000);
+	tap_ok(!strstr(r.e, "rejected") && !strstr(r.e, "verifier") &&
+		       strstr(r.e, "attached 2 program(s)") && strstr(r.e, "(flags 0x1)"),
+	       "with --allow-app-writes both sides accept it (the agent verifies as the controller "
+	       "did) and the plugin gets GBPF_AGENT_F_ALLOW_APP_WRITES");
+	tap_ok(strstr(r.o, "\"data\":[{\"key\":0,\"value\":4}]") && exit_code(r.status) == 0,
+	       "and the launches are counted as before");
+	if (tap_failed) {
+		diag_text("stdout", r.o);
+		diag_text("stderr", r.e);
+	}
+	out_free(&r);
+}
+
+/* --engine reaches agent_attach as GBPF_AGENT_F_ENGINE_* (the test backend reports its flags). */
+static void test_engine(void)
+{
+	static const struct {
+		const char *engine, *want;
+	} cases[] = {{"ptx", "(flags 0x4)"}, {"sanitizer", "(flags 0x8)"}, {"auto", "(flags 0x0)"}};
+	struct out r;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = {(char *)gbpf, "run", "--backend", "hosttest", "--engine",
+				(char *)cases[i].engine, (char *)count_obj, "--", (char *)app, "2",
+				"1", "0", "0", "plain", NULL};
+
+		run(argv, &r, 0, 30000);
+		tap_ok(strstr(r.e, cases[i].want) && exit_code(r.status) == 0,
+		       "--engine %s: the plugin's attach options carry %s", cases[i].engine,
+		       cases[i].want);
+		if (tap_failed)
+			diag_text("stderr", r.e);
+		out_free(&r);
+	}
+	{
+		char *argv[] = {(char *)gbpf, "run", "--engine", "nvbit", (char *)count_obj, "--",
+				(char *)app, "2", "1", "0", "0", "plain", NULL};
+
+		run(argv, &r, 0, 30000);
+		tap_ok(exit_code(r.status) != 0 && strstr(r.e, "--engine nvbit: not an engine") &&
+			       !strstr(r.o, "done"),
+		       "--engine nvbit refused before anything runs");
+		out_free(&r);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 6) {
@@ -411,5 +536,14 @@ int main(int argc, char **argv)
 	test_unknown_backend();
 	test_kill_controller();
 	test_foreign_uid();
+	if (argc >= 8) {
+		puts_obj = argv[6];
+		memwrite_obj = argv[7];
+		test_puts();
+		test_allow_app_writes();
+		test_engine();
+	} else {
+		tap_skip("puts / memwrite probes not given");
+	}
 	return tap_done();
 }

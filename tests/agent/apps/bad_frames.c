@@ -16,6 +16,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/agent/proto.h"
+
 struct frame {
 	uint32_t magic;
 	uint16_t version, type;
@@ -41,7 +43,7 @@ static void send_case(const char *path, const void *bytes, size_t n)
 int main(void)
 {
 	const char *path = getenv("GBPF_AGENT_SOCK");
-	const struct frame good = {0x41504247u, 1, 1, 0, 0};
+	const struct frame good = {GBPF_AGENT_MAGIC, GBPF_AGENT_PROTO_VERSION, GBPF_AGENT_MSG_HELLO, 0, 0};
 	struct frame cases[6];
 	unsigned char hello[64];
 	uint32_t w[4];
@@ -62,7 +64,7 @@ int main(void)
 	for (i = 0; i < 6; i++)
 		send_case(path, &cases[i], sizeof(cases[i]));
 	/* A valid hello (16 + 17 bytes), then a setup frame at byte 33. */
-	w[0] = 1;
+	w[0] = GBPF_AGENT_PROTO_VERSION;
 	w[1] = (uint32_t)getpid();
 	w[2] = (uint32_t)getppid();
 	w[3] = 5;
