@@ -133,7 +133,8 @@ int gbpf_san_engine_choice(uint32_t attach_flags, char *why, size_t why_size)
 /*
  * Use the process's subscription, made at load time unless
  * GBPF_SAN_SUBSCRIBE says otherwise (then made here: too late for the
- * Sanitizer to patch, which the reports say). Under the lock, or before
+ * Sanitizer to patch in contexts that exist already, which the reports
+ * say). Under the lock, or before
  * sharing; a failure is final.
  */
 static int san_subscribe(struct gbpf_san_engine *e, enum gbpf_san_when when, char *log, size_t log_size)
@@ -199,7 +200,7 @@ int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_e
 		goto fail;
 	/*
 	 * The subscription normally exists already (made when the plugin was
-	 * loaded, before the driver was initialised: san_process.h). Otherwise
+	 * loaded, before any context existed: san_process.h). Otherwise
 	 * it is made here only when asked (GBPF_SAN_SUBSCRIBE=attach), else at
 	 * the first launch a probe targets.
 	 */

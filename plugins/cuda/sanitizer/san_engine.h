@@ -54,7 +54,7 @@ struct gbpf_san_engine_opts {
  * is the process's (san_process.h), normally made when the plugin was
  * loaded; without it the engine subscribes at the first launch a probe
  * targets (or here with GBPF_SAN_SUBSCRIBE=attach), which is too late for
- * the Sanitizer to patch (reported then).
+ * the Sanitizer to patch in contexts created before (reported then).
  * @return 0; -EINVAL; -ENOMEM; when the load-time subscription failed:
  *         -ENOENT / -ENOSYS without a usable libsanitizer-public.so, -EBUSY
  *         when another Sanitizer subscriber exists (compute-sanitizer,

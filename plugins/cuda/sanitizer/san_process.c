@@ -3,14 +3,16 @@
  * The process's one Compute Sanitizer subscription (san_process.h).
  *
  * Why at load time: measured on the H200 (driver 580, CUDA 13.0), the
- * Sanitizer patches only in a process where it was subscribed before the
- * CUDA driver was initialised. Under `gbpf run` the agent opens the cuda
- * backend from its constructor (cuInit and the primary context, for the
- * device's architecture), so a subscription made at attach or at the first
- * launch came too late and every sanitizerAddPatches answered
- * SANITIZER_ERROR_INVALID_PARAMETER. This file's constructor runs when the
- * plugin is loaded (preloaded by `gbpf run`, before the agent's
- * constructor opens the backend) and subscribes there.
+ * Sanitizer patches only in contexts created after it was subscribed
+ * (before or after cuInit does not matter; in a context that existed
+ * before, sanitizerAddPatches, sanitizerPatchInstructions and
+ * sanitizerPatchModule all answer SANITIZER_ERROR_INVALID_PARAMETER).
+ * Under `gbpf run` the agent opens the cuda backend from its constructor
+ * (cuInit and the device's primary context, which the application then
+ * shares), so a subscription made at attach or at the first launch came
+ * too late. This file's constructor runs when the plugin is loaded
+ * (preloaded by `gbpf run`; the loader runs it before the agent's
+ * constructor, which opens the backend) and subscribes there.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -138,7 +140,7 @@ void gbpf_san_process_on_unload(gbpf_san_module_unload_fn fn, void *arg)
 const char *gbpf_san_when_name(enum gbpf_san_when when)
 {
 	switch (when) {
-	case GBPF_SAN_WHEN_LOAD: return "at load, before the driver was initialised";
+	case GBPF_SAN_WHEN_LOAD: return "at load, before any context existed";
 	case GBPF_SAN_WHEN_ATTACH: return "at attach (GBPF_SAN_SUBSCRIBE=attach)";
 	case GBPF_SAN_WHEN_LAZY: return "at the first targeted launch (GBPF_SAN_SUBSCRIBE=lazy)";
 	default: return "never (GBPF_SAN_SUBSCRIBE=off)";

@@ -3,9 +3,9 @@
  * plugins/cuda/sanitizer/san_process.h - the process's one Compute
  * Sanitizer subscription (internal to the cuda plugin).
  *
- * The Sanitizer patches modules only in a process where it was subscribed
- * before the CUDA driver was initialised (measured on the H200; see
- * docs/SANITIZER.md). The cuda plugin therefore subscribes from its
+ * The Sanitizer patches modules only in contexts created after it was
+ * subscribed (measured on the H200; see docs/SANITIZER.md), and the agent
+ * creates the primary context before the application's main. The cuda plugin therefore subscribes from its
  * constructor when it is loaded into an application an agent serves
  * (GBPF_AGENT_SOCK or GBPF_AGENT_LISTEN set) and GBPF_CUDA_ENGINE is not
  * "ptx". The subscription lives as long as the process (one subscriber per
@@ -26,7 +26,7 @@
 
 /** When the subscription is made. */
 enum gbpf_san_when {
-	GBPF_SAN_WHEN_LOAD = 0, /**< plugin constructor, before the agent opens the backend */
+	GBPF_SAN_WHEN_LOAD = 0, /**< plugin constructor, before the agent opens the backend (context) */
 	GBPF_SAN_WHEN_ATTACH,   /**< agent_attach */
 	GBPF_SAN_WHEN_LAZY,     /**< first launch a probe targets */
 	GBPF_SAN_WHEN_OFF,      /**< not at load (lazy at the first launch) */
