@@ -32,20 +32,27 @@ run() {
 }
 run plain auto "$A/vecadd" $LOG2N $ITERS
 run plain_sass auto "$A/vecadd_sass" $LOG2N $ITERS
-# The load-time subscription (san_process.h) on launches no probe targets.
+# The load-time subscription (san_process.h) on launches no probe targets, in the order A B B A.
 run noprobe-load auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
 GBPF_SAN_SUBSCRIBE=off run noprobe-off auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
-for probe in empty exitcount threadhist; do
+GBPF_SAN_SUBSCRIBE=off run noprobe-off2 auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
+run noprobe-load2 auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
+run plain2 auto "$A/vecadd" $LOG2N $ITERS
+PROBES=${GBPF_SAN_BENCH_PROBES:-empty exitcount threadhist}
+for probe in $PROBES; do
 	run ptx-$probe ptx "$BIN/gbpf" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
 	run san-$probe sanitizer "$BIN/gbpf" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
 	run sass-$probe auto "$BIN/gbpf" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$A/vecadd_sass" $LOG2N $ITERS
 done
 p=$(value vecadd "$O/plain" median_us); ps=$(value vecadd "$O/plain_sass" median_us)
 row "vecadd 2^$LOG2N uninstrumented (PTX app / SASS-only app)" "$p / $ps us" "1.00"
-nl=$(value vecadd "$O/noprobe-load" median_us); no=$(value vecadd "$O/noprobe-off" median_us)
-row "agent, no device probe, Sanitizer subscribed at load" "$nl us" "$(ratio "$nl" "$p")"
-row "agent, no device probe, not subscribed (SUBSCRIBE=off)" "$no us" "$(ratio "$no" "$p")"
-for probe in empty exitcount threadhist; do
+p2=$(value vecadd "$O/plain2" median_us)
+row "vecadd uninstrumented, second run" "$p2 us" "$(ratio "$p2" "$p")"
+for v in load load2 off off2; do
+	n=$(value vecadd "$O/noprobe-$v" median_us)
+	row "agent, no device probe, subscription: $v" "$n us" "$(ratio "$n" "$p")"
+done
+for probe in $PROBES; do
 	t=$(value vecadd "$O/ptx-$probe" median_us); s=$(value vecadd "$O/san-$probe" median_us)
 	ss=$(value vecadd "$O/sass-$probe" median_us)
 	row "$probe: PTX injection" "$t us" "$(ratio "$t" "$p")"
