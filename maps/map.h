@@ -73,17 +73,19 @@ int gbpf_map_get_next_key(struct gbpf_map_instance *map, const void *key, void *
 
 /**
  * value += src - base, as unsigned words of 8, 4, 2 and 1 bytes (the widest
- * that fits, wrapping): @p base NULL means zeros. See gbpf_map_merge_delta.
+ * that fits, wrapping), each changed word with one atomic add (@p value
+ * 8-aligned); @p base NULL means zeros. See gbpf_map_merge_delta.
  */
 void gbpf_map_value_add_delta(void *value, const void *src, const void *base, size_t size);
 
 /**
- * Add what copy @p src of a map changed, relative to @p base (the contents
- * every copy started from; NULL = empty), into copy @p dst: for arrays
- * every value, for hash maps every key of src (inserted into dst when
- * absent) and every per-CPU slot. Values changed in several copies are
- * summed (counters stay exact); a value changed in one copy only ends as
- * that copy's. Keys present only in base (deleted in src) are left alone.
+ * Add what copy @p src of a map changed since @p base (what src held at
+ * its last merge; NULL = empty) into @p dst: for arrays every value, for
+ * hash maps every key of src (inserted into dst when absent) and every
+ * per-CPU slot. Changed words are added atomically, so several writers
+ * (and the map's own users) may work on dst meanwhile. Values changed in
+ * several copies are summed (counters stay exact); a value changed in one
+ * copy only ends as that copy's. Keys deleted in src are not deleted.
  * All three must have the same type, sizes and slots; rings are refused.
  * @param lost  out (may be NULL): keys dst had no room for
  * @return 0, -EINVAL (shapes differ, a ring, a bad block), -ENOMEM

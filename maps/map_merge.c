@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * maps/map_merge.c - adding what one copy of a map changed into another
- * copy (several GPU contexts, each with its own device copy; processes
- * with their own regions).
+ * copy: the device copies of each GPU context (and of each process of a
+ * job) into the one host block the controller reads.
  *
- * Why deltas against a common base: every copy starts from the same
- * contents (a .data array with initial values, a config word the probe
- * only reads). Adding raw values would count those initial values once per
- * copy; adding src - base counts only what src changed, so a value that one
- * copy changed ends as that copy's value and one that nobody changed stays
- * as it was. Values several copies changed are summed: counters, the
- * common case, come out exact.
+ * Why deltas: every copy starts as a copy of the host block (a .data
+ * array with initial values, a config word the probe only reads, counts
+ * other copies already added). Adding raw values would count those once
+ * per copy; adding what a copy changed since its last merge (src - base)
+ * counts only its own work, so a value one copy changed ends as that
+ * copy's and one nobody changed stays as it was. Values several copies
+ * changed are summed: counters, the common case, come out exact.
+ *
+ * Why atomic adds: several processes (each with its own device copies)
+ * merge into the same shared host block while host probes update it; an
+ * atomic add per changed word keeps every contribution.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,13 +37,12 @@ static int merge_is_array(uint32_t type)
 
 #define MERGE_WORD(T)                                                                              \
 	do {                                                                                       \
-		T a, b, c = 0;                                                                     \
-		memcpy(&a, dst + off, sizeof(T));                                                  \
+		T b, c = 0;                                                                        \
 		memcpy(&b, src + off, sizeof(T));                                                  \
 		if (base)                                                                          \
 			memcpy(&c, base + off, sizeof(T));                                         \
-		a = (T)(a + (T)(b - c));                                                           \
-		memcpy(dst + off, &a, sizeof(T));                                                  \
+		if (b != c)                                                                        \
+			__atomic_fetch_add((T *)(void *)(dst + off), (T)(b - c), __ATOMIC_RELAXED); \
 		off += sizeof(T);                                                                  \
 	} while (0)
 
@@ -49,7 +52,10 @@ void gbpf_map_value_add_delta(void *dstv, const void *srcv, const void *basev, s
 	const unsigned char *src = srcv, *base = basev;
 	size_t off = 0;
 
-	/* The widest word that fits: a u32 or u16 counter keeps its carries. */
+	/*
+	 * The widest word that fits: a u32 or u16 counter keeps its carries.
+	 * Values start 8-aligned (map_layout.h), so each word is aligned.
+	 */
 	while (off < size) {
 		if (size - off >= 8)
 			MERGE_WORD(uint64_t);
@@ -127,8 +133,10 @@ int gbpf_map_merge_delta(struct gbpf_map_instance *dst, struct gbpf_map_instance
 					rc = -ENOMEM;
 					goto out;
 				}
-				if (gbpf_map_update(dst, key, zero, GBPF_NOEXIST, slot) ||
-				    !(dv = gbpf_map_lookup(dst, key, slot))) {
+				int urc = gbpf_map_update(dst, key, zero, GBPF_NOEXIST, slot);
+
+				/* -EEXIST: another writer inserted it meanwhile; add to theirs. */
+				if ((urc && urc != -EEXIST) || !(dv = gbpf_map_lookup(dst, key, slot))) {
 					if (lost)
 						(*lost)++;
 					break;

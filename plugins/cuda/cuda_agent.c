@@ -52,6 +52,7 @@ typedef CUresult (*ca_get_global_fn)(CUdeviceptr *, size_t *, CUmodule, const ch
 typedef CUresult (*ca_htod_fn)(CUdeviceptr, const void *, size_t);
 typedef CUresult (*ca_memset32_async_fn)(CUdeviceptr, unsigned int, size_t, CUstream);
 typedef CUresult (*ca_ctx_get_fn)(CUcontext *);
+typedef CUresult (*ca_ctx_set_fn)(CUcontext);
 
 /** A module image the application loaded (copied: the app may free it). */
 struct ca_image {
@@ -131,6 +132,9 @@ static struct cuda_agent_state {
 	struct gbpf_san_engine *san; /* the Compute Sanitizer engine (kernels without PTX), or NULL */
 	int engine;                  /* GBPF_SAN_CHOICE_* */
 } cuda_agent_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Kernels of earlier attaches (re-attach): kept, their modules stay loaded; under the state's lock. */
+static struct ca_kernel *ca_retired_kernels;
 
 static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -373,22 +377,40 @@ static struct gbpf_printq *ca_printq_for(struct cuda_agent_state *s, CUcontext c
 	return e->q;
 }
 
-/* At detach: stop the drain threads after a last pass; say how many lines the GPU dropped. */
+/*
+ * Stop a context's drain thread after a last pass, say how many lines the
+ * GPU dropped, free the queues: in their own context (the caller's thread
+ * may have another current, or none), the caller's restored afterwards.
+ */
+static void ca_printq_close(struct ca_printq *e)
+{
+	ca_ctx_get_fn get = (ca_ctx_get_fn)gbpf_cu_real_proc("cuCtxGetCurrent", 4000, 0);
+	ca_ctx_set_fn set = (ca_ctx_set_fn)gbpf_cu_real_proc("cuCtxSetCurrent", 4000, 0);
+	CUcontext prev = NULL;
+	uint64_t lost;
+
+	if (get && set && get(&prev) == GBPF_CUDA_SUCCESS && prev != e->ctx)
+		set(e->ctx);
+	gbpf_printq_stop(e->q);
+	lost = gbpf_printq_drops(e->q);
+	if (lost)
+		ca_report(GBPF_AGENT_EVENT_ERROR, NULL,
+			  "trace_printk/puts: %llu lines lost (the GPU's print queue was full)",
+			  (unsigned long long)lost);
+	gbpf_printq_destroy(e->q);
+	if (get && set && prev != e->ctx)
+		set(prev);
+	free(e);
+}
+
+/* At detach: every context's queues. */
 static void ca_printqs_destroy(struct cuda_agent_state *s)
 {
 	while (s->printqs) {
 		struct ca_printq *e = s->printqs;
-		uint64_t lost;
 
 		s->printqs = e->next;
-		gbpf_printq_stop(e->q);
-		lost = gbpf_printq_drops(e->q);
-		if (lost)
-			ca_report(GBPF_AGENT_EVENT_ERROR, NULL,
-				  "trace_printk/puts: %llu lines lost (the GPU's print queue was full)",
-				  (unsigned long long)lost);
-		gbpf_printq_destroy(e->q);
-		free(e);
+		ca_printq_close(e);
 	}
 }
 
@@ -552,8 +574,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	}
 	rc = s->map_cnt ? ca_devmaps_table(s->devmaps, k->ctx, s->dmaps, why, sizeof(why)) : 0;
 	if (rc) {
-		ca_report(rc == -EXDEV ? GBPF_AGENT_EVENT_NOT_INSTRUMENTED : GBPF_AGENT_EVENT_ERROR, k->name,
-			  "maps unreachable from the GPU: %s", why);
+		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "maps unreachable from the GPU: %s", why);
 		return;
 	}
 	rc = gbpf_cuda_inject_image(im->bytes, im->size, l->api_name, &io, &res, why, sizeof(why));
@@ -695,7 +716,10 @@ static int ca_set_launch_id(const struct ca_kernel *k, const struct gbpf_cu_laun
 
 static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_launch *l, uint64_t *id)
 {
+	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
+	ctx_dev_fn ctx_dev;
 	struct gbpf_host_launch_ctx c;
+	CUdevice dev;
 	int made = 0;
 
 	for (size_t i = 0; i < s->prog_cnt; i++) {
@@ -704,6 +728,7 @@ static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_
 		if (!*id)
 			*id = s->svc.next_launch_id(s->svc.ctx);
 		if (!made) {
+			ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
 			memset(&c, 0, sizeof(c));
 			c.kernel_id = gbpf_kernel_id(l->name);
 			c.stream = (uint64_t)(uintptr_t)l->stream;
@@ -714,6 +739,8 @@ static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_
 				c.block[d] = l->block[d];
 			}
 			c.shared_mem_bytes = l->shared_mem_bytes;
+			if (ctx_dev && ctx_dev(&dev) == GBPF_CUDA_SUCCESS)
+				c.device = (uint32_t)dev; /* the current context's: the launch's */
 			snprintf(c.kernel_name, sizeof(c.kernel_name), "%s", l->name ? l->name : "");
 			made = 1;
 		}
@@ -823,12 +850,77 @@ static void ca_launch_post(void *ctx, const struct gbpf_cu_launch *l)
 			  l->replacement_result);
 }
 
+/* The primary context of @p dev, without creating one: NULL when it is not active. */
+static CUcontext ca_primary_ctx(CUdevice dev)
+{
+	typedef CUresult (*state_fn)(CUdevice, unsigned int *, int *);
+	typedef CUresult (*retain_fn)(CUcontext *, CUdevice);
+	typedef CUresult (*release_fn)(CUdevice);
+	state_fn state = (state_fn)gbpf_cu_real_proc("cuDevicePrimaryCtxGetState", 7000, 0);
+	retain_fn retain = (retain_fn)gbpf_cu_real_proc("cuDevicePrimaryCtxRetain", 7000, 0);
+	release_fn release = (release_fn)gbpf_cu_real_proc("cuDevicePrimaryCtxRelease", 11000, 0);
+	unsigned int flags = 0;
+	CUcontext ctx = NULL;
+	int active = 0;
+
+	if (!state || !retain || !release || state(dev, &flags, &active) != GBPF_CUDA_SUCCESS || !active)
+		return NULL;
+	/* Active: retaining only counts a reference, released at once. */
+	if (retain(&ctx, dev) != GBPF_CUDA_SUCCESS)
+		return NULL;
+	release(dev);
+	return ctx;
+}
+
+/*
+ * The application destroys a context: what the GPU counted there is kept
+ * (ca_devmaps_context_destroyed), its print queues are drained and freed,
+ * and its instrumented kernels are forgotten (their modules go with the
+ * context; a later context may even get the same handle).
+ */
+static void ca_context_gone(struct cuda_agent_state *s, const struct gbpf_cu_call_event *ev)
+{
+	CUcontext ctx = ev->context ? ev->context : ca_primary_ctx(ev->device);
+	struct ca_printq **pq;
+	struct ca_kernel **pk;
+
+	if (!ctx)
+		return;
+	ca_devmaps_context_destroyed(s->devmaps, ctx);
+	pthread_mutex_lock(&s->lock);
+	for (pq = &s->printqs; *pq;) {
+		struct ca_printq *e = *pq;
+
+		if (e->ctx != ctx) {
+			pq = &e->next;
+			continue;
+		}
+		*pq = e->next;
+		ca_printq_close(e);
+	}
+	for (pk = &s->kernels; *pk;) {
+		struct ca_kernel *k = *pk;
+
+		if (k->ctx != ctx) {
+			pk = &k->next;
+			continue;
+		}
+		*pk = k->next;
+		k->next = ca_retired_kernels;
+		ca_retired_kernels = k;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void ca_call_pre(void *ctx, const struct gbpf_cu_call_event *ev)
 {
 	struct cuda_agent_state *s = ctx;
 
-	if (atomic_load(&s->attached))
-		ca_timeline_call_pre(s->timeline, ev);
+	if (!atomic_load(&s->attached))
+		return;
+	if (ev->kind == GBPF_CU_CALL_CTX_DESTROY)
+		ca_context_gone(s, ev);
+	ca_timeline_call_pre(s->timeline, ev);
 }
 
 static void ca_call_post(void *ctx, const struct gbpf_cu_call_event *ev)
@@ -945,8 +1037,6 @@ static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_att
 	return 0;
 }
 
-/* Kernels of earlier attaches (re-attach): kept, their modules stay loaded; under the state's lock. */
-static struct ca_kernel *ca_retired_kernels;
 
 int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attach_opts *o, char *log,
 			   size_t log_size)

@@ -15,6 +15,7 @@
 
 #include "cuda_devmaps.h"
 #include "map_mirror.h"
+#include "maps/map.h"
 #include "maps/map_layout.h"
 #include "plugins/cuda/intercept/intercept.h"
 
@@ -55,20 +56,42 @@ typedef CUresult (*dm_host_devptr_fn)(CUdeviceptr *, void *, unsigned int);
 
 enum dm_place { DM_HOST, DM_DEVICE };
 
+typedef CUresult (*dm_ctx_get_fn)(CUcontext *);
+typedef CUresult (*dm_stream_destroy_fn)(CUstream);
+typedef CUresult (*dm_host_unregister_fn)(void *);
+
+/*
+ * The device copies of one context. Device memory belongs to a context, so
+ * every context that launches an instrumented kernel gets its own copies
+ * (two GPUs, or two contexts on one GPU). A snapshot adds what a copy
+ * changed since its last snapshot into the host block (atomically): the
+ * host block is the sum of every context's and every process's work.
+ */
+struct dm_ctx {
+	struct ca_devmaps *d;
+	CUcontext ctx;
+	CUstream stream;                /* our non-blocking stream in this context, or NULL */
+	struct gbpf_dev_mem_ops ops;    /* .ctx = this */
+	struct gbpf_map_mirror *mirror; /* per map; only device-placed ones are set */
+	CUdeviceptr *table;             /* per map: the address modules of this context use */
+	uint8_t **last;                 /* per snapshot map: the device block at its last merge */
+	struct dm_ctx *next;
+};
+
 struct ca_devmaps {
-	pthread_mutex_t lock; /* mirrors, stream, copies */
+	pthread_mutex_t lock; /* contexts, mirrors, streams, copies */
 	struct gbpf_map_instance *maps;
 	size_t n;
 	enum dm_place *place;
-	struct gbpf_map_mirror *mirror;
-	CUdeviceptr *table;
 	ca_devmaps_report_fn report;
 	void *report_ctx;
 	int state; /* 0 not set up, 1 ready, -1 failed */
 	char failed_why[256];
-	CUcontext ctx;
-	CUstream stream;
-	struct gbpf_dev_mem_ops ops;
+	struct dm_ctx *ctxs; /* live contexts, newest first */
+	size_t n_ctxs;
+	uint8_t *stage;        /* a device block's snapshot, as large as the largest snapshot map */
+	uint64_t merge_lost;   /* hash keys the host block had no room for (reported once) */
+	void *reg_addr;        /* the region registered for the GPU (cuMemHostRegister) */
 	struct {
 		dm_alloc_fn alloc;
 		dm_free_fn free;
@@ -79,8 +102,12 @@ struct ca_devmaps {
 		dm_memset_async_fn memset_async;
 		dm_memset_fn memset;
 		dm_stream_sync_fn stream_sync;
+		dm_stream_create_fn stream_create;
+		dm_stream_destroy_fn stream_destroy;
 		dm_ctx_set_fn ctx_set;
+		dm_ctx_get_fn ctx_get;
 		dm_void_fn ctx_sync;
+		dm_host_unregister_fn host_unregister;
 	} cu;
 	pthread_t forwarder;
 	int forwarder_running;
@@ -118,14 +145,41 @@ static void dm_report(struct ca_devmaps *d, int is_error, const char *kernel, co
 	d->report(d->report_ctx, is_error, kernel, msg);
 }
 
+static const char *dm_name(const struct ca_devmaps *d, size_t i)
+{
+	return d->maps[i].desc && d->maps[i].desc->name ? d->maps[i].desc->name : "?";
+}
+
+/*
+ * Make @p c current on this thread, returning what was current: our copies
+ * run on application threads (sync points) and on our own threads, and the
+ * application's current context must be what it was afterwards.
+ */
+static CUcontext dm_enter(struct ca_devmaps *d, const struct dm_ctx *c)
+{
+	CUcontext cur = NULL;
+
+	if (d->cu.ctx_get)
+		d->cu.ctx_get(&cur);
+	if (cur != c->ctx && d->cu.ctx_set)
+		d->cu.ctx_set(c->ctx);
+	return cur;
+}
+
+static void dm_leave(struct ca_devmaps *d, const struct dm_ctx *c, CUcontext prev)
+{
+	if (prev != c->ctx && d->cu.ctx_set)
+		d->cu.ctx_set(prev);
+}
+
 /* ---- memory operations on our own non-blocking stream (never the application's) ---- */
 
 static int op_alloc(void *ctx, uint64_t *p, size_t n)
 {
-	struct ca_devmaps *d = ctx;
+	struct dm_ctx *c = ctx;
 	CUdeviceptr dp = 0;
 
-	if (d->cu.alloc(&dp, n) != GBPF_CUDA_SUCCESS)
+	if (c->d->cu.alloc(&dp, n) != GBPF_CUDA_SUCCESS)
 		return -ENOMEM;
 	*p = dp;
 	return 0;
@@ -133,36 +187,39 @@ static int op_alloc(void *ctx, uint64_t *p, size_t n)
 
 static void op_release(void *ctx, uint64_t p)
 {
-	struct ca_devmaps *d = ctx;
+	struct dm_ctx *c = ctx;
 
-	if (d->cu.free)
-		d->cu.free((CUdeviceptr)p);
+	if (c->d->cu.free)
+		c->d->cu.free((CUdeviceptr)p);
 }
 
 static int op_to_host(void *ctx, void *dst, uint64_t src, size_t n)
 {
-	struct ca_devmaps *d = ctx;
+	struct dm_ctx *c = ctx;
+	struct ca_devmaps *d = c->d;
 
-	if (d->cu.d2h_async && d->stream)
-		return d->cu.d2h_async(dst, src, n, d->stream) || d->cu.stream_sync(d->stream) ? -EIO : 0;
+	if (d->cu.d2h_async && c->stream)
+		return d->cu.d2h_async(dst, src, n, c->stream) || d->cu.stream_sync(c->stream) ? -EIO : 0;
 	return d->cu.d2h(dst, src, n) ? -EIO : 0;
 }
 
 static int op_to_device(void *ctx, uint64_t dst, const void *src, size_t n)
 {
-	struct ca_devmaps *d = ctx;
+	struct dm_ctx *c = ctx;
+	struct ca_devmaps *d = c->d;
 
-	if (d->cu.h2d_async && d->stream)
-		return d->cu.h2d_async(dst, src, n, d->stream) || d->cu.stream_sync(d->stream) ? -EIO : 0;
+	if (d->cu.h2d_async && c->stream)
+		return d->cu.h2d_async(dst, src, n, c->stream) || d->cu.stream_sync(c->stream) ? -EIO : 0;
 	return d->cu.h2d(dst, src, n) ? -EIO : 0;
 }
 
 static int op_zero(void *ctx, uint64_t dst, size_t n)
 {
-	struct ca_devmaps *d = ctx;
+	struct dm_ctx *c = ctx;
+	struct ca_devmaps *d = c->d;
 
-	if (d->cu.memset_async && d->stream)
-		return d->cu.memset_async(dst, 0, n, d->stream) || d->cu.stream_sync(d->stream) ? -EIO : 0;
+	if (d->cu.memset_async && c->stream)
+		return d->cu.memset_async(dst, 0, n, c->stream) || d->cu.stream_sync(c->stream) ? -EIO : 0;
 	return d->cu.memset(dst, 0, n) ? -EIO : 0;
 }
 
@@ -204,13 +261,9 @@ int ca_devmaps_create(struct ca_devmaps **out, struct gbpf_map_instance *maps, s
 	d->report = report;
 	d->report_ctx = report_ctx;
 	d->place = calloc(cnt, sizeof(*d->place));
-	d->mirror = calloc(cnt, sizeof(*d->mirror));
-	d->table = calloc(cnt, sizeof(*d->table));
 	d->thread_slots_reported = calloc(cnt, sizeof(*d->thread_slots_reported));
-	if (!d->place || !d->mirror || !d->table || !d->thread_slots_reported) {
+	if (!d->place || !d->thread_slots_reported) {
 		free(d->place);
-		free(d->mirror);
-		free(d->table);
 		free(d->thread_slots_reported);
 		free(d);
 		return -ENOMEM;
@@ -224,16 +277,35 @@ int ca_devmaps_create(struct ca_devmaps **out, struct gbpf_map_instance *maps, s
 	return 0;
 }
 
-/* Register the shared region (one mmap) for the maps placed on the host; fill their addresses. */
-static int dm_setup_host(struct ca_devmaps *d, char *why, size_t why_size)
+static int dm_is_ring(const struct ca_devmaps *d, size_t i)
+{
+	uint32_t t = d->maps[i].desc->type;
+
+	return t == GBPF_MAP_TYPE_RINGBUF || t == GBPF_MAP_TYPE_GPU_RINGBUF ||
+	       t == GBPF_MAP_TYPE_PERF_EVENT_ARRAY;
+}
+
+/* A device-placed map whose host view is a snapshot (not a forwarded ring). */
+static int dm_is_snapshot(const struct ca_devmaps *d, size_t i)
+{
+	return d->place[i] == DM_DEVICE && !dm_is_ring(d, i);
+}
+
+/*
+ * Register the shared region (one mmap) for the GPU, once for every
+ * context (PORTABLE). A region mapped where an earlier, unmapped one was
+ * (a re-attach gets a new region, often at the same address) is found
+ * registered already: that registration pins the old pages, so the GPU
+ * would write where nobody reads. It is dropped and made again.
+ */
+static int dm_register_region(struct ca_devmaps *d, char *why, size_t why_size)
 {
 	dm_host_register_fn reg = (dm_host_register_fn)gbpf_cu_real_proc("cuMemHostRegister", 6050, 0);
-	dm_host_devptr_fn devptr = (dm_host_devptr_fn)gbpf_cu_real_proc("cuMemHostGetDevicePointer", 3020, 0);
 	uintptr_t lo = UINTPTR_MAX, hi = 0, page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	CUresult r;
 
-	if (!reg || !devptr) {
-		snprintf(why, why_size, "driver lacks cuMemHostRegister / cuMemHostGetDevicePointer");
+	if (!reg) {
+		snprintf(why, why_size, "driver lacks cuMemHostRegister");
 		return -ENOSYS;
 	}
 	/*
@@ -255,18 +327,32 @@ static int dm_setup_host(struct ca_devmaps *d, char *why, size_t why_size)
 	lo &= ~(page - 1);
 	hi = (hi + page - 1) & ~(page - 1);
 	r = reg((void *)lo, hi - lo, DM_HOSTREGISTER_PORTABLE | DM_HOSTREGISTER_DEVICEMAP);
-	if (r != GBPF_CUDA_SUCCESS && r != DM_ERROR_ALREADY_REGISTERED) {
+	if (r == DM_ERROR_ALREADY_REGISTERED && d->cu.host_unregister &&
+	    d->cu.host_unregister((void *)lo) == GBPF_CUDA_SUCCESS)
+		r = reg((void *)lo, hi - lo, DM_HOSTREGISTER_PORTABLE | DM_HOSTREGISTER_DEVICEMAP);
+	if (r != GBPF_CUDA_SUCCESS) {
 		snprintf(why, why_size, "cuMemHostRegister of the map region (%zu bytes) failed: error %d",
 			 (size_t)(hi - lo), r);
 		return -EIO;
 	}
+	d->reg_addr = (void *)lo;
+	return 0;
+}
+
+/* The device addresses of the host-placed maps in context @p c (current). */
+static int dm_host_table(struct ca_devmaps *d, struct dm_ctx *c, char *why, size_t why_size)
+{
+	dm_host_devptr_fn devptr = (dm_host_devptr_fn)gbpf_cu_real_proc("cuMemHostGetDevicePointer", 3020, 0);
+
 	for (size_t i = 0; i < d->n; i++) {
+		CUresult r;
+
 		if (d->place[i] != DM_HOST || !d->maps[i].mem)
 			continue;
-		r = devptr(&d->table[i], d->maps[i].mem, 0);
+		r = devptr ? devptr(&c->table[i], d->maps[i].mem, 0) : (CUresult)-1;
 		if (r != GBPF_CUDA_SUCCESS) {
 			snprintf(why, why_size, "map %zu (%s): no device address for the shared memory: error %d",
-				 i, d->maps[i].desc && d->maps[i].desc->name ? d->maps[i].desc->name : "?", r);
+				 i, dm_name(d, i), r);
 			return -EIO;
 		}
 	}
@@ -288,8 +374,6 @@ static uint32_t dm_sm_count(void)
 
 static int dm_resolve(struct ca_devmaps *d)
 {
-	dm_stream_create_fn mk = (dm_stream_create_fn)gbpf_cu_real_proc("cuStreamCreate", 2000, 0);
-
 	d->cu.alloc = (dm_alloc_fn)gbpf_cu_real_proc("cuMemAlloc", 3020, 0);
 	d->cu.free = (dm_free_fn)gbpf_cu_real_proc("cuMemFree", 3020, 0);
 	d->cu.d2h = (dm_d2h_fn)gbpf_cu_real_proc("cuMemcpyDtoH", 3020, 0);
@@ -299,45 +383,141 @@ static int dm_resolve(struct ca_devmaps *d)
 	d->cu.h2d_async = (dm_h2d_async_fn)gbpf_cu_real_proc("cuMemcpyHtoDAsync", 3020, 0);
 	d->cu.memset_async = (dm_memset_async_fn)gbpf_cu_real_proc("cuMemsetD8Async", 3020, 0);
 	d->cu.stream_sync = (dm_stream_sync_fn)gbpf_cu_real_proc("cuStreamSynchronize", 2000, 0);
+	d->cu.stream_create = (dm_stream_create_fn)gbpf_cu_real_proc("cuStreamCreate", 2000, 0);
+	d->cu.stream_destroy = (dm_stream_destroy_fn)gbpf_cu_real_proc("cuStreamDestroy", 4000, 0);
 	d->cu.ctx_set = (dm_ctx_set_fn)gbpf_cu_real_proc("cuCtxSetCurrent", 4000, 0);
+	d->cu.ctx_get = (dm_ctx_get_fn)gbpf_cu_real_proc("cuCtxGetCurrent", 4000, 0);
 	d->cu.ctx_sync = (dm_void_fn)gbpf_cu_real_proc("cuCtxSynchronize", 2000, 0);
+	d->cu.host_unregister = (dm_host_unregister_fn)gbpf_cu_real_proc("cuMemHostUnregister", 4000, 0);
 	if (!d->cu.alloc || !d->cu.d2h || !d->cu.h2d || !d->cu.memset)
 		return -ENOSYS;
-	/*
-	 * Our own non-blocking stream: mirror copies never wait behind the
-	 * application's work on the legacy stream, nor make it wait.
-	 */
-	if (!mk || !d->cu.stream_sync || mk(&d->stream, DM_STREAM_NON_BLOCKING) != GBPF_CUDA_SUCCESS)
-		d->stream = NULL;
-	d->ops = (struct gbpf_dev_mem_ops){.ctx = d, .alloc = op_alloc, .release = op_release,
-					   .to_host = op_to_host, .to_device = op_to_device, .zero = op_zero};
 	return 0;
+}
+
+/*
+ * Add what context @p c's copy of every snapshot map changed since its last
+ * snapshot into the host block (c current). Copies taken while kernels run
+ * may be torn (a counter between two updates): the rest arrives with the
+ * next one; the one after the application synchronised is exact.
+ */
+static void dm_snapshot_ctx(struct ca_devmaps *d, struct dm_ctx *c)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		struct gbpf_map_instance host = d->maps[i], now = d->maps[i], last = d->maps[i];
+		size_t size = d->maps[i].mem_size;
+		uint64_t lost = 0;
+
+		if (!dm_is_snapshot(d, i) || !c->last[i] ||
+		    c->ops.to_host(c, d->stage, c->mirror[i].dev, size))
+			continue;
+		now.mem = d->stage;
+		last.mem = c->last[i];
+		if (gbpf_map_merge_delta(&host, &now, &last, &lost) == 0 && lost && !d->merge_lost) {
+			d->merge_lost = lost;
+			dm_report(d, 1, NULL,
+				  "map '%s': %llu keys of a device copy found no room in the host map "
+				  "(other contexts or processes filled it; raise max_entries)",
+				  dm_name(d, i), (unsigned long long)lost);
+		}
+		memcpy(c->last[i], d->stage, size);
+	}
 }
 
 static void dm_snapshot_locked(struct ca_devmaps *d)
 {
-	for (size_t i = 0; i < d->n; i++)
-		if (d->place[i] == DM_DEVICE)
-			gbpf_map_mirror_snapshot(&d->mirror[i], &d->ops);
+	for (struct dm_ctx *c = d->ctxs; c; c = c->next) {
+		CUcontext prev = dm_enter(d, c);
+
+		dm_snapshot_ctx(d, c);
+		dm_leave(d, c, prev);
+	}
 	d->last_snapshot_ns = dm_now_ns();
 	d->snapshots++;
 }
 
-/* Forward every ring once; returns the records moved. */
+/* Forward every ring of every context once; returns the records moved. */
 static uint64_t dm_forward_locked(struct ca_devmaps *d)
 {
 	uint64_t total = 0, moved;
 
-	for (size_t i = 0; i < d->n; i++) {
-		if (d->place[i] != DM_DEVICE || !d->mirror[i].ring)
-			continue;
-		if (gbpf_map_mirror_forward(&d->mirror[i], &d->ops, &moved) == -EUCLEAN)
-			dm_report(d, 1, NULL, "map '%s': a malformed record on the device ring; that sub-ring "
-					      "is no longer forwarded",
-				  d->maps[i].desc->name ? d->maps[i].desc->name : "?");
-		total += moved;
+	for (struct dm_ctx *c = d->ctxs; c; c = c->next) {
+		CUcontext prev = 0;
+		int entered = 0;
+
+		for (size_t i = 0; i < d->n; i++) {
+			if (d->place[i] != DM_DEVICE || !c->mirror[i].ring)
+				continue;
+			if (!entered) {
+				prev = dm_enter(d, c);
+				entered = 1;
+			}
+			if (gbpf_map_mirror_forward(&c->mirror[i], &c->ops, &moved) == -EUCLEAN)
+				dm_report(d, 1, NULL, "map '%s': a malformed record on the device ring; that sub-ring "
+						      "is no longer forwarded",
+					  dm_name(d, i));
+			total += moved;
+		}
+		if (entered)
+			dm_leave(d, c, prev);
 	}
 	return total;
+}
+
+/* Records committed on context @p c's device rings and not yet forwarded. */
+static int dm_ring_pending(struct ca_devmaps *d, struct dm_ctx *c)
+{
+	int pending = 0;
+
+	for (size_t i = 0; i < d->n; i++)
+		if (d->place[i] == DM_DEVICE && c->mirror[i].ring) {
+			const struct gbpf_ring_ctl *ctl = (const void *)c->mirror[i].ctl;
+
+			for (uint32_t s = 0; s < c->mirror[i].dev_rings; s++)
+				pending |= ctl[s].producer_pos > c->mirror[i].fwd[s];
+		}
+	return pending;
+}
+
+/*
+ * Forward until every committed record of @p only (or of every context)
+ * reached the host; a controller that takes nothing for 3 s makes the rest
+ * count as lost (reported with @p when).
+ */
+static void dm_drain_rings_locked(struct ca_devmaps *d, struct dm_ctx *only, const char *when)
+{
+	uint64_t start = dm_now_ns();
+
+	for (;;) {
+		uint64_t moved = dm_forward_locked(d);
+		int pending = 0;
+
+		for (struct dm_ctx *c = d->ctxs; c; c = c->next)
+			if (!only || c == only)
+				pending |= dm_ring_pending(d, c);
+		if (!pending)
+			return;
+		if (dm_now_ns() - start > DM_EXIT_WAIT_NS) {
+			uint64_t lost = 0;
+
+			for (struct dm_ctx *c = d->ctxs; c; c = c->next) {
+				CUcontext prev;
+
+				if (only && c != only)
+					continue;
+				prev = dm_enter(d, c);
+				for (size_t i = 0; i < d->n; i++)
+					if (d->place[i] == DM_DEVICE && c->mirror[i].ring)
+						lost += gbpf_map_mirror_abandon(&c->mirror[i], &c->ops);
+				dm_leave(d, c, prev);
+			}
+			dm_report(d, 1, NULL, "%s: the controller did not take the last %llu ring buffer "
+					      "records within 3 s; they are counted as lost",
+				  when, (unsigned long long)lost);
+			return;
+		}
+		if (!moved)
+			usleep(1000);
+	}
 }
 
 static void *dm_forwarder(void *arg)
@@ -345,8 +525,6 @@ static void *dm_forwarder(void *arg)
 	struct ca_devmaps *d = arg;
 	uint64_t nap_us = 50;
 
-	if (d->cu.ctx_set)
-		d->cu.ctx_set(d->ctx);
 	while (!atomic_load(&d->stop)) {
 		uint64_t moved;
 
@@ -370,43 +548,31 @@ static void dm_at_exit(void)
 		ca_devmaps_flush_final(ca_devmaps_exit_target);
 }
 
-static int dm_setup(struct ca_devmaps *d, CUcontext ctx, char *why, size_t why_size)
+/* Once per process attach: driver entry points, the registered region, the forwarder. */
+static int dm_setup(struct ca_devmaps *d, char *why, size_t why_size)
 {
-	const char *env = getenv("GBPF_CUDA_RING_MB");
-	uint64_t ring_bytes = DM_RING_BYTES_DEFAULT;
-	uint32_t sms;
+	size_t largest = 0;
 	int rc, need_thread = 0;
 
-	d->ctx = ctx;
-	if (env && atoi(env) > 0)
-		ring_bytes = (uint64_t)atoi(env) << 20;
 	if (dm_resolve(d)) {
 		/* No device allocation: every map stays on the host (correct, slower). */
 		for (size_t i = 0; i < d->n; i++)
 			d->place[i] = DM_HOST;
 	}
-	sms = dm_sm_count();
-	for (size_t i = 0; i < d->n; i++) {
-		char mwhy[256] = "";
-
-		if (d->place[i] != DM_DEVICE)
-			continue;
-		rc = gbpf_map_mirror_init(&d->mirror[i], &d->maps[i], ring_bytes, sms * DM_RING_SUBS_PER_SM,
-					  &d->ops, mwhy, sizeof(mwhy));
-		if (rc) {
-			/* This map stays on the host: still correct. */
-			d->place[i] = DM_HOST;
-			dm_report(d, 0, NULL, "map '%s' stays in host memory: %s",
-				  d->maps[i].desc->name ? d->maps[i].desc->name : "?", mwhy);
-			continue;
-		}
-		d->table[i] = (CUdeviceptr)d->mirror[i].dev;
-		need_thread = 1;
-	}
-	/* Maps placed (or fallen back) on the host need their registered addresses. */
-	rc = dm_setup_host(d, why, why_size);
+	rc = dm_register_region(d, why, why_size);
 	if (rc)
 		return rc;
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->place[i] != DM_DEVICE)
+			continue;
+		need_thread = 1;
+		if (!dm_is_ring(d, i) && d->maps[i].mem_size > largest)
+			largest = d->maps[i].mem_size;
+	}
+	if (largest && !(d->stage = malloc(largest))) {
+		snprintf(why, why_size, "out of memory for a snapshot buffer of %zu bytes", largest);
+		return -ENOMEM;
+	}
 	if (need_thread) {
 		if (pthread_create(&d->forwarder, NULL, dm_forwarder, d) == 0)
 			d->forwarder_running = 1;
@@ -416,7 +582,7 @@ static int dm_setup(struct ca_devmaps *d, CUcontext ctx, char *why, size_t why_s
 		/*
 		 * Registered now, after the runtime initialised, so that it runs
 		 * BEFORE the runtime's own exit-time teardown (atexit order is
-		 * reverse registration): the context still exists for the
+		 * reverse registration): the contexts still exist for the
 		 * final copies.
 		 */
 		ca_devmaps_exit_target = d;
@@ -425,14 +591,116 @@ static int dm_setup(struct ca_devmaps *d, CUcontext ctx, char *why, size_t why_s
 	return 0;
 }
 
+static void dm_ctx_free(struct ca_devmaps *d, struct dm_ctx *c)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->place[i] == DM_DEVICE)
+			gbpf_map_mirror_fini(&c->mirror[i], &c->ops);
+	if (c->stream && d->cu.stream_destroy)
+		d->cu.stream_destroy(c->stream);
+	for (size_t i = 0; c->last && i < d->n; i++)
+		free(c->last[i]);
+	free(c->last);
+	free(c->mirror);
+	free(c->table);
+	free(c);
+}
+
+/*
+ * The copies of context @p ctx, made at its first instrumented kernel from
+ * the host blocks as they are then (other contexts' counts included: the
+ * snapshots add only what this copy changes after that).
+ */
+static int dm_ctx_create(struct ca_devmaps *d, CUcontext ctx, struct dm_ctx **out, char *why,
+			 size_t why_size)
+{
+	const char *env = getenv("GBPF_CUDA_RING_MB");
+	uint64_t ring_bytes = DM_RING_BYTES_DEFAULT;
+	struct dm_ctx *c = calloc(1, sizeof(*c));
+	size_t cnt = d->n ? d->n : 1;
+	CUcontext prev;
+	uint32_t sms;
+	int rc = 0, first = !d->n_ctxs;
+
+	if (!c)
+		return -ENOMEM;
+	c->d = d;
+	c->ctx = ctx;
+	c->mirror = calloc(cnt, sizeof(*c->mirror));
+	c->table = calloc(cnt, sizeof(*c->table));
+	c->last = calloc(cnt, sizeof(*c->last));
+	if (!c->mirror || !c->table || !c->last) {
+		free(c->mirror);
+		free(c->table);
+		free(c->last);
+		free(c);
+		return -ENOMEM;
+	}
+	c->ops = (struct gbpf_dev_mem_ops){.ctx = c, .alloc = op_alloc, .release = op_release,
+					   .to_host = op_to_host, .to_device = op_to_device, .zero = op_zero};
+	if (env && atoi(env) > 0)
+		ring_bytes = (uint64_t)atoi(env) << 20;
+	prev = dm_enter(d, c);
+	/*
+	 * Our own non-blocking stream: mirror copies never wait behind the
+	 * application's work on the legacy stream, nor make it wait.
+	 */
+	if (!d->cu.stream_create || !d->cu.stream_sync ||
+	    d->cu.stream_create(&c->stream, DM_STREAM_NON_BLOCKING) != GBPF_CUDA_SUCCESS)
+		c->stream = NULL;
+	sms = dm_sm_count();
+	for (size_t i = 0; i < d->n && !rc; i++) {
+		char mwhy[256] = "";
+
+		if (d->place[i] != DM_DEVICE)
+			continue;
+		rc = gbpf_map_mirror_init(&c->mirror[i], &d->maps[i], ring_bytes, sms * DM_RING_SUBS_PER_SM,
+					  &c->ops, mwhy, sizeof(mwhy));
+		if (rc && first) {
+			/* The first context may still change placements: this map stays on the host, correct. */
+			d->place[i] = DM_HOST;
+			dm_report(d, 0, NULL, "map '%s' stays in host memory: %s", dm_name(d, i), mwhy);
+			rc = 0;
+			continue;
+		}
+		/*
+		 * The device block must equal `last` exactly (deltas are taken
+		 * against it), and the host block may change meanwhile (other
+		 * processes' snapshots, host probes): one image, copied to both.
+		 */
+		if (!rc && dm_is_snapshot(d, i)) {
+			c->last[i] = malloc(d->maps[i].mem_size);
+			if (c->last[i])
+				memcpy(c->last[i], d->maps[i].mem, d->maps[i].mem_size);
+			rc = !c->last[i] ? -ENOMEM
+			     : c->ops.to_device(c, c->mirror[i].dev, c->last[i], d->maps[i].mem_size) ? -EIO
+																: 0;
+		}
+		if (rc)
+			snprintf(why, why_size, "map '%s': %s", dm_name(d, i),
+				 mwhy[0] ? mwhy : "cannot copy its initial contents to the device");
+		c->table[i] = (CUdeviceptr)c->mirror[i].dev;
+	}
+	if (!rc)
+		rc = dm_host_table(d, c, why, why_size);
+	dm_leave(d, c, prev);
+	if (rc) {
+		dm_ctx_free(d, c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
 int ca_devmaps_table(struct ca_devmaps *d, CUcontext ctx, CUdeviceptr *table, char *why,
 		     size_t why_size)
 {
+	struct dm_ctx *c;
 	int rc = 0;
 
 	pthread_mutex_lock(&d->lock);
 	if (d->state == 0) {
-		rc = dm_setup(d, ctx, why, why_size);
+		rc = dm_setup(d, why, why_size);
 		d->state = rc ? -1 : 1;
 		if (rc)
 			snprintf(d->failed_why, sizeof(d->failed_why), "%s", why);
@@ -440,15 +708,54 @@ int ca_devmaps_table(struct ca_devmaps *d, CUcontext ctx, CUdeviceptr *table, ch
 	if (d->state < 0) {
 		snprintf(why, why_size, "%s", d->failed_why);
 		rc = -EIO;
-	} else if (ctx != d->ctx) {
-		snprintf(why, why_size, "the maps live on the device of the first context that launched an "
-					"instrumented kernel; several contexts are not supported yet");
-		rc = -EXDEV;
-	} else {
-		memcpy(table, d->table, d->n * sizeof(*table));
+		goto out;
 	}
+	for (c = d->ctxs; c && c->ctx != ctx; c = c->next)
+		;
+	if (!c) {
+		rc = dm_ctx_create(d, ctx, &c, why, why_size);
+		if (rc)
+			goto out;
+		c->next = d->ctxs;
+		d->ctxs = c;
+		d->n_ctxs++;
+	}
+	memcpy(table, c->table, d->n * sizeof(*table));
+out:
 	pthread_mutex_unlock(&d->lock);
 	return rc;
+}
+
+void ca_devmaps_context_destroyed(struct ca_devmaps *d, CUcontext ctx)
+{
+	struct dm_ctx **pp, *c;
+	CUcontext prev;
+
+	if (!d || d->state != 1)
+		return;
+	pthread_mutex_lock(&d->lock);
+	for (pp = &d->ctxs; *pp && (*pp)->ctx != ctx; pp = &(*pp)->next)
+		;
+	c = *pp;
+	if (!c || d->finalised) {
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
+	prev = dm_enter(d, c);
+	/* Its instrumented work must finish before the last copies. */
+	if (d->cu.ctx_sync)
+		d->cu.ctx_sync();
+	dm_leave(d, c, prev);
+	dm_drain_rings_locked(d, c, "a context was destroyed");
+	prev = dm_enter(d, c);
+	dm_snapshot_ctx(d, c);
+	*pp = c->next;
+	d->n_ctxs--;
+	/* Its device memory would go with the context; freed first, the driver's books stay straight. */
+	dm_ctx_free(d, c);
+	if (prev != ctx && d->cu.ctx_set)
+		d->cu.ctx_set(prev);
+	pthread_mutex_unlock(&d->lock);
 }
 
 void ca_devmaps_launch(struct ca_devmaps *d, uint64_t threads, const char *kernel)
@@ -465,8 +772,7 @@ void ca_devmaps_launch(struct ca_devmaps *d, uint64_t threads, const char *kerne
 			dm_report(d, 0, kernel,
 				  "launch of %llu threads, but per-GPU-thread map '%s' holds %u threads: the "
 				  "others find no slot (raise it with gbpf run --thread-slots)",
-				  (unsigned long long)threads, d->maps[i].desc->name ? d->maps[i].desc->name : "?",
-				  h->nr_slots);
+				  (unsigned long long)threads, dm_name(d, i), h->nr_slots);
 		}
 		pthread_mutex_unlock(&d->lock);
 	}
@@ -487,8 +793,6 @@ void ca_devmaps_sync_point(struct ca_devmaps *d)
 
 void ca_devmaps_flush_final(struct ca_devmaps *d)
 {
-	uint64_t start = dm_now_ns();
-
 	if (!d || d->state != 1)
 		return;
 	atomic_store(&d->stop, 1);
@@ -502,38 +806,15 @@ void ca_devmaps_flush_final(struct ca_devmaps *d)
 		return;
 	}
 	d->finalised = 1;
-	if (d->cu.ctx_set)
-		d->cu.ctx_set(d->ctx);
 	/* Instrumented work still queued must finish before the last copies. */
-	if (d->cu.ctx_sync)
-		d->cu.ctx_sync();
-	for (;;) {
-		uint64_t moved = dm_forward_locked(d);
-		int pending = 0;
+	for (struct dm_ctx *c = d->ctxs; c; c = c->next) {
+		CUcontext prev = dm_enter(d, c);
 
-		for (size_t i = 0; i < d->n; i++)
-			if (d->place[i] == DM_DEVICE && d->mirror[i].ring) {
-				const struct gbpf_ring_ctl *c = (const void *)d->mirror[i].ctl;
-
-				for (uint32_t s = 0; s < d->mirror[i].dev_rings; s++)
-					pending |= c[s].producer_pos > d->mirror[i].fwd[s];
-			}
-		if (!pending)
-			break;
-		if (dm_now_ns() - start > DM_EXIT_WAIT_NS) {
-			uint64_t lost = 0;
-
-			for (size_t i = 0; i < d->n; i++)
-				if (d->place[i] == DM_DEVICE && d->mirror[i].ring)
-					lost += gbpf_map_mirror_abandon(&d->mirror[i], &d->ops);
-			dm_report(d, 1, NULL, "exit: the controller did not take the last %llu ring buffer "
-					      "records within 3 s; they are counted as lost",
-				  (unsigned long long)lost);
-			break;
-		}
-		if (!moved)
-			usleep(1000);
+		if (d->cu.ctx_sync)
+			d->cu.ctx_sync();
+		dm_leave(d, c, prev);
 	}
+	dm_drain_rings_locked(d, NULL, "exit");
 	dm_snapshot_locked(d);
 	pthread_mutex_unlock(&d->lock);
 }
@@ -545,13 +826,20 @@ void ca_devmaps_destroy(struct ca_devmaps *d)
 	ca_devmaps_flush_final(d);
 	if (ca_devmaps_exit_target == d)
 		ca_devmaps_exit_target = NULL;
-	for (size_t i = 0; i < d->n; i++)
-		if (d->place[i] == DM_DEVICE)
-			gbpf_map_mirror_fini(&d->mirror[i], &d->ops);
+	while (d->ctxs) {
+		struct dm_ctx *c = d->ctxs;
+		CUcontext prev = dm_enter(d, c);
+
+		d->ctxs = c->next;
+		dm_ctx_free(d, c);
+		/* Registration is per process: dropped with a context current, once. */
+		if (!d->ctxs && d->reg_addr && d->cu.host_unregister)
+			d->cu.host_unregister(d->reg_addr);
+		dm_leave(d, c, prev);
+	}
 	pthread_mutex_destroy(&d->lock);
 	free(d->place);
-	free(d->mirror);
-	free(d->table);
+	free(d->stage);
 	free(d->thread_slots_reported);
 	free(d);
 }
@@ -565,11 +853,13 @@ void ca_devmaps_stats(struct ca_devmaps *d, struct ca_devmaps_stats *st)
 	for (size_t i = 0; i < d->n; i++) {
 		if (d->place[i] == DM_DEVICE) {
 			st->on_device++;
-			st->forwarded += d->mirror[i].forwarded;
+			for (struct dm_ctx *c = d->ctxs; c; c = c->next)
+				st->forwarded += c->mirror[i].forwarded;
 		} else {
 			st->on_host++;
 		}
 	}
 	st->snapshots = d->snapshots;
+	st->contexts = d->n_ctxs;
 	pthread_mutex_unlock(&d->lock);
 }

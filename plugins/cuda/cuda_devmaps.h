@@ -15,8 +15,18 @@
  *    memory registered with cuMemHostRegister(DEVICEMAP); GPU atomics on
  *    it were measured exact on the H200 (docs/PROCESS_MODEL.md).
  * GBPF_CUDA_MAPS=host places every map on the host (for comparisons).
- * The device copies belong to the first context that launches an
- * instrumented kernel; kernels of other contexts are reported.
+ *
+ * Several contexts (GPUs, or several contexts on one GPU) and several
+ * processes: device memory belongs to a context, so each context that
+ * launches an instrumented kernel gets its own device copies, made at that
+ * first launch from the host blocks. A snapshot adds what a copy changed
+ * since its previous snapshot into the host block, word by word with
+ * atomic adds (gbpf_map_merge_delta): the host block is the sum of every
+ * context's and every process's work (counters exact; a value only one
+ * copy changed is that copy's). Each context's ring buffers are forwarded
+ * into the one host ring. A context the application destroys is flushed
+ * first (its work waited for, its records forwarded, its counts added).
+ * Host-placed maps are one registered region for every context.
  */
 #ifndef GBPF_CUDA_DEVMAPS_H
 #define GBPF_CUDA_DEVMAPS_H
@@ -41,15 +51,22 @@ int ca_devmaps_create(struct ca_devmaps **out, struct gbpf_map_instance *maps, s
 		      const uint8_t *host_used, ca_devmaps_report_fn report, void *report_ctx);
 
 /**
- * The device address of every map for modules of context @p ctx (the
- * current one): sets the maps up at the first call. Called with the
- * agent's lock held, on an application thread.
+ * The device address of every map for modules of context @p ctx: sets the
+ * maps up at the first call, and @p ctx's copies at its first call. Called
+ * with the agent's lock held, on an application thread; the thread's
+ * current context is left as it was.
  * @param table  out: n device addresses (the modules' __gbpf_maps)
- * @return 0; -EXDEV when @p ctx is not the context the maps live in;
- *         -EIO / -ENOSYS / -ENOMEM with a reason in @p why
+ * @return 0; -EIO / -ENOSYS / -ENOMEM with a reason in @p why
  */
 int ca_devmaps_table(struct ca_devmaps *d, CUcontext ctx, CUdeviceptr *table, char *why,
 		     size_t why_size);
+
+/**
+ * The application is about to destroy context @p ctx (cuCtxDestroy, a
+ * primary context reset): wait for its work, forward its rings, keep its
+ * counts in the host view, free its copies. Unknown contexts are ignored.
+ */
+void ca_devmaps_context_destroyed(struct ca_devmaps *d, CUcontext ctx);
 
 /** An instrumented launch of @p threads threads of @p kernel is about to run. */
 void ca_devmaps_launch(struct ca_devmaps *d, uint64_t threads, const char *kernel);
@@ -68,6 +85,7 @@ struct ca_devmaps_stats {
 	size_t on_device, on_host;   /**< maps per placement */
 	uint64_t forwarded;          /**< ring records forwarded to the host */
 	uint64_t snapshots;          /**< snapshot rounds */
+	size_t contexts;             /**< live contexts with device copies */
 };
 void ca_devmaps_stats(struct ca_devmaps *d, struct ca_devmaps_stats *st);
 

@@ -4,16 +4,22 @@
  * driver of this folder) that loads a PTX module of two kernels with
  * cuModuleLoadData and launches each: target_k N times, other_k once.
  * Usage: ptx_app [N]. Prints "app: N+1 launches ok".
+ * ptx_app N multi: the same in the primary context and in a context of
+ * its own (cuCtxCreate), which it destroys before exiting; prints
+ * "app: 2N+2 launches ok in 2 contexts".
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef int CUresult;
 CUresult cuInit(unsigned f);
 CUresult cuDeviceGet(int *d, int i);
 CUresult cuDevicePrimaryCtxRetain(void **c, int d);
 CUresult cuCtxSetCurrent(void *c);
+CUresult cuCtxCreate_v2(void **c, unsigned flags, int dev);
+CUresult cuCtxDestroy_v2(void *c);
 CUresult cuModuleLoadData(void **m, const void *img);
 CUresult cuModuleGetFunction(void **f, void *m, const char *name);
 CUresult cuFuncSetAttribute(void *f, int a, int v);
@@ -26,24 +32,51 @@ static const char module_ptx[] =
 	"\tld.param.u64 %rd1, [target_k_param_0];\n\tret;\n}\n\n"
 	".visible .entry other_k(\n\t.param .u64 other_k_param_0\n)\n{\n\tret;\n}\n";
 
-int main(int argc, char **argv)
+/* Load the module in the current context and launch target_k n times, other_k once. */
+static int launches(int n)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 3, dev, ok = 0;
-	void *ctx, *mod, *tk, *ok_fn;
+	void *mod, *tk, *ok_fn;
 	uint64_t arg = 0;
 	void *params[] = {&arg};
+	int ok = 0;
 
-	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
-	    cuModuleLoadData(&mod, module_ptx) || cuModuleGetFunction(&tk, mod, "target_k") ||
+	if (cuModuleLoadData(&mod, module_ptx) || cuModuleGetFunction(&tk, mod, "target_k") ||
 	    cuModuleGetFunction(&ok_fn, mod, "other_k")) {
-		fprintf(stderr, "app: driver setup failed\n");
-		return 1;
+		fprintf(stderr, "app: module setup failed\n");
+		return -1;
 	}
 	/* An attribute the replacement must receive too (max dynamic shared memory). */
 	cuFuncSetAttribute(tk, 8, 4096);
 	for (int i = 0; i < n; i++)
 		ok += !cuLaunchKernel(tk, 4, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
 	ok += !cuLaunchKernel(ok_fn, 2, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
-	printf("app: %d launches ok\n", ok);
-	return ok == n + 1 ? 0 : 2;
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 3, multi = argc > 2 && !strcmp(argv[2], "multi"), dev, ok;
+	void *ctx, *own;
+
+	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
+		fprintf(stderr, "app: driver setup failed\n");
+		return 1;
+	}
+	ok = launches(n);
+	if (!multi) {
+		printf("app: %d launches ok\n", ok);
+		return ok == n + 1 ? 0 : 2;
+	}
+	if (cuCtxCreate_v2(&own, 0, dev)) {
+		fprintf(stderr, "app: cuCtxCreate failed\n");
+		return 1;
+	}
+	ok += launches(n);
+	/* Back to the primary context, then the own one goes (its counts must stay). */
+	if (cuCtxSetCurrent(ctx) || cuCtxDestroy_v2(own)) {
+		fprintf(stderr, "app: cuCtxDestroy failed\n");
+		return 1;
+	}
+	printf("app: %d launches ok in 2 contexts\n", ok);
+	return ok == 2 * n + 2 ? 0 : 2;
 }

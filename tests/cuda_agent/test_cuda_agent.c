@@ -13,7 +13,7 @@
 
 #include "tap.h"
 
-static const char *gbpf, *app, *plugin, *obj, *fakedir;
+static const char *gbpf, *app, *plugin, *obj, *fakedir, *devcount_obj;
 static char dir[] = "/tmp/gbpf-cuda-agent-XXXXXX";
 static char out_buf[65536], err_buf[65536], log_buf[65536];
 
@@ -54,8 +54,8 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
-/* Run `gbpf run OBJ -- app launches` with extra environment; returns the exit status. */
-static int run(const char *extra_env, int launches)
+/* Run `gbpf run OBJECT -- app APP_ARGS` with extra environment; returns the exit status. */
+static int run_with(const char *extra_env, const char *object, const char *app_args)
 {
 	char cmd[4096], path[512];
 	int st;
@@ -64,8 +64,8 @@ static int run(const char *extra_env, int launches)
 	unlink(path);
 	snprintf(cmd, sizeof(cmd),
 		 "env %s LD_LIBRARY_PATH='%s' GBPF_PLUGIN_PATH='%s' GBPF_FAKE_CUDA_LOG='%s' "
-		 "'%s' -j run --backend cuda '%s' -- '%s' %d > '%s/out' 2> '%s/err'",
-		 extra_env, fakedir, plugin, path, gbpf, obj, app, launches, dir, dir);
+		 "'%s' -j run --backend cuda '%s' -- '%s' %s > '%s/out' 2> '%s/err'",
+		 extra_env, fakedir, plugin, path, gbpf, object, app, app_args, dir, dir);
 	st = system(cmd);
 	slurp(path, log_buf, sizeof(log_buf));
 	snprintf(path, sizeof(path), "%s/out", dir);
@@ -73,6 +73,55 @@ static int run(const char *extra_env, int launches)
 	snprintf(path, sizeof(path), "%s/err", dir);
 	slurp(path, err_buf, sizeof(err_buf));
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int run(const char *extra_env, int launches)
+{
+	char args[32];
+
+	snprintf(args, sizeof(args), "%d", launches);
+	return run_with(extra_env, obj, args);
+}
+
+/* The first map0= address logged for a launch of target_k in fake context @p ctx. */
+static unsigned long long map0_in(int ctx)
+{
+	const char *p;
+
+	for (p = log_buf; (p = strstr(p, "launch target_k instrumented=1 ")); p++) {
+		const char *e = strchr(p, '\n'), *c = strstr(p, " ctx="), *m = strstr(p, " map0=");
+
+		if (c && m && (!e || (c < e && m < e)) && atoi(c + 5) == ctx)
+			return strtoull(m + 6, NULL, 16);
+	}
+	return 0;
+}
+
+/*
+ * Two contexts: each gets its own device copy of a GPU-only map (the fake
+ * driver's launches add the threads they run to it), the app destroys the
+ * second context before it exits, and the host view holds both counts.
+ */
+static void test_two_contexts(void)
+{
+	int rc = run_with("GBPF_FAKE_EXEC_COUNT=1", devcount_obj, "3 multi");
+	unsigned long long a = map0_in(0), b = map0_in(1);
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: 8 launches ok in 2 contexts"),
+	       "two contexts: app runs to the end (rc %d)", rc);
+	tap_ok(count(log_buf, "load instrumented=1") == 2, "target_k instrumented once per context (%d loads)",
+	       count(log_buf, "load instrumented=1"));
+	tap_ok(count(log_buf, "instrumented=1 grid=4 block=32") == 6 && count(log_buf, " ctx=1 ") >= 3,
+	       "every launch in both contexts replaced (%d of 6)",
+	       count(log_buf, "instrumented=1 grid=4 block=32"));
+	tap_ok(a && b && a != b, "each context's modules point at its own device copy (%#llx, %#llx)", a, b);
+	tap_ok(strstr(log_buf, "ctxdestroy 1") != NULL, "the app destroyed its own context");
+	tap_ok(strstr(out_buf, "{\"key\":0,\"value\":768}") != NULL,
+	       "host view = both contexts' counts, the destroyed one's kept (768 = 2 x 3 x 128)");
+	tap_ok(!strstr(err_buf, "not instrumented") && !strstr(err_buf, "error"),
+	       "nothing reported as failed");
+	if (tap_failed)
+		diag_lines("stdout", out_buf), diag_lines("stderr", err_buf), diag_lines("log", log_buf);
 }
 
 static void test_instrumented(void)
@@ -133,8 +182,8 @@ int main(int argc, char **argv)
 {
 	char cmd[256];
 
-	if (argc < 6) {
-		tap_skip("usage: test_cuda_agent GBPF APP PLUGIN OBJ FAKEDIR");
+	if (argc < 7) {
+		tap_skip("usage: test_cuda_agent GBPF APP PLUGIN OBJ FAKEDIR DEVCOUNT_OBJ");
 		return tap_done();
 	}
 	gbpf = argv[1];
@@ -142,6 +191,7 @@ int main(int argc, char **argv)
 	plugin = argv[3];
 	obj = argv[4];
 	fakedir = argv[5];
+	devcount_obj = argv[6];
 	if (!mkdtemp(dir)) {
 		tap_ok(0, "mkdtemp");
 		return tap_done();
@@ -151,6 +201,7 @@ int main(int argc, char **argv)
 		diag_lines("stderr", err_buf), diag_lines("log", log_buf);
 	test_jit_fails();
 	test_register_fails();
+	test_two_contexts();
 	if (tap_failed)
 		diag_lines("stderr", err_buf);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -275,5 +275,7 @@ typedef CUresult (*PFN_cuCtxSynchronize_v2000)(void);
 typedef CUresult (*PFN_cuCtxSynchronize_v13000)(CUcontext ctx);
 typedef CUresult (*PFN_cuStreamSynchronize_v2000)(CUstream hStream);
 typedef CUresult (*PFN_cuEventSynchronize_v2000)(CUevent hEvent);
+typedef CUresult (*PFN_cuCtxDestroy_v4000)(CUcontext ctx);
+typedef CUresult (*PFN_cuDevicePrimaryCtxReset_v11000)(CUdevice dev);
 
 #endif /* GBPF_CUDA_INTERCEPT_CUDA_TYPES_H */

@@ -155,6 +155,8 @@ enum gbpf_cu_call_kind {
 	GBPF_CU_CALL_MEMSET,
 	GBPF_CU_CALL_MALLOC,
 	GBPF_CU_CALL_SYNC,
+	/** cuCtxDestroy (context), cuDevicePrimaryCtxReset (device): the context's memory goes */
+	GBPF_CU_CALL_CTX_DESTROY,
 };
 
 /** Directions of copies (same values as GBPF_COPY_* in gbpf/probe_ctx.h); 0 = unknown. */
@@ -176,6 +178,8 @@ struct gbpf_cu_call_event {
 	uint32_t async;       /**< 1 for *Async calls */
 	int ptds;             /**< per-thread default stream variant */
 	CUresult result;      /**< -1 before the call, the driver result after */
+	CUcontext context;    /**< CTX_DESTROY: the context (NULL for a primary context reset) */
+	CUdevice device;      /**< CTX_DESTROY of a primary context: its device, else -1 */
 };
 
 /**

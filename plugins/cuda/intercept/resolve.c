@@ -72,6 +72,8 @@ static const struct gbpf_cu_proc_entry gbpf_cu_procs[] = {
 	E("cuCtxSynchronize", 13000, ctx_synchronize_v2),
 	E("cuStreamSynchronize", 2000, stream_synchronize),
 	E("cuEventSynchronize", 2000, event_synchronize),
+	E("cuCtxDestroy", 4000, ctx_destroy),
+	E("cuDevicePrimaryCtxReset", 11000, primary_ctx_reset),
 };
 
 struct gbpf_cu_export_entry {
@@ -152,6 +154,8 @@ static const struct gbpf_cu_export_entry gbpf_cu_exports[] = {
 	X("cuStreamSynchronize", stream_synchronize, 0),
 	X("cuStreamSynchronize_ptsz", stream_synchronize, 1),
 	X("cuEventSynchronize", event_synchronize, 0),
+	X("cuCtxDestroy_v2", ctx_destroy, 0),
+	X("cuDevicePrimaryCtxReset_v2", primary_ctx_reset, 0),
 };
 
 /* Slot value meaning "being claimed": never a function address. */

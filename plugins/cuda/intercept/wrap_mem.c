@@ -226,3 +226,23 @@ static CUresult event_synchronize_impl(const struct gbpf_cu_slot *s, CUevent e)
 	GBPF_CU_HOST_CALL(s, ev, ((PFN_cuEventSynchronize_v2000)gbpf_cu_slot_real(s))(e));
 }
 GBPF_CU_FAMILY(event_synchronize, (CUevent e), (e));
+
+/* ---- context teardown: device copies of maps must be saved before the context's memory goes ---- */
+
+static CUresult ctx_destroy_impl(const struct gbpf_cu_slot *s, CUcontext ctx)
+{
+	struct gbpf_cu_call_event ev = {.api = "cuCtxDestroy_v2", .kind = GBPF_CU_CALL_CTX_DESTROY,
+					.context = ctx, .device = -1};
+
+	GBPF_CU_HOST_CALL(s, ev, ((PFN_cuCtxDestroy_v4000)gbpf_cu_slot_real(s))(ctx));
+}
+GBPF_CU_FAMILY(ctx_destroy, (CUcontext ctx), (ctx));
+
+static CUresult primary_ctx_reset_impl(const struct gbpf_cu_slot *s, CUdevice dev)
+{
+	struct gbpf_cu_call_event ev = {.api = "cuDevicePrimaryCtxReset_v2", .kind = GBPF_CU_CALL_CTX_DESTROY,
+					.device = dev};
+
+	GBPF_CU_HOST_CALL(s, ev, ((PFN_cuDevicePrimaryCtxReset_v11000)gbpf_cu_slot_real(s))(dev));
+}
+GBPF_CU_FAMILY(primary_ctx_reset, (CUdevice dev), (dev));

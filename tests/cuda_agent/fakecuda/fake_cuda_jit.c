@@ -16,6 +16,14 @@
  *   GBPF_FAKE_ALLOC_FAIL=1        cuMemAlloc returns 2 (out of device memory)
  *   GBPF_FAKE_GLOBAL_FAIL=1       cuModuleGetGlobal finds no gbpf global
  * Each fault is logged ("fault NAME").
+ *
+ * Contexts: the primary one plus any made by cuCtxCreate (destroyed with
+ * cuCtxDestroy, logged "ctxdestroy N"); every launch logs its context
+ * number and the address its module's __gbpf_maps[0] holds.
+ * GBPF_FAKE_EXEC_COUNT=1 makes an instrumented launch act like an exit
+ * probe counting threads: it adds grid x block to the first u64 value of
+ * the map block __gbpf_maps[0] points to (the device copy the agent made
+ * for the launch's context).
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -77,8 +85,19 @@ static int knob(const char *name, int dflt)
 	return n > 1 && n < 100000 ? (int)n : dflt;
 }
 
-static int ctx_storage;
+/* Context 0 is the primary context; cuCtxCreate hands out the others. */
+#define FAKE_CTXS 8
+static int ctx_storage[FAKE_CTXS];
+static int ctx_live[FAKE_CTXS] = {1};
 static void *cur_ctx;
+
+static int ctx_index(const void *c)
+{
+	for (int i = 0; i < FAKE_CTXS; i++)
+		if (c == &ctx_storage[i])
+			return i;
+	return -1;
+}
 
 API CUresult cuInit(unsigned f) { (void)f; return 0; }
 API CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
@@ -92,7 +111,40 @@ API CUresult cuDeviceGetAttribute(int *v, int a, int d)
 	return 0;
 }
 API CUresult cuDeviceTotalMem_v2(size_t *b, int d) { (void)d; *b = 1ull << 30; return 0; }
-API CUresult cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = &ctx_storage; return 0; }
+API CUresult cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = &ctx_storage[0]; return 0; }
+API CUresult cuDevicePrimaryCtxGetState(int d, unsigned *flags, int *active)
+{
+	(void)d;
+	*flags = 0;
+	*active = ctx_live[0];
+	return 0;
+}
+API CUresult cuCtxCreate_v2(void **c, unsigned flags, int dev)
+{
+	(void)flags; (void)dev;
+	for (int i = 1; i < FAKE_CTXS; i++)
+		if (!ctx_live[i]) {
+			ctx_live[i] = 1;
+			*c = &ctx_storage[i];
+			cur_ctx = *c;
+			return 0;
+		}
+	return 2;
+}
+API CUresult cuCtxDestroy_v2(void *c)
+{
+	int i = ctx_index(c);
+
+	if (i < 0 || !ctx_live[i])
+		return 201; /* CUDA_ERROR_INVALID_CONTEXT */
+	flog("ctxdestroy %d", i);
+	ctx_live[i] = 0;
+	if (cur_ctx == c)
+		cur_ctx = NULL;
+	return 0;
+}
+API CUresult cuCtxGetDevice(int *d) { *d = 0; return cur_ctx ? 0 : 201; }
+API CUresult cuMemHostUnregister(void *p) { (void)p; flog("hostunregister"); return 0; }
 API CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
 API CUresult cuCtxSetCurrent(void *c) { cur_ctx = c; return 0; }
 API CUresult cuCtxGetCurrent(void **c) { *c = cur_ctx; return 0; }
@@ -128,7 +180,7 @@ API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f)
 	return code;
 }
 API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned f) { (void)f; *d = (CUdeviceptr)p; return 0; }
-API CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = &ctx_storage; return 0; }
+API CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = &ctx_storage[0]; return 0; }
 API CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
 API CUresult cuEventSynchronize(void *e) { (void)e; return 0; }
 API CUresult cuEventElapsedTime(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 0; return 0; }
@@ -198,9 +250,19 @@ API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned 
 			    unsigned bz, unsigned sh, void *st, void **p, void **e)
 {
 	(void)gy; (void)gz; (void)by; (void)bz; (void)sh; (void)st; (void)p; (void)e;
-	flog("launch %s instrumented=%d grid=%u block=%u launch_id=%llu maps0=%s", f->name,
+	flog("launch %s instrumented=%d grid=%u block=%u launch_id=%llu maps0=%s ctx=%d map0=%#llx", f->name,
 	     f->mod->instrumented, gx, bx, (unsigned long long)f->mod->globals[2][0],
-	     f->mod->globals[0][0] ? "set" : "unset");
+	     f->mod->globals[0][0] ? "set" : "unset", ctx_index(cur_ctx),
+	     (unsigned long long)f->mod->globals[0][0]);
+	if (f->mod->instrumented && f->mod->globals[0][0] && getenv("GBPF_FAKE_EXEC_COUNT")) {
+		unsigned char *blk = (unsigned char *)(uintptr_t)f->mod->globals[0][0];
+		uint64_t data_off, v;
+
+		memcpy(&data_off, blk + 56, 8); /* struct gbpf_map_hdr.data_off */
+		memcpy(&v, blk + data_off, 8);
+		v += (uint64_t)gx * bx;
+		memcpy(blk + data_off, &v, 8);
+	}
 	return 0;
 }
 
@@ -210,7 +272,9 @@ static const struct proc procs[] = {
 	P(cuInit), P(cuDriverGetVersion), P(cuDeviceGetCount), P(cuDeviceGet), P(cuDeviceGetName),
 	P(cuDeviceGetAttribute), {"cuDeviceTotalMem", (void *)cuDeviceTotalMem_v2},
 	P(cuDevicePrimaryCtxRetain), {"cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease_v2},
-	P(cuCtxSetCurrent), P(cuCtxGetCurrent), P(cuCtxSynchronize),
+	P(cuCtxSetCurrent), P(cuCtxGetCurrent), P(cuCtxSynchronize), P(cuDevicePrimaryCtxGetState),
+	{"cuCtxCreate", (void *)cuCtxCreate_v2}, {"cuCtxDestroy", (void *)cuCtxDestroy_v2}, P(cuCtxGetDevice),
+	P(cuMemHostUnregister),
 	{"cuMemAlloc", (void *)cuMemAlloc_v2}, {"cuMemFree", (void *)cuMemFree_v2},
 	{"cuMemcpyHtoD", (void *)cuMemcpyHtoD_v2}, {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2},
 	{"cuMemsetD8", (void *)cuMemsetD8_v2}, P(cuMemsetD32Async),
