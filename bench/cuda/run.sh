@@ -17,6 +17,10 @@ export LD_LIBRARY_PATH=$BIN:$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export GBPF_AGENT_LIB=$BIN/libgbpf-agent.so GBPF_PLUGIN_PATH=$BIN/libgbpf-cuda.so
 export CUDA_CACHE_PATH=$A/jitcache
 ARCH=${GBPF_BENCH_ARCH:-sm_90}
+# These rows measure PTX injection. The default engine (auto) also subscribes
+# the Compute Sanitizer for kernels without PTX, which costs every kernel a
+# few percent (docs/SANITIZER.md): measured in its own row below.
+export GBPF_CUDA_ENGINE=${GBPF_CUDA_ENGINE:-ptx}
 
 cd "$ROOT/bench/cuda/apps" || exit 1
 nvcc -O3 -arch=$ARCH -o "$A/vecadd" vecadd_bench.cu || exit 1
@@ -45,6 +49,9 @@ run vecadd-plain "$O/vecadd.plain" "$A/vecadd" 26 100
 run vecadd-empty "$O/vecadd.empty" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/vecadd" 26 100
 p=$(value vecadd "$O/vecadd.plain" median_us); e=$(value vecadd "$O/vecadd.empty" median_us); r=$(ratio "$e" "$p")
 row "empty entry+exit, vecadd 2^26" "$e vs $p us" "$r" "1.02" "$(verdict "$r" 1.02)"
+GBPF_CUDA_ENGINE=auto run vecadd-auto "$O/vecadd.auto" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/vecadd" 26 100
+e=$(value vecadd "$O/vecadd.auto" median_us); r=$(ratio "$e" "$p")
+row "same, engine auto (Sanitizer subscribed)" "$e vs $p us" "$r" "1.02" "$(verdict "$r" 1.02)"
 run gemm-plain "$O/gemm.plain" "$A/gemm" 4096 20
 run gemm-empty "$O/gemm.empty" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/gemm" 4096 20
 p=$(value gemm "$O/gemm.plain" median_us); e=$(value gemm "$O/gemm.empty" median_us); r=$(ratio "$e" "$p")

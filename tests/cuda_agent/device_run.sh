@@ -57,9 +57,13 @@ check "vecadd: exit count == 65536 threads launched, 1 host launch" \
 for v in vecadd_shared vecadd_sm90 vecadd_nocompress; do
 	check "$v: exit count == 65536" "grep -q '{\"key\":0,\"value\":65536}' $O/$v.out"
 done
-timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/vecadd_sassonly" > "$O/sass.out" 2> "$O/sass.err"
-check "SASS-only kernel reported not instrumented, app still runs" \
+GBPF_CUDA_ENGINE=ptx timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/vecadd_sassonly" > "$O/sass.out" 2> "$O/sass.err"
+check "engine ptx: SASS-only kernel reported not instrumented, app still runs" \
 	"grep -q 'not instrumented' $O/sass.err && grep -q 'elements ok' $O/sass.out"
+# The default engine (auto) patches kernels without PTX with the Compute Sanitizer engine.
+timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/vecadd_sassonly" > "$O/sassauto.out" 2> "$O/sassauto.err"
+check "engine auto: SASS-only kernel patched, exit count == 65536, app ok" \
+	"grep -q '{\"key\":0,\"value\":65536}' $O/sassauto.out && grep -q 'elements ok' $O/sassauto.out"
 for probe in threadhist kernelretsnoop launchlate cuda_counter mem_trace; do
 	start=$(date +%s%N)
 	timeout 120 "$BIN/gbpf" -j run "$BIN/$probe.bpf.o" -- "$A/vecadd" > "$O/ex-$probe.out" 2> "$O/ex-$probe.err"

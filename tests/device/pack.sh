@@ -15,12 +15,13 @@ if [ ! -f "$B/build.ninja" ]; then
 fi
 ninja -C "$B" tools/gbpf core/agent/libgbpf-agent.so plugins/cuda/libgbpf-cuda.so >/dev/null
 # Probe objects are custom targets: ask ninja for every *.bpf.o of these folders.
-ninja -C "$B" $(ninja -C "$B" -t targets all | sed -n 's#^\(\(examples\|tests/cuda_agent\|bench/cuda\)/[a-z_]*\.bpf\.o\):.*#\1#p') >/dev/null
+ninja -C "$B" $(ninja -C "$B" -t targets all | sed -n 's#^\(\(examples\|tests/cuda_agent\|tests/cuda_sanitizer\|bench/cuda\)/[a-z_]*\.bpf\.o\):.*#\1#p') >/dev/null
 rm -rf "$OUT"
 mkdir -p "$OUT/lib"
 cp "$B/tools/gbpf" "$B/core/libgbpf.so.0" "$B/core/agent/libgbpf-agent.so" \
 	"$B/plugins/cuda/libgbpf-cuda.so" "$OUT/"
-cp "$B"/examples/*.bpf.o "$B"/tests/cuda_agent/*.bpf.o "$B"/bench/cuda/*.bpf.o "$OUT/" 2>/dev/null || true
+cp "$B"/examples/*.bpf.o "$B"/tests/cuda_agent/*.bpf.o "$B"/tests/cuda_sanitizer/*.bpf.o "$B"/bench/cuda/*.bpf.o \
+	"$OUT/" 2>/dev/null || true
 for lib in libbpf.so.1 libelf.so.1; do
 	p=$(ldd "$B/core/libgbpf.so.0" | awk -v l="$lib" '$1 == l { print $3 }')
 	[ -n "$p" ] && cp -L "$p" "$OUT/lib/$lib"

@@ -96,6 +96,23 @@ else
 	row "gbpf run cuda apps" "skipped: GBPF_DEVICE_BIN (tests/device/pack.sh) not given"
 fi
 
+# Several GPUs / contexts in one process and a two-process job (all visible GPUs).
+if [ -n "${GBPF_DEVICE_BIN:-}" ] && [ -x "$GBPF_DEVICE_BIN/gbpf" ]; then
+	step "several GPUs and processes (tests/cuda_agent/multigpu_device.sh)"
+	OUT=$B/multigpu timeout 300 bash tests/cuda_agent/multigpu_device.sh "$GBPF_DEVICE_BIN" > "$B/multigpu.tap" 2>&1
+	cat "$B/multigpu.tap" >> "$LOG"
+	grep -E '^not ok|^# ' "$B/multigpu.tap" | head -20
+	tapsum "multi-GPU / multi-process" "$B/multigpu.tap"
+	# Kernels without PTX: the Compute Sanitizer engine (SASS-only app, cuBLAS, PyTorch).
+	step "Compute Sanitizer engine (tests/cuda_sanitizer/device.sh)"
+	SAN_SECTIONS=${SAN_SECTIONS:-apps cublas torch bench} OUT=$B/sanitizer timeout 400 \
+		bash tests/cuda_sanitizer/device.sh "$GBPF_DEVICE_BIN" > "$B/sanitizer.txt" 2>&1
+	cat "$B/sanitizer.txt" >> "$LOG"
+	grep -E '^not ok' "$B/sanitizer.txt" | head -10
+	tapsum "sanitizer engine" "$B/sanitizer.txt"
+	SAN_TABLE=$(grep -E '^(san\|NOT|bench\|)' "$B/sanitizer.txt")
+fi
+
 if [ -n "${GBPF_DEVICE_QUICK:-}" ]; then
 	echo; echo "================ gbpf cuda device summary (quick) ================"
 	for r in "${ROWS[@]}"; do echo "$r"; done | tee -a "$LOG"
@@ -130,6 +147,11 @@ fi
 echo
 echo "================ gbpf cuda device summary ================"
 for r in "${ROWS[@]}"; do echo "$r"; done | tee -a "$LOG"
+if [ -n "${SAN_TABLE:-}" ]; then
+	echo
+	echo "---------------- Compute Sanitizer engine ----------------"
+	echo "$SAN_TABLE" | tee -a "$LOG"
+fi
 if [ -n "${BENCH_TABLE:-}" ]; then
 	echo
 	echo "---------------- gbpf run benchmarks (ratios measured in this run) ----------------"

@@ -88,7 +88,8 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1;
 	PYTHONUNBUFFERED=1 timeout 120 python3 "$T" > "$O/torch.plain" 2> "$O/torch.plainerr"
 	prc=$?
 	check "torch: exits 0 alone ($(tail -c 300 "$O/torch.plainerr" | tr '\n' ' '))" "[ $prc = 0 ]"
-	PYTHONUNBUFFERED=1 timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- python3 "$T" \
+	# PTX injection only (tests/cuda_sanitizer/device.sh checks torch under the patching engine).
+	PYTHONUNBUFFERED=1 GBPF_CUDA_ENGINE=ptx timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- python3 "$T" \
 		> "$O/torch.out" 2> "$O/torch.err"
 	rc=$?
 	grep -v '^{' "$O/torch.out" > "$O/torch.appout"
