@@ -181,6 +181,7 @@ int cmd_inject(int argc, char **argv)
 			jw_kv_uint(&cli.jw, "exit_sites", k->n_exit);
 			jw_kv_uint(&cli.jw, "mem_sites", k->n_mem);
 			jw_kv_uint(&cli.jw, "barrier_sites", k->n_barrier);
+			jw_kv_uint(&cli.jw, "block_sites", k->n_block);
 			jw_end_object(&cli.jw);
 		}
 		jw_end_array(&cli.jw);
@@ -192,8 +193,9 @@ int cmd_inject(int argc, char **argv)
 
 			if (k->instrumented)
 				fprintf(stderr, "kernel %s (%s): instrumented: %u entry, %u exit, %u "
-						"memory, %u barrier sites\n",
-					k->name, k->module, k->n_entry, k->n_exit, k->n_mem, k->n_barrier);
+						"memory, %u barrier, %u basic-block sites\n",
+					k->name, k->module, k->n_entry, k->n_exit, k->n_mem, k->n_barrier,
+					k->n_block);
 			else
 				fprintf(stderr, "kernel %s (%s): not instrumented: %s\n", k->name,
 					k->module, k->reason ? k->reason : "not targeted");

@@ -29,6 +29,7 @@ const char *attach_kind_name(uint32_t kind)
 	case GBPF_ATTACH_GPU_EXIT: return "gpu_exit";
 	case GBPF_ATTACH_GPU_MEM: return "gpu_mem";
 	case GBPF_ATTACH_GPU_BARRIER: return "gpu_barrier";
+	case GBPF_ATTACH_GPU_BLOCK: return "gpu_block";
 	case GBPF_ATTACH_HOST_LAUNCH: return "host_launch";
 	case GBPF_ATTACH_HOST_MEMCPY: return "host_memcpy";
 	case GBPF_ATTACH_HOST_MALLOC: return "host_malloc";

@@ -840,6 +840,8 @@ uint32_t ctx_size_of(uint32_t attach)
 		return GBPF_GPU_CTX_KERNEL_SIZE;
 	case GBPF_ATTACH_GPU_MEM:
 		return sizeof(struct gbpf_gpu_ctx);
+	case GBPF_ATTACH_GPU_BLOCK:
+		return sizeof(struct gbpf_gpu_block_ctx);
 	case GBPF_ATTACH_HOST_LAUNCH:
 		return sizeof(struct gbpf_host_launch_ctx);
 	case GBPF_ATTACH_HOST_MEMCPY:

@@ -106,7 +106,7 @@ int gbpf_verify(const struct gbpf_prog_desc *prog, const struct gbpf_verify_opts
 	}
 	env.insn_cnt = (uint32_t)prog->insn_cnt;
 	if (env.attach != GBPF_ATTACH_NONE) {
-		if (!(env.attach >= GBPF_ATTACH_GPU_ENTRY && env.attach <= GBPF_ATTACH_GPU_BARRIER) &&
+		if (!(env.attach >= GBPF_ATTACH_GPU_ENTRY && env.attach <= GBPF_ATTACH_GPU_BLOCK) &&
 		    !(env.attach >= GBPF_ATTACH_HOST_LAUNCH &&
 		      env.attach <= GBPF_ATTACH_HOST_MODULE_LOAD) &&
 		    env.attach != GBPF_ATTACH_UPROBE && env.attach != GBPF_ATTACH_URETPROBE) {

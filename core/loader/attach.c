@@ -24,6 +24,7 @@ static const struct attach_rule attach_rules[] = {
 	{"gpu/exit", GBPF_ATTACH_GPU_EXIT, ARG_OPT_GLOB},
 	{"gpu/mem", GBPF_ATTACH_GPU_MEM, ARG_OPT_GLOB},
 	{"gpu/barrier", GBPF_ATTACH_GPU_BARRIER, ARG_OPT_GLOB},
+	{"gpu/block", GBPF_ATTACH_GPU_BLOCK, ARG_OPT_GLOB},
 	{"host/launch", GBPF_ATTACH_HOST_LAUNCH, ARG_OPT_GLOB},
 	{"host/memcpy", GBPF_ATTACH_HOST_MEMCPY, ARG_NONE},
 	{"host/malloc", GBPF_ATTACH_HOST_MALLOC, ARG_NONE},

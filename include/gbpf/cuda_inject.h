@@ -37,6 +37,8 @@ extern "C" {
 #define GBPF_CUDA_SITE_EXIT (1u << 1)    /**< before every ret / exit (predicated too) */
 #define GBPF_CUDA_SITE_MEM (1u << 2)     /**< before global/shared/local/generic ld, st, atom, red, cp.async */
 #define GBPF_CUDA_SITE_BARRIER (1u << 3) /**< before bar / barrier */
+/** At the first instruction of every basic block (gpu/block, docs/ATTACH.md) */
+#define GBPF_CUDA_SITE_BLOCK (1u << 4)
 
 struct gbpf_cuda_inject_opts {
 	size_t sz;               /**< sizeof(struct gbpf_cuda_inject_opts); use GBPF_OPTS() */
@@ -63,6 +65,13 @@ struct gbpf_cuda_inject_opts {
 	 * newest comes first in the result. 0: every entry, in fatbin order.
 	 */
 	unsigned max_ptx_arch;
+	/**
+	 * i of __gbpf_probe_<i> called at basic-block entries
+	 * (GBPF_CUDA_SITE_BLOCK). Its context is a struct gbpf_gpu_block_ctx
+	 * (gbpf/probe_ctx.h) whose block_index, block_count and kernel_id are
+	 * folded into the inlined probe as constants.
+	 */
+	unsigned block_probe;
 };
 
 #define GBPF_CUDA_CTX_UNUSED_KERNEL_ID (1U << 0) /**< kernel_id */
@@ -79,6 +88,7 @@ struct gbpf_cuda_kernel_info {
 	bool instrumented;
 	char *reason;        /**< why not instrumented (or a note); NULL if none */
 	unsigned n_entry, n_exit, n_mem, n_barrier; /**< probe calls inserted */
+	unsigned n_block;    /**< basic-block sites (the kernel's basic blocks) */
 };
 
 /** One instrumented PTX module (only modules with an instrumented kernel). */

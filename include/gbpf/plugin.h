@@ -279,6 +279,7 @@ struct gbpf_inject_kernel {
 	int instrumented;
 	const char *reason; /**< why it was not instrumented, or a note; may be NULL */
 	uint32_t n_entry, n_exit, n_mem, n_barrier; /**< probe calls inserted */
+	uint32_t n_block;   /**< gpu/block sites (the kernel's basic blocks) */
 };
 
 /** One instrumented module produced by inject(). */

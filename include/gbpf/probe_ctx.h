@@ -48,6 +48,20 @@ struct gbpf_gpu_ctx {
 };
 #define GBPF_GPU_CTX_KERNEL_SIZE 24u
 
+/**
+ * Context of gpu/block probes (entry of every basic block of a kernel,
+ * docs/ATTACH.md). The first three fields are those of struct gbpf_gpu_ctx.
+ * block_index and block_count are constants at each site: the CUDA
+ * injector folds their loads into the probe's code.
+ */
+struct gbpf_gpu_block_ctx {
+	gbpf_u64 kernel_id;   /**< FNV-1a 64 of the kernel's mangled name */
+	gbpf_u64 params;      /**< device address of the kernel's raw parameters */
+	gbpf_u64 launch_id;   /**< sequence number of the launch in the process */
+	gbpf_u32 block_index; /**< the block's number in its kernel: 0 = entry block, then PTX order */
+	gbpf_u32 block_count; /**< number of basic blocks of the kernel */
+};
+
 /** Context of host/launch probes. */
 struct gbpf_host_launch_ctx {
 	gbpf_u64 kernel_id;  /**< FNV-1a 64 of the kernel's mangled name */

@@ -78,6 +78,7 @@ enum gbpf_attach_kind {
 	GBPF_ATTACH_GPU_EXIT = 2,     /**< gpu/exit/<glob>, kretprobe/<kernel> */
 	GBPF_ATTACH_GPU_MEM = 3,      /**< gpu/mem/<glob>, kprobe/__memcapture */
 	GBPF_ATTACH_GPU_BARRIER = 4,  /**< gpu/barrier/<glob> */
+	GBPF_ATTACH_GPU_BLOCK = 5,    /**< gpu/block/<glob>: entry of every basic block */
 	GBPF_ATTACH_HOST_LAUNCH = 16, /**< host/launch[/<glob>] */
 	GBPF_ATTACH_HOST_MEMCPY = 17, /**< host/memcpy */
 	GBPF_ATTACH_HOST_MALLOC = 18, /**< host/malloc */
@@ -90,7 +91,7 @@ enum gbpf_attach_kind {
 /** True for attach kinds whose programs run on a GPU. */
 static inline int gbpf_attach_is_device(uint32_t kind)
 {
-	return kind >= GBPF_ATTACH_GPU_ENTRY && kind <= GBPF_ATTACH_GPU_BARRIER;
+	return kind >= GBPF_ATTACH_GPU_ENTRY && kind <= GBPF_ATTACH_GPU_BLOCK;
 }
 
 /** Decoded attach point. */

@@ -22,7 +22,7 @@ struct inject_plan {
 	const struct gbpf_prog_desc **device; /* programs handed to gbpf_ptx_emit */
 	size_t *origin;                       /* their index in opts->progs */
 	size_t device_cnt;
-	int probe_for_kind[GBPF_ATTACH_GPU_BARRIER + 1]; /* index into device, -1 = none */
+	int probe_for_kind[GBPF_ATTACH_GPU_BLOCK + 1]; /* index into device, -1 = none */
 };
 
 static bool plan_select(const char *mangled, void *arg)
@@ -47,7 +47,7 @@ static int plan_build(struct inject_plan *plan, const struct gbpf_inject_opts *o
 
 	memset(plan, 0, sizeof(*plan));
 	plan->opts = opts;
-	for (k = 0; k <= GBPF_ATTACH_GPU_BARRIER; k++)
+	for (k = 0; k <= GBPF_ATTACH_GPU_BLOCK; k++)
 		plan->probe_for_kind[k] = -1;
 	plan->device = calloc(opts->prog_cnt ? opts->prog_cnt : 1, sizeof(*plan->device));
 	plan->origin = calloc(opts->prog_cnt ? opts->prog_cnt : 1, sizeof(*plan->origin));
@@ -63,7 +63,7 @@ static int plan_build(struct inject_plan *plan, const struct gbpf_inject_opts *o
 		if (plan->probe_for_kind[kind] >= 0) {
 			snprintf(log, log_size,
 				 "%s: programs '%s' and '%s' attach to the same kind of site; "
-				 "injection takes one program per kind (entry, exit, mem, barrier)",
+				 "injection takes one program per kind (entry, exit, mem, barrier, block)",
 				 p->source_file ? p->source_file : "object",
 				 plan->device[plan->probe_for_kind[kind]]->name, p->name);
 			return -EOPNOTSUPP;
@@ -74,7 +74,7 @@ static int plan_build(struct inject_plan *plan, const struct gbpf_inject_opts *o
 	}
 	if (!plan->device_cnt) {
 		snprintf(log, log_size, "no program attaches to GPU kernels (gpu/entry, gpu/exit, "
-					"gpu/mem, gpu/barrier)");
+					"gpu/mem, gpu/barrier, gpu/block)");
 		return -ENOENT;
 	}
 	return 0;
@@ -134,6 +134,10 @@ int cuda_inject(const struct gbpf_inject_opts *opts, struct gbpf_inject_result *
 		iopts.sites |= GBPF_CUDA_SITE_BARRIER;
 		iopts.barrier_probe = (unsigned)plan.probe_for_kind[GBPF_ATTACH_GPU_BARRIER];
 	}
+	if (plan.probe_for_kind[GBPF_ATTACH_GPU_BLOCK] >= 0) {
+		iopts.sites |= GBPF_CUDA_SITE_BLOCK;
+		iopts.block_probe = (unsigned)plan.probe_for_kind[GBPF_ATTACH_GPU_BLOCK];
+	}
 	own = calloc(1, sizeof(*own));
 	if (!own) {
 		err = -ENOMEM;
@@ -161,6 +165,7 @@ int cuda_inject(const struct gbpf_inject_opts *opts, struct gbpf_inject_result *
 			.n_exit = k->n_exit,
 			.n_mem = k->n_mem,
 			.n_barrier = k->n_barrier,
+			.n_block = k->n_block,
 		};
 	}
 	for (i = 0; i < own->raw->n_modules; i++)

@@ -35,6 +35,9 @@
 #define OFF_MEM_SPACE 48
 #define OFF_MEM_SITE 52
 #define CTX_SIZE 56
+/* struct gbpf_gpu_block_ctx (gpu/block) shares the buffer: its fields after launch_id. */
+#define OFF_BLOCK_INDEX 24
+#define OFF_BLOCK_COUNT 28
 /* cvta.param on kernel parameters needs PTX ISA 7.7. */
 #define CVTA_PARAM_MIN_VERSION 77u
 
@@ -95,6 +98,8 @@ struct kctx {
 	bool cvta_param;
 	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
+	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
+	uint32_t next_block;           /* blocks.first[next_block] is the next site */
 	char kname[512];
 	char *log;
 	size_t log_size;
@@ -353,6 +358,8 @@ static enum site_kind classify(const struct gbpf_ptx_module *m, const struct gbp
  */
 #define INLINE_MAX_STMTS 600u
 #define INLINE_MAX_STMTS_MEM 64u
+/* Every basic block gets a copy: a counter with a helper call (about 170 statements) must fit. */
+#define INLINE_MAX_STMTS_BLOCK 256u
 
 static const struct gbpf_ptx_func *probe_func(const struct gbpf_ptx_module *m, unsigned idx)
 {
@@ -392,28 +399,99 @@ static bool range_is(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, c
 	return o == n;
 }
 
+/* The site's constant fields into the context memory, for probes that read it there. */
+static void tx_fold_stores(struct text *t, const struct gbpf_ptx_fold *fold)
+{
+	for (unsigned i = 0; i < fold->n_consts; i++) {
+		if (fold->c[i].off < OFF_BLOCK_INDEX || fold->c[i].size != 4)
+			continue; /* kernel_id: stored once at kernel entry */
+		tx(t, "mov.u32 %%__gbpf_r0, %u;\n", (unsigned)fold->c[i].value);
+		tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", fold->c[i].off);
+	}
+}
+
+/*
+ * A statement of the probe specialised to the site (fold.c): a constant
+ * instead of a context load, or a .local access instead of a generic one.
+ * Returns false when the statement is to be copied as it is.
+ */
+static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_fold *fold,
+		      const struct gbpf_ptx_stmt *s, const struct gbpf_ptx_fold_out *o)
+{
+	const struct gbpf_ptx_module *m = pregs->m;
+	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
+	unsigned bits;
+
+	switch (o->action) {
+	case GBPF_PTX_FOLD_SKIP:
+		return true;
+	case GBPF_PTX_FOLD_MOV:
+		bits = reg_bits(pregs, o->dest);
+		if (bits != 64 && bits != 32) {
+			fold->escaped = true; /* unknown width: keep the load */
+			return false;
+		}
+		tx(t, "mov.b%u %.*s, 0x%" PRIx64 ";\n", bits, (int)o->dest->len, o->dest->s,
+		   bits == 64 ? o->value : (o->value & 0xffffffffu));
+		fold->folded++;
+		return true;
+	case GBPF_PTX_FOLD_LOCAL:
+		/* "ld.u32 %d, [%r2]" -> "ld.local.u32 %d, [__gbpf_stack+504]" */
+		if (s->pred >= 0)
+			tx(t, "@%s%.*s ", s->pred_neg ? "!" : "", (int)m->toks[s->pred].len,
+			   m->toks[s->pred].s);
+		tx(t, "%.2s.local%.*s ", op->s, (int)op->len - 2, op->s + 2);
+		for (uint32_t i = 0; i < s->n_ops; i++) {
+			tx(t, "%s", i ? ", " : "");
+			if (i == o->mem_op) {
+				tx(t, "[" STACK_NAME "+%" PRId64 "]", o->local_off);
+				continue;
+			}
+			for (uint32_t j = s->ops[i].toks.first; j < s->ops[i].toks.first + s->ops[i].toks.n; j++)
+				tx(t, "%.*s", (int)m->toks[j].len, m->toks[j].s);
+		}
+		tx(t, ";\n");
+		fold->localized++;
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
  * Append probe @probe's body as a nested scope that takes its context from
  * %__gbpf_rd0 and ends at a local label instead of returning. The body is
  * what the code generator emits: its only parameter accesses are the
  * context load and the result store, anything else (or a body too long)
  * keeps the call. Nested scopes may redeclare registers and labels, so
- * every site gets its own copy under the same names.
+ * every site gets its own copy under the same names. With @fold (gpu/block
+ * sites) the copy is specialised to the site's constant context fields.
  */
-static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts)
+static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts,
+		      struct gbpf_ptx_fold *fold)
 {
 	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
 	const struct gbpf_ptx_module *m = k->m;
+	struct kctx pregs = {.m = k->m}; /* the probe's own register declarations (fold widths) */
 	struct text body = {0};
 	bool stack = false;
 
 	if (!f || f->body.n > max_stmts)
 		return false;
+	if (fold) {
+		if (collect_regs(&pregs, &f->body))
+			goto keep_call;
+		gbpf_ptx_fold_begin(fold, m, &f->body, STACK_NAME);
+	}
 	tx(&body, "{\n");
 	for (uint32_t i = 0; i < f->body.n && !body.oom; i++) {
 		const struct gbpf_ptx_stmt *s = f->body.v[i];
+		struct gbpf_ptx_fold_out fo;
 		char *stmt;
 
+		if (fold && gbpf_ptx_fold_stmt(fold, i, &fo) != GBPF_PTX_FOLD_KEEP &&
+		    tx_folded(&body, &pregs, fold, s, &fo))
+			continue;
 		if (s->kind == GBPF_PTX_STMT_INSN) {
 			const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
 
@@ -462,16 +540,24 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 	tx(&body, "__gbpf_inl_end:\n}\n");
 	if (body.oom)
 		goto keep_call;
+	if (fold) {
+		gbpf_ptx_fold_end(fold);
+		if (fold->escaped)
+			tx_fold_stores(t, fold);
+	}
 	k->inline_stack |= stack;
 	tx(t, "%s", body.p);
 	free(body.p);
+	free(pregs.regs);
 	return true;
 keep_call:
 	free(body.p);
+	free(pregs.regs);
 	return false;
 }
 
-static void tx_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline)
+static void tx_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
+		    struct gbpf_ptx_fold *fold)
 {
 	/* No probe reads the context: no .local traffic at all, the probe gets NULL. */
 	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL) {
@@ -480,8 +566,10 @@ static void tx_call(struct text *t, struct kctx *k, unsigned probe, unsigned max
 		tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
 		tx(t, "cvta.local.u64 %%__gbpf_rd0, %%__gbpf_rd0;\n");
 	}
-	if (getenv("GBPF_PTX_NO_INLINE") == NULL && tx_inline(t, k, probe, max_inline))
+	if (getenv("GBPF_PTX_NO_INLINE") == NULL && tx_inline(t, k, probe, max_inline, fold))
 		return;
+	if (fold)
+		tx_fold_stores(t, fold);
 	tx(t, "{\n.param .b64 __gbpf_arg;\n.param .b64 __gbpf_ret;\n");
 	tx(t, "st.param.b64 [__gbpf_arg], %%__gbpf_rd0;\n");
 	tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
@@ -600,7 +688,7 @@ static bool tx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_st
 		tx_u32_field(t, OFF_MEM_SPACE, mi->space);
 		tx_u32_field(t, OFF_MEM_SITE, k->rep->n_mem);
 	}
-	tx_call(t, k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM);
+	tx_call(t, k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM, NULL);
 	return true;
 }
 
@@ -754,10 +842,34 @@ static int tx_entry(struct kctx *k, struct text *t)
 		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
 	}
 	if (k->plan->sites & GBPF_PTX_SITE_ENTRY) {
-		tx_call(t, k, k->plan->entry_probe, INLINE_MAX_STMTS);
+		tx_call(t, k, k->plan->entry_probe, INLINE_MAX_STMTS, NULL);
 		k->rep->n_entry++;
 	}
 	return 0;
+}
+
+/*
+ * gpu/block site: the block's index and count and the kernel id are
+ * constants here; an inlined probe gets them as immediates (its loads of
+ * them are replaced), so that a counter indexed by the block becomes a
+ * constant address and one atomic, with no per-thread context traffic.
+ */
+static void tx_block_site(struct text *t, struct kctx *k, uint32_t index)
+{
+	struct gbpf_ptx_fold fold = {0};
+
+	fold.c[0].off = OFF_BLOCK_INDEX;
+	fold.c[0].size = 4;
+	fold.c[0].value = index;
+	fold.c[1].off = OFF_BLOCK_COUNT;
+	fold.c[1].size = 4;
+	fold.c[1].value = k->blocks.n;
+	fold.c[2].off = OFF_KERNEL_ID;
+	fold.c[2].size = 8;
+	fold.c[2].value = k->rep->kernel_id;
+	fold.n_consts = 3;
+	tx_call(t, k, k->plan->block_probe, INLINE_MAX_STMTS_BLOCK, &fold);
+	k->rep->n_block++;
 }
 
 static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx_block *out,
@@ -777,13 +889,21 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 		return gbpf_ptx_block_insert(out, out->n, &s, 1);
 	}
 	pred = s->kind == GBPF_PTX_STMT_INSN && s->pred >= 0;
+	if ((sites & GBPF_PTX_SITE_BLOCK) && k->next_block < k->blocks.n &&
+	    k->blocks.first[k->next_block] == s) {
+		/* Before everything else at this instruction: the block is entered first. */
+		tx_block_site(&t, k, k->next_block++);
+		err = emit(k, &t, out);
+		if (err)
+			return err;
+	}
 	switch (classify(k->m, s, &mi)) {
 	case SITE_EXIT:
 		if (!(sites & GBPF_PTX_SITE_EXIT))
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		tx_call(&t, k, k->plan->exit_probe, INLINE_MAX_STMTS);
+		tx_call(&t, k, k->plan->exit_probe, INLINE_MAX_STMTS, NULL);
 		k->rep->n_exit++;
 		break;
 	case SITE_BARRIER:
@@ -791,7 +911,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		tx_call(&t, k, k->plan->barrier_probe, INLINE_MAX_STMTS);
+		tx_call(&t, k, k->plan->barrier_probe, INLINE_MAX_STMTS, NULL);
 		k->rep->n_barrier++;
 		break;
 	case SITE_MEM:
@@ -899,6 +1019,15 @@ static int instrument_kernel(struct kctx *k)
 	err = collect_regs(k, &k->f->body);
 	if (err)
 		return err;
+	if (k->plan->sites & GBPF_PTX_SITE_BLOCK) {
+		err = gbpf_ptx_find_blocks(k->m, k->f, entry_index(k->m, &k->f->body), &k->blocks);
+		if (err) {
+			gbpf_ptx_log(k->log, k->log_size, "%s:%u: kernel %s: basic blocks not found (%d)",
+				     k->m->filename ? k->m->filename : "<ptx>", k->m->toks[k->f->name].line,
+				     k->kname, err);
+			return err;
+		}
+	}
 	err = rewrite_block(k, &k->f->body, 0, entry_index(k->m, &k->f->body));
 	if (err)
 		return err;
@@ -1050,10 +1179,11 @@ static bool plan_ok(const struct gbpf_ptx_module *frag, const struct gbpf_ptx_pl
 		    unsigned *missing)
 {
 	static const unsigned kinds[] = {GBPF_PTX_SITE_ENTRY, GBPF_PTX_SITE_EXIT, GBPF_PTX_SITE_MEM,
-					 GBPF_PTX_SITE_BARRIER};
-	const unsigned idx[] = {p->entry_probe, p->exit_probe, p->mem_probe, p->barrier_probe};
+					 GBPF_PTX_SITE_BARRIER, GBPF_PTX_SITE_BLOCK};
+	const unsigned idx[] = {p->entry_probe, p->exit_probe, p->mem_probe, p->barrier_probe,
+				p->block_probe};
 
-	for (unsigned i = 0; i < 4; i++) {
+	for (unsigned i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (!(p->sites & kinds[i]))
 			continue;
 		if (!frag || !frag_has_probe(frag, idx[i])) {
@@ -1140,6 +1270,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 			}
 		}
 		free(k.regs);
+		gbpf_ptx_blocks_free(&k.blocks);
 		if (req->report)
 			req->report(&rep, req->report_arg);
 	}

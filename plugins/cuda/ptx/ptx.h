@@ -199,6 +199,7 @@ const char *gbpf_ptx_func_name(const struct gbpf_ptx_module *m, const struct gbp
 #define GBPF_PTX_SITE_EXIT (1u << 1)
 #define GBPF_PTX_SITE_MEM (1u << 2)
 #define GBPF_PTX_SITE_BARRIER (1u << 3)
+#define GBPF_PTX_SITE_BLOCK (1u << 4) /**< first instruction of every basic block */
 
 /** What to inject into one kernel: a probe index per site kind. */
 struct gbpf_ptx_plan {
@@ -208,6 +209,7 @@ struct gbpf_ptx_plan {
 	unsigned mem_probe;
 	unsigned barrier_probe;
 	unsigned ctx_unused;  /**< GBPF_CUDA_CTX_UNUSED_* (gbpf/cuda_inject.h): fields no probe reads */
+	unsigned block_probe; /**< probe at basic-block entries (GBPF_PTX_SITE_BLOCK) */
 };
 
 /** Per-kernel outcome. */
@@ -217,6 +219,7 @@ struct gbpf_ptx_kernel_report {
 	bool instrumented;
 	char reason[160];     /**< why not instrumented, or "" */
 	unsigned n_entry, n_exit, n_mem, n_barrier;
+	unsigned n_block;     /**< basic-block sites (= basic blocks of the kernel) */
 };
 
 /**
@@ -246,5 +249,28 @@ struct gbpf_ptx_inject_req {
  */
 int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fragment,
 		    const struct gbpf_ptx_inject_req *req, char *log, size_t log_size);
+
+/* ---- basic blocks --------------------------------------------------- */
+
+/** Basic blocks of a kernel: the first instruction of each, in PTX order. */
+struct gbpf_ptx_blocks {
+	const struct gbpf_ptx_stmt **first; /**< first[i]: first instruction of block i */
+	uint32_t n;
+	uint32_t cap;
+};
+
+/**
+ * Find the basic blocks of function @f of @m, starting at statement @first
+ * of its body (after the leading declarations). A block starts at the first
+ * instruction, after a label that a `bra` or `.branchtargets` names, and
+ * after bra / brx / ret / exit (predicated or not); blocks are numbered in
+ * text order (docs/ATTACH.md, gpu/block). @out is overwritten; free it with
+ * gbpf_ptx_blocks_free(). Returns 0, -ENOMEM, or -E2BIG (too deep / too many).
+ */
+int gbpf_ptx_find_blocks(const struct gbpf_ptx_module *m, const struct gbpf_ptx_func *f,
+			 uint32_t first, struct gbpf_ptx_blocks *out);
+
+/** Free what gbpf_ptx_find_blocks() allocated (the struct itself is the caller's). */
+void gbpf_ptx_blocks_free(struct gbpf_ptx_blocks *b);
 
 #endif /* GBPF_CUDA_PTX_H */

@@ -34,6 +34,67 @@ void gbpf_ptx_block_free(struct gbpf_ptx_block *b);
 void gbpf_ptx_stmt_free(struct gbpf_ptx_stmt *s);
 void gbpf_ptx_func_free(struct gbpf_ptx_func *f);
 
+/*
+ * Specialising an inlined probe to a site whose context fields are
+ * constants (gpu/block: block_index, block_count, kernel_id); fold.c.
+ */
+#define GBPF_PTX_FOLD_MAX_VALS 32
+#define GBPF_PTX_FOLD_STACK_SIZE 512 /* the probe's eBPF stack (.local) */
+
+enum { GBPF_PTX_VAL_CTX = 1, GBPF_PTX_VAL_STACK, GBPF_PTX_VAL_STACK_LOCAL };
+
+struct gbpf_ptx_fold {
+	/* Set by the caller: */
+	struct {
+		unsigned off, size;
+		uint64_t value;
+	} c[4];
+	unsigned n_consts;
+	/* Results: */
+	bool escaped;      /* the context memory may be read: store the constants there too */
+	unsigned folded;   /* loads replaced by constants */
+	unsigned localized; /* generic stack accesses made .local */
+	/* State (gbpf_ptx_fold_begin): */
+	const struct gbpf_ptx_module *m;
+	const struct gbpf_ptx_block *body; /* the probe function's body */
+	const char *stack_name;
+	uint32_t at;
+	bool leading;      /* still in the body's leading straight-line code */
+	bool in_dead;      /* code after a never-taken alignment branch */
+	const struct gbpf_ptx_tok *dead_label;
+	struct {
+		const struct gbpf_ptx_tok *reg;
+		unsigned kind;  /* GBPF_PTX_VAL_* */
+		int64_t off;
+		bool permanent; /* every write in the leading code: holds after joins */
+	} vals[GBPF_PTX_FOLD_MAX_VALS];
+	unsigned n_vals;
+};
+
+enum gbpf_ptx_fold_action {
+	GBPF_PTX_FOLD_KEEP,  /* copy the statement */
+	GBPF_PTX_FOLD_SKIP,  /* dead: leave it out */
+	GBPF_PTX_FOLD_MOV,   /* mov dest, value instead */
+	GBPF_PTX_FOLD_LOCAL, /* same access, .local at [stack+local_off] (operand mem_op) */
+};
+
+struct gbpf_ptx_fold_out {
+	enum gbpf_ptx_fold_action action;
+	const struct gbpf_ptx_tok *dest;
+	uint64_t value;
+	uint32_t mem_op;
+	int64_t local_off;
+};
+
+/* Start on the statements of @body (the probe's); @stack_name: its stack array. */
+void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *m,
+			 const struct gbpf_ptx_block *body, const char *stack_name);
+/* Statement @i of the body, in order: what to emit for it. */
+enum gbpf_ptx_fold_action gbpf_ptx_fold_stmt(struct gbpf_ptx_fold *f, uint32_t i,
+					     struct gbpf_ptx_fold_out *out);
+/* After the last statement: settles f->escaped. */
+void gbpf_ptx_fold_end(struct gbpf_ptx_fold *f);
+
 static inline const struct gbpf_ptx_tok *gbpf_ptx_tok_at(const struct gbpf_ptx_module *m,
 							 uint32_t i)
 {

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Specialising an inlined probe to its site (gpu/block).
+ *
+ * At a basic-block site the block's index, the block count and the kernel
+ * id are constants. The code generator reads them through the context
+ * pointer and passes helper arguments (map keys) through generic pointers
+ * into the probe's stack; ptxas can see through neither, so a counter
+ * indexed by the block would cost context stores, local-memory loads and
+ * a computed address at every block. Here the probe's statements are
+ * followed in order with a small symbolic state (which registers hold the
+ * context pointer or an address in the probe's stack, at a known offset):
+ *   - a load of a constant field through the context becomes a move of
+ *     the constant;
+ *   - a generic load or store at a known stack address becomes a .local
+ *     access at a constant offset, which ptxas forwards and keeps in
+ *     registers;
+ *   - the code generator's alignment check of such a pointer, which always
+ *     passes (context and stack are 8-byte aligned), is reduced to its
+ *     constant, and its never-taken byte path is dropped.
+ * The state is exact in the probe's leading straight-line code. At a
+ * label (a join) only registers whose every write lies in that leading
+ * code are kept (the leading code runs first, so their values reach every
+ * later use); between two labels the code is straight again and new
+ * values are followed until the next label.
+ *
+ * When the context pointer may still be read in a way not followed here
+ * (arithmetic on it, a store of it, a copy live at a join), the fold is
+ * "escaped" and the site also stores the constants into the context
+ * memory, so the probe reads correct values either way.
+ */
+#include "plugins/cuda/ptx/ptx_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool tok_same(const struct gbpf_ptx_tok *a, const struct gbpf_ptx_tok *b)
+{
+	return a->len == b->len && !memcmp(a->s, b->s, a->len);
+}
+
+static int val_find(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
+{
+	for (unsigned i = 0; i < f->n_vals; i++)
+		if (tok_same(f->vals[i].reg, t))
+			return (int)i;
+	return -1;
+}
+
+/* @t no longer holds a followed value; @overwritten: by a plain write. */
+static void val_drop(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, bool overwritten)
+{
+	int i = val_find(f, t);
+
+	if (i < 0)
+		return;
+	if (f->vals[i].kind == GBPF_PTX_VAL_CTX && !overwritten)
+		f->escaped = true; /* may still hold the pointer: its reads are not followed */
+	f->vals[i] = f->vals[--f->n_vals];
+}
+
+static void val_set(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, unsigned kind,
+		    int64_t off)
+{
+	int i = val_find(f, t);
+
+	if (i < 0) {
+		if (f->n_vals == GBPF_PTX_FOLD_MAX_VALS) {
+			if (kind == GBPF_PTX_VAL_CTX)
+				f->escaped = true;
+			return;
+		}
+		i = (int)f->n_vals++;
+	}
+	f->vals[i].reg = t;
+	f->vals[i].kind = kind;
+	f->vals[i].off = off;
+	f->vals[i].permanent = false;
+}
+
+static const struct gbpf_ptx_tok *op_tok(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s,
+					 uint32_t o)
+{
+	return &m->toks[s->ops[o].toks.first];
+}
+
+static bool op_is_reg(const struct gbpf_ptx_stmt *s, uint32_t o)
+{
+	return o < s->n_ops && s->ops[o].kind == GBPF_PTX_OP_REG && s->ops[o].toks.n == 1;
+}
+
+static bool op_is_imm(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s, uint32_t o,
+		      int64_t *v)
+{
+	const struct gbpf_ptx_range r = s->ops[o].toks;
+	bool neg = false;
+	const struct gbpf_ptx_tok *n;
+
+	if (o >= s->n_ops || s->ops[o].kind != GBPF_PTX_OP_IMM || !r.n || r.n > 2)
+		return false;
+	if (r.n == 2) {
+		if (!gbpf_ptx_tok_eq(&m->toks[r.first], "-"))
+			return false;
+		neg = true;
+	}
+	n = &m->toks[r.first + r.n - 1];
+	/* 0d/0f floats are not offsets; hex and decimal integers are. */
+	if (n->len > 1 && n->s[0] == '0' && (n->s[1] | 0x20) != 'x' && (n->s[1] < '0' || n->s[1] > '9'))
+		return false;
+	*v = (int64_t)strtoull(n->s, NULL, 0);
+	if (neg)
+		*v = -*v;
+	return true;
+}
+
+/* Writes of register @r in @b[from, to) (destinations are operand 0). */
+static unsigned count_writes(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
+			     uint32_t from, uint32_t to, const struct gbpf_ptx_tok *r, int depth)
+{
+	unsigned n = 0;
+
+	if (depth > GBPF_PTX_MAX_DEPTH)
+		return 1u << 20;
+	for (uint32_t i = from; i < to && i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE) {
+			n += count_writes(m, &s->body, 0, s->body.n, r, depth + 1);
+			continue;
+		}
+		if (s->kind != GBPF_PTX_STMT_INSN || !s->n_ops)
+			continue;
+		for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
+			if (m->toks[j].kind == GBPF_PTX_TOK_REG && tok_same(&m->toks[j], r))
+				n++;
+	}
+	return n;
+}
+
+/* A join before statement @at: keep the values that hold everywhere after the leading code. */
+static void join(struct gbpf_ptx_fold *f, uint32_t at)
+{
+	if (f->leading) {
+		f->leading = false;
+		for (unsigned i = 0; i < f->n_vals; i++)
+			f->vals[i].permanent =
+				count_writes(f->m, f->body, 0, f->body->n, f->vals[i].reg, 0) ==
+				count_writes(f->m, f->body, 0, at, f->vals[i].reg, 0);
+	}
+	for (unsigned i = 0; i < f->n_vals;) {
+		if (f->vals[i].permanent) {
+			i++;
+			continue;
+		}
+		val_drop(f, f->vals[i].reg, false);
+	}
+}
+
+static bool range_uses(const struct gbpf_ptx_fold *f, struct gbpf_ptx_range r, unsigned kind)
+{
+	for (uint32_t j = r.first; j < r.first + r.n; j++) {
+		int v;
+
+		if (f->m->toks[j].kind != GBPF_PTX_TOK_REG)
+			continue;
+		v = val_find(f, &f->m->toks[j]);
+		if (v >= 0 && f->vals[v].kind == kind)
+			return true;
+	}
+	return false;
+}
+
+static bool block_uses_ctx(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_block *b, int depth)
+{
+	if (depth > GBPF_PTX_MAX_DEPTH)
+		return true;
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE ? block_uses_ctx(f, &s->body, depth + 1)
+						   : range_uses(f, s->toks, GBPF_PTX_VAL_CTX))
+			return true;
+	}
+	return false;
+}
+
+/* [%reg] or [%reg+N] / [%reg+-N] with %reg followed: its value index, offset in *off. */
+static int mem_addr(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, uint32_t o,
+		    int64_t *off)
+{
+	const struct gbpf_ptx_module *m = f->m;
+	const struct gbpf_ptx_range r = s->ops[o].toks;
+	uint32_t i, end = r.first + r.n - 1;
+	bool neg = false;
+	int v;
+
+	if (s->ops[o].kind != GBPF_PTX_OP_MEM || r.n < 3 || m->toks[r.first + 1].kind != GBPF_PTX_TOK_REG)
+		return -1;
+	v = val_find(f, &m->toks[r.first + 1]);
+	if (v < 0)
+		return -1;
+	*off = 0;
+	if (r.n == 3)
+		return v;
+	for (i = r.first + 2; i < end && m->toks[i].kind == GBPF_PTX_TOK_PUNCT; i++) {
+		if (m->toks[i].s[0] == '-')
+			neg = !neg;
+		else if (m->toks[i].s[0] != '+')
+			return -2;
+	}
+	if (i + 1 != end || m->toks[i].kind != GBPF_PTX_TOK_NUM)
+		return -2;
+	*off = (int64_t)strtoull(m->toks[i].s, NULL, 0);
+	if (neg)
+		*off = -*off;
+	return v;
+}
+
+/* Bytes of a scalar generic ld/st (ld.u32 -> 4); 0 for anything else (state spaces, vectors). */
+static unsigned access_bytes(const struct gbpf_ptx_tok *op, const char *base)
+{
+	static const struct {
+		const char *suffix;
+		unsigned size;
+	} types[] = {{".u8", 1}, {".b8", 1}, {".s8", 1}, {".u16", 2}, {".b16", 2}, {".s16", 2},
+		     {".u32", 4}, {".b32", 4}, {".s32", 4}, {".f32", 4}, {".u64", 8}, {".b64", 8},
+		     {".s64", 8}, {".f64", 8}};
+	size_t bl = strlen(base);
+
+	if (op->len <= bl || memcmp(op->s, base, bl))
+		return 0;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		size_t n = strlen(types[i].suffix);
+
+		if (op->len == bl + n && !memcmp(op->s + bl, types[i].suffix, n))
+			return types[i].size;
+	}
+	return 0;
+}
+
+/*
+ * The code generator's alignment check: `add.u64 %t, %p, OFF` followed by
+ * `and.b64 %t, %t, MASK` (MASK < 8) with %p the context or a stack address:
+ * both bases are 8-byte aligned, so the sum's low bits are those of the
+ * known offset; the and overwrites the sum, which has no other reader.
+ */
+static bool align_check(struct gbpf_ptx_fold *f, uint32_t i, struct gbpf_ptx_fold_out *out)
+{
+	const struct gbpf_ptx_module *m = f->m;
+	const struct gbpf_ptx_stmt *s = f->body->v[i], *n, *setp, *bra;
+	int64_t off, mask;
+	int v;
+
+	if (s->pred >= 0 || s->n_ops != 3 || !gbpf_ptx_tok_eq(&m->toks[s->opcode], "add.u64") ||
+	    !op_is_reg(s, 0) || !op_is_reg(s, 1) || !op_is_imm(m, s, 2, &off) || i + 1 >= f->body->n)
+		return false;
+	v = val_find(f, op_tok(m, s, 1));
+	n = f->body->v[i + 1];
+	if (v < 0 || n->kind != GBPF_PTX_STMT_INSN || n->pred >= 0 || n->n_ops != 3 ||
+	    !gbpf_ptx_tok_eq(&m->toks[n->opcode], "and.b64") || !op_is_reg(n, 0) || !op_is_reg(n, 1) ||
+	    !tok_same(op_tok(m, n, 0), op_tok(m, s, 0)) || !tok_same(op_tok(m, n, 1), op_tok(m, s, 0)) ||
+	    !op_is_imm(m, n, 2, &mask) || mask < 0 || mask > 7)
+		return false;
+	out->action = GBPF_PTX_FOLD_MOV;
+	out->dest = op_tok(m, s, 0);
+	out->value = (uint64_t)(f->vals[v].off + off);
+	val_drop(f, out->dest, true);
+	/*
+	 * `setp.ne.u64 %p, %t, 0; @%p bra $Lu` after an aligned check never
+	 * branches: the code at $Lu up to the next label is dead (if nothing
+	 * falls into it, checked at the label).
+	 */
+	if ((out->value & (uint64_t)mask) || i + 3 >= f->body->n)
+		return true;
+	setp = f->body->v[i + 2];
+	bra = f->body->v[i + 3];
+	if (setp->kind == GBPF_PTX_STMT_INSN && setp->pred < 0 && setp->n_ops == 3 &&
+	    gbpf_ptx_tok_eq(&m->toks[setp->opcode], "setp.ne.u64") && op_is_reg(setp, 1) &&
+	    tok_same(op_tok(m, setp, 1), out->dest) && bra->kind == GBPF_PTX_STMT_INSN &&
+	    bra->pred >= 0 && !bra->pred_neg && bra->n_ops == 1 &&
+	    bra->ops[0].kind == GBPF_PTX_OP_SYM && gbpf_ptx_tok_eq(&m->toks[bra->opcode], "bra") &&
+	    op_is_reg(setp, 0) && tok_same(&m->toks[bra->pred], op_tok(m, setp, 0)))
+		f->dead_label = op_tok(m, bra, 0);
+	return true;
+}
+
+void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *m,
+			 const struct gbpf_ptx_block *body, const char *stack_name)
+{
+	f->m = m;
+	f->body = body;
+	f->stack_name = stack_name;
+	f->leading = true;
+	f->n_vals = 0;
+	f->escaped = false;
+	f->in_dead = false;
+	f->dead_label = NULL;
+	f->folded = f->localized = 0;
+}
+
+static void fold_label(struct gbpf_ptx_fold *f, uint32_t i)
+{
+	const struct gbpf_ptx_module *m = f->m;
+	const struct gbpf_ptx_tok *name = &m->toks[f->body->v[i]->toks.first];
+	const struct gbpf_ptx_stmt *prev = i ? f->body->v[i - 1] : NULL;
+
+	join(f, i);
+	f->in_dead = f->dead_label && tok_same(f->dead_label, name) && prev &&
+		     prev->kind == GBPF_PTX_STMT_INSN && prev->pred < 0 &&
+		     gbpf_ptx_tok_eq(&m->toks[prev->opcode], "bra.uni");
+	f->dead_label = NULL;
+}
+
+static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
+		      struct gbpf_ptx_fold_out *out)
+{
+	const struct gbpf_ptx_module *m = f->m;
+	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
+	bool pred = s->pred >= 0;
+	unsigned size;
+	int64_t off, imm;
+	int v;
+
+	/* The probe's argument: the context pointer. */
+	if (gbpf_ptx_tok_eq(op, "ld.param.b64") && op_is_reg(s, 0) && !pred && s->n_ops == 2) {
+		val_set(f, op_tok(m, s, 0), GBPF_PTX_VAL_CTX, 0);
+		return;
+	}
+	if (s->n_ops >= 2 && op_is_reg(s, 0) && (size = access_bytes(op, "ld")) &&
+	    (v = mem_addr(f, s, 1, &off)) >= 0 && !pred) {
+		const struct gbpf_ptx_tok *d = op_tok(m, s, 0);
+		int64_t a = f->vals[v].off + off;
+
+		if (f->vals[v].kind == GBPF_PTX_VAL_CTX) {
+			bool hit = false;
+
+			for (unsigned c = 0; c < f->n_consts && !hit; c++) {
+				if (a == f->c[c].off && size == f->c[c].size) {
+					out->action = GBPF_PTX_FOLD_MOV;
+					out->dest = d;
+					out->value = f->c[c].value;
+					hit = true;
+				} else if (a < f->c[c].off + f->c[c].size && a + size > f->c[c].off) {
+					f->escaped = true; /* part of a constant field */
+				}
+			}
+			/* Other fields (params, launch_id) are in memory since kernel entry. */
+		} else if (f->vals[v].kind == GBPF_PTX_VAL_STACK && a >= 0 &&
+			   a + size <= GBPF_PTX_FOLD_STACK_SIZE && !(a % size)) {
+			out->action = GBPF_PTX_FOLD_LOCAL;
+			out->mem_op = 1;
+			out->local_off = a;
+		}
+		val_drop(f, d, true);
+		return;
+	}
+	if (s->n_ops == 2 && (size = access_bytes(op, "st")) && (v = mem_addr(f, s, 0, &off)) >= 0) {
+		int64_t a = f->vals[v].off + off;
+
+		if (range_uses(f, s->ops[1].toks, GBPF_PTX_VAL_CTX) || f->vals[v].kind == GBPF_PTX_VAL_CTX)
+			f->escaped = true; /* the pointer stored, or a store into the context */
+		else if (f->vals[v].kind == GBPF_PTX_VAL_STACK && a >= 0 &&
+			 a + size <= GBPF_PTX_FOLD_STACK_SIZE && !(a % size)) {
+			out->action = GBPF_PTX_FOLD_LOCAL;
+			out->mem_op = 0;
+			out->local_off = a;
+		}
+		return;
+	}
+	if (align_check(f, f->at, out))
+		return;
+	/* Value-producing forms followed exactly (unpredicated only). */
+	if (!pred && op_is_reg(s, 0)) {
+		const struct gbpf_ptx_tok *d = op_tok(m, s, 0);
+
+		if (s->n_ops == 2 && (gbpf_ptx_tok_eq(op, "mov.b64") || gbpf_ptx_tok_eq(op, "mov.u64"))) {
+			if (op_is_reg(s, 1) && (v = val_find(f, op_tok(m, s, 1))) >= 0) {
+				val_set(f, d, f->vals[v].kind, f->vals[v].off);
+				return;
+			}
+			if (s->ops[1].kind == GBPF_PTX_OP_SYM && f->stack_name &&
+			    gbpf_ptx_tok_eq(op_tok(m, s, 1), f->stack_name)) {
+				val_set(f, d, GBPF_PTX_VAL_STACK_LOCAL, 0);
+				return;
+			}
+		}
+		if (s->n_ops == 2 && gbpf_ptx_tok_eq(op, "cvta.local.u64") && op_is_reg(s, 1) &&
+		    (v = val_find(f, op_tok(m, s, 1))) >= 0 &&
+		    f->vals[v].kind == GBPF_PTX_VAL_STACK_LOCAL) {
+			val_set(f, d, GBPF_PTX_VAL_STACK, f->vals[v].off);
+			return;
+		}
+		if (s->n_ops == 3 && (gbpf_ptx_tok_eq(op, "add.u64") || gbpf_ptx_tok_eq(op, "add.s64")) &&
+		    op_is_reg(s, 1) && (v = val_find(f, op_tok(m, s, 1))) >= 0 &&
+		    f->vals[v].kind == GBPF_PTX_VAL_STACK && op_is_imm(m, s, 2, &imm)) {
+			val_set(f, d, GBPF_PTX_VAL_STACK, f->vals[v].off + imm);
+			return;
+		}
+	}
+	/* Anything else: reads of the context pointer are not followed. */
+	for (uint32_t o = pred ? 0 : 1; o < s->n_ops; o++)
+		if (range_uses(f, s->ops[o].toks, GBPF_PTX_VAL_CTX))
+			f->escaped = true;
+	if (s->n_ops && s->ops[0].kind == GBPF_PTX_OP_MEM && range_uses(f, s->ops[0].toks, GBPF_PTX_VAL_CTX))
+		f->escaped = true;
+	if (pred && s->pred >= 0 && val_find(f, &m->toks[s->pred]) >= 0)
+		f->escaped = true;
+	if (s->n_ops && (s->ops[0].kind == GBPF_PTX_OP_REG || s->ops[0].kind == GBPF_PTX_OP_VEC))
+		for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
+			if (m->toks[j].kind == GBPF_PTX_TOK_REG)
+				val_drop(f, &m->toks[j], !pred);
+}
+
+enum gbpf_ptx_fold_action gbpf_ptx_fold_stmt(struct gbpf_ptx_fold *f, uint32_t i,
+					     struct gbpf_ptx_fold_out *out)
+{
+	const struct gbpf_ptx_stmt *s = f->body->v[i];
+
+	memset(out, 0, sizeof(*out));
+	out->action = GBPF_PTX_FOLD_KEEP;
+	f->at = i;
+	switch (s->kind) {
+	case GBPF_PTX_STMT_LABEL:
+		fold_label(f, i);
+		break;
+	case GBPF_PTX_STMT_SCOPE:
+		/* Copied as it is (and a join after it): a mention of the pointer inside reads it. */
+		join(f, i);
+		if (block_uses_ctx(f, &s->body, 0))
+			f->escaped = true;
+		break;
+	case GBPF_PTX_STMT_INSN:
+		if (f->in_dead) {
+			out->action = GBPF_PTX_FOLD_SKIP;
+			break;
+		}
+		fold_insn(f, s, out);
+		break;
+	default:
+		break;
+	}
+	return out->action;
+}
+
+void gbpf_ptx_fold_end(struct gbpf_ptx_fold *f)
+{
+	join(f, f->body->n);
+}
