@@ -269,7 +269,7 @@ enum scenario { GOOD, NO_BYTES, REGION_CHANGED };
 static int play(const char *agent, const char *app, const char *plugin, struct gbpf_prog_desc *prog,
 		uint32_t flags, enum scenario sc, char *out, size_t out_size)
 {
-	char dir[] = "/tmp/gbpf-setup-XXXXXX", path[128], preload[1024], why[256];
+	char dir[] = "/tmp/gbpf-setup-XXXXXX", path[64], preload[1024], why[256];
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct gbpf_map_desc sent = maps[0];
 	struct gbpf_agent_frame f;
@@ -284,7 +284,7 @@ static int play(const char *agent, const char *app, const char *plugin, struct g
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(path, sizeof(path), "%s/ctl.sock", dir);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1); /* 32 bytes: the template's length is fixed */
 	snprintf(preload, sizeof(preload), "%s:%s", agent, plugin);
 	ls = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 4)) {
