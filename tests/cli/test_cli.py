@@ -102,6 +102,20 @@ ok(maps.get("launch_time", {}).get("type") == "hash" and maps["launch_time"]["ke
 ok(j is not None and j.get("license") == "Dual MIT/GPL", "prog show gives the license")
 
 # prog run on the cpu backend: the accelerator example
+# gbpf run / attach options that reach the agent (#5, #9, #11)
+p = run("run", "--help")
+ok(p.returncode == 0 and "--allow-app-writes" in p.stderr and "--engine E" in p.stderr,
+   "run --help lists --allow-app-writes and --engine")
+p = run("attach", "--help")
+ok(p.returncode == 0 and "--allow-app-writes" in p.stderr and "--engine E" in p.stderr,
+   "attach --help lists --allow-app-writes and --engine")
+p = run("run", "--engine", "cubin", example("vec_add.bpf.o"), "--", "true")
+ok(p.returncode != 0 and "--engine cubin: not an engine (ptx, sanitizer or auto)" in p.stderr,
+   "run --engine with an unknown engine is refused")
+p = run("attach", "--engine", "nvbit", "1", example("vec_add.bpf.o"))
+ok(p.returncode != 0 and "--engine nvbit: not an engine" in p.stderr,
+   "attach --engine with an unknown engine is refused before connecting")
+
 p, j = run("-j", "prog", "run", "--threads", "64", example("vec_add.bpf.o"), check_json=True)
 r0 = (j or {}).get("r0_per_thread", [])
 ok(r0 == [1001 * (i + 1) for i in range(64)], "vec_add: r0 of thread i is a[i] + b[i]")
