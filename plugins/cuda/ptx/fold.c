@@ -39,6 +39,8 @@ static bool tok_same(const struct gbpf_ptx_tok *a, const struct gbpf_ptx_tok *b)
 	return a->len == b->len && !memcmp(a->s, b->s, a->len);
 }
 
+static void slots_clear(struct gbpf_ptx_fold *f);
+
 static int val_find(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
 {
 	for (unsigned i = 0; i < f->n_vals; i++)
@@ -140,6 +142,7 @@ static unsigned count_writes(const struct gbpf_ptx_module *m, const struct gbpf_
 /* A join before statement @at: keep the values that hold everywhere after the leading code. */
 static void join(struct gbpf_ptx_fold *f, uint32_t at)
 {
+	slots_clear(f);
 	if (f->leading) {
 		f->leading = false;
 		for (unsigned i = 0; i < f->n_vals; i++)
@@ -284,6 +287,134 @@ static bool align_check(struct gbpf_ptx_fold *f, uint32_t i, struct gbpf_ptx_fol
 	return true;
 }
 
+/* ---- stack slots: store-to-load forwarding -------------------------- */
+
+/* Slots overlapping [off, off+size) lose their value; an exact match is kept when @keep. */
+static void slots_clobber(struct gbpf_ptx_fold *f, int64_t off, unsigned size)
+{
+	for (unsigned i = 0; i < f->n_slots; i++)
+		if (f->slots[i].valid && off < f->slots[i].off + f->slots[i].size &&
+		    off + size > f->slots[i].off)
+			f->slots[i].valid = false;
+}
+
+static void slots_clear(struct gbpf_ptx_fold *f)
+{
+	for (unsigned i = 0; i < f->n_slots; i++)
+		f->slots[i].valid = false;
+}
+
+/* A slot (and its snapshot register) for [off, off+size), or -1. */
+static int slot_for(struct gbpf_ptx_fold *f, int64_t off, unsigned size)
+{
+	unsigned i;
+
+	slots_clobber(f, off, size);
+	for (i = 0; i < f->n_slots; i++)
+		if (!f->slots[i].valid)
+			break;
+	if (i == GBPF_PTX_FOLD_MAX_SLOTS)
+		return -1;
+	if (i == f->n_slots)
+		f->n_slots++;
+	f->slots[i].off = off;
+	f->slots[i].size = size;
+	f->slots[i].valid = true;
+	return (int)i;
+}
+
+static int slot_find(const struct gbpf_ptx_fold *f, int64_t off, unsigned size)
+{
+	for (unsigned i = 0; i < f->n_slots; i++)
+		if (f->slots[i].valid && f->slots[i].off == off && f->slots[i].size == size)
+			return (int)i;
+	return -1;
+}
+
+/* [__gbpf_stack], [__gbpf_stack+N]: the code generator's own frame accesses. */
+static bool stack_direct(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, uint32_t o,
+			 int64_t *off)
+{
+	const struct gbpf_ptx_module *m = f->m;
+	const struct gbpf_ptx_range r = s->ops[o].toks;
+
+	if (o >= s->n_ops || s->ops[o].kind != GBPF_PTX_OP_MEM || r.n < 3 || !f->stack_name ||
+	    !gbpf_ptx_tok_eq(&m->toks[r.first + 1], f->stack_name))
+		return false;
+	if (r.n == 3) {
+		*off = 0;
+		return true;
+	}
+	if (r.n != 5 || !gbpf_ptx_tok_eq(&m->toks[r.first + 2], "+") ||
+	    m->toks[r.first + 3].kind != GBPF_PTX_TOK_NUM)
+		return false;
+	*off = (int64_t)strtoull(m->toks[r.first + 3].s, NULL, 0);
+	return true;
+}
+
+/* Forwardable widths: unsigned / untyped 4 and 8 bytes (zero-extending loads). */
+static bool fwd_type(const struct gbpf_ptx_tok *op, unsigned size)
+{
+	const char *t = op->s + op->len - 4;
+
+	return (size == 4 || size == 8) && op->len > 4 && t[0] == '.' && (t[1] == 'u' || t[1] == 'b');
+}
+
+/*
+ * A store to the stack at a known offset (@local: its .local offset): the
+ * stored value is kept in a snapshot register as well, for later loads of
+ * the same slot in the same straight-line stretch.
+ */
+static void note_store(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, int64_t off,
+		       unsigned size, struct gbpf_ptx_fold_out *out)
+{
+	const struct gbpf_ptx_module *m = f->m;
+	int64_t imm;
+	int k;
+
+	if (s->pred >= 0 || !fwd_type(&m->toks[s->opcode], size) ||
+	    (!op_is_reg(s, 1) && !op_is_imm(m, s, 1, &imm))) {
+		slots_clobber(f, off, size);
+		return;
+	}
+	k = slot_for(f, off, size);
+	if (k < 0)
+		return;
+	out->snap = k;
+	out->snap_src = &m->toks[s->ops[1].toks.first];
+	if (out->action == GBPF_PTX_FOLD_KEEP)
+		out->action = GBPF_PTX_FOLD_SNAP;
+}
+
+/* A load of a stack slot: from its snapshot register when the slot is known. */
+static void note_load(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, int64_t off,
+		      unsigned size, struct gbpf_ptx_fold_out *out)
+{
+	int k;
+
+	if (s->pred >= 0 || !fwd_type(&f->m->toks[s->opcode], size) || (k = slot_find(f, off, size)) < 0)
+		return;
+	out->action = GBPF_PTX_FOLD_FWD;
+	out->dest = &f->m->toks[s->ops[0].toks.first];
+	out->snap = k;
+	out->size = size;
+}
+
+/* Instructions that may write memory at an address not followed here. */
+static bool unknown_store(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s)
+{
+	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
+	static const char *const bases[] = {"st", "atom", "red", "call", "cp", "stmatrix"};
+
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		size_t n = strlen(bases[i]);
+
+		if (op->len >= n && !memcmp(op->s, bases[i], n) && (op->len == n || op->s[n] == '.'))
+			return true;
+	}
+	return false;
+}
+
 void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *m,
 			 const struct gbpf_ptx_block *body, const char *stack_name)
 {
@@ -295,7 +426,8 @@ void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *
 	f->escaped = false;
 	f->in_dead = false;
 	f->dead_label = NULL;
-	f->folded = f->localized = 0;
+	f->folded = f->localized = f->forwarded = 0;
+	f->n_slots = 0;
 }
 
 static void fold_label(struct gbpf_ptx_fold *f, uint32_t i)
@@ -350,8 +482,21 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 			out->action = GBPF_PTX_FOLD_LOCAL;
 			out->mem_op = 1;
 			out->local_off = a;
+			note_load(f, s, a, size, out);
 		}
 		val_drop(f, d, true);
+		return;
+	}
+	if (s->n_ops == 2 && op_is_reg(s, 0) && (size = access_bytes(op, "ld.local")) &&
+	    stack_direct(f, s, 1, &off)) {
+		note_load(f, s, off, size, out);
+		val_drop(f, op_tok(m, s, 0), !pred);
+		return;
+	}
+	if (s->n_ops == 2 && (size = access_bytes(op, "st.local")) && stack_direct(f, s, 0, &off)) {
+		if (range_uses(f, s->ops[1].toks, GBPF_PTX_VAL_CTX))
+			f->escaped = true; /* the pointer spilled */
+		note_store(f, s, off, size, out);
 		return;
 	}
 	if (s->n_ops == 2 && (size = access_bytes(op, "st")) && (v = mem_addr(f, s, 0, &off)) >= 0) {
@@ -364,7 +509,10 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 			out->action = GBPF_PTX_FOLD_LOCAL;
 			out->mem_op = 0;
 			out->local_off = a;
+			note_store(f, s, a, size, out);
+			return;
 		}
+		slots_clear(f); /* a store this fold does not place */
 		return;
 	}
 	if (align_check(f, f->at, out))
@@ -397,6 +545,8 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 			return;
 		}
 	}
+	if (unknown_store(m, s))
+		slots_clear(f);
 	/* Anything else: reads of the context pointer are not followed. */
 	for (uint32_t o = pred ? 0 : 1; o < s->n_ops; o++)
 		if (range_uses(f, s->ops[o].toks, GBPF_PTX_VAL_CTX))
@@ -418,6 +568,7 @@ enum gbpf_ptx_fold_action gbpf_ptx_fold_stmt(struct gbpf_ptx_fold *f, uint32_t i
 
 	memset(out, 0, sizeof(*out));
 	out->action = GBPF_PTX_FOLD_KEEP;
+	out->snap = -1;
 	f->at = i;
 	switch (s->kind) {
 	case GBPF_PTX_STMT_LABEL:

@@ -422,8 +422,40 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
 	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
 	unsigned bits;
 
+	if (o->snap >= 0 && o->action != GBPF_PTX_FOLD_FWD) {
+		/* Keep the stored value (zero-extended) for the loads of this slot. */
+		const struct gbpf_ptx_operand *v = &s->ops[1];
+		unsigned sb = v->kind == GBPF_PTX_OP_REG ? reg_bits(pregs, &m->toks[v->toks.first]) : 64;
+
+		if (sb == 64 || sb == 32 || sb == 16) {
+			if (sb == 64)
+				tx(t, "mov.b64 %%__gbpf_fw%d, ", o->snap);
+			else
+				tx(t, "cvt.u64.u%u %%__gbpf_fw%d, ", sb, o->snap);
+			for (uint32_t j = v->toks.first; j < v->toks.first + v->toks.n; j++)
+				tx(t, "%.*s", (int)m->toks[j].len, m->toks[j].s);
+			tx(t, ";\n");
+		} else {
+			fold->slots[o->snap].valid = false;
+		}
+	}
 	switch (o->action) {
 	case GBPF_PTX_FOLD_SKIP:
+		return true;
+	case GBPF_PTX_FOLD_SNAP:
+		return false; /* the store itself is copied */
+	case GBPF_PTX_FOLD_FWD:
+		bits = reg_bits(pregs, o->dest);
+		if (bits == 64 && o->size == 8)
+			tx(t, "mov.b64 %.*s, %%__gbpf_fw%d;\n", (int)o->dest->len, o->dest->s, o->snap);
+		else if (bits == 64 && o->size == 4)
+			tx(t, "and.b64 %.*s, %%__gbpf_fw%d, 0xffffffff;\n", (int)o->dest->len, o->dest->s,
+			   o->snap);
+		else if (bits == 32 && o->size == 4)
+			tx(t, "cvt.u32.u64 %.*s, %%__gbpf_fw%d;\n", (int)o->dest->len, o->dest->s, o->snap);
+		else
+			return false; /* the load as it is: the store is in memory too */
+		fold->forwarded++;
 		return true;
 	case GBPF_PTX_FOLD_MOV:
 		bits = reg_bits(pregs, o->dest);
@@ -484,6 +516,8 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 		gbpf_ptx_fold_begin(fold, m, &f->body, STACK_NAME);
 	}
 	tx(&body, "{\n");
+	if (fold)
+		tx(&body, ".reg .b64 %%__gbpf_fw<%u>;\n", GBPF_PTX_FOLD_MAX_SLOTS);
 	for (uint32_t i = 0; i < f->body.n && !body.oom; i++) {
 		const struct gbpf_ptx_stmt *s = f->body.v[i];
 		struct gbpf_ptx_fold_out fo;

@@ -40,6 +40,7 @@ void gbpf_ptx_func_free(struct gbpf_ptx_func *f);
  */
 #define GBPF_PTX_FOLD_MAX_VALS 32
 #define GBPF_PTX_FOLD_STACK_SIZE 512 /* the probe's eBPF stack (.local) */
+#define GBPF_PTX_FOLD_MAX_SLOTS 16  /* stack slots forwarded: snapshot registers %__gbpf_fw<N> */
 
 enum { GBPF_PTX_VAL_CTX = 1, GBPF_PTX_VAL_STACK, GBPF_PTX_VAL_STACK_LOCAL };
 
@@ -54,6 +55,7 @@ struct gbpf_ptx_fold {
 	bool escaped;      /* the context memory may be read: store the constants there too */
 	unsigned folded;   /* loads replaced by constants */
 	unsigned localized; /* generic stack accesses made .local */
+	unsigned forwarded; /* stack loads replaced by the value stored */
 	/* State (gbpf_ptx_fold_begin): */
 	const struct gbpf_ptx_module *m;
 	const struct gbpf_ptx_block *body; /* the probe function's body */
@@ -69,6 +71,12 @@ struct gbpf_ptx_fold {
 		bool permanent; /* every write in the leading code: holds after joins */
 	} vals[GBPF_PTX_FOLD_MAX_VALS];
 	unsigned n_vals;
+	struct {
+		int64_t off;
+		unsigned size;
+		bool valid;
+	} slots[GBPF_PTX_FOLD_MAX_SLOTS]; /* stack bytes whose value %__gbpf_fw<i> holds */
+	unsigned n_slots;
 };
 
 enum gbpf_ptx_fold_action {
@@ -76,6 +84,8 @@ enum gbpf_ptx_fold_action {
 	GBPF_PTX_FOLD_SKIP,  /* dead: leave it out */
 	GBPF_PTX_FOLD_MOV,   /* mov dest, value instead */
 	GBPF_PTX_FOLD_LOCAL, /* same access, .local at [stack+local_off] (operand mem_op) */
+	GBPF_PTX_FOLD_SNAP,  /* copy the statement, after keeping its stored value in snap */
+	GBPF_PTX_FOLD_FWD,   /* dest = the value snapshot register snap holds (size bytes) */
 };
 
 struct gbpf_ptx_fold_out {
@@ -84,6 +94,9 @@ struct gbpf_ptx_fold_out {
 	uint64_t value;
 	uint32_t mem_op;
 	int64_t local_off;
+	int snap;                            /* snapshot register, -1 if none */
+	const struct gbpf_ptx_tok *snap_src; /* the stored register / immediate */
+	unsigned size;
 };
 
 /* Start on the statements of @body (the probe's); @stack_name: its stack array. */

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu/block sites: basic blocks found in hand-written PTX (each block's
+ * first instruction is marked "// B<n>" in the file), and the probe
+ * specialised at each site (constants folded, context stores only when
+ * the probe still reads the context memory).
+ * Usage: test_blocks PTXAS|- BLOCKS.ptx
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gbpf/cuda_inject.h>
+#include <gbpf/gbpf.h>
+
+#include "plugins/cuda/ptx/ptx.h"
+#include "tests/inject/inject_util.h"
+#include "tests/tap.h"
+
+static const char *ptxas;
+
+/* Line of marker "// B<n>" in @text, 0 if absent. */
+static unsigned marker_line(const char *text, unsigned n)
+{
+	char tag[32];
+	const char *hit;
+	unsigned line = 1;
+
+	snprintf(tag, sizeof(tag), "// B%u ", n);
+	hit = strstr(text, tag);
+	if (!hit) {
+		snprintf(tag, sizeof(tag), "// B%u\n", n);
+		hit = strstr(text, tag);
+	}
+	if (!hit)
+		return 0;
+	for (const char *p = text; p < hit; p++)
+		line += *p == '\n';
+	return line;
+}
+
+static const struct gbpf_ptx_func *find_func(const struct gbpf_ptx_module *m, const char *name)
+{
+	for (uint32_t i = 0; i < m->n_items; i++)
+		if (m->items[i].kind == GBPF_PTX_ITEM_FUNC &&
+		    gbpf_ptx_tok_eq(&m->toks[m->items[i].func->name], name))
+			return m->items[i].func;
+	return NULL;
+}
+
+/* The statements before the first non-declaration, as the injector counts them. */
+static uint32_t first_stmt(const struct gbpf_ptx_module *m, const struct gbpf_ptx_func *f)
+{
+	uint32_t i = 0;
+
+	while (i < f->body.n && f->body.v[i]->kind == GBPF_PTX_STMT_DIRECTIVE &&
+	       gbpf_ptx_tok_eq(&m->toks[f->body.v[i]->toks.first], ".reg"))
+		i++;
+	return i;
+}
+
+static void test_find(const char *text, size_t len)
+{
+	char log[512] = "";
+	struct gbpf_ptx_module *m = gbpf_ptx_parse(text, len, "blocks.ptx", log, sizeof(log));
+	static const struct {
+		const char *kernel;
+		unsigned n;
+	} want[] = {{"k_blocks", 10}, {"k_straight", 1}};
+
+	if (!tap_ok(m != NULL, "blocks.ptx parses (%s)", log))
+		return;
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		const struct gbpf_ptx_func *f = find_func(m, want[k].kernel);
+		struct gbpf_ptx_blocks b;
+		const char *body = strstr(text, want[k].kernel);
+		unsigned good = 0;
+
+		if (!tap_ok(f && gbpf_ptx_find_blocks(m, f, first_stmt(m, f), &b) == 0,
+			    "%s: blocks found", want[k].kernel))
+			continue;
+		tap_ok(b.n == want[k].n, "%s: %u basic blocks (want %u)", want[k].kernel, b.n, want[k].n);
+		/* Markers are numbered per kernel: search from the kernel's text on. */
+		for (unsigned i = 0; i < b.n && i < want[k].n; i++) {
+			unsigned line = marker_line(body, i);
+			unsigned base = 0;
+
+			for (const char *p = text; p < body; p++)
+				base += *p == '\n';
+			if (line && b.first[i]->line == base + line)
+				good++;
+			else
+				tap_diag("%s: block %u starts at line %u, marker B%u at line %u",
+					 want[k].kernel, i, b.first[i]->line, i, line ? base + line : 0);
+		}
+		tap_ok(good == want[k].n, "%s: every block starts at its marked instruction, in order",
+		       want[k].kernel);
+		gbpf_ptx_blocks_free(&b);
+	}
+	gbpf_ptx_module_free(m);
+}
+
+/*
+ * A probe in the code generator's form: counts[block_index] += 1 and
+ * kernel id into counts[63]; @extra is inserted before the return
+ * (e.g. arithmetic on the context pointer, which the fold cannot follow).
+ */
+static char *probe_fragment(const char *extra)
+{
+	char *s = NULL;
+
+	if (asprintf(&s,
+		     ".visible .global .align 8 .u64 __gbpf_counts[64];\n"
+		     ".visible .func (.param .b64 __ret) __gbpf_probe_0(.param .b64 __ctx)\n{\n"
+		     ".local .align 8 .b8 __gbpf_stack[512];\n"
+		     ".reg .b64 %%r<11>;\n.reg .b64 %%t<16>;\n.reg .b32 %%w<16>;\n.reg .pred %%p<8>;\n"
+		     "mov.u64 %%r10, __gbpf_stack;\ncvta.local.u64 %%r10, %%r10;\nadd.u64 %%r10, %%r10, 512;\n"
+		     "ld.param.b64 %%r1, [__ctx];\nmov.b64 %%r6, %%r1;\n"
+		     "ld.u32 %%r2, [%%r6+24];\n"
+		     "st.local.u32 [__gbpf_stack+508], %%r2;\n"
+		     "mov.b64 %%r3, %%r10;\nadd.s64 %%r3, %%r3, -4;\n"
+		     "ld.u32 %%w1, [%%r3];\n"
+		     "setp.ge.u32 %%p1, %%w1, 63;\n@%%p1 bra $Lout;\n"
+		     "mul.wide.u32 %%t1, %%w1, 8;\nmov.u64 %%t2, __gbpf_counts;\n"
+		     "add.u64 %%t2, %%t2, %%t1;\nred.global.add.u64 [%%t2], 1;\n"
+		     "$Lout:\n"
+		     "add.u64 %%t3, %%r6, 0;\nand.b64 %%t3, %%t3, 7;\nsetp.ne.u64 %%p5, %%t3, 0;\n"
+		     "@%%p5 bra $Lu1;\nld.u64 %%r4, [%%r6+0];\nbra.uni $Lv1;\n$Lu1:\n"
+		     "ld.u8 %%r4, [%%r6+0];\n$Lv1:\n"
+		     "st.global.u64 [__gbpf_counts+504], %%r4;\n"
+		     "%s"
+		     "mov.b64 %%r0, 0;\nst.param.b64 [__ret], %%r0;\nret;\n}\n",
+		     extra) < 0)
+		return NULL;
+	return s;
+}
+
+struct rep {
+	unsigned kernels, blocks;
+};
+
+static void on_report(const struct gbpf_ptx_kernel_report *r, void *arg)
+{
+	struct rep *c = arg;
+
+	c->kernels += r->instrumented;
+	c->blocks += r->n_block;
+}
+
+static char *instrument(const char *text, size_t len, const char *frag, struct rep *rep)
+{
+	char log[512] = "";
+	struct gbpf_ptx_module *m = gbpf_ptx_parse(text, len, "blocks.ptx", log, sizeof(log));
+	struct gbpf_ptx_module *f = gbpf_ptx_parse(frag, strlen(frag), "frag", log, sizeof(log));
+	struct gbpf_ptx_inject_req req = {
+		.plan = {.sites = GBPF_PTX_SITE_BLOCK, .block_probe = 0,
+			 .ctx_unused = GBPF_CUDA_CTX_UNUSED_PARAMS | GBPF_CUDA_CTX_UNUSED_LAUNCH_ID},
+		.report = on_report,
+		.report_arg = rep,
+	};
+	char *out = NULL;
+
+	memset(rep, 0, sizeof(*rep));
+	if (m && f && gbpf_ptx_inject(m, f, &req, log, sizeof(log)) >= 0) {
+		out = gbpf_ptx_print(m, NULL);
+		/* One space for every run of blanks: the checks below spell statements plainly. */
+		if (out) {
+			char *w = out;
+
+			for (const char *r = out; *r; r++) {
+				if ((*r == ' ' || *r == '\t') && w > out && (w[-1] == ' ' || w[-1] == '\t'))
+					continue;
+				*w++ = *r == '\t' ? ' ' : *r;
+			}
+			*w = 0;
+		}
+	} else
+		tap_diag("inject: %s", log);
+	gbpf_ptx_module_free(m);
+	gbpf_ptx_module_free(f);
+	return out;
+}
+
+static unsigned count_str(const char *s, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void check_ptxas(const char *what, const char *ptx)
+{
+	if (!ptxas) {
+		tap_skip("%s assembles for sm_75: ptxas not found", what);
+		tap_skip("%s assembles for sm_90: ptxas not found", what);
+		return;
+	}
+	tap_ok(iu_ptxas(ptxas, "sm_75", ptx, strlen(ptx), NULL) == 0, "%s assembles for sm_75", what);
+	tap_ok(iu_ptxas(ptxas, "sm_90", ptx, strlen(ptx), NULL) == 0, "%s assembles for sm_90", what);
+}
+
+static void test_inject(const char *text, size_t len)
+{
+	char *frag = probe_fragment(""), *esc = probe_fragment("add.u64 %r7, %r6, 8;\n");
+	struct rep rep;
+	char *out;
+
+	if (!tap_ok(frag && esc, "probe fragments built"))
+		goto out;
+	out = instrument(text, len, frag, &rep);
+	if (out && getenv("TEST_BLOCKS_DUMP"))
+		fputs(out, stderr);
+	if (tap_ok(out != NULL, "folded probe injected at every block")) {
+		/* The kernels follow the spliced probe function (which keeps its loads). */
+		const char *k = strstr(out, ".entry") ? strstr(out, ".entry") : out;
+
+		tap_ok(rep.kernels == 2 && rep.blocks == 11, "2 kernels, 11 block sites (%u, %u)",
+		       rep.kernels, rep.blocks);
+		/* Block 9 of k_blocks: its index is an immediate, the context is not read. */
+		tap_ok(strstr(k, "mov.b64 %r2, 0x9;") != NULL, "block 9's index folded to 0x9");
+		tap_ok(!strstr(k, "[%r6+24]") && !strstr(k, "[%r6+0]") && !strstr(k, "[%r6]"),
+		       "no load through the context pointer remains");
+		tap_ok(!strstr(k, "__gbpf_ctx+24]"), "no per-site context store (nothing escapes)");
+		tap_ok(count_str(k, "ld.u32 %w1") == 0 && count_str(k, "cvt.u32.u64 %w1, %__gbpf_fw") == 11,
+		       "the key's stack load is forwarded from the store at every site");
+		tap_ok(count_str(k, "mov.b64 %r4, 0x") == 11 && !strstr(k, "ld.u8 %r4"),
+		       "kernel id folded past the alignment check, its byte path dropped");
+		check_ptxas("folded block probes", out);
+		free(out);
+	}
+	out = instrument(text, len, esc, &rep);
+	if (tap_ok(out != NULL, "probe using the context pointer injected")) {
+		tap_ok(count_str(out, "st.local.u32 [__gbpf_ctx+24]") == 11 &&
+		       count_str(out, "st.local.u32 [__gbpf_ctx+28]") == 11,
+		       "context arithmetic: block index and count stored at every site");
+		check_ptxas("escaping block probes", out);
+		free(out);
+	}
+	setenv("GBPF_PTX_NO_INLINE", "1", 1);
+	out = instrument(text, len, frag, &rep);
+	unsetenv("GBPF_PTX_NO_INLINE");
+	if (tap_ok(out != NULL, "block probes as calls (GBPF_PTX_NO_INLINE)")) {
+		tap_ok(count_str(out, "call (__gbpf_ret), __gbpf_probe_0") == 11 &&
+		       count_str(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
+		       "each call gets its block index in the context");
+		check_ptxas("called block probes", out);
+		free(out);
+	}
+out:
+	free(frag);
+	free(esc);
+}
+
+int main(int argc, char **argv)
+{
+	size_t len;
+	char *text;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s PTXAS|- BLOCKS.ptx\n", argv[0]);
+		return 2;
+	}
+	ptxas = strcmp(argv[1], "-") ? argv[1] : NULL;
+	text = iu_read(argv[2], &len);
+	if (!text) {
+		tap_skip("%s is missing", argv[2]);
+		return tap_done();
+	}
+	test_find(text, len);
+	test_inject(text, len);
+	free(text);
+	return tap_done();
+}
