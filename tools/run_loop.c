@@ -72,6 +72,15 @@ int run_spawn(struct run_ctx *ctx)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (setenv("LD_PRELOAD", preload, 1) || setenv(GBPF_AGENT_ENV_SOCK, ctx->sock, 1))
 			_exit(127);
+		/*
+		 * --engine also reaches the cuda plugin's constructor, which decides
+		 * before the agent's setup arrives whether to subscribe the Compute
+		 * Sanitizer (that must precede the first context, and costs every
+		 * kernel a few percent).
+		 */
+		if (ctx->agent_flags & (GBPF_AGENT_F_ENGINE_PTX | GBPF_AGENT_F_ENGINE_SANITIZER) &&
+		    setenv("GBPF_CUDA_ENGINE", ctx->agent_flags & GBPF_AGENT_F_ENGINE_PTX ? "ptx" : "sanitizer", 1))
+			_exit(127);
 		execvp(ctx->cmd[0], ctx->cmd);
 		fprintf(stderr, "gbpf %s: cannot run %s: %s\n", ctx->who, ctx->cmd[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);

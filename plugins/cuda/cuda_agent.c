@@ -131,10 +131,22 @@ static struct cuda_agent_state {
 	struct gbpf_cu_hooks hooks;
 	struct gbpf_san_engine *san; /* the Compute Sanitizer engine (kernels without PTX), or NULL */
 	int engine;                  /* GBPF_SAN_CHOICE_* */
+	/* Entry points of the launch path, resolved once (asking the driver costs ~0.1 us a call). */
+	_Atomic(void *) p_ctx_get, p_ctx_dev, p_memset32, p_memset32_ptds;
 } cuda_agent_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Kernels of earlier attaches (re-attach): kept, their modules stay loaded; under the state's lock. */
 static struct ca_kernel *ca_retired_kernels;
+
+/* A driver entry point cached in @p slot after its first lookup. */
+static void *ca_proc_once(_Atomic(void *) *slot, const char *name, int version, uint64_t flags)
+{
+	void *fn = atomic_load_explicit(slot, memory_order_acquire);
+
+	if (!fn && (fn = gbpf_cu_real_proc(name, version, flags)))
+		atomic_store_explicit(slot, fn, memory_order_release);
+	return fn;
+}
 
 static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -593,7 +605,12 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 		for (i = 0; i < res->n_kernels; i++)
 			if (!strcmp(res->kernels[i].name, k->name) && res->kernels[i].reason)
 				reason = res->kernels[i].reason;
-		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "%s", reason);
+		/* The Sanitizer engine gets the kernel next and reports its own outcome. */
+		if (s->san)
+			ca_report(GBPF_AGENT_EVENT_INFO, k->name, "no PTX injection (%s): left to the Compute "
+				  "Sanitizer engine", reason);
+		else
+			ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "%s", reason);
 		goto out;
 	}
 	for (i = 0; i < res->n_modules; i++)
@@ -656,9 +673,8 @@ out:
 static struct ca_kernel *ca_kernel_for(struct cuda_agent_state *s, const struct gbpf_cu_launch *l)
 {
 	typedef CUresult (*exchange_mode_fn)(int *mode);
-	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)gbpf_cu_real_proc("cuCtxGetCurrent", 4000, 0);
-	exchange_mode_fn exchange_mode =
-		(exchange_mode_fn)gbpf_cu_real_proc("cuThreadExchangeStreamCaptureMode", 10010, 0);
+	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)ca_proc_once(&s->p_ctx_get, "cuCtxGetCurrent", 4000, 0);
+	exchange_mode_fn exchange_mode;
 	const void *key = l->library ? (const void *)l->library : (const void *)l->module;
 	int mode = CA_STREAM_CAPTURE_MODE_RELAXED;
 	CUcontext ctx = NULL;
@@ -678,6 +694,7 @@ static struct ca_kernel *ca_kernel_for(struct cuda_agent_state *s, const struct 
 	}
 	k->key = key;
 	k->ctx = ctx;
+	exchange_mode = (exchange_mode_fn)gbpf_cu_real_proc("cuThreadExchangeStreamCaptureMode", 10010, 0);
 	/*
 	 * The first launch of a kernel may come while a stream captures a graph;
 	 * the JIT and the synchronous copies that set module globals would then
@@ -705,8 +722,10 @@ done:
  */
 static int ca_set_launch_id(const struct ca_kernel *k, const struct gbpf_cu_launch *l, uint64_t id)
 {
-	ca_memset32_async_fn ms = (ca_memset32_async_fn)gbpf_cu_real_proc(
-		"cuMemsetD32Async", 3020, l->ptds ? CA_PROC_PER_THREAD_STREAM : 0);
+	struct cuda_agent_state *s = &cuda_agent_state;
+	ca_memset32_async_fn ms = (ca_memset32_async_fn)ca_proc_once(
+		l->ptds ? &s->p_memset32_ptds : &s->p_memset32, "cuMemsetD32Async", 3020,
+		l->ptds ? CA_PROC_PER_THREAD_STREAM : 0);
 
 	if (!ms || ms(k->launch_id_addr, (uint32_t)id, 1, l->stream) != GBPF_CUDA_SUCCESS ||
 	    ms(k->launch_id_addr + 4, (uint32_t)(id >> 32), 1, l->stream) != GBPF_CUDA_SUCCESS)
@@ -728,7 +747,7 @@ static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_
 		if (!*id)
 			*id = s->svc.next_launch_id(s->svc.ctx);
 		if (!made) {
-			ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
+			ctx_dev = (ctx_dev_fn)ca_proc_once(&s->p_ctx_dev, "cuCtxGetDevice", 2000, 0);
 			memset(&c, 0, sizeof(c));
 			c.kernel_id = gbpf_kernel_id(l->name);
 			c.stream = (uint64_t)(uintptr_t)l->stream;

@@ -9,9 +9,11 @@
 # ("ptx=no" on kernels that carry no PTX); the expected exit count under
 # exitcount.bpf.o is computed from those lines of the app's plain run.
 
-# Threads launched in kernels that can be instrumented, from an app's output.
+# Threads launched in kernels that can be instrumented, from an app's output:
+# with "ptx" as second argument only kernels that carry PTX (engine ptx),
+# else every kernel (engine auto: the Compute Sanitizer engine patches the rest).
 apps_expected_exits() {
-	awk '/grid=[0-9]+x[0-9]+x[0-9]+ block=[0-9]+x[0-9]+x[0-9]+ launches=[0-9]+/ && !/ptx=no/ {
+	awk -v ptx_only="${2:-}" '/grid=[0-9]+x[0-9]+x[0-9]+ block=[0-9]+x[0-9]+x[0-9]+ launches=[0-9]+/ && !(ptx_only == "ptx" && /ptx=no/) {
 		g = b = l = ""
 		for (i = 1; i <= NF; i++) {
 			if ($i ~ /^grid=/) g = substr($i, 6)
@@ -96,7 +98,7 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1;
 	check "torch: exits 0 under gbpf run (rc $rc) and prints what it prints alone" \
 		"[ $rc = 0 ] && cmp -s $O/torch.plain $O/torch.appout"
 	# torch's kernels carry no PTX: only the NVRTC kernel counts exits.
-	want=$(apps_expected_exits "$O/torch.plain")
+	want=$(apps_expected_exits "$O/torch.plain" ptx)
 	got=$(apps_exits "$O/torch.out")
 	check "torch: exit count ${got:-none} == $want threads of torch_axpb" "[ '${got:-x}' = '$want' ] && [ $want -gt 0 ]"
 	echo "# app stderr: $(grep -v '^gbpf run' "$O/torch.err" | tail -c 300 | tr '\n' ' ')"
