@@ -17,7 +17,8 @@
 #   tests/reliability/fuzz_campaign.sh build-fuzz /tmp/fuzz verifier=3600 cuda_inject=1800
 # SEED_BUILD=DIR (default BUILD) names a build whose nvcc outputs
 # (tests/inject: *.ptx, the apps in 8 fatbin forms) seed the PTX and fatbin
-# targets; a -Dfuzz=true build usually has not built them.
+# targets, and its SPIR-V modules (tests/spirv, examples/apps) the SPIR-V
+# target; a -Dfuzz=true build usually has not built them.
 # The exit status is 1 when any target found something or could not run.
 set -u
 build=${1:?usage: fuzz_campaign.sh BUILD OUT TARGET=SECONDS...}
@@ -69,7 +70,8 @@ for spec in "$@"; do
 		seeds="" ;;
 	spirv_inject)
 		bin=$build/tests/spirv/fuzz_spirv_inject
-		seeds="" ;;
+		seeds="$(find "$sb/tests/spirv" "$sb/examples/apps" -name '*.spv' -size -1M 2>/dev/null)"
+		extra="-max_len=65536" ;;
 	*)
 		echo "$t: unknown target" >&2
 		status=1
