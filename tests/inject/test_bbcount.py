@@ -6,7 +6,9 @@ basic-block site per basic block, counted here independently (a line scan of
 the PTX text, not the injector's parser), and the instrumented PTX assembles
 with ptxas for sm_75 and sm_90.
 
-Usage: test_bbcount.py GBPF BBCOUNT.bpf.o PTXAS|- APP.ptx...
+Also: the section name and the context size as the loader and verifier see them.
+
+Usage: test_bbcount.py GBPF BBCOUNT.bpf.o OOB.bpf.o PTXAS|- APP.ptx...
 """
 import json
 import os
@@ -92,17 +94,26 @@ def independent_blocks(text):
 
 
 def main():
-    if len(sys.argv) < 4:
-        print("usage: test_bbcount.py GBPF BBCOUNT.bpf.o PTXAS|- APP.ptx...", file=sys.stderr)
+    if len(sys.argv) < 5:
+        print("usage: test_bbcount.py GBPF BBCOUNT.bpf.o OOB.bpf.o PTXAS|- APP.ptx...", file=sys.stderr)
         return 2
-    gbpf, obj, ptxas = sys.argv[1], sys.argv[2], sys.argv[3]
+    gbpf, obj, oob, ptxas = sys.argv[1:5]
     ptxas = None if ptxas == "-" else ptxas
-    apps = sys.argv[4:]
+    apps = sys.argv[5:]
     if not apps:
         skip("bbcount injection", "no nvcc-built PTX (nvcc not found)")
     env = dict(os.environ)
     env.pop("GBPF_BACKEND", None)
     env.pop("GBPF_PTX_NO_INLINE", None)
+    p = subprocess.run([gbpf, "-j", "prog", "show", obj], capture_output=True, text=True, env=env)
+    progs = json.loads(p.stdout).get("programs", []) if p.returncode == 0 else []
+    ok(len(progs) == 1 and progs[0]["attach"] == "gpu_block" and progs[0]["target"] is None
+       and progs[0]["device"], f"gpu/block/* is a device program of every kernel: {progs}")
+    p = subprocess.run([gbpf, "verify", obj], capture_output=True, text=True, env=env)
+    ok(p.returncode == 0 and "accepted" in p.stdout, "bbcount (reads block_index, kernel_id) verifies")
+    p = subprocess.run([gbpf, "verify", oob], capture_output=True, text=True, env=env)
+    ok(p.returncode != 0 and "outside [0, 32)" in p.stdout + p.stderr,
+       f"a read past struct gbpf_gpu_block_ctx is refused: {(p.stdout + p.stderr).strip()[:200]}")
     kernels_seen = 0
     for app in apps:
         base = os.path.basename(app)

@@ -430,6 +430,29 @@ void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *
 	f->n_slots = 0;
 }
 
+/* Operands naming label @name in @b (branches to it). */
+static unsigned label_refs(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
+			   const struct gbpf_ptx_tok *name, int depth)
+{
+	unsigned n = 0;
+
+	if (depth > GBPF_PTX_MAX_DEPTH)
+		return 2;
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE) {
+			n += label_refs(m, &s->body, name, depth + 1);
+			continue;
+		}
+		if (s->kind == GBPF_PTX_STMT_LABEL)
+			continue;
+		for (uint32_t j = s->toks.first; j < s->toks.first + s->toks.n; j++)
+			n += m->toks[j].kind == GBPF_PTX_TOK_IDENT && tok_same(&m->toks[j], name);
+	}
+	return n;
+}
+
 static void fold_label(struct gbpf_ptx_fold *f, uint32_t i)
 {
 	const struct gbpf_ptx_module *m = f->m;
@@ -437,9 +460,11 @@ static void fold_label(struct gbpf_ptx_fold *f, uint32_t i)
 	const struct gbpf_ptx_stmt *prev = i ? f->body->v[i - 1] : NULL;
 
 	join(f, i);
+	/* Dead when nothing falls into it and the never-taken branch is its only way in. */
 	f->in_dead = f->dead_label && tok_same(f->dead_label, name) && prev &&
 		     prev->kind == GBPF_PTX_STMT_INSN && prev->pred < 0 &&
-		     gbpf_ptx_tok_eq(&m->toks[prev->opcode], "bra.uni");
+		     gbpf_ptx_tok_eq(&m->toks[prev->opcode], "bra.uni") &&
+		     label_refs(m, f->body, name, 0) == 1;
 	f->dead_label = NULL;
 }
 
