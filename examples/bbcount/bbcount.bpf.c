@@ -41,9 +41,15 @@ int bbcount(struct gbpf_gpu_block_ctx *ctx)
 	count = bpf_map_lookup_elem(&bb_counts, &key);
 	if (count)
 		__sync_fetch_and_add(count, 1);
-	/* Record the slot's kernel once per launch: the first thread's entry block. */
+	/*
+	 * Record the slot's kernel once per launch: the first thread's entry
+	 * block. The key is built here, not above, so that other blocks (where
+	 * this branch folds away) store nothing for it.
+	 */
 	if (ctx->block_index == 0 && bpf_gpu_global_thread_id() == 0) {
-		owner = bpf_map_lookup_elem(&kernel_slots, &slot);
+		__u32 owner_key = (__u32)(ctx->kernel_id % KERNEL_SLOTS);
+
+		owner = bpf_map_lookup_elem(&kernel_slots, &owner_key);
 		if (owner)
 			*owner = ctx->kernel_id;
 	}
