@@ -111,7 +111,8 @@ echo "# kernelretsnoop: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), 
 run vecadd24-mem "$O/vecadd24.mem" "$BIN/gbpf" run --thread-slots 16777216 "$BIN/mem_trace.bpf.o" -- "$A/vecadd" 24 50
 p=$(value vecadd "$O/vecadd24.plain" median_us); t=$(value vecadd "$O/vecadd24.mem" median_us); r=$(ratio "$t" "$p")
 row "mem_trace (device-side stats), vecadd 2^24" "$t vs $p us" "$r" "2.0" "$(verdict "$r" 2.0)"
-row "basic-block execution counts" "no basic-block site yet" "-" "3.0" "not measured"
+# 9. basic-block execution counts (gpu/block, examples/bbcount): its own script prints bench| rows
+bash "$ROOT/bench/cuda/bb/run.sh" "$BIN"
 # 7. printk latency: GPU globaltimer at the print vs the controller's receipt (gbpf -j ts_ns),
 # clocks aligned by the app's ping-pong through mapped memory (its offset is +- rtt/2)
 run printk "$O/printk.out" "$BIN/gbpf" -j run "$BIN/printk_lat.bpf.o" -- "$A/printk" 200

@@ -453,7 +453,7 @@ static int map_type_known(uint32_t t)
 
 static int attach_kind_known(uint32_t k)
 {
-	return k <= GBPF_ATTACH_GPU_BARRIER ||
+	return k <= GBPF_ATTACH_GPU_BLOCK ||
 	       (k >= GBPF_ATTACH_HOST_LAUNCH && k <= GBPF_ATTACH_HOST_MODULE_LOAD) ||
 	       k == GBPF_ATTACH_UPROBE || k == GBPF_ATTACH_URETPROBE;
 }

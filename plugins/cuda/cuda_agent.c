@@ -274,6 +274,7 @@ static unsigned ca_sites(struct cuda_agent_state *s, const char *name, struct gb
 		case GBPF_ATTACH_GPU_EXIT: site = GBPF_CUDA_SITE_EXIT; probe = &io->exit_probe; break;
 		case GBPF_ATTACH_GPU_MEM: site = GBPF_CUDA_SITE_MEM; probe = &io->mem_probe; break;
 		case GBPF_ATTACH_GPU_BARRIER: site = GBPF_CUDA_SITE_BARRIER; probe = &io->barrier_probe; break;
+		case GBPF_ATTACH_GPU_BLOCK: site = GBPF_CUDA_SITE_BLOCK; probe = &io->block_probe; break;
 		default: continue;
 		}
 		if (sites & site) {
@@ -663,8 +664,9 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 		}
 	}
 	k->ok = 1;
-	ca_report(GBPF_AGENT_EVENT_INFO, k->name, "instrumented (%s: entry %u, exit %u, mem %u, barrier %u)",
-		  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier);
+	ca_report(GBPF_AGENT_EVENT_INFO, k->name,
+		  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u)", ki->module, ki->n_entry,
+		  ki->n_exit, ki->n_mem, ki->n_barrier, ki->n_block);
 out:
 	gbpf_cuda_inject_result__free(res);
 }

@@ -828,14 +828,15 @@ void ca_devmaps_destroy(struct ca_devmaps *d)
 		ca_devmaps_exit_target = NULL;
 	while (d->ctxs) {
 		struct dm_ctx *c = d->ctxs;
-		CUcontext prev = dm_enter(d, c);
+		CUcontext ctx = c->ctx, prev = dm_enter(d, c);
 
 		d->ctxs = c->next;
 		dm_ctx_free(d, c);
 		/* Registration is per process: dropped with a context current, once. */
 		if (!d->ctxs && d->reg_addr && d->cu.host_unregister)
 			d->cu.host_unregister(d->reg_addr);
-		dm_leave(d, c, prev);
+		if (prev != ctx && d->cu.ctx_set)
+			d->cu.ctx_set(prev);
 	}
 	pthread_mutex_destroy(&d->lock);
 	free(d->place);
