@@ -7,8 +7,12 @@
  * The counters form one array: kernel slot (kernel id mod KERNEL_SLOTS)
  * times MAX_BLOCKS plus the block's index, so that at every block the key
  * is a constant (the injector folds block_index and kernel_id) and the
- * count is one warp-aggregated atomic add at a constant offset. The
- * kernel_slots array says which kernel id owns each slot.
+ * count is one warp-aggregated atomic add. The array is per-CPU, which on
+ * a GPU means one copy per SM: every thread of the grid runs a kernel's
+ * first block, and one counter for all of them would serialise the whole
+ * GPU's atomics on one address (21x on vecadd); per SM they spread over
+ * the SMs' copies, and the host sums them. The kernel_slots array says
+ * which kernel id owns each slot.
  */
 #include <gbpf/probe.h>
 
@@ -16,7 +20,7 @@
 #define MAX_BLOCKS 1024
 
 struct {
-	__uint(type, BPF_MAP_TYPE_GPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, KERNEL_SLOTS * MAX_BLOCKS);
 	__type(key, __u32);
 	__type(value, __u64);

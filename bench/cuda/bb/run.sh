@@ -47,7 +47,7 @@ import json, sys
 maps = {}
 for line in open(sys.argv[1]):
     if line.startswith('{"type":"maps"'):
-        maps = {m["name"]: m for m in json.loads(line)["maps"]}
+        maps.update({m["name"]: m for m in json.loads(line)["maps"]})
 owners = {d["key"]: d["value"] for d in maps.get("kernel_slots", {}).get("data", [])}
 slots = {}
 for d in maps.get("bb_counts", {}).get("data", []):
