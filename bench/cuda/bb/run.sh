@@ -51,7 +51,9 @@ for line in open(sys.argv[1]):
 owners = {d["key"]: d["value"] for d in maps.get("kernel_slots", {}).get("data", [])}
 slots = {}
 for d in maps.get("bb_counts", {}).get("data", []):
-    slots.setdefault(d["key"] // 1024, {})[d["key"] % 1024] = d["value"]
+    # per-CPU (per-SM) maps print one entry per slot: a block's count is their sum
+    blocks = slots.setdefault(d["key"] // 1024, {})
+    blocks[d["key"] % 1024] = blocks.get(d["key"] % 1024, 0) + d["value"]
 if not slots:
     print("no counts")
 for s, blocks in sorted(slots.items()):
