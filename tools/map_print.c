@@ -118,6 +118,22 @@ static int print_record(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
+/* The u64 value of @p key summed over every per-CPU slot. */
+static uint64_t slot_sum(struct gbpf_map_instance *m, const void *key, uint32_t slots)
+{
+	uint64_t sum = 0, v;
+
+	for (uint32_t s = 0; s < slots; s++) {
+		const void *p = gbpf_map__lookup(m, key, s);
+
+		if (p) {
+			memcpy(&v, p, sizeof(v));
+			sum += v;
+		}
+	}
+	return sum;
+}
+
 /* Walk the entries of one map; returns how many non-empty ones exist. */
 static size_t walk_entries(struct gbpf_map_instance *m, int print)
 {
@@ -127,6 +143,13 @@ static size_t walk_entries(struct gbpf_map_instance *m, int print)
 	unsigned char *key = calloc(1, d->key_size ? d->key_size : 1);
 	unsigned char *next = calloc(1, d->key_size ? d->key_size : 1);
 	int per_slot = slots > 1, have = 0;
+	/*
+	 * Per-CPU counters (one u64, e.g. per SM on a GPU) print as one sum per
+	 * key: the per-slot split of a 132-SM GPU buries the counts. Per-GPU-
+	 * thread slots are threads, each its own entry.
+	 */
+	int sum_slots = per_slot && d->value_size == 8 &&
+			(d->type == GBPF_MAP_TYPE_PERCPU_ARRAY || d->type == GBPF_MAP_TYPE_PERCPU_HASH);
 
 	if (!key || !next)
 		goto out;
@@ -134,6 +157,16 @@ static size_t walk_entries(struct gbpf_map_instance *m, int print)
 		uint32_t i;
 
 		for (i = 0; i < d->max_entries; i++) {
+			if (sum_slots) {
+				uint64_t sum = slot_sum(m, &i, slots);
+
+				if (!sum)
+					continue;
+				found++;
+				if (print && shown++ < MAX_SHOWN)
+					put_entry(&i, sizeof(i), 0, 0, &sum, sizeof(sum));
+				continue;
+			}
 			for (s = 0; s < slots; s++) {
 				void *v = gbpf_map__lookup(m, &i, s);
 
@@ -149,6 +182,14 @@ static size_t walk_entries(struct gbpf_map_instance *m, int print)
 	while (gbpf_map__get_next_key(m, have ? key : NULL, next) == 0) {
 		memcpy(key, next, d->key_size);
 		have = 1;
+		if (sum_slots) {
+			uint64_t sum = slot_sum(m, key, slots);
+
+			found++;
+			if (print && shown++ < MAX_SHOWN)
+				put_entry(key, d->key_size, 0, 0, &sum, sizeof(sum));
+			continue;
+		}
 		for (s = 0; s < slots; s++) {
 			void *v = gbpf_map__lookup(m, key, s);
 
