@@ -490,11 +490,17 @@ static int push_owned(struct venv *env, uint32_t target, struct vstate *st,
 	return 0;
 }
 
-/* Queue a copy of @p st to be explored from @p target later; st goes on. */
+/*
+ * Queue a copy of @p st to be explored from @p target later; st goes on.
+ * Pending states are compact (only the stack slots in use): a long loop
+ * that branches on a helper's result leaves one per iteration, and full
+ * frames (about 6 KiB each) made those the verifier's largest memory use.
+ * pop_branch() gives the state its full frames back.
+ */
 static int push_branch(struct venv *env, uint32_t target, struct vstate *st)
 {
 	struct vstate copy;
-	int err = state_copy(&copy, st);
+	int err = state_copy_compact(&copy, st);
 
 	if (err)
 		return err;
@@ -617,7 +623,8 @@ static int check_cond_jmp(struct venv *env, uint32_t idx, struct vstate *st, uin
 		uint32_t id = d->id, ref = d->ref;
 		struct vstate other;
 
-		err = state_copy(&other, st);
+		/* compact, like push_branch(): the changes below stay within the slots in use */
+		err = state_copy_compact(&other, st);
 		if (err)
 			return err;
 		/* taken: JEQ sees NULL, JNE a valid pointer; fall-through the opposite */
@@ -880,14 +887,20 @@ static int step(struct venv *env, uint32_t idx, struct vstate *st, uint32_t *nex
 	}
 }
 
-static bool pop_branch(struct venv *env, struct vstate *st, uint32_t *idx)
+/* 1 with the next pending state (full frames again) in *st, 0 when none, -ENOMEM. */
+static int pop_branch(struct venv *env, struct vstate *st, uint32_t *idx)
 {
+	struct vstate *p;
+	int err;
+
 	if (!env->stack_len)
-		return false;
+		return 0;
 	env->stack_len--;
-	*st = env->stack[env->stack_len].st;
+	p = &env->stack[env->stack_len].st;
 	*idx = env->stack[env->stack_len].insn;
-	return true;
+	err = state_copy(st, p);
+	state_free(p);
+	return err ? err : 1;
 }
 
 static int do_check(struct venv *env)
@@ -948,10 +961,12 @@ static int do_check(struct venv *env)
 		}
 		if (done || pruned) {
 			state_free(&st);
-			if (!pop_branch(env, &st, &idx)) {
+			err = pop_branch(env, &st, &idx);
+			if (err <= 0) {
 				memset(&st, 0, sizeof(st));
 				break;
 			}
+			err = 0;
 			if (env->log_level >= GBPF_VERIFY_LOG_VERBOSE)
 				vlog(env, "from pending branch to %u\n", idx);
 			continue;
@@ -959,8 +974,8 @@ static int do_check(struct venv *env)
 		idx = next;
 	}
 	state_free(&st);
-	while (pop_branch(env, &st, &idx))
-		state_free(&st);
+	while (env->stack_len)
+		state_free(&env->stack[--env->stack_len].st);
 	return err;
 }
 

@@ -34,10 +34,19 @@
 #define LOOP_CHECK_CPS 16
 #define THIN_AFTER 48
 #define THIN_DEPTH 256
-/* Past this many in progress at one instruction, only THIN_DEPTH stores
+/*
+ * Past dense_max() in progress at one instruction, only THIN_DEPTH stores
  * (a loop that never ends but branches on every iteration would otherwise
- * hold one checkpoint per iteration until the complexity limit). */
-#define DENSE_MAX 4096
+ * hold one checkpoint per iteration until the complexity limit). A counted
+ * loop that branches on a helper's result needs one per iteration at the
+ * targets of its branches, where the pending branches come back to be
+ * pruned; without it each of them walks on until the limit. So the bound
+ * grows with the complexity limit: a checkpoint per DENSE_PER_INSNS
+ * instructions the limit allows keeps the copying within a small factor of
+ * the instructions processed, and never below DENSE_MIN.
+ */
+#define DENSE_MIN 4096
+#define DENSE_PER_INSNS 32
 /*
  * Where more than EVICT_ABOVE explored checkpoints wait at one instruction,
  * one that keeps missing (misses > EVICT_RATIO * hits + EVICT_SLACK) is
@@ -50,6 +59,13 @@
 #define EVICT_SLACK 3
 /* Checkpoints held in all: bounds memory on huge programs. */
 #define MAX_CPS_TOTAL 200000
+
+static uint64_t dense_max(const struct venv *env)
+{
+	uint64_t n = env->limit / DENSE_PER_INSNS;
+
+	return n > DENSE_MIN ? n : DENSE_MIN;
+}
 
 static size_t frame_bytes(const struct frame *f)
 {
@@ -527,7 +543,7 @@ int prune_visit(struct venv *env, uint32_t idx, struct vstate *st, bool *pruned)
 		return 0;
 	if (env->wip_cnt[idx] >= THIN_AFTER && st->parent &&
 	    st->depth - st->parent->st.depth < THIN_DEPTH &&
-	    (env->wip_cnt[idx] >= DENSE_MAX ||
+	    (env->wip_cnt[idx] >= dense_max(env) ||
 	     (st->parent->branches <= 1 &&
 	      !(idx == st->push_target && st->depth - st->push_depth < THIN_DEPTH))))
 		return 0;
