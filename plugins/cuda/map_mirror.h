@@ -7,10 +7,12 @@
  *
  * Two kinds of mirror:
  *  - SNAPSHOT (arrays, hash maps, per-GPU-thread arrays): the device block
- *    has the host block's exact layout; a snapshot copies it back whole.
- *    Copies taken while kernels run may be torn (a counter between two
- *    updates, a hash bucket being claimed); the one taken after the
- *    application synchronised is exact.
+ *    has the host block's exact layout. gbpf_map_mirror_snapshot copies it
+ *    back whole (one copy, one writer); the agent instead adds each copy's
+ *    changes into the shared host block (cuda_devmaps.c: several contexts
+ *    and processes share it). Copies taken while kernels run may be torn
+ *    (a counter between two updates, a hash bucket being claimed); the one
+ *    taken after the application synchronised is exact.
  *  - RING (RINGBUF, GPU_RINGBUF, PERF_EVENT_ARRAY): the device ring has its
  *    own, larger geometry (bursts are absorbed at device-memory speed);
  *    the forwarder copies COMMITTED records into the host ring with
