@@ -70,7 +70,7 @@ for spec in "$@"; do
 		seeds="" ;;
 	spirv_inject)
 		bin=$build/tests/spirv/fuzz_spirv_inject
-		seeds="$(find "$sb/tests/spirv" "$sb/examples/apps" -name '*.spv' -size -1M 2>/dev/null)"
+		seeds="$(find "$sb/tests/spirv" "$sb/examples/apps" -name '*.spv' -size -1024k 2>/dev/null)"
 		extra="-max_len=65536" ;;
 	*)
 		echo "$t: unknown target" >&2
