@@ -15,6 +15,22 @@
 static int tap_count;
 static int tap_failed;
 
+/*
+ * A check's name on one line: names often quote an error message or a
+ * tool's output, whose newlines would make TAP lines the harness cannot
+ * parse (meson warns "Unknown TAP output lines").
+ */
+static inline __attribute__((format(printf, 1, 0))) void tap_vprint_line(const char *fmt, va_list ap)
+{
+	char buf[2048];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	for (char *c = buf; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	fputs(buf, stdout);
+}
+
 static inline __attribute__((format(printf, 2, 3))) int tap_ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
@@ -24,7 +40,7 @@ static inline __attribute__((format(printf, 2, 3))) int tap_ok(int cond, const c
 		tap_failed++;
 	printf("%sok %d - ", cond ? "" : "not ", tap_count);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vprint_line(fmt, ap);
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
@@ -39,7 +55,7 @@ static inline __attribute__((format(printf, 1, 2))) void tap_skip(const char *fm
 	tap_count++;
 	printf("ok %d # SKIP ", tap_count);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vprint_line(fmt, ap);
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
