@@ -169,8 +169,9 @@ int cmd_inject(int argc, char **argv)
 		jw_key(&cli.jw, "kernels");
 		jw_start_array(&cli.jw);
 		for (i = 0; i < res.kernel_cnt; i++) {
-			const struct gbpf_inject_kernel *k = &res.kernels[i];
+			struct gbpf_inject_kernel kk, *k = &kk;
 
+			gbpf_inject_result_kernel(&res, i, k);
 			jw_start_object(&cli.jw);
 			jw_kv_string(&cli.jw, "name", k->name);
 			jw_kv_string(&cli.jw, "module", k->module);
@@ -189,8 +190,9 @@ int cmd_inject(int argc, char **argv)
 		jw_start_array(&cli.jw);
 	} else {
 		for (i = 0; i < res.kernel_cnt; i++) {
-			const struct gbpf_inject_kernel *k = &res.kernels[i];
+			struct gbpf_inject_kernel kk, *k = &kk;
 
+			gbpf_inject_result_kernel(&res, i, k);
 			if (k->instrumented)
 				fprintf(stderr, "kernel %s (%s): instrumented: %u entry, %u exit, %u "
 						"memory, %u barrier, %u basic-block sites\n",

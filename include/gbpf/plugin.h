@@ -53,7 +53,14 @@ extern "C" {
 #define GBPF_PLUGIN_ABI_VERSION_1_1 GBPF_MAKE_VERSION(1, 1)
 /** 1.2: appended gbpf_agent_services.print (probe output from device code). */
 #define GBPF_PLUGIN_ABI_VERSION_1_2 GBPF_MAKE_VERSION(1, 2)
-#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_2
+/**
+ * 1.3: struct gbpf_inject_kernel gained n_block (gpu/block sites), so the
+ * element size of gbpf_inject_result.kernels changed: the result says it
+ * in kernel_size (appended). Read elements with gbpf_inject_result_kernel,
+ * fill results with gbpf_inject_result_set_kernels.
+ */
+#define GBPF_PLUGIN_ABI_VERSION_1_3 GBPF_MAKE_VERSION(1, 3)
+#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_3
 
 /** Name of the single symbol a plugin exports. */
 #define GBPF_PLUGIN_ENTRY_SYMBOL "gbpf_plugin_get_backend_table"
@@ -279,7 +286,7 @@ struct gbpf_inject_kernel {
 	int instrumented;
 	const char *reason; /**< why it was not instrumented, or a note; may be NULL */
 	uint32_t n_entry, n_exit, n_mem, n_barrier; /**< probe calls inserted */
-	uint32_t n_block;   /**< gpu/block sites (the kernel's basic blocks) */
+	uint32_t n_block;   /**< gpu/block sites (the kernel's basic blocks); ABI 1.3 */
 };
 
 /** One instrumented module produced by inject(). */
@@ -297,7 +304,39 @@ struct gbpf_inject_result {
 	const struct gbpf_inject_module *modules;
 	size_t module_cnt;
 	void *priv; /**< the plugin's */
+	/**
+	 * Bytes of each kernels[] element (ABI 1.3; set only when the caller's
+	 * sz covers this field). 0 or absent: a plugin before 1.3, whose
+	 * elements end before n_block.
+	 */
+	size_t kernel_size;
 };
+
+/** Plugins: publish @p kernels, telling a caller that knows kernel_size their size. */
+static inline void gbpf_inject_result_set_kernels(struct gbpf_inject_result *r,
+						  const struct gbpf_inject_kernel *kernels, size_t cnt)
+{
+	r->kernels = kernels;
+	r->kernel_cnt = cnt;
+	if (r->sz >= offsetof(struct gbpf_inject_result, kernel_size) + sizeof(r->kernel_size))
+		r->kernel_size = sizeof(*kernels);
+}
+
+/**
+ * Callers: element @p i of @p r->kernels copied into @p out, whatever ABI
+ * the plugin was built with (fields it lacks read as zero).
+ */
+static inline void gbpf_inject_result_kernel(const struct gbpf_inject_result *r, size_t i,
+					     struct gbpf_inject_kernel *out)
+{
+	size_t size = offsetof(struct gbpf_inject_kernel, n_block);
+
+	if (r->sz >= offsetof(struct gbpf_inject_result, kernel_size) + sizeof(r->kernel_size) &&
+	    r->kernel_size)
+		size = r->kernel_size;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, (const char *)r->kernels + i * size, size < sizeof(*out) ? size : sizeof(*out));
+}
 
 /**
  * The dispatch table, version 1.0. Entries may be NULL (unsupported).

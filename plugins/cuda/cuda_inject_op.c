@@ -174,8 +174,7 @@ int cuda_inject(const struct gbpf_inject_opts *opts, struct gbpf_inject_result *
 			.text = own->raw->modules[i].ptx,
 			.text_len = own->raw->modules[i].ptx_len,
 		};
-	result->kernels = own->kernels;
-	result->kernel_cnt = own->raw->n_kernels;
+	gbpf_inject_result_set_kernels(result, own->kernels, own->raw->n_kernels);
 	result->modules = own->modules;
 	result->module_cnt = own->raw->n_modules;
 	result->priv = own;

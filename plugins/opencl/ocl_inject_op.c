@@ -141,8 +141,7 @@ int ocl_inject(const struct gbpf_inject_opts *opts, struct gbpf_inject_result *r
 	}
 	own->module = (struct gbpf_inject_module){.module = name, .text = own->text,
 						  .text_len = strlen(own->text)};
-	result->kernels = own->kernels;
-	result->kernel_cnt = own->raw.kernel_cnt;
+	gbpf_inject_result_set_kernels(result, own->kernels, own->raw.kernel_cnt);
 	result->modules = &own->module;
 	result->module_cnt = 1;
 	result->priv = own;
