@@ -21,19 +21,8 @@
 #include <string.h>
 
 #include "maps/map.h"
+#include "maps/map_internal.h"
 #include "maps/map_layout.h"
-
-static int merge_is_ring(uint32_t type)
-{
-	return type == GBPF_MAP_TYPE_RINGBUF || type == GBPF_MAP_TYPE_GPU_RINGBUF ||
-	       type == GBPF_MAP_TYPE_PERF_EVENT_ARRAY;
-}
-
-static int merge_is_array(uint32_t type)
-{
-	return type == GBPF_MAP_TYPE_ARRAY || type == GBPF_MAP_TYPE_GPU_ARRAY ||
-	       type == GBPF_MAP_TYPE_PERCPU_ARRAY || type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
-}
 
 #define MERGE_WORD(T)                                                                              \
 	do {                                                                                       \
@@ -95,9 +84,9 @@ int gbpf_map_merge_delta(struct gbpf_map_instance *dst, struct gbpf_map_instance
 	dh = dst->mem;
 	sh = src->mem;
 	if (!merge_same_shape(dh, sh) || (base && !merge_same_shape(dh, base->mem)) ||
-	    merge_is_ring(dh->type))
+	    gbpf_mapi_is_ring(dh->type))
 		return -EINVAL;
-	if (merge_is_array(dh->type)) {
+	if (gbpf_mapi_is_array(dh->type)) {
 		/* Every array layout is a dense run of values at value_stride. */
 		uint64_t n = (uint64_t)dh->max_entries *
 			     (dh->type == GBPF_MAP_TYPE_PERCPU_ARRAY ||

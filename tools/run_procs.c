@@ -110,57 +110,6 @@ static bool is_ring(uint32_t t)
 	return t == GBPF_MAP_TYPE_RINGBUF || t == GBPF_MAP_TYPE_PERF_EVENT_ARRAY;
 }
 
-/* dst += src, as u64 words; bytes past the last whole word: src's when dst's are zero. */
-static void add_value(unsigned char *dst, const unsigned char *src, size_t size)
-{
-	size_t w;
-
-	for (w = 0; w + 8 <= size; w += 8) {
-		uint64_t a, b;
-
-		memcpy(&a, dst + w, 8);
-		memcpy(&b, src + w, 8);
-		a += b;
-		memcpy(dst + w, &a, 8);
-	}
-	for (; w < size; w++)
-		if (!dst[w])
-			dst[w] = src[w];
-}
-
-/* Add map @p src (a process's) into @p dst (the aggregate): arrays by index, hashes by key. */
-static void merge_map(struct gbpf_map_instance *dst, struct gbpf_map_instance *src,
-		      const struct gbpf_map_desc *d)
-{
-	uint32_t slots = gbpf_map_nr_slots(src), s;
-	unsigned char key[512], next[512];
-	const void *prev = NULL;
-
-	if (d->key_size > sizeof(key) || is_ring(d->type))
-		return;
-	for (;;) {
-		if (gbpf_map_get_next_key(src, prev, next))
-			break;
-		memcpy(key, next, d->key_size);
-		prev = key;
-		for (s = 0; s < slots; s++) {
-			const void *sv = gbpf_map_lookup(src, key, s);
-			void *dv;
-
-			if (!sv)
-				break;
-			dv = gbpf_map_lookup(dst, key, s);
-			if (!dv) {
-				/* A hash key only this process has: insert it, then add. */
-				if (gbpf_map_update(dst, key, sv, GBPF_ANY, s))
-					break;
-				continue;
-			}
-			add_value(dv, sv, d->value_size);
-		}
-	}
-}
-
 void run_procs_aggregate(struct run_ctx *ctx)
 {
 	size_t i, k;
@@ -177,7 +126,8 @@ void run_procs_aggregate(struct run_ctx *ctx)
 
 			if (memcmp(src->mem, &ctx->hdr_copy[k], offsetof(struct gbpf_map_hdr, count)))
 				continue; /* overwritten by that process: reported when printed */
-			merge_map(m, src, &ctx->maps[k]);
+			/* Against an empty base: the aggregate is the plain sum. */
+			gbpf_map_merge_delta(m, src, NULL, NULL);
 		}
 	}
 }
