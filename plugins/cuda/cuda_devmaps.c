@@ -110,9 +110,10 @@ struct ca_devmaps {
 		dm_host_unregister_fn host_unregister;
 	} cu;
 	pthread_t forwarder;
-	int forwarder_running;
+	atomic_int forwarder_running; /* read by application threads (sync points) */
 	atomic_int stop;
 	atomic_int dirty;
+	atomic_int sync_seen; /* the application synchronised: snapshot soon (forwarder) */
 	uint64_t last_snapshot_ns;
 	uint64_t snapshots;
 	int finalised;
@@ -530,8 +531,11 @@ static void *dm_forwarder(void *arg)
 
 		pthread_mutex_lock(&d->lock);
 		moved = dm_forward_locked(d);
-		if (atomic_load(&d->dirty) && dm_now_ns() - d->last_snapshot_ns >= DM_SNAPSHOT_PERIOD_NS) {
+		if (atomic_load(&d->dirty) &&
+		    dm_now_ns() - d->last_snapshot_ns >= (atomic_load(&d->sync_seen) ? DM_SYNC_SNAPSHOT_MIN_NS
+										    : DM_SNAPSHOT_PERIOD_NS)) {
 			atomic_store(&d->dirty, 0);
+			atomic_store(&d->sync_seen, 0);
 			dm_snapshot_locked(d);
 		}
 		pthread_mutex_unlock(&d->lock);
@@ -782,8 +786,17 @@ void ca_devmaps_sync_point(struct ca_devmaps *d)
 {
 	if (!d || d->state != 1 || !atomic_load(&d->dirty))
 		return;
+	/*
+	 * The snapshot (a copy of each device block and a merge pass over it)
+	 * runs on the forwarder thread, within a millisecond: not on the
+	 * application's thread, inside its synchronising call.
+	 */
+	if (d->forwarder_running) {
+		atomic_store(&d->sync_seen, 1);
+		return;
+	}
 	if (pthread_mutex_trylock(&d->lock))
-		return; /* the forwarder is copying: it snapshots soon enough */
+		return;
 	if (dm_now_ns() - d->last_snapshot_ns >= DM_SYNC_SNAPSHOT_MIN_NS) {
 		atomic_store(&d->dirty, 0);
 		dm_snapshot_locked(d);

@@ -9,7 +9,8 @@
  *    per update), mirrored into the shared memory the controller reads
  *    (map_mirror.h): ring buffers continuously by a forwarder thread,
  *    other maps as snapshots every 100 ms, at the application's
- *    synchronisation points (at most every 5 ms) and, exactly, at exit.
+ *    synchronisation points (within 1 ms, by the forwarder thread, at most
+ *    every 5 ms) and, exactly, at exit.
  *  - HOST: maps that host programs (host/launch, host/memcpy ...) update
  *    too, so that both sides work on the very same bytes: the shared
  *    memory registered with cuMemHostRegister(DEVICEMAP); GPU atomics on
