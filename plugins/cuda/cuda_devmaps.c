@@ -857,23 +857,3 @@ void ca_devmaps_destroy(struct ca_devmaps *d)
 	free(d->thread_slots_reported);
 	free(d);
 }
-
-void ca_devmaps_stats(struct ca_devmaps *d, struct ca_devmaps_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	if (!d)
-		return;
-	pthread_mutex_lock(&d->lock);
-	for (size_t i = 0; i < d->n; i++) {
-		if (d->place[i] == DM_DEVICE) {
-			st->on_device++;
-			for (struct dm_ctx *c = d->ctxs; c; c = c->next)
-				st->forwarded += c->mirror[i].forwarded;
-		} else {
-			st->on_host++;
-		}
-	}
-	st->snapshots = d->snapshots;
-	st->contexts = d->n_ctxs;
-	pthread_mutex_unlock(&d->lock);
-}

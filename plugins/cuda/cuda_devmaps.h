@@ -81,13 +81,4 @@ void ca_devmaps_flush_final(struct ca_devmaps *d);
 /** Final flush, then free the device copies and the state (no launch may use them any more). */
 void ca_devmaps_destroy(struct ca_devmaps *d);
 
-/** Counters for reports and tests. */
-struct ca_devmaps_stats {
-	size_t on_device, on_host;   /**< maps per placement */
-	uint64_t forwarded;          /**< ring records forwarded to the host */
-	uint64_t snapshots;          /**< snapshot rounds */
-	size_t contexts;             /**< live contexts with device copies */
-};
-void ca_devmaps_stats(struct ca_devmaps *d, struct ca_devmaps_stats *st);
-
 #endif /* GBPF_CUDA_DEVMAPS_H */
