@@ -296,7 +296,6 @@ int cmd_attach(int argc, char **argv)
 	char *objs[256];
 	size_t ntarget = 0, nobj = 0, i;
 	int opt, ret = -1;
-	char *end;
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.who = "attach";
@@ -307,25 +306,14 @@ int cmd_attach(int argc, char **argv)
 	ctx.count = -1;
 	ctx.no_summary = true;
 	while ((opt = getopt_long(argc, argv, "+i:c:b:j", opts, NULL)) >= 0) {
+		int shared = run_shared_option(&ctx, opt, optarg);
+
+		if (shared < 0)
+			return -1;
+		if (shared)
+			continue;
 		switch (opt) {
-		case 'i':
-			ctx.interval_s = strtod(optarg, &end);
-			if (*end || !(ctx.interval_s > 0) || ctx.interval_s > 86400)
-				return cli_error("-i %s: not a number of seconds in (0, 86400]", optarg);
-			break;
-		case 'c':
-			ctx.count = strtol(optarg, &end, 10);
-			if (*end || ctx.count < 1)
-				return cli_error("-c %s: not a positive count", optarg);
-			break;
-		case 'b': ctx.backend_name = optarg; break;
-		case 'j': cli.json = true; break;
 		case 'P': ctx.per_process = true; break;
-		case 'W': ctx.agent_flags |= GBPF_AGENT_F_ALLOW_APP_WRITES; break;
-		case 'G':
-			if (run_parse_engine(&ctx, optarg))
-				return -1;
-			break;
 		case 'h': attach_usage(); return 0;
 		default: return attach_usage();
 		}

@@ -136,16 +136,36 @@ int run_verify_programs(struct run_ctx *ctx)
 	return 0;
 }
 
-int run_parse_engine(struct run_ctx *ctx, const char *arg)
+int run_shared_option(struct run_ctx *ctx, int opt, const char *arg)
 {
-	ctx->agent_flags &= ~(GBPF_AGENT_F_ENGINE_PTX | GBPF_AGENT_F_ENGINE_SANITIZER);
-	if (!strcmp(arg, "ptx"))
-		ctx->agent_flags |= GBPF_AGENT_F_ENGINE_PTX;
-	else if (!strcmp(arg, "sanitizer"))
-		ctx->agent_flags |= GBPF_AGENT_F_ENGINE_SANITIZER;
-	else if (strcmp(arg, "auto"))
-		return cli_error("--engine %s: not an engine (ptx, sanitizer or auto)", arg);
-	return 0;
+	char *end;
+
+	switch (opt) {
+	case 'i':
+		ctx->interval_s = strtod(arg, &end);
+		if (*end || !(ctx->interval_s > 0) || ctx->interval_s > 86400)
+			return cli_error("-i %s: not a number of seconds in (0, 86400]", arg);
+		return 1;
+	case 'c':
+		ctx->count = strtol(arg, &end, 10);
+		if (*end || ctx->count < 1)
+			return cli_error("-c %s: not a positive count", arg);
+		return 1;
+	case 'b': ctx->backend_name = arg; return 1;
+	case 'j': cli.json = true; return 1;
+	case 'W': ctx->agent_flags |= GBPF_AGENT_F_ALLOW_APP_WRITES; return 1;
+	case 'G':
+		ctx->agent_flags &= ~(GBPF_AGENT_F_ENGINE_PTX | GBPF_AGENT_F_ENGINE_SANITIZER);
+		if (!strcmp(arg, "ptx"))
+			ctx->agent_flags |= GBPF_AGENT_F_ENGINE_PTX;
+		else if (!strcmp(arg, "sanitizer"))
+			ctx->agent_flags |= GBPF_AGENT_F_ENGINE_SANITIZER;
+		else if (strcmp(arg, "auto"))
+			return cli_error("--engine %s: not an engine (ptx, sanitizer or auto)", arg);
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /*
@@ -377,19 +397,13 @@ int cmd_run(int argc, char **argv)
 	if (dash < 0 || dash + 1 >= argc)
 		return run_usage();
 	while ((opt = getopt_long(dash, argv, "i:c:b:j", opts, NULL)) >= 0) {
+		int shared = run_shared_option(&ctx, opt, optarg);
+
+		if (shared < 0)
+			return -1;
+		if (shared)
+			continue;
 		switch (opt) {
-		case 'i':
-			ctx.interval_s = strtod(optarg, &end);
-			if (*end || !(ctx.interval_s > 0) || ctx.interval_s > 86400)
-				return cli_error("-i %s: not a number of seconds in (0, 86400]", optarg);
-			break;
-		case 'c':
-			ctx.count = strtol(optarg, &end, 10);
-			if (*end || ctx.count < 1)
-				return cli_error("-c %s: not a positive count", optarg);
-			break;
-		case 'b': ctx.backend_name = optarg; break;
-		case 'j': cli.json = true; break;
 		case 'T': ctx.trace_path = optarg; break;
 		case 'S': ctx.no_summary = true; break;
 		case 'P': ctx.prom_addr = optarg; break;
@@ -412,11 +426,6 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 'I': idle = true; break;
-		case 'W': ctx.agent_flags |= GBPF_AGENT_F_ALLOW_APP_WRITES; break;
-		case 'G':
-			if (run_parse_engine(&ctx, optarg))
-				return -1;
-			break;
 		case 'h': run_usage(); return 0;
 		default: return run_usage();
 		}

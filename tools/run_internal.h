@@ -114,8 +114,12 @@ struct run_ctx {
 };
 
 /* cmd_run.c, shared with cmd_attach.c */
-/** --engine ptx|sanitizer|auto into ctx->agent_flags; -1 with the error printed. */
-int run_parse_engine(struct run_ctx *ctx, const char *arg);
+/**
+ * An option `run` and `attach` share (-i, -c, -b, -j, --allow-app-writes,
+ * --engine) applied to @p ctx. @return 1 when @p opt is one of them, 0 when
+ * it is not, -1 with the error printed.
+ */
+int run_shared_option(struct run_ctx *ctx, int opt, const char *arg);
 /** Open every object; maps of all objects in ctx->maps. */
 int run_open_objects(struct run_ctx *ctx, char **paths, size_t n);
 /** Verify every program; the accepted ones in ctx->progs. */
