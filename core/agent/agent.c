@@ -516,6 +516,31 @@ fail:
 		    "%s; the application runs uninstrumented", why);
 }
 
+/*
+ * Apply the frame recv_frame gave (@p err its result) when it is the
+ * SETUP; anything else is refused with a report and the application runs
+ * uninstrumented. @return 0 when the setup was applied.
+ */
+static int agent_take_setup(struct agent_state *a, int err, uint16_t type, void *payload, size_t len,
+			    int memfd, char *why, size_t why_size)
+{
+	if (!err && type != GBPF_AGENT_MSG_SETUP) {
+		snprintf(why, why_size, "expected a setup message, got %s (type %u)",
+			 gbpf_agent_msg_name(type), type);
+		free(payload);
+		if (memfd >= 0)
+			close(memfd);
+		err = -EINVAL;
+	}
+	if (err) {
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
+			    "%s; the application runs uninstrumented", why);
+		return err;
+	}
+	agent_setup_from(a, payload, len, memfd);
+	return 0;
+}
+
 /* Run mode: the first frame must be the SETUP. */
 static void agent_setup(struct agent_state *a)
 {
@@ -526,18 +551,7 @@ static void agent_setup(struct agent_state *a)
 	int memfd = -1, err;
 
 	err = recv_frame(a->fd, &type, &payload, &len, &memfd, why, sizeof(why));
-	if (!err && type != GBPF_AGENT_MSG_SETUP) {
-		snprintf(why, sizeof(why), "expected a setup message, got %s (type %u)",
-			 gbpf_agent_msg_name(type), type);
-		free(payload);
-		err = -EINVAL;
-	}
-	if (err) {
-		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
-			    "%s; the application runs uninstrumented", why);
-		return;
-	}
-	agent_setup_from(a, payload, len, memfd);
+	agent_take_setup(a, err, type, payload, len, memfd, why, sizeof(why));
 }
 
 /* ---- idle mode: the agent's own socket (`gbpf attach`, `gbpf detach`) ------------- */
@@ -678,20 +692,8 @@ void agent_accept(struct agent_state *a)
 		agent_session_end(a, "detach");
 		return;
 	}
-	if (!err && type != GBPF_AGENT_MSG_SETUP) {
-		snprintf(why, sizeof(why), "expected a setup message, got %s (type %u)",
-			 gbpf_agent_msg_name(type), type);
-		free(payload);
-		if (memfd >= 0)
-			close(memfd);
-		err = -EINVAL;
-	}
-	if (err) {
-		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
-			    "%s; the application runs uninstrumented", why);
+	if (agent_take_setup(a, err, type, payload, len, memfd, why, sizeof(why)))
 		return;
-	}
-	agent_setup_from(a, payload, len, memfd);
 	if (atomic_load(&a->attached))
 		agent_job_write(a, ctl);
 }
