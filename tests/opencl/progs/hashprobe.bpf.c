@@ -1,4 +1,7 @@
-/* Feature probe of the device code: a hash map insert (r0 = 3) or lookup hit (r0 = 1); 2 = update failed. */
+/*
+ * Feature probe of the device code: a hash map insert (r0 = 3) or lookup hit
+ * (r0 = 1); 2 = the insert lost a race and counted into the winner's entry.
+ */
 #include <gbpf/probe.h>
 
 struct {
@@ -17,7 +20,13 @@ int hashprobe(void *ctx)
 		__sync_fetch_and_add(c, 1);
 		return 1;
 	}
-	return bpf_map_update_elem(&h, &k, &one, BPF_NOEXIST) ? 2 : 3;
+	if (!bpf_map_update_elem(&h, &k, &one, BPF_NOEXIST))
+		return 3;
+	/* Another work-item inserted the key between our lookup and insert: count into its entry. */
+	c = bpf_map_lookup_elem(&h, &k);
+	if (c)
+		__sync_fetch_and_add(c, 1);
+	return 2;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
