@@ -161,10 +161,13 @@ void *gbpf_mapi_hash_lookup(const struct map_view *v, const void *key, uint32_t 
  * GBPF_LRU_WINDOW buckets from @p home (the whole table if that window has
  * none). The victim's own home lock is only tried, never waited for, so
  * that two evicting writers cannot deadlock. Returns 0 if one was evicted.
+ * The victim's place in the entry count is NOT given back: it passes
+ * straight to the caller's insert, so that another writer cannot take it
+ * between the eviction and the caller's reservation (under contention that
+ * race could starve a writer through every attempt and fail its insert).
  */
 static int lru_evict(const struct map_view *v, uint32_t home)
 {
-	struct gbpf_map_hdr *h = view_hdr(v);
 	uint32_t mask = v->h.nr_buckets - 1;
 	int64_t skip[LRU_EVICT_ATTEMPTS];
 	int nskip = 0;
@@ -222,8 +225,6 @@ static int lru_evict(const struct map_view *v, uint32_t home)
 			bucket_state(bk), &expect,
 			GBPF_BUCKET_WORD(GBPF_BUCKET_GEN(best_w), GBPF_BUCKET_TOMBSTONE),
 			memory_order_acq_rel, memory_order_relaxed);
-		if (done)
-			atomic_fetch_sub_explicit(at64(&h->count), 1, memory_order_relaxed);
 		if (!own)
 			home_unlock(v, vhome);
 		if (done)
@@ -233,7 +234,10 @@ static int lru_evict(const struct map_view *v, uint32_t home)
 	return -EBUSY;
 }
 
-/* Count one more entry, evicting for LRU maps; -E2BIG when full. */
+/*
+ * Count one more entry; -E2BIG when full. An LRU map evicts instead, and a
+ * successful eviction is the reservation itself (see lru_evict).
+ */
 static int reserve_entry(const struct map_view *v, uint32_t home)
 {
 	struct gbpf_map_hdr *h = view_hdr(v);
@@ -244,11 +248,12 @@ static int reserve_entry(const struct map_view *v, uint32_t home)
 		if (old < v->h.max_entries)
 			return 0;
 		atomic_fetch_sub_explicit(at64(&h->count), 1, memory_order_relaxed);
+		if (is_lru(v) && attempt < LRU_EVICT_ATTEMPTS && lru_evict(v, home) == 0)
+			return 0;
 		if (!is_lru(v) || attempt >= LRU_EVICT_ATTEMPTS) {
 			atomic_fetch_add_explicit(at64(&h->drops), 1, memory_order_relaxed);
 			return -E2BIG;
 		}
-		lru_evict(v, home);
 	}
 }
 
