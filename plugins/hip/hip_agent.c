@@ -160,8 +160,8 @@ int gbpf_hip_agent_attach(struct gbpf_backend *backend, const struct gbpf_agent_
 		}
 		if (p->attach.kind != GBPF_ATTACH_GPU_ENTRY && p->attach.kind != GBPF_ATTACH_GPU_EXIT)
 			report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, NULL,
-			       "program '%s' (section %s): memory and barrier probes are not inserted into AMD code "
-			       "objects yet (only gpu/entry and gpu/exit)",
+			       "program '%s' (section %s): memory, barrier and basic-block probes are not inserted "
+			       "into AMD code objects yet (only gpu/entry and gpu/exit)",
 			       p->name ? p->name : "?", p->section ? p->section : "?");
 		hip_agent.dev[hip_agent.n_dev] = p;
 		hip_agent.dev_idx[hip_agent.n_dev++] = i;

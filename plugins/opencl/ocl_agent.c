@@ -1166,6 +1166,12 @@ int gbpf_ocl_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_attac
 
 		if (!gbpf_attach_is_device(p->attach.kind))
 			continue;
+		if (gbpf_spirv_site_unsupported(p->attach.kind)) {
+			oa_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, NULL, "%s: program '%s' (section %s) not attached: %s",
+			          p->source_file ? p->source_file : "?", p->name ? p->name : "?",
+			          p->section ? p->section : "?", gbpf_spirv_site_unsupported(p->attach.kind));
+			continue;
+		}
 		if (!first) {
 			first = p;
 			base = oa_map_base(o, p);

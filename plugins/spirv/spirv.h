@@ -227,6 +227,14 @@ int gbpf_spirv_inject(const uint32_t *app_words, size_t app_count,
 		      const struct gbpf_spirv_inject_opts *opts, struct gbpf_spirv_inject_result *res,
 		      char *err, size_t err_size);
 
+/**
+ * Why the SPIR-V backends cannot attach a device program of this kind, or
+ * NULL when they can (gpu/entry, gpu/exit, gpu/mem). The agents report the
+ * reason and leave the program out, so that the user learns why a
+ * gpu/barrier or gpu/block probe counts nothing instead of reading zeros.
+ */
+const char *gbpf_spirv_site_unsupported(uint32_t attach_kind);
+
 /** Free what gbpf_spirv_inject() put in @p res (res itself is the caller's). */
 void gbpf_spirv_inject_result_free(struct gbpf_spirv_inject_result *res);
 

@@ -469,6 +469,18 @@ static int kind_of(const struct gbpf_prog_desc *p, uint32_t kind)
 	       p->attach.kind == kind;
 }
 
+const char *gbpf_spirv_site_unsupported(uint32_t attach_kind)
+{
+	switch (attach_kind) {
+	case GBPF_ATTACH_GPU_BARRIER:
+		return "barrier probes are not inserted into SPIR-V modules (only gpu/entry, gpu/exit and gpu/mem)";
+	case GBPF_ATTACH_GPU_BLOCK:
+		return "basic-block probes are not inserted into SPIR-V modules (only gpu/entry, gpu/exit and gpu/mem)";
+	default:
+		return NULL;
+	}
+}
+
 int gbpf_spirv_inject(const uint32_t *app_words, size_t app_count,
 		      const struct gbpf_prog_desc *const *progs, size_t n,
 		      const struct gbpf_spirv_inject_opts *opts, struct gbpf_spirv_inject_result *res,

@@ -245,6 +245,29 @@ int main(int argc, char **argv)
 	ops.agent_detach(be);
 	bad = vadd(&e, 0);
 	tap_ok(bad == 0 && slot0(&maps[0]) == 2 * N, "after detach: uninstrumented, right");
+
+	/* The same programs as basic-block probes: refused by name, app untouched. */
+	for (i = 0; i < nprog; i++)
+		if (gbpf_attach_is_device(progs[i].attach.kind)) {
+			progs[i].attach.kind = GBPF_ATTACH_GPU_BLOCK;
+			progs[i].section = "gpu/block/vadd";
+		}
+	{
+		struct gbpf_agent_attach_opts ao = {.sz = sizeof(ao), .progs = progs, .prog_cnt = nprog,
+						    .maps = maps, .map_cnt = nmap, .services = &svc};
+
+		tap_ok(ops.agent_attach(be, &ao, log, sizeof(log)) == 0, "agent_attach of gpu/block programs: %s",
+		       log[0] ? log : "ok");
+	}
+	bad = vadd(&e, 0);
+	tap_ok(bad == 0 && slot0(&maps[0]) == 2 * N, "gpu/block programs: vadd right, nothing counted (%llu)",
+	       (unsigned long long)slot0(&maps[0]));
+	tap_ok(strstr(seen.reports, "(section gpu/block/vadd) not attached: basic-block probes are not inserted "
+				    "into SPIR-V modules") != NULL,
+	       "a gpu/block program is reported as not attached, with the reason");
+	if (tap_failed)
+		tap_diag("reports:\n%s", seen.reports);
+	ops.agent_detach(be);
 	clReleaseCommandQueue(e.q);
 	clReleaseContext(e.ctx);
 	ops.close(be);
