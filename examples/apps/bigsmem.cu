@@ -4,7 +4,8 @@
 // cudaFuncAttributeMaxDynamicSharedMemorySize) first (an instrumented copy
 // of the kernel needs the same attribute, or its launch fails). Each block
 // stages 40960 ints in shared memory and writes them back reversed, plus
-// its block index; results checked. One "grid=.. block=.. launches=.." line.
+// its block index; results checked. One "grid=.. block=.. launches=.." line,
+// with the accesses of one launch ("mem=KIND.SPACE.BYTES:COUNT,...").
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -57,8 +58,9 @@ int main(void)
 	}
 	free(h);
 	if (!bad)
-		printf("bigsmem: stage_k smem=%zu grid=%dx1x1 block=%dx1x1 launches=%d: ok\n", smem, GRID, BLOCK,
-		       LAUNCHES);
+		printf("bigsmem: stage_k smem=%zu grid=%dx1x1 block=%dx1x1 launches=%d "
+		       "mem=ld.global.4:%d,st.shared.4:%d,ld.shared.4:%d,st.global.4:%d: ok\n",
+		       smem, GRID, BLOCK, LAUNCHES, GRID * WORDS, GRID * WORDS, GRID * WORDS, GRID * WORDS);
 	CK(cudaFree(in));
 	CK(cudaFree(out));
 	return bad;

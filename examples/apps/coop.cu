@@ -1,5 +1,8 @@
 // coop: a cooperative-groups kernel with a grid-wide barrier, launched
-// with cudaLaunchCooperativeKernel.
+// with cudaLaunchCooperativeKernel. Prints its launch configuration and the
+// accesses one launch makes: every element stored once, thread 0 loads them
+// all and stores the sum; the grid barrier's arrival is one atomic per block
+// and its wait spins (at least one load per block, "+": at least).
 #include <cooperative_groups.h>
 #include <cstdio>
 #include <cuda_runtime.h>
@@ -33,6 +36,8 @@ int main(void)
 		fprintf(stderr, "coop: sum %d\n", *sum);
 		return 1;
 	}
+	printf("coop: two_phase grid=4x1x1 block=64x1x1 launches=1 "
+	       "mem=st.global.4:%d,ld.global.4:%d,atom.generic.4:4,ld.generic.4:4+\n", n + 1, n);
 	printf("coop: ok\n");
 	return 0;
 }

@@ -4,7 +4,8 @@
 // with one kernel node, launched 3 times, then its parameters updated in
 // the executable graph (another grid, another buffer) and launched 2 more
 // times. Every element's final value is checked. Prints one
-// "grid=.. block=.. launches=.." line per kernel configuration.
+// "grid=.. block=.. launches=.." line per kernel configuration, with the
+// global accesses of one launch ("mem=KIND.SPACE.BYTES:COUNT,...").
 // `graph --warm` first launches both kernels once outside any graph (on a
 // scratch buffer), so that a tool instrumenting kernels at their first
 // launch does that work before the capture begins rather than inside it.
@@ -90,7 +91,8 @@ int main(int argc, char **argv)
 		bad |= check("warm-up", w, n1, want_warm);
 		CK(cudaFree(w));
 		if (!bad)
-			printf("graph: warm-up add_k, twice_k grid=%dx1x1 block=%dx1x1 launches=2\n", g1, b1);
+			printf("graph: warm-up add_k, twice_k grid=%dx1x1 block=%dx1x1 launches=2 "
+			       "mem=ld.global.4:%d,st.global.4:%d\n", g1, b1, n1, n1);
 	}
 
 	// (1) stream capture
@@ -106,8 +108,10 @@ int main(int argc, char **argv)
 	CK(cudaStreamSynchronize(st));
 	bad |= check("captured graph", x, n1, want_captured);
 	if (!bad) {
-		printf("graph: captured add_k grid=%dx1x1 block=%dx1x1 launches=5\n", g1, b1);
-		printf("graph: captured twice_k grid=%dx1x1 block=%dx1x1 launches=5\n", g1, b1);
+		printf("graph: captured add_k grid=%dx1x1 block=%dx1x1 launches=5 mem=ld.global.4:%d,st.global.4:%d\n",
+		       g1, b1, n1, n1);
+		printf("graph: captured twice_k grid=%dx1x1 block=%dx1x1 launches=5 mem=ld.global.4:%d,st.global.4:%d\n",
+		       g1, b1, n1, n1);
 	}
 
 	// (2) explicit kernel node, then an exec update of its parameters
@@ -140,8 +144,10 @@ int main(int argc, char **argv)
 	bad |= check("updated node", q, n3, want_second);
 	bad |= check("explicit node after the update", p, n2, want_first);
 	if (!bad) {
-		printf("graph: node add_k grid=%dx1x1 block=%dx1x1 launches=3\n", g2, b2);
-		printf("graph: updated node add_k grid=%dx1x1 block=%dx1x1 launches=2\n", g3, b3);
+		printf("graph: node add_k grid=%dx1x1 block=%dx1x1 launches=3 mem=ld.global.4:%d,st.global.4:%d\n", g2,
+		       b2, n2, n2);
+		printf("graph: updated node add_k grid=%dx1x1 block=%dx1x1 launches=2 mem=ld.global.4:%d,st.global.4:%d\n",
+		       g3, b3, n3, n3);
 		printf("graph: all results ok\n");
 	}
 	CK(cudaGraphExecDestroy(cge));

@@ -4,7 +4,8 @@
 // cluster after a cluster-wide barrier and reads its partner block's shared
 // memory (distributed shared memory). (2) The same entry point with no
 // attribute and dynamic shared memory. Results checked; one
-// "grid=.. block=.. launches=.." line per launch. Build: nvcc -arch=sm_90.
+// "grid=.. block=.. launches=.." line per launch (with "mem=KIND.SPACE.BYTES:COUNT"
+// per launch; ld.generic: the partner's shared memory). Build: nvcc -arch=sm_90.
 #include <cooperative_groups.h>
 #include <cstdio>
 #include <cstdlib>
@@ -78,8 +79,9 @@ int main(void)
 			bad = 1;
 		}
 	if (!bad)
-		printf("launchex: cluster_k cluster=2x1x1 grid=%dx1x1 block=%dx1x1 launches=1: ok\n", blocks,
-		       threads);
+		printf("launchex: cluster_k cluster=2x1x1 grid=%dx1x1 block=%dx1x1 launches=1 "
+		       "mem=st.shared.4:%d,ld.generic.4:%d,st.global.4:%d: ok\n", blocks, threads, blocks, blocks,
+		       blocks);
 
 	cudaLaunchConfig_t cfg2 = {};
 	cfg2.gridDim = dim3(fg);
@@ -97,8 +99,9 @@ int main(void)
 		}
 	}
 	if (!bad)
-		printf("launchex: fill_k smem=%d grid=%dx1x1 block=%dx1x1 launches=1: ok\n",
-		       (int)cfg2.dynamicSmemBytes, fg, fb);
+		printf("launchex: fill_k smem=%d grid=%dx1x1 block=%dx1x1 launches=1 "
+		       "mem=st.shared.4:%d,ld.shared.4:%d,st.global.4:%d: ok\n",
+		       (int)cfg2.dynamicSmemBytes, fg, fb, fg * fb, n, n);
 	free(h);
 	CK(cudaFree(out));
 	CK(cudaFree(fill));

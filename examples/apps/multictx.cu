@@ -3,7 +3,8 @@
 // cuCtxSetCurrent between launches, two streams in each; the runtime API
 // launches into whichever context is current. Each context's buffers are
 // checked. Build: nvcc -o multictx multictx.cu -lcuda
-// Prints one "grid=.. block=.. launches=.." line per kernel configuration.
+// Prints one "grid=.. block=.. launches=.." line per kernel configuration, with
+// the global accesses of one launch ("mem=KIND.SPACE.BYTES:COUNT,...").
 #include <cstdio>
 #include <cstdlib>
 #include <cuda.h>
@@ -69,8 +70,8 @@ int main(void)
 	}
 	free(h);
 	if (!bad)
-		printf("multictx: mark_k contexts=%d streams=%d grid=%dx1x1 block=%dx1x1 launches=%d: ok\n", NCTX,
-		       NST, grid, BLOCK, NCTX * NST * ROUNDS);
+		printf("multictx: mark_k contexts=%d streams=%d grid=%dx1x1 block=%dx1x1 launches=%d "
+		       "mem=ld.global.4:%d,st.global.4:%d: ok\n", NCTX, NST, grid, BLOCK, NCTX * NST * ROUNDS, N, N);
 	for (int c = 0; c < NCTX; c++) {
 		CU(cuCtxSetCurrent(ctx[c]));
 		for (int s = 0; s < NST; s++) {

@@ -4,7 +4,8 @@
 // as a cubin (SASS only: gbpf reports it not instrumented). Each module's
 // kernel runs and is checked. Build: nvcc -o nvrtc nvrtc.cu -lnvrtc -lcuda
 // Prints one "grid=.. block=.. launches=.." line per launched configuration
-// (ptx=no for the cubin) so that a test can compute the threads launched.
+// (ptx=no for the cubin) so that a test can compute the threads launched,
+// with the global accesses of the launch ("mem=KIND.SPACE.BYTES:COUNT,...").
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -96,8 +97,9 @@ static int run(CUstream st, const void *image, const char *form, float a, int n,
 	CU(cuModuleUnload(mod));
 	free(h);
 	if (!bad)
-		printf("nvrtc: rtc_axpy from %s grid=%dx1x1 block=%dx1x1 launches=1%s: %d elements ok\n", form,
-		       grid, block, strcmp(form, "cubin") ? "" : " ptx=no", n);
+		printf("nvrtc: rtc_axpy from %s grid=%dx1x1 block=%dx1x1 launches=1%s mem=ld.global.4:%d,"
+		       "st.global.4:%d: %d elements ok\n",
+		       form, grid, block, strcmp(form, "cubin") ? "" : " ptx=no", 2 * n, n, n);
 	return bad;
 }
 

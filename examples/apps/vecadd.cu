@@ -1,4 +1,7 @@
-// vecadd: c[i] = a[i] + b[i]; the simplest target app.
+// vecadd: c[i] = a[i] + b[i]; the simplest target app. Prints its launch
+// configuration ("grid=.. block=.. launches=..") and the global accesses one
+// launch makes ("mem=KIND.SPACE.BYTES:COUNT,..."), for the checks of
+// tests/cuda_agent/apps/tools_matrix.sh.
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -35,6 +38,8 @@ int main(void)
 			return 1;
 		}
 	}
+	printf("vecadd: vec_add grid=%dx1x1 block=256x1x1 launches=1 mem=ld.global.4:%d,st.global.4:%d\n",
+	       (n + 255) / 256, 2 * n, n);
 	printf("vecadd: %d elements ok\n", n);
 	return 0;
 }

@@ -6,9 +6,11 @@
 # Builds examples/apps/*.cu with nvcc in the forms tests/inject uses,
 # measures host-memory atomics, then runs each probe on each app and
 # CHECKS: app output identical with and without gbpf, exact counts.
-# SECTION: all (default), or apps (only tests/cuda_agent/apps/apps.sh:
-# NVRTC, graphs, cudaLaunchKernelEx, contexts, big shared memory, device
-# globals, trace_printk, PyTorch).
+# SECTION: all (default), apps (only tests/cuda_agent/apps/apps.sh: NVRTC,
+# graphs, cudaLaunchKernelEx, contexts, big shared memory, device globals,
+# trace_printk, PyTorch; then the tools matrix), or matrix (only
+# tests/cuda_agent/apps/tools_matrix.sh: every example tool on every build
+# and launch path, exact counts).
 set -u
 SECTION=${2:-all}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -87,6 +89,10 @@ grep -v '^1\.\.' "$O/timeline.tap" | sed 's/^ok /# timeline ok /; s/^not ok /# t
 check "timeline of 2 async streams matches the app's CUDA events within 5%" "grep -q '^1\.\.' $O/timeline.tap && ! grep -q '^not ok' $O/timeline.tap"
 echo "# summary: $(grep -A12 -i 'stream' "$O/async2.err" | head -14 | tr '\n' ' ' | cut -c1-700)"
 fi
-# shellcheck source=tests/cuda_agent/apps/apps.sh
-. "$ROOT/tests/cuda_agent/apps/apps.sh"
+if [ "$SECTION" != matrix ]; then
+	# shellcheck source=tests/cuda_agent/apps/apps.sh
+	. "$ROOT/tests/cuda_agent/apps/apps.sh"
+fi
+# shellcheck source=tests/cuda_agent/apps/tools_matrix.sh
+. "$ROOT/tests/cuda_agent/apps/tools_matrix.sh"
 echo "cuda_agent device: ok $PASS, not ok $FAIL"

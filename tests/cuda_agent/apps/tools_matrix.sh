@@ -1,0 +1,86 @@
+# shellcheck shell=bash
+# tests/cuda_agent/apps/tools_matrix.sh - sourced by tests/cuda_agent/device_run.sh
+# (needs its ROOT BIN O A, check, PASS FAIL). Every example tool on every
+# build and launch path of issue #5's done-when: a default nvcc build,
+# -cudart=shared, -arch=sm_90, a compressed fatbin, an NVRTC module (PTX and
+# cubin), cuLaunchKernelEx (clusters, dynamic shared memory), CUDA graphs
+# (stream capture, explicit node, exec update), a cooperative launch, more
+# than 48 KB of dynamic shared memory, several contexts and streams.
+# One `gbpf -j run` per (tool, app); the app's output must be what it
+# prints alone, and tests/cuda_agent/apps/check_tools.py checks the tool's
+# numbers exactly against the app's own "grid=.. block=.. launches=..
+# mem=.." lines. One table line per (tool, app), then the failures.
+# Apps already in $A (e.g. built elsewhere with the same nvcc) are reused.
+
+echo "== tools matrix: build"
+cd "$ROOT" || exit 1
+matrix_build() { # NAME SOURCE NVCC-ARGS...
+	local name=$1 src=$2
+	shift 2
+	[ -x "$A/$name" ] || nvcc "$@" -o "$A/$name" "examples/apps/$src.cu" 2>&1 | tail -2
+}
+matrix_build vecadd vecadd
+matrix_build vecadd_shared vecadd -cudart=shared
+matrix_build vecadd_sm90 vecadd -arch=sm_90
+matrix_build vecadd_compress vecadd -Xfatbin=-compress-all
+matrix_build nvrtc nvrtc -lnvrtc -lcuda
+matrix_build launchex launchex -arch=sm_90
+matrix_build graph graph -lcuda
+matrix_build coop coop
+matrix_build bigsmem bigsmem -lcuda
+matrix_build multictx multictx -lcuda
+
+MATRIX_APPS=${MATRIX_APPS:-"vecadd vecadd_shared vecadd_sm90 vecadd_compress nvrtc launchex graph coop bigsmem multictx"}
+MATRIX_TOOLS=${MATRIX_TOOLS:-"threadhist kernelretsnoop launchlate cuda_counter mem_trace bbcount"}
+echo "== tools matrix: $(echo "$MATRIX_TOOLS" | wc -w) tools x $(echo "$MATRIX_APPS" | wc -w) apps"
+matrix_ok=0 matrix_bad=0
+: > "$O/matrix.table"
+for app in $MATRIX_APPS; do
+	if [ ! -x "$A/$app" ]; then
+		echo "not ok - matrix $app: not built" >> "$O/matrix.table"
+		matrix_bad=$((matrix_bad + 1))
+		continue
+	fi
+	if ! timeout 60 "$A/$app" > "$O/m-$app.plain" 2> "$O/m-$app.plainerr"; then
+		echo "not ok - matrix $app: fails alone: $(head -c 200 "$O/m-$app.plainerr" | tr '\n' ' ')" >> "$O/matrix.table"
+		matrix_bad=$((matrix_bad + 1))
+		continue
+	fi
+	for tool in $MATRIX_TOOLS; do
+		f="$O/m-$tool-$app"
+		start=$(date +%s%N)
+		timeout 60 "$BIN/gbpf" -j run "$BIN/$tool.bpf.o" -- "$A/$app" > "$f.out" 2> "$f.err"
+		rc=$?
+		secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+		grep -v '^{' "$f.out" > "$f.appout"
+		verdict=$(python3 "$ROOT/tests/cuda_agent/apps/check_tools.py" "$tool" "$O/m-$app.plain" "$f.out" "$f.err" 2>&1 | tail -1)
+		if [ $rc = 0 ] && cmp -s "$O/m-$app.plain" "$f.appout" && [ "${verdict#ok }" != "$verdict" ]; then
+			matrix_ok=$((matrix_ok + 1))
+			echo "ok - $tool x $app (${secs} s): ${verdict#ok - }" >> "$O/matrix.table"
+		else
+			matrix_bad=$((matrix_bad + 1))
+			why=""
+			[ $rc = 0 ] || why="rc $rc; "
+			cmp -s "$O/m-$app.plain" "$f.appout" || why="${why}app output differs; "
+			echo "not ok - $tool x $app (${secs} s): $why${verdict}" >> "$O/matrix.table"
+			echo "#   $tool x $app reports: $(grep '^gbpf run' "$f.err" | grep -v 'info: attached' | head -4 | cut -c1-200 | tr '\n' '|')" >> "$O/matrix.table"
+		fi
+		rm -f "$f.appout"
+		# Event streams are large: keep only their first lines.
+		[ "$tool" = kernelretsnoop ] && head -50 "$f.out" > "$f.head" && rm -f "$f.out"
+	done
+done
+# directly_run_on_gpu: the vec_add program itself run as a 64-thread GPU kernel.
+timeout 60 "$BIN/gbpf" -j prog run --threads 64 "$BIN/vec_add.bpf.o" > "$O/m-vec_add.out" 2> "$O/m-vec_add.err"
+rc=$?
+verdict=$(python3 "$ROOT/tests/cuda_agent/apps/check_tools.py" vec_add - "$O/m-vec_add.out" 2>&1 | tail -1)
+if [ $rc = 0 ] && [ "${verdict#ok }" != "$verdict" ]; then
+	matrix_ok=$((matrix_ok + 1))
+	echo "ok - directly_run_on_gpu (prog run --threads 64): ${verdict#ok - }" >> "$O/matrix.table"
+else
+	matrix_bad=$((matrix_bad + 1))
+	echo "not ok - directly_run_on_gpu (rc $rc): $verdict $(head -c 200 "$O/m-vec_add.err" | tr '\n' ' ')" >> "$O/matrix.table"
+fi
+sed 's/^/# /' "$O/matrix.table"
+check "tools matrix: $matrix_ok of $((matrix_ok + matrix_bad)) (tool, app) runs exact, app output identical" \
+	"[ $matrix_bad = 0 ]"
