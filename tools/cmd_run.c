@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gbpf run [-i SECONDS] [-c COUNT] [--backend B] [--allow-app-writes]
+ * gbpf run [-i SECONDS] [-c COUNT] [--backend B] [--per-process] [--allow-app-writes]
  *          [--engine ptx|sanitizer|auto] OBJ... -- CMD ARGS
+ * gbpf run --idle [--backend B] [--allow-app-writes] [--engine E] -- CMD ARGS
  *
  * The controller: opens and verifies every program, builds the shared map
  * region, starts CMD with libgbpf-agent.so preloaded, then serves the
@@ -29,9 +30,13 @@ static int run_usage(void)
 {
 	fprintf(stderr,
 		"Usage: %s run [OPTIONS] OBJ... -- CMD [ARGS]\n"
-		"       %s run --idle [--backend B] -- CMD [ARGS]\n"
+		"       %s run --idle [--backend B] [--allow-app-writes] [--engine E] -- CMD [ARGS]\n"
 		"  --idle       run CMD (in gbpf's place: same pid) with the agent idle, for\n"
-		"               gbpf attach PID OBJ... / gbpf detach PID later\n"
+		"               gbpf attach PID OBJ... / gbpf detach PID later; with --idle,\n"
+		"               --engine is the engine of attaches that name none, and only\n"
+		"               --allow-app-writes lets an attach's probes replace app values\n"
+		"  --per-process  each process of CMD's tree counts into its own maps: the sum\n"
+		"               is printed, then every process's own (as gbpf attach --per-process)\n"
 		"  -i SECONDS   print maps every SECONDS (fractions allowed)\n"
 		"  -c COUNT     print at most COUNT intervals\n"
 		"  -j, --json   one JSON object per line (bpftrace -f json shapes)\n"
@@ -330,7 +335,7 @@ static int run_idle(struct run_ctx *ctx)
 {
 	const char *agent = gbpf_agent_library_path();
 	const char *old = getenv("LD_PRELOAD");
-	char preload[4096];
+	char preload[4096], flags[16];
 
 	if (access(agent, R_OK))
 		return cli_error("agent library %s: %s (set %s)", agent, strerror(errno),
@@ -345,6 +350,18 @@ static int run_idle(struct run_ctx *ctx)
 		return cli_error("environment: %s", strerror(errno));
 	if (ctx->plugin && (setenv(GBPF_AGENT_ENV_BACKEND, ctx->backend_name, 1) ||
 			    setenv(GBPF_AGENT_ENV_BACKEND_PATH, ctx->plugin_path, 1)))
+		return cli_error("environment: %s", strerror(errno));
+	/*
+	 * The start's options stay with the process: the agent applies them to
+	 * every attach (docs/PROCESS_MODEL.md), and the cuda plugin's
+	 * constructor reads the engine before any context exists (no Compute
+	 * Sanitizer subscription, and its cost, under ptx).
+	 */
+	snprintf(flags, sizeof(flags), "%u", ctx->agent_flags);
+	if (setenv(GBPF_AGENT_ENV_IDLE_FLAGS, flags, 1) ||
+	    (ctx->agent_flags & (GBPF_AGENT_F_ENGINE_PTX | GBPF_AGENT_F_ENGINE_SANITIZER) &&
+	     setenv("GBPF_CUDA_ENGINE",
+		    ctx->agent_flags & GBPF_AGENT_F_ENGINE_PTX ? "ptx" : "sanitizer", 1)))
 		return cli_error("environment: %s", strerror(errno));
 	fflush(NULL);
 	execvp(ctx->cmd[0], ctx->cmd);
@@ -369,6 +386,7 @@ int cmd_run(int argc, char **argv)
 		{"idle", no_argument, NULL, 'I'},
 		{"allow-app-writes", no_argument, NULL, 'W'},
 		{"engine", required_argument, NULL, 'G'},
+		{"per-process", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -426,6 +444,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 'I': idle = true; break;
+		case 'p': ctx.per_process = true; break;
 		case 'h': run_usage(); return 0;
 		default: return run_usage();
 		}
@@ -434,11 +453,21 @@ int cmd_run(int argc, char **argv)
 		if (optind < dash)
 			return cli_error("--idle starts CMD without programs: attach them later with "
 					 "gbpf attach PID OBJ...");
+		if (ctx.per_process)
+			return cli_error("--idle with --per-process: give --per-process to gbpf attach");
 		ctx.cmd = &argv[dash + 1];
 		return run_idle(&ctx);
 	}
 	if (optind >= dash)
 		return cli_error("no object given (gbpf run OBJ... -- CMD)");
+	/*
+	 * The aggregate is rebuilt from the process regions when maps print;
+	 * the exporters read ctx->shm on their own schedule (--prom on its own
+	 * thread) and would see it half rebuilt.
+	 */
+	if (ctx.per_process && (ctx.prom_addr || ctx.prom_file || ctx.otlp_url))
+		return cli_error("--per-process cannot be combined with --prom, --prom-file or --otlp "
+				 "(they export the job's sum: run without --per-process)");
 	ctx.cmd = &argv[dash + 1];
 	/* Files and collectors follow -i, else a usual scrape period. */
 	if (!ctx.export_s)

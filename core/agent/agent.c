@@ -214,7 +214,7 @@ static int agent_connect(struct agent_state *a, const char *path)
 	return 0;
 }
 
-static int agent_hello(struct agent_state *a)
+static int agent_hello_on(int fd)
 {
 	struct gbpf_agent_buf b = {0};
 	char exe[PATH_MAX];
@@ -224,9 +224,14 @@ static int agent_hello(struct agent_state *a)
 	exe[n > 0 ? n : 0] = 0;
 	err = gbpf_agent_encode_hello(&b, (uint32_t)getpid(), (uint32_t)getppid(), exe);
 	if (!err)
-		err = agent_send_frame(a->fd, GBPF_AGENT_MSG_HELLO, &b);
+		err = agent_send_frame(fd, GBPF_AGENT_MSG_HELLO, &b);
 	gbpf_agent_buf_free(&b);
 	return err;
+}
+
+static int agent_hello(struct agent_state *a)
+{
+	return agent_hello_on(a->fd);
 }
 
 static void agent_report_cb(void *ctx, enum gbpf_agent_event event, const char *kernel,
@@ -283,18 +288,18 @@ static __attribute__((format(printf, 2, 0))) int agent_lib_print(enum gbpf_log_l
  * must be the same bytes (programs cannot write .rodata; anything else that
  * changed it did so behind the verifier's back).
  */
-static int agent_check_rodata(struct agent_state *a, char *why, size_t why_size)
+static int agent_check_rodata(struct agent_staged *st, char *why, size_t why_size)
 {
 	size_t i, k;
 
-	for (i = 0; i < a->setup.map_cnt && i < a->shm.map_cnt; i++) {
-		const struct gbpf_map_desc *d = &a->setup.maps[i];
+	for (i = 0; i < st->setup.map_cnt && i < st->shm.map_cnt; i++) {
+		const struct gbpf_map_desc *d = &st->setup.maps[i];
 		uint32_t key = 0;
 		const unsigned char *v;
 
 		if (d->origin != GBPF_MAP_ORIGIN_RODATA || !d->init_data || !d->init_size)
 			continue;
-		v = gbpf_map__lookup(&a->shm.maps[i], &key, 0);
+		v = gbpf_map__lookup(&st->shm.maps[i], &key, 0);
 		if (!v) {
 			snprintf(why, why_size, "map #%zu '%s': no value in the map memory", i, d->name);
 			return -EINVAL;
@@ -316,23 +321,23 @@ static int agent_check_rodata(struct agent_state *a, char *why, size_t why_size)
  * running any, with the same verifier flags (derived from the setup flags
  * as the controller derived them) and the same .rodata bytes.
  */
-static int agent_verify_all(struct agent_state *a, char *why, size_t why_size)
+static int agent_verify_all(struct agent_staged *st, char *why, size_t why_size)
 {
 	size_t i;
-	int err = agent_check_rodata(a, why, why_size);
+	int err = agent_check_rodata(st, why, why_size);
 
-	for (i = 0; !err && i < a->setup.prog_cnt; i++) {
-		const struct gbpf_prog_desc *p = &a->setup.progs[i];
+	for (i = 0; !err && i < st->setup.prog_cnt; i++) {
+		const struct gbpf_prog_desc *p = &st->setup.progs[i];
 		struct gbpf_verify_result res = {.sz = sizeof(res)};
 		GBPF_OPTS(gbpf_verify_opts, opts, .log_level = GBPF_VERIFY_LOG_ERROR,
-			  .flags = gbpf_agent_verify_flags(a->setup.flags));
+			  .flags = gbpf_agent_verify_flags(st->setup.flags));
 
 		err = gbpf_verify(p, &opts, &res);
 		if (err || res.verdict != GBPF_VERDICT_ACCEPT) {
 			snprintf(why, why_size, "%s: program '%s': verifier: instruction %lld: %s%s",
 				 p->source_file ? p->source_file : "?", p->name,
 				 (long long)res.error_insn, res.reason[0] ? res.reason : "rejected",
-				 (a->setup.flags & GBPF_AGENT_F_ALLOW_APP_WRITES)
+				 (st->setup.flags & GBPF_AGENT_F_ALLOW_APP_WRITES)
 					 ? ""
 					 : gbpf_agent_app_write_hint(p, res.reason));
 			return err ? err : -GBPF_ERRNO__VERIFY;
@@ -458,27 +463,93 @@ static int agent_attach(struct agent_state *a, char *why, size_t why_size)
 	return err;
 }
 
-/*
- * Act on a SETUP: decode, map the region, verify, prepare host programs,
- * open the backend and attach. Every failure is reported; the application
- * runs on, uninstrumented.
- */
-static void agent_setup_from(struct agent_state *a, void *payload, size_t len, int memfd)
+static void agent_staged_free(struct agent_staged *st)
 {
-	char why[512] = "";
-	const char *backend;
+	agent_host_progs_free(st->interps, st->faults, st->setup.prog_cnt);
+	st->interps = NULL;
+	st->faults = NULL;
+	gbpf_agent_setup_free(&st->setup);
+	memset(&st->setup, 0, sizeof(st->setup));
+	gbpf_shm_destroy(&st->shm);
+}
+
+/*
+ * An idle agent applies the options it was started with (GBPF_AGENT_ENV_IDLE_FLAGS):
+ * probes may replace the application's values only when whoever started it
+ * allowed that, and an attach that names no engine gets the start's engine.
+ */
+static int agent_idle_policy(struct agent_state *a, struct agent_staged *st, char *why,
+			     size_t why_size)
+{
+	const uint32_t engines = GBPF_AGENT_F_ENGINE_PTX | GBPF_AGENT_F_ENGINE_SANITIZER;
+
+	if (a->listen_fd < 0)
+		return 0;
+	if ((st->setup.flags & GBPF_AGENT_F_ALLOW_APP_WRITES) &&
+	    !(a->idle_flags & GBPF_AGENT_F_ALLOW_APP_WRITES)) {
+		snprintf(why, why_size,
+			 "--allow-app-writes refused: the application was started without it "
+			 "(gbpf run --idle --allow-app-writes lets probes replace its values)");
+		return -EPERM;
+	}
+	if (!(st->setup.flags & engines))
+		st->setup.flags |= a->idle_flags & engines;
+	return 0;
+}
+
+/*
+ * Turn a SETUP into a staged session: decode, map the region, apply the
+ * idle options, verify, build host interpreters. Takes @p payload and
+ * @p memfd. Nothing is attached and the current session is not touched.
+ */
+static int agent_stage(struct agent_state *a, void *payload, size_t len, int memfd,
+		       struct agent_staged *st, char *why, size_t why_size)
+{
 	int err;
 
-	err = gbpf_agent_decode_setup(payload, len, &a->setup, why, sizeof(why));
+	memset(st, 0, sizeof(*st));
+	st->shm.fd = -1;
+	err = gbpf_agent_decode_setup(payload, len, &st->setup, why, why_size);
 	free(payload);
 	if (err) {
 		close(memfd);
-		goto fail;
+		return err;
 	}
-	err = gbpf_shm_attach(&a->shm, memfd, a->setup.maps, a->setup.map_cnt, why, sizeof(why));
+	err = gbpf_shm_attach(&st->shm, memfd, st->setup.maps, st->setup.map_cnt, why, why_size);
+	if (!err)
+		err = agent_idle_policy(a, st, why, why_size);
+	/* Without programs there is nothing to verify (reported when it is installed). */
+	if (!err && st->setup.prog_cnt)
+		err = agent_verify_all(st, why, why_size);
+	if (!err && st->setup.prog_cnt)
+		err = agent_host_progs_prepare(st, why, why_size);
 	if (err)
-		goto fail;
-	backend = a->setup.backend;
+		agent_staged_free(st);
+	return err;
+}
+
+/* The staged session becomes the agent's (no session may be installed). */
+static void agent_install(struct agent_state *a, struct agent_staged *st)
+{
+	a->setup = st->setup;
+	a->shm = st->shm;
+	a->interps = st->interps;
+	a->faults = st->faults;
+	memset(st, 0, sizeof(*st));
+	st->shm.fd = -1;
+}
+
+/*
+ * Attach the installed session: open (or reuse) the backend and call its
+ * agent_attach. Every failure is reported; the application runs on,
+ * uninstrumented. @return 0 when the programs are attached.
+ */
+static int agent_go(struct agent_state *a)
+{
+	char why[512] = "";
+	const char *backend = a->setup.backend;
+	int err;
+
 	/* An idle agent prepared its backend at start (its interposers are the preloaded ones). */
 	if (a->listen_fd >= 0 && a->backend && strcmp(backend, a->backend_name)) {
 		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
@@ -489,31 +560,48 @@ static void agent_setup_from(struct agent_state *a, void *payload, size_t len, i
 	if (!backend[0]) {
 		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
 			    "no backend chosen: the application runs uninstrumented");
-		return;
+		return -GBPF_ERRNO__NOBACKEND;
 	}
 	if (!a->setup.prog_cnt) {
 		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
 			    "no programs to attach: the application runs uninstrumented");
-		return;
+		return -ENOENT;
 	}
-	err = agent_verify_all(a, why, sizeof(why));
-	if (!err)
-		err = agent_host_progs_prepare(a, why, sizeof(why));
-	if (!err)
-		err = agent_open_backend(a, backend,
-					 backend == a->setup.backend ? a->setup.backend_path : "", why,
-					 sizeof(why));
+	err = agent_open_backend(a, backend,
+				 backend == a->setup.backend ? a->setup.backend_path : "", why,
+				 sizeof(why));
 	if (!err)
 		err = agent_attach(a, why, sizeof(why));
-	if (err)
-		goto fail;
+	if (err) {
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
+			    "%s; the application runs uninstrumented", why);
+		return err;
+	}
 	agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
-		    "attached %zu program(s), %zu map(s) on backend '%s'", a->setup.prog_cnt,
-		    a->shm.map_cnt, a->backend_name);
-	return;
-fail:
-	agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
-		    "%s; the application runs uninstrumented", why);
+		    "attached %zu program(s), %zu map(s) on backend '%s'%s", a->setup.prog_cnt,
+		    a->shm.map_cnt, a->backend_name,
+		    a->setup.flags & GBPF_AGENT_F_ENGINE_PTX         ? " (engine ptx)"
+		    : a->setup.flags & GBPF_AGENT_F_ENGINE_SANITIZER ? " (engine sanitizer)"
+								     : "");
+	return 0;
+}
+
+/*
+ * Act on a SETUP (no session running): stage, install, attach. Every
+ * failure is reported; the application runs on, uninstrumented.
+ */
+static void agent_setup_from(struct agent_state *a, void *payload, size_t len, int memfd)
+{
+	struct agent_staged st;
+	char why[512] = "";
+
+	if (agent_stage(a, payload, len, memfd, &st, why, sizeof(why))) {
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
+			    "%s; the application runs uninstrumented", why);
+		return;
+	}
+	agent_install(a, &st);
+	agent_go(a);
 }
 
 /*
@@ -583,8 +671,6 @@ static void agent_job_write(struct agent_state *a, const char *ctl_path)
 
 void agent_session_end(struct agent_state *a, const char *why)
 {
-	size_t i;
-
 	(void)why;
 	atomic_store(&a->live, 0);
 	atomic_store(&a->direct_ok, 0);
@@ -597,11 +683,7 @@ void agent_session_end(struct agent_state *a, const char *why)
 	/* A host program that started before the flag changed finishes first. */
 	while (atomic_load(&a->host_inflight))
 		usleep(100);
-	for (i = 0; a->interps && i < a->setup.prog_cnt; i++)
-		if (a->interps[i])
-			gbpf_interp_destroy(a->interps[i]);
-	free(a->interps);
-	free(a->faults);
+	agent_host_progs_free(a->interps, a->faults, a->setup.prog_cnt);
 	a->interps = NULL;
 	a->faults = NULL;
 	gbpf_agent_setup_free(&a->setup);
@@ -627,7 +709,7 @@ void agent_session_end(struct agent_state *a, const char *why)
 }
 
 /* Only our own user (or root) may attach: peer credentials of the connection. */
-static int agent_peer_ok(int fd, char *why, size_t why_size)
+static int agent_peer_ok(int fd, pid_t *pid, char *why, size_t why_size)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -641,22 +723,50 @@ static int agent_peer_ok(int fd, char *why, size_t why_size)
 			 (int)cred.pid, (unsigned)cred.uid, (unsigned)geteuid());
 		return -EPERM;
 	}
+	*pid = cred.pid;
 	return 0;
 }
 
+/*
+ * Tell a controller that is not (yet) the session's something on its own
+ * socket, bypassing the queue (which belongs to the current session).
+ */
+static void agent_tell(int fd, uint32_t event, const char *msg)
+{
+	struct gbpf_agent_buf b = {0};
+
+	if (!gbpf_agent_encode_report(&b, event, 0, "", msg))
+		agent_send_frame(fd, GBPF_AGENT_MSG_REPORT, &b);
+	gbpf_agent_buf_free(&b);
+}
+
+/*
+ * Listen mode: a controller connected to our socket. The exchange (hello,
+ * JOB, then SETUP or DETACH) happens on the new connection while the
+ * current session, if any, goes on running. A DETACH ends it. A SETUP is
+ * staged completely (decoded, mapped, verified, interpreters built) before
+ * the current session ends, and the new one is attached right after: a hot
+ * swap costs the application only the backend's detach and attach, each
+ * launch runs the old programs, the new ones or (in between) the original
+ * code, never a mix, and a replacement that fails leaves the current
+ * programs attached. The replaced controller is told, and prints the maps
+ * of its programs as they were at the swap.
+ */
 void agent_accept(struct agent_state *a)
 {
 	struct timeval tv = {.tv_sec = AGENT_SETUP_TIMEOUT_S};
-	char why[512] = "", ctl[GBPF_AGENT_MAX_STR + 1] = "";
+	char why[512] = "", ctl[GBPF_AGENT_MAX_STR + 1] = "", msg[640];
+	struct agent_staged st;
 	void *payload = NULL;
 	size_t len = 0;
 	uint16_t type = 0;
-	int fd, memfd = -1, err;
+	pid_t peer = 0;
+	int fd, memfd = -1, err, replacing;
 
 	fd = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (agent_peer_ok(fd, why, sizeof(why))) {
+	if (agent_peer_ok(fd, &peer, why, sizeof(why))) {
 		/* The current controller (if any) hears of it; the intruder gets nothing. */
 		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL, "%s", why);
 		close(fd);
@@ -664,21 +774,12 @@ void agent_accept(struct agent_state *a)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	/* One controller at a time: a new one replaces the current session (hot swap, detach). */
-	if (a->fd >= 0) {
-		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
-			    "detached: another gbpf attach or detach took over");
-		agent_sender_flush_now(a);
-		agent_session_end(a, "replaced");
-	}
-	a->fd = fd;
-	atomic_store(&a->live, 1);
-	if (agent_hello(a)) {
-		agent_session_end(a, "hello failed");
+	if (agent_hello_on(fd)) {
+		close(fd);
 		return;
 	}
 	for (;;) {
-		err = recv_frame(a->fd, &type, &payload, &len, &memfd, why, sizeof(why));
+		err = recv_frame(fd, &type, &payload, &len, &memfd, why, sizeof(why));
 		if (err || type != GBPF_AGENT_MSG_JOB)
 			break;
 		err = gbpf_agent_decode_job(payload, len, ctl, sizeof(ctl), why, sizeof(why));
@@ -687,14 +788,52 @@ void agent_accept(struct agent_state *a)
 		if (err)
 			break;
 	}
+	replacing = a->fd >= 0;
 	if (!err && type == GBPF_AGENT_MSG_DETACH) {
 		free(payload);
-		agent_session_end(a, "detach");
+		if (replacing) {
+			agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
+				    "detached: another gbpf attach or detach took over (gbpf detach, pid %d)",
+				    (int)peer);
+			agent_sender_flush_now(a);
+			agent_session_end(a, "detach");
+		}
+		close(fd); /* the confirmation: the detach is complete */
 		return;
 	}
-	if (agent_take_setup(a, err, type, payload, len, memfd, why, sizeof(why)))
+	if (!err && type != GBPF_AGENT_MSG_SETUP) {
+		snprintf(why, sizeof(why), "expected a setup message, got %s (type %u)",
+			 gbpf_agent_msg_name(type), type);
+		free(payload);
+		if (memfd >= 0)
+			close(memfd);
+		err = -EINVAL;
+	}
+	if (!err)
+		err = agent_stage(a, payload, len, memfd, &st, why, sizeof(why));
+	if (err) {
+		snprintf(msg, sizeof(msg), "%s; %s", why,
+			 replacing ? "the programs attached before stay attached"
+				   : "the application runs uninstrumented");
+		agent_tell(fd, GBPF_AGENT_EVENT_ERROR, msg);
+		close(fd);
 		return;
-	if (atomic_load(&a->attached))
+	}
+	/* Ready: the current session ends (its maps complete at this point), the new one starts. */
+	if (replacing) {
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
+			    "detached: another gbpf attach or detach took over (gbpf attach, pid %d, "
+			    "replaces these programs)", (int)peer);
+		agent_sender_flush_now(a);
+		agent_session_end(a, "replaced");
+	}
+	a->fd = fd;
+	atomic_store(&a->live, 1);
+	agent_install(a, &st);
+	if (replacing)
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
+			    "replaces the programs of the previous session from the next launch");
+	if (!agent_go(a))
 		agent_job_write(a, ctl);
 }
 
@@ -851,8 +990,19 @@ __attribute__((constructor)) static void gbpf_agent_init(void)
 	a->print_direct = !(direct && !strcmp(direct, "0"));
 
 	if (listen_env && !strcmp(listen_env, "1") && (!path || !path[0])) {
+		const char *idle = getenv(GBPF_AGENT_ENV_IDLE_FLAGS);
+		char *end = NULL;
+		unsigned long fl = idle && idle[0] ? strtoul(idle, &end, 0) : 0;
+
 		/* Idle: nothing happens per launch until a controller attaches. */
 		gbpf_set_print(agent_lib_print);
+		if (idle && idle[0] && (*end || (fl & ~(unsigned long)GBPF_AGENT_F_KNOWN) ||
+					((fl & GBPF_AGENT_F_ENGINE_PTX) && (fl & GBPF_AGENT_F_ENGINE_SANITIZER)))) {
+			fprintf(stderr, "gbpf agent: pid %d: %s=%s: not a set of start options; "
+					"none applied\n", (int)getpid(), GBPF_AGENT_ENV_IDLE_FLAGS, idle);
+			fl = 0;
+		}
+		a->idle_flags = (uint32_t)fl;
 		a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (a->wake_fd < 0 || agent_listen_start(a))
 			return;

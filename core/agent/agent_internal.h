@@ -33,6 +33,20 @@ struct agent_msg {
 struct gbpf_interp;
 
 /*
+ * What a SETUP becomes before anything is attached: decoded, its region
+ * mapped and checked, its programs verified and their interpreters built.
+ * An idle agent stages a replacement while the current session still runs,
+ * so a hot swap only switches sessions once the new one is ready (and a
+ * replacement that fails leaves the current programs attached).
+ */
+struct agent_staged {
+	struct gbpf_agent_setup setup;
+	struct gbpf_shm shm;
+	struct gbpf_interp **interps; /* per program; NULL for device programs */
+	atomic_uint *faults;          /* per program: run failures seen */
+};
+
+/*
  * Bytes of a frame that a direct print (agent_print) could only half send:
  * header + dropped count + string length + the longest line.
  */
@@ -82,6 +96,12 @@ struct agent_state {
 	char listen_path[108];
 	char job_path[108];       /* DIR/PID.job while attached with a controller socket; "" otherwise */
 	char backend_name[64];    /* the open backend (kept across sessions) */
+	/*
+	 * GBPF_AGENT_F_* options the idle agent was started with
+	 * (GBPF_AGENT_ENV_IDLE_FLAGS): the engine an attach gets when it names
+	 * none, and whether an attach may let probes write app values.
+	 */
+	uint32_t idle_flags;
 
 	struct gbpf_agent_setup setup;
 	struct gbpf_shm shm;
@@ -124,8 +144,10 @@ void agent_session_end(struct agent_state *a, const char *why);
 /** Listen mode: a controller connected to our socket; serve it (attach, detach, replace). */
 void agent_accept(struct agent_state *a);
 
-/** Prepare interpreters for the host programs; reason in why. */
-int agent_host_progs_prepare(struct agent_state *a, char *why, size_t why_size);
+/** Prepare interpreters for the host programs of @p st; reason in why. */
+int agent_host_progs_prepare(struct agent_staged *st, char *why, size_t why_size);
+/** Free what agent_host_progs_prepare built (interpreters, fault counters). */
+void agent_host_progs_free(struct gbpf_interp **interps, atomic_uint *faults, size_t n);
 /** services->run_host_prog. */
 int agent_run_host_prog(void *ctx, size_t prog_index, void *probe_ctx, size_t ctx_size,
 			uint64_t *r0);

@@ -391,19 +391,19 @@ static size_t host_ctx_size(uint32_t kind)
 /* Host programs run bounded: a probe must never stall a launch for long. */
 #define AGENT_HOST_MAX_INSNS (1u << 20)
 
-int agent_host_progs_prepare(struct agent_state *a, char *why, size_t why_size)
+int agent_host_progs_prepare(struct agent_staged *st, char *why, size_t why_size)
 {
-	size_t i, n = a->setup.prog_cnt;
+	size_t i, n = st->setup.prog_cnt;
 
-	a->interps = calloc(n, sizeof(*a->interps));
-	a->faults = calloc(n, sizeof(*a->faults));
-	if (!a->interps || !a->faults) {
+	st->interps = calloc(n ? n : 1, sizeof(*st->interps));
+	st->faults = calloc(n ? n : 1, sizeof(*st->faults));
+	if (!st->interps || !st->faults) {
 		snprintf(why, why_size, "no memory for %zu programs", n);
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
-		const struct gbpf_prog_desc *p = &a->setup.progs[i];
-		size_t base = p->map_cnt ? (size_t)(p->maps - a->setup.maps) : 0;
+		const struct gbpf_prog_desc *p = &st->setup.progs[i];
+		size_t base = p->map_cnt ? (size_t)(p->maps - st->setup.maps) : 0;
 		/* Checked mode: a probe bug faults the probe, never the application. */
 		GBPF_OPTS(gbpf_interp_opts, opts, .bounds_checked = 1,
 			  .max_insns = AGENT_HOST_MAX_INSNS);
@@ -412,8 +412,8 @@ int agent_host_progs_prepare(struct agent_state *a, char *why, size_t why_size)
 
 		if (!is_host_kind(p->attach.kind))
 			continue;
-		err = gbpf_interp_create(p, p->map_cnt ? &a->shm.maps[base] : NULL, p->map_cnt,
-					 &opts, &a->interps[i], err_text, sizeof(err_text));
+		err = gbpf_interp_create(p, p->map_cnt ? &st->shm.maps[base] : NULL, p->map_cnt,
+					 &opts, &st->interps[i], err_text, sizeof(err_text));
 		if (err) {
 			snprintf(why, why_size, "%s: program '%s': interpreter: %s",
 				 p->source_file ? p->source_file : "?", p->name, err_text);
@@ -421,6 +421,17 @@ int agent_host_progs_prepare(struct agent_state *a, char *why, size_t why_size)
 		}
 	}
 	return 0;
+}
+
+void agent_host_progs_free(struct gbpf_interp **interps, atomic_uint *faults, size_t n)
+{
+	size_t i;
+
+	for (i = 0; interps && i < n; i++)
+		if (interps[i])
+			gbpf_interp_destroy(interps[i]);
+	free(interps);
+	free(faults);
 }
 
 /* trace_printk output goes to the controller, never into the app's own output. */

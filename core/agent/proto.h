@@ -70,6 +70,14 @@
 #define GBPF_AGENT_ENV_BACKEND_PATH "GBPF_AGENT_BACKEND_PATH"
 /** Environment variable overriding the path of libgbpf-agent.so (controller). */
 #define GBPF_AGENT_ENV_LIB "GBPF_AGENT_LIB"
+/**
+ * Environment variable: the GBPF_AGENT_F_* options an idle agent was started
+ * with (`gbpf run --idle --engine E --allow-app-writes`), a decimal number.
+ * An attach that names no engine gets this one; an attach asking for
+ * GBPF_AGENT_F_ALLOW_APP_WRITES is refused unless it is here (whoever
+ * started the application decides whether probes may change its values).
+ */
+#define GBPF_AGENT_ENV_IDLE_FLAGS "GBPF_AGENT_IDLE_FLAGS"
 
 #define GBPF_AGENT_MAGIC 0x41504247u /* "GBPA" */
 /* 2: SETUP carries the initial bytes of .data / .rodata maps. */

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: MIT
 """gbpf attach / detach end to end on the test backend (no GPU).
 
-argv: GBPF LOOP_APP PLUGIN COUNT_OBJ TOTAL_OBJ BAD_FRAMES_APP
+argv: GBPF LOOP_APP PLUGIN COUNT_OBJ TOTAL_OBJ BAD_FRAMES_APP [MEMWRITE_OBJ LAUNCH_APP]
 
 An idle application (`gbpf run --idle`, tests/agent/apps/loop_app.c)
 launches on command, so every check knows exactly how many launches
 happened while probes were attached: attach, detach, re-attach, hot swap,
 Ctrl-C and SIGKILL of the controller, two processes and a child in one
 job (aggregate and --per-process), the socket's owner checks, and
-malformed frames on the controller's socket (#11).
+malformed frames on the controller's socket (#11). With MEMWRITE_OBJ and
+LAUNCH_APP also: a replacement the agent refuses leaves the attached
+programs counting, the options of `gbpf run --idle` (--engine,
+--allow-app-writes) applied to attaches, and `gbpf run --per-process`.
 """
 import json
 import os
@@ -24,6 +27,10 @@ import tempfile
 import time
 
 GBPF, APP, PLUGIN, COUNT, TOTAL, BAD_FRAMES = sys.argv[1:7]
+MEMWRITE = sys.argv[7] if len(sys.argv) > 7 else None
+LAUNCH_APP = sys.argv[8] if len(sys.argv) > 8 else None
+# GBPF_AGENT_F_* (include/gbpf/plugin.h), as the test backend reports them
+F_ALLOW_APP_WRITES, F_ENGINE_PTX, F_ENGINE_SANITIZER = 1, 4, 8
 n_test = 0
 failed = 0
 
@@ -48,10 +55,11 @@ def expected_sum(n):
 class App:
     """loop_app started idle; commands on stdin, one answer line each."""
 
-    def __init__(self, env, extra_env=None):
+    def __init__(self, env, extra_env=None, opts=()):
         e = dict(env)
         e.update(extra_env or {})
-        self.p = subprocess.Popen([GBPF, "run", "--idle", "--backend", "hosttest", "--", APP],
+        self.p = subprocess.Popen([GBPF, "run", "--idle", "--backend", "hosttest"] + list(opts) +
+                                  ["--", APP],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env=e, text=True, bufsize=1)
         self.lines = []
@@ -310,8 +318,156 @@ def main():
         globals()["n_test"] += 1
 
     malformed_frames(env)
+    if MEMWRITE and LAUNCH_APP:
+        refused_replacement(env)
+        idle_options(env)
+        run_per_process(env)
+    else:
+        print("ok %d - # SKIP MEMWRITE_OBJ / LAUNCH_APP not given" % (n_test + 1))
+        globals()["n_test"] += 1
     print("1..%d" % n_test)
     return 1 if failed else 0
+
+
+def plugin_flags(text):
+    """The flags the test backend's agent_attach got (its report), or None."""
+    for line in text.splitlines():
+        if "interposed (flags 0x" in line:
+            return int(line.split("flags 0x")[1].split(")")[0], 16)
+    return None
+
+
+def refused_replacement(env):
+    """A replacement the agent refuses (staged first) leaves the attached programs counting."""
+    app = App(env)
+    att = Controller(["attach", "-j", str(app.pid), COUNT], env)
+    ok(att.wait_stderr("attached 1 program(s)"), "staged swap: first set attached", att.err)
+    app.launch(4)
+    bad = Controller(["attach", "-j", "--allow-app-writes", str(app.pid), MEMWRITE], env)
+    rc = bad.finish(timeout=20)
+    ok("--allow-app-writes refused: the application was started without it" in bad.err and
+       "the programs attached before stay attached" in bad.err,
+       "a replacement asking for app writes the start did not allow is refused, with why", bad.err)
+    ok("attached 1 program(s)" not in bad.err, "the refused set was never attached", bad.err)
+    app.launch(2)
+    ok(att.p.poll() is None and "took over" not in att.err,
+       "the first controller was not replaced", att.err)
+    att.finish(sig=signal.SIGINT)
+    ok(map_data(json_lines(att.out), "launches") == {"kern_a": 3, "kern_b": 3},
+       "the first set counted all 6 launches, before and after the refused swap",
+       att.out + att.err)
+    # a swap right after launches: the two sets' counts add up to every launch
+    att1 = Controller(["attach", "-j", str(app.pid), COUNT], env)
+    ok(att1.wait_stderr("attached 1 program(s)"), "swap: set 1 attached", att1.err)
+    app.launch(5)
+    att2 = Controller(["attach", "-j", str(app.pid), COUNT], env)
+    ok(att2.wait_stderr("replaces the programs of the previous session"),
+       "swap: set 2 says it replaced set 1", att2.err)
+    att1.finish(timeout=20)
+    app.launch(7)
+    att2.finish(sig=signal.SIGINT)
+    c1 = map_data(json_lines(att1.out), "launches")
+    c2 = map_data(json_lines(att2.out), "launches")
+    ok(c1 == {"kern_a": 3, "kern_b": 2} and c2 == {"kern_a": 4, "kern_b": 3},
+       "swap: set 1 has the 5 launches before it (printed at the swap), set 2 the 7 after",
+       "%s %s\n%s\n%s" % (c1, c2, att1.err, att2.err))
+    rc, err = app.quit()
+    ok(rc == 0 and app.lines[1:] == ["launched %d sum %d" % (n, expected_sum(n))
+                                     for n in (4, 2, 5, 7)],
+       "app output unchanged through the refused and the real swap", app.lines)
+
+
+def idle_options(env):
+    """gbpf run --idle --engine / --allow-app-writes: the start's options reach every attach."""
+    plain = App(env)
+    att = Controller(["attach", "-j", str(plain.pid), COUNT], env)
+    ok(att.wait_stderr("attached 1 program(s)"), "idle without options: attach", att.err)
+    att.finish(sig=signal.SIGINT)
+    ok(plugin_flags(att.err) == 0, "idle without options: an attach gets no engine flag",
+       att.err)
+    plain.quit()
+
+    app = App(env, opts=["--engine", "ptx", "--allow-app-writes"])
+    att = Controller(["attach", "-j", str(app.pid), COUNT], env)
+    ok(att.wait_stderr("attached 1 program(s)"), "idle --engine ptx: attach", att.err)
+    app.launch(2)
+    att.finish(sig=signal.SIGINT)
+    ok(plugin_flags(att.err) == F_ENGINE_PTX and "(engine ptx)" in att.err,
+       "idle --engine ptx: an attach naming no engine gets ptx (plugin flags)", att.err)
+    att = Controller(["attach", "-j", "--engine", "sanitizer", str(app.pid), COUNT], env)
+    ok(att.wait_stderr("attached 1 program(s)"), "idle --engine ptx: attach --engine sanitizer",
+       att.err)
+    att.finish(sig=signal.SIGINT)
+    ok(plugin_flags(att.err) == F_ENGINE_SANITIZER,
+       "an attach naming its engine keeps it", att.err)
+    att = Controller(["attach", "-j", "--allow-app-writes", str(app.pid), MEMWRITE], env)
+    ok(att.wait_stderr("attached 2 program(s)"),
+       "idle --allow-app-writes: a writer attached with --allow-app-writes", att.err)
+    app.launch(3)
+    att.finish(sig=signal.SIGINT)
+    ok(plugin_flags(att.err) == F_ENGINE_PTX | F_ALLOW_APP_WRITES,
+       "the plugin gets ALLOW_APP_WRITES and the start's engine", att.err)
+    rc, err = app.quit()
+    ok(rc == 0, "app with idle options exits 0", err)
+
+    app = App(env)
+    with open("/proc/%d/environ" % app.pid, "rb") as f:
+        idle_env = dict(kv.decode().split("=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+    r = subprocess.run([GBPF, "attach", "-j", "--allow-app-writes", str(app.pid), MEMWRITE],
+                       env=env, capture_output=True, text=True, timeout=30)
+    ok("--allow-app-writes refused: the application was started without it" in r.stderr and
+       "attached" not in r.stderr.replace("detached", ""),
+       "idle without --allow-app-writes: a writer is refused by the agent", r.stderr)
+    ok(app.launch(2) == "launched 2 sum %d" % expected_sum(2), "the app runs on after the refusal")
+    app.quit()
+    # by hand, as gbpf run --idle starts it (its environment) but with both engines set
+    idle_env["GBPF_AGENT_IDLE_FLAGS"] = "12"
+    bad = subprocess.run([APP], input="quit\n", env=idle_env, capture_output=True, text=True,
+                         timeout=30)
+    rc, err = bad.returncode, bad.stderr
+    ok(rc == 0 and "GBPF_AGENT_IDLE_FLAGS=12: not a set of start options" in err,
+       "both engines in the start options: reported, none applied, the app runs", err)
+    r = subprocess.run([GBPF, "run", "--idle", "--per-process", "--", "true"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    ok(r.returncode != 0 and "--per-process" in r.stderr, "run --idle --per-process is refused",
+       r.stderr)
+
+
+def run_per_process(env):
+    """gbpf run --per-process: the job's sum, then each process (a fork + exec child too)."""
+    r = subprocess.run([GBPF, "run", "-j", "--per-process", "--backend", "hosttest", COUNT, "--",
+                        LAUNCH_APP, "6", "2", "0", "0", "fork"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    plain = subprocess.run([LAUNCH_APP, "6", "2", "0", "0", "fork"], env=env, capture_output=True,
+                           text=True, timeout=60)
+    objs = json_lines(r.stdout)
+    agg, per, cur, procs = None, {}, None, []
+    for o in objs:
+        if o.get("type") == "process":
+            cur = o["pid"]
+            procs.append(o)
+        elif o.get("type") == "map" and "launches" in o.get("data", {}):
+            if cur is None:
+                agg = o["data"]["launches"]
+            else:
+                per[cur] = o["data"]["launches"]
+    ok(r.returncode == 0 and agg == {"kern_a": 9, "kern_b": 9},
+       "run --per-process: the sum of both processes first (2 x 6 + 6 launches)",
+       r.stdout[-2000:] + r.stderr)
+    ok(sorted(per.values(), key=lambda d: d["kern_a"]) == [{"kern_a": 3, "kern_b": 3},
+                                                           {"kern_a": 6, "kern_b": 6}],
+       "run --per-process: parent (2 threads x 6) and fork + exec child (6) apart", per)
+    ok(all(p.get("exe") == os.path.basename(LAUNCH_APP) for p in procs) and len(procs) == 2,
+       "run --per-process: each process named by pid and executable", procs)
+    events = [o for o in objs if o.get("type") == "event"]
+    ok(len(events) == 18, "run --per-process: every process's ring records (%d)" % len(events))
+    app_lines = [l for l in r.stdout.splitlines() if not l.startswith("{")]
+    ok(sorted(app_lines) == sorted(plain.stdout.splitlines()),
+       "run --per-process: app output unchanged", "%s\n%s" % (app_lines, plain.stdout))
+    r = subprocess.run([GBPF, "run", "--per-process", "--prom-file", "/dev/null", COUNT, "--",
+                        "true"], env=env, capture_output=True, text=True, timeout=30)
+    ok(r.returncode != 0 and "--per-process cannot be combined with --prom" in r.stderr,
+       "run --per-process with an exporter is refused, with why", r.stderr)
 
 
 def foreign_check(env, sockdir):
