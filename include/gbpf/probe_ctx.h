@@ -60,6 +60,8 @@ struct gbpf_gpu_block_ctx {
 	gbpf_u64 launch_id;   /**< sequence number of the launch in the process */
 	gbpf_u32 block_index; /**< the block's number in its kernel: 0 = entry block, then PTX order */
 	gbpf_u32 block_count; /**< number of basic blocks of the kernel */
+	gbpf_u32 device;      /**< device the kernel runs on: host/launch's ctx->device of its launch */
+	gbpf_u32 device_pad;
 };
 
 /** Context of host/launch probes. */

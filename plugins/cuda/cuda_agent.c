@@ -43,6 +43,10 @@
 #define CA_JIT_ERROR_LOG_BUFFER 5
 #define CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 #define CA_PROC_PER_THREAD_STREAM 2ull
+#ifndef GBPF_CUDA_CTX_UNUSED_DEVICE
+/* ctx->device (struct gbpf_gpu_block_ctx) is read by no probe; to be in gbpf/cuda_inject.h. */
+#define GBPF_CUDA_CTX_UNUSED_DEVICE (1U << 4)
+#endif
 /** Largest module image we keep a copy of. */
 #define CA_IMAGE_MAX ((size_t)512 << 20)
 
@@ -79,6 +83,7 @@ struct ca_kernel {
 	CUmodule mod;
 	CUfunction fn;
 	CUdeviceptr launch_id_addr;
+	atomic_int in_graph; /* a graph node (or a launch captured into a graph) runs it */
 	struct gbpf_printq *printq; /* its context's print queues, when a probe prints */
 	struct ca_global *globals;  /* the app's module variables, mirrored around launches */
 	size_t n_globals;
@@ -132,7 +137,8 @@ static struct cuda_agent_state {
 	struct gbpf_san_engine *san; /* the Compute Sanitizer engine (kernels without PTX), or NULL */
 	int engine;                  /* GBPF_SAN_CHOICE_* */
 	/* Entry points of the launch path, resolved once (asking the driver costs ~0.1 us a call). */
-	_Atomic(void *) p_ctx_get, p_ctx_dev, p_memset32, p_memset32_ptds;
+	_Atomic(void *) p_ctx_get, p_ctx_dev, p_memset32, p_memset32_ptds, p_capturing, p_capturing_ptds;
+	int has_host_launch; /* some program is a host/launch probe */
 } cuda_agent_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Kernels of earlier attaches (re-attach): kept, their modules stay loaded; under the state's lock. */
@@ -306,7 +312,25 @@ static int ca_set_global(CUmodule mod, const char *sym, const void *val, size_t 
 	return htod(addr, val, size) == GBPF_CUDA_SUCCESS ? 0 : -EIO;
 }
 
-/* Build the instrumented kernel of entry @p k; fills k->ok. Under the lock. */
+/*
+ * __gbpf_device of an instrumented module: the ordinal of the device of
+ * its context (current while the kernel is instrumented), what host/launch
+ * probes see as ctx->device. A module is loaded per context, so the value
+ * is set once; the probes read it into their context (ptx/inject.c).
+ */
+static int ca_set_device(struct cuda_agent_state *s, const struct ca_kernel *k)
+{
+	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
+	ctx_dev_fn ctx_dev = (ctx_dev_fn)ca_proc_once(&s->p_ctx_dev, "cuCtxGetDevice", 2000, 0);
+	CUdevice dev;
+	uint32_t v;
+
+	if (!ctx_dev || ctx_dev(&dev) != GBPF_CUDA_SUCCESS)
+		return -ENODEV;
+	v = (uint32_t)dev;
+	return ca_set_global(k->mod, "__gbpf_device", &v, sizeof(v), 1);
+}
+
 /* Attribute @p attrib of the current context's device; 0 or -ENOENT. */
 static int ca_device_attr(int attrib, int *v)
 {
@@ -555,6 +579,7 @@ static unsigned ca_device_sm(void)
 	return (unsigned)(major * 10 + minor);
 }
 
+/* Build the instrumented kernel of entry @p k; fills k->ok. Under the lock. */
 static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const struct gbpf_cu_launch *l,
 			  const struct ca_image *im)
 {
@@ -636,9 +661,10 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	}
 	if ((s->map_cnt && ca_set_global(k->mod, "__gbpf_maps", s->dmaps, s->map_cnt * sizeof(*s->dmaps), 1)) ||
 	    ca_set_global(k->mod, "__gbpf_pid_tgid", &pid_tgid, sizeof(pid_tgid), 0) ||
+	    (!(s->ctx_unused & GBPF_CUDA_CTX_UNUSED_DEVICE) && ca_set_device(s, k)) ||
 	    getg(&k->launch_id_addr, &sz, k->mod, "__gbpf_launch_id") != GBPF_CUDA_SUCCESS || sz < 8) {
-		ca_report(GBPF_AGENT_EVENT_ERROR, k->name,
-			  "cannot set the module globals (__gbpf_maps, __gbpf_pid_tgid, __gbpf_launch_id)");
+		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "cannot set the module globals (__gbpf_maps, "
+			  "__gbpf_pid_tgid, __gbpf_device, __gbpf_launch_id)");
 		goto out;
 	}
 	ca_collect_globals(k, l, mi->ptx);
@@ -722,17 +748,71 @@ done:
  * call (no host buffer to keep alive), and a memset never synchronises
  * the stream (an async copy from pageable memory may).
  */
-static int ca_set_launch_id(const struct ca_kernel *k, const struct gbpf_cu_launch *l, uint64_t id)
+static int ca_set_launch_id_on(const struct ca_kernel *k, CUstream stream, int ptds, uint64_t id)
 {
 	struct cuda_agent_state *s = &cuda_agent_state;
 	ca_memset32_async_fn ms = (ca_memset32_async_fn)ca_proc_once(
-		l->ptds ? &s->p_memset32_ptds : &s->p_memset32, "cuMemsetD32Async", 3020,
-		l->ptds ? CA_PROC_PER_THREAD_STREAM : 0);
+		ptds ? &s->p_memset32_ptds : &s->p_memset32, "cuMemsetD32Async", 3020,
+		ptds ? CA_PROC_PER_THREAD_STREAM : 0);
 
-	if (!ms || ms(k->launch_id_addr, (uint32_t)id, 1, l->stream) != GBPF_CUDA_SUCCESS ||
-	    ms(k->launch_id_addr + 4, (uint32_t)(id >> 32), 1, l->stream) != GBPF_CUDA_SUCCESS)
+	if (!ms || ms(k->launch_id_addr, (uint32_t)id, 1, stream) != GBPF_CUDA_SUCCESS ||
+	    ms(k->launch_id_addr + 4, (uint32_t)(id >> 32), 1, stream) != GBPF_CUDA_SUCCESS)
 		return -EIO;
 	return 0;
+}
+
+static int ca_set_launch_id(const struct ca_kernel *k, const struct gbpf_cu_launch *l, uint64_t id)
+{
+	return ca_set_launch_id_on(k, l->stream, l->ptds, id);
+}
+
+/*
+ * Whether a launch goes into a stream that captures a graph: then it is a
+ * graph node, not a launch (its id comes at each cuGraphLaunch). The legacy
+ * default stream never captures, and asking about it while another stream
+ * captures in global mode is itself an error: it is not asked.
+ */
+static int ca_capturing(struct cuda_agent_state *s, const struct gbpf_cu_launch *l)
+{
+	typedef CUresult (*is_capturing_fn)(CUstream, int *status);
+	is_capturing_fn fn;
+	int status = 0;
+
+	if ((!l->stream && !l->ptds) || l->stream == (CUstream)(uintptr_t)1 /* CU_STREAM_LEGACY */)
+		return 0;
+	fn = (is_capturing_fn)ca_proc_once(l->ptds ? &s->p_capturing_ptds : &s->p_capturing,
+					   "cuStreamIsCapturing", 10000,
+					   l->ptds ? CA_PROC_PER_THREAD_STREAM : 0);
+	if (!fn || fn(l->stream, &status) != GBPF_CUDA_SUCCESS)
+		return 0;
+	return status != 0; /* CU_STREAM_CAPTURE_STATUS_ACTIVE or _INVALIDATED */
+}
+
+/*
+ * A graph launch: every instrumented kernel of this context that a graph
+ * node runs gets a fresh launch id, set on the graph's stream before the
+ * graph (stream order), so each launch of a graph is told apart. Kernels
+ * of the context that no graph runs are not touched; a kernel that both a
+ * graph and a direct launch run on other streams at the same time shares
+ * the one module variable, as two direct launches do.
+ */
+static void ca_graph_launch_ids(struct cuda_agent_state *s, const struct gbpf_cu_call_event *ev)
+{
+	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)ca_proc_once(&s->p_ctx_get, "cuCtxGetCurrent", 4000, 0);
+	CUcontext ctx = NULL;
+	struct ca_kernel *k;
+
+	if (ctx_get)
+		ctx_get(&ctx);
+	pthread_mutex_lock(&s->lock);
+	for (k = s->kernels; k; k = k->next) {
+		if (!k->ok || k->ctx != ctx || !atomic_load_explicit(&k->in_graph, memory_order_relaxed))
+			continue;
+		if (ca_set_launch_id_on(k, ev->stream, ev->ptds, s->svc.next_launch_id(s->svc.ctx)))
+			ca_report(GBPF_AGENT_EVENT_ERROR, k->name,
+				  "cannot set __gbpf_launch_id on the stream of a graph launch");
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_launch *l, uint64_t *id)
@@ -795,29 +875,34 @@ static int ca_san_launch(struct cuda_agent_state *s, struct gbpf_cu_launch *l, u
 
 static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launch *l)
 {
-	int node = !ca_is_launch(l);
+	int node = !ca_is_launch(l), captured = 0;
 	struct ca_kernel *k;
 	uint64_t id = 0;
 
 	/*
 	 * A graph kernel node gets the instrumented function too (every launch
 	 * of the graph runs the probes); it is no launch yet: no host launch
-	 * probe, no per-launch id (a graph launch runs its nodes without our
-	 * memsets, so ctx->launch_id is the stream's last direct launch's) and
-	 * no mirrored module variables.
+	 * probe, no id here (each cuGraphLaunch sets one: ca_graph_launch_ids)
+	 * and no mirrored module variables. A launch into a capturing stream is
+	 * a node too, but its mirrors of module variables are captured with it
+	 * (copies the graph repeats at each launch, as it should).
 	 */
-	if (!node)
+	if (!node && (s->need_launch_id || s->has_host_launch))
+		captured = ca_capturing(s, l);
+	if (!node && !captured)
 		ca_run_host_launch(s, l, &id);
 	if (!l->name || !s->dev_cnt)
 		return -ENOENT;
 	k = s->engine != GBPF_SAN_CHOICE_SANITIZER ? ca_kernel_for(s, l) : NULL;
 	if (!k)
 		return node ? -ENOENT : ca_san_launch(s, l, &id);
+	if ((node || captured) && !atomic_load_explicit(&k->in_graph, memory_order_relaxed))
+		atomic_store(&k->in_graph, 1);
 	if (!node) {
-		if (!id)
+		if (!id && !captured)
 			id = s->svc.next_launch_id(s->svc.ctx);
 		/* Two memsets per launch are ~2 us of stream time: only when a program reads the id. */
-		if (s->need_launch_id && ca_set_launch_id(k, l, id)) {
+		if (s->need_launch_id && !captured && ca_set_launch_id(k, l, id)) {
 			ca_report(GBPF_AGENT_EVENT_ERROR, l->name,
 				  "cannot set __gbpf_launch_id on the launch's stream");
 			return -EIO;
@@ -941,6 +1026,8 @@ static void ca_call_pre(void *ctx, const struct gbpf_cu_call_event *ev)
 		return;
 	if (ev->kind == GBPF_CU_CALL_CTX_DESTROY)
 		ca_context_gone(s, ev);
+	if (ev->kind == GBPF_CU_CALL_GRAPH_LAUNCH && s->need_launch_id)
+		ca_graph_launch_ids(s, ev);
 	ca_timeline_call_pre(s->timeline, ev);
 }
 
@@ -999,7 +1086,11 @@ static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p)
 		{GBPF_CUDA_CTX_UNUSED_MEM, offsetof(struct gbpf_gpu_ctx, mem_addr), sizeof(struct gbpf_gpu_ctx)},
 	};
 	static const int16_t size_bytes[4] = {4, 2, 1, 8};
-	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL;
+	/* Only gpu/block contexts have the device field so far (gbpf/probe_ctx.h). */
+	const int16_t dev_lo = p->attach.kind == GBPF_ATTACH_GPU_BLOCK
+				       ? (int16_t)offsetof(struct gbpf_gpu_block_ctx, device)
+				       : INT16_MAX;
+	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_DEVICE;
 
 	for (size_t k = 0; k < p->insn_cnt; k++) {
 		const struct gbpf_insn *in = &p->insns[k];
@@ -1012,6 +1103,8 @@ static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p)
 		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
 			if (in->off < fields[f].hi && in->off + size_bytes[(in->code >> 3) & 3] > fields[f].lo)
 				unused &= ~fields[f].bit;
+		if (dev_lo != INT16_MAX && in->off < dev_lo + 4 && in->off + size_bytes[(in->code >> 3) & 3] > dev_lo)
+			unused &= ~GBPF_CUDA_CTX_UNUSED_DEVICE;
 	}
 	return unused;
 }
@@ -1102,7 +1195,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	s->dev_cnt = 0;
 	s->need_launch_id = 0;
 	s->uses_print = 0;
-	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
+	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_DEVICE;
 	s->svc = *o->services;
 	s->progs = o->progs;
 	s->prog_cnt = o->prog_cnt;
@@ -1112,10 +1205,13 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		rc = -ENOMEM;
 		goto fail;
 	}
+	s->has_host_launch = 0;
 	/* One fragment = one object (its programs share the map table). */
 	for (size_t i = 0; i < o->prog_cnt; i++) {
 		const struct gbpf_prog_desc *p = &o->progs[i];
 
+		if (p->attach.kind == GBPF_ATTACH_HOST_LAUNCH)
+			s->has_host_launch = 1;
 		if (!gbpf_attach_is_device(p->attach.kind))
 			continue;
 		if (!first) {

@@ -26,6 +26,7 @@ typedef int (*getf_fn)(void **, void *, const char *);
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			 void *, void **, void **);
 typedef int (*init_fn)(unsigned);
+typedef int (*graph_launch_fn)(void *, void *);
 
 static const char module_ptx[] =
 	".version 7.8\n.target sm_90\n.address_size 64\n\n"
@@ -180,6 +181,24 @@ int main(int argc, char **argv)
 	       "host/launch ran per launch with the launch id the GPU sees (%d runs, last %llu)", host_runs,
 	       (unsigned long long)last_host_id);
 	tap_ok(strstr(reports, "0|target_k|instrumented (") != NULL, "info report for target_k");
+
+	/*
+	 * A launch into a stream capturing a graph (the fake's stream 0x77) is a
+	 * graph node: no host/launch run, no id set then; each cuGraphLaunch
+	 * gives the kernel a fresh id, set before the graph on its stream.
+	 */
+	graph_launch_fn graph_launch = (graph_launch_fn)dlsym(h, "cuGraphLaunch");
+
+	launch(tk, 4, 1, 1, 32, 1, 1, 0, (void *)0x77, params, NULL);
+	tap_ok(host_runs == 4 && ids == 4, "captured launch: no host/launch run, no id taken (%d runs, %llu ids)",
+	       host_runs, (unsigned long long)ids);
+	for (int i = 0; graph_launch && i < 2; i++)
+		graph_launch((void *)1, (void *)0x77);
+	read_log(flog, sizeof(flog));
+	tap_ok(graph_launch && count(flog, "launch target_k instrumented=1") == 4 &&
+		       strstr(flog, "graphlaunch launch_id=5\n") && strstr(flog, "graphlaunch launch_id=6\n") &&
+		       ids == 6 && host_runs == 4,
+	       "each graph launch: a fresh launch id (5, 6) for the kernel its node runs");
 
 	/* Detach: launches go back to the original. */
 	ops.agent_detach(NULL);

@@ -3,7 +3,8 @@
  * tests/cuda_agent/test_cuda_agent.c - `gbpf run --backend cuda` on an app
  * driven by the fake driver of this folder (no GPU): the real controller,
  * the real agent and the cuda plugin preloaded into the app.
- * Args: gbpf, app, plugin, probe object, fake driver directory.
+ * Args: gbpf, app, plugin, probe object, fake driver directory, devcount and
+ * blockdev probe objects.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 
 #include "tap.h"
 
-static const char *gbpf, *app, *plugin, *obj, *fakedir, *devcount_obj;
+static const char *gbpf, *app, *plugin, *obj, *fakedir, *devcount_obj, *blockdev_obj;
 static char dir[] = "/tmp/gbpf-cuda-agent-XXXXXX";
 static char out_buf[65536], err_buf[65536], log_buf[65536];
 
@@ -124,6 +125,30 @@ static void test_two_contexts(void)
 		diag_lines("stdout", out_buf), diag_lines("stderr", err_buf), diag_lines("log", log_buf);
 }
 
+/*
+ * ctx->device: the fake GPU is device 3. The module of a gpu/block probe
+ * reading it loads __gbpf_device, which the agent sets to 3 (what the
+ * host/launch probe sees); a probe reading no device field has no load.
+ */
+static void test_device(void)
+{
+	int rc = run_with("GBPF_FAKE_DEVICE=3", blockdev_obj, "2");
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: 3 launches ok"), "device 3: app runs to the end (rc %d)", rc);
+	tap_ok(count(log_buf, "load instrumented=1 reads_device=1") == 2,
+	       "both kernels' instrumented modules read __gbpf_device into the block probe's ctx");
+	tap_ok(count(log_buf, "instrumented=1 grid=4 block=32") == 2 && count(log_buf, " device=3\n") == 3,
+	       "the agent set __gbpf_device = 3 in the module (%d launches logged device=3)",
+	       count(log_buf, " device=3\n"));
+	tap_ok(strstr(out_buf, "\"host_device_launches\"") && strstr(out_buf, "{\"key\":3,\"value\":3}"),
+	       "host/launch ctx->device == 3 for the 3 launches");
+	run("", 1);
+	tap_ok(count(log_buf, "load instrumented=1 reads_device=0") == 1,
+	       "a probe reading no device field: no __gbpf_device load");
+	if (tap_failed)
+		diag_lines("stdout", out_buf), diag_lines("stderr", err_buf), diag_lines("log", log_buf);
+}
+
 static void test_instrumented(void)
 {
 	unsigned long long ids[3] = {0};
@@ -182,8 +207,8 @@ int main(int argc, char **argv)
 {
 	char cmd[256];
 
-	if (argc < 7) {
-		tap_skip("usage: test_cuda_agent GBPF APP PLUGIN OBJ FAKEDIR DEVCOUNT_OBJ");
+	if (argc < 8) {
+		tap_skip("usage: test_cuda_agent GBPF APP PLUGIN OBJ FAKEDIR DEVCOUNT_OBJ BLOCKDEV_OBJ");
 		return tap_done();
 	}
 	gbpf = argv[1];
@@ -192,6 +217,7 @@ int main(int argc, char **argv)
 	obj = argv[4];
 	fakedir = argv[5];
 	devcount_obj = argv[6];
+	blockdev_obj = argv[7];
 	if (!mkdtemp(dir)) {
 		tap_ok(0, "mkdtemp");
 		return tap_done();
@@ -202,6 +228,7 @@ int main(int argc, char **argv)
 	test_jit_fails();
 	test_register_fails();
 	test_two_contexts();
+	test_device();
 	if (tap_failed)
 		diag_lines("stderr", err_buf);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

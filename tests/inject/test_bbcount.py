@@ -112,7 +112,7 @@ def main():
     p = subprocess.run([gbpf, "verify", obj], capture_output=True, text=True, env=env)
     ok(p.returncode == 0 and "accepted" in p.stdout, "bbcount (reads block_index, kernel_id) verifies")
     p = subprocess.run([gbpf, "verify", oob], capture_output=True, text=True, env=env)
-    ok(p.returncode != 0 and "outside [0, 32)" in p.stdout + p.stderr,
+    ok(p.returncode != 0 and "outside [0, 40)" in p.stdout + p.stderr,
        f"a read past struct gbpf_gpu_block_ctx is refused: {(p.stdout + p.stderr).strip()[:200]}")
     kernels_seen = 0
     for app in apps:

@@ -274,6 +274,7 @@ typedef CUresult (*PFN_cuMemsetD32Async_v3020)(CUdeviceptr dstDevice, unsigned i
 typedef CUresult (*PFN_cuCtxSynchronize_v2000)(void);
 typedef CUresult (*PFN_cuCtxSynchronize_v13000)(CUcontext ctx);
 typedef CUresult (*PFN_cuStreamSynchronize_v2000)(CUstream hStream);
+typedef CUresult (*PFN_cuGraphLaunch_v10000)(CUgraphExec hGraphExec, CUstream hStream);
 typedef CUresult (*PFN_cuEventSynchronize_v2000)(CUevent hEvent);
 typedef CUresult (*PFN_cuCtxDestroy_v4000)(CUcontext ctx);
 typedef CUresult (*PFN_cuDevicePrimaryCtxReset_v11000)(CUdevice dev);

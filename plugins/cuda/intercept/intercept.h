@@ -157,6 +157,8 @@ enum gbpf_cu_call_kind {
 	GBPF_CU_CALL_SYNC,
 	/** cuCtxDestroy (context), cuDevicePrimaryCtxReset (device): the context's memory goes */
 	GBPF_CU_CALL_CTX_DESTROY,
+	/** cuGraphLaunch(_ptsz): stream, graph_exec; what call_pre enqueues on the stream runs before the graph */
+	GBPF_CU_CALL_GRAPH_LAUNCH,
 };
 
 /** Directions of copies (same values as GBPF_COPY_* in gbpf/probe_ctx.h); 0 = unknown. */
@@ -180,6 +182,7 @@ struct gbpf_cu_call_event {
 	CUresult result;      /**< -1 before the call, the driver result after */
 	CUcontext context;    /**< CTX_DESTROY: the context (NULL for a primary context reset) */
 	CUdevice device;      /**< CTX_DESTROY of a primary context: its device, else -1 */
+	CUgraphExec graph_exec; /**< GRAPH_LAUNCH: the executable graph */
 };
 
 /**

@@ -74,6 +74,7 @@ static const struct gbpf_cu_proc_entry gbpf_cu_procs[] = {
 	E("cuEventSynchronize", 2000, event_synchronize),
 	E("cuCtxDestroy", 4000, ctx_destroy),
 	E("cuDevicePrimaryCtxReset", 11000, primary_ctx_reset),
+	E("cuGraphLaunch", 10000, graph_launch),
 };
 
 struct gbpf_cu_export_entry {
@@ -156,6 +157,8 @@ static const struct gbpf_cu_export_entry gbpf_cu_exports[] = {
 	X("cuEventSynchronize", event_synchronize, 0),
 	X("cuCtxDestroy_v2", ctx_destroy, 0),
 	X("cuDevicePrimaryCtxReset_v2", primary_ctx_reset, 0),
+	X("cuGraphLaunch", graph_launch, 0),
+	X("cuGraphLaunch_ptsz", graph_launch, 1),
 };
 
 /* Slot value meaning "being claimed": never a function address. */

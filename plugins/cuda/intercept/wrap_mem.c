@@ -246,3 +246,15 @@ static CUresult primary_ctx_reset_impl(const struct gbpf_cu_slot *s, CUdevice de
 	GBPF_CU_HOST_CALL(s, ev, ((PFN_cuDevicePrimaryCtxReset_v11000)gbpf_cu_slot_real(s))(dev));
 }
 GBPF_CU_FAMILY(primary_ctx_reset, (CUdevice dev), (dev));
+
+/* ---- graph launches: the agent gives each a launch id (stream-ordered before the graph) ---- */
+
+static CUresult graph_launch_impl(const struct gbpf_cu_slot *s, CUgraphExec exec, CUstream st)
+{
+	struct gbpf_cu_call_event ev = {.kind = GBPF_CU_CALL_GRAPH_LAUNCH, .stream = st,
+					.graph_exec = exec, .device = -1};
+
+	ev.api = gbpf_cu_slot_ptds(s) ? "cuGraphLaunch_ptsz" : "cuGraphLaunch";
+	GBPF_CU_HOST_CALL(s, ev, ((PFN_cuGraphLaunch_v10000)gbpf_cu_slot_real(s))(exec, st));
+}
+GBPF_CU_FAMILY(graph_launch, (CUgraphExec exec, CUstream st), (exec, st));

@@ -24,6 +24,14 @@
 
 #define CTX_NAME "__gbpf_ctx"
 #define LAUNCH_ID_NAME "__gbpf_launch_id"
+/* The device ordinal of the module's context: the agent sets it when it loads the module. */
+#define DEVICE_NAME "__gbpf_device"
+#ifndef GBPF_CUDA_CTX_UNUSED_DEVICE
+/* ctx->device (struct gbpf_gpu_ctx, gbpf_gpu_block_ctx) is read by no probe; to be in gbpf/cuda_inject.h. */
+#define GBPF_CUDA_CTX_UNUSED_DEVICE (1U << 4)
+#endif
+/* Every field no probe reads: the probes get a NULL context. */
+#define CTX_UNUSED_EVERY (GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_DEVICE)
 /* Offsets in struct gbpf_gpu_ctx. */
 #define OFF_KERNEL_ID 0
 #define OFF_PARAMS 8
@@ -34,10 +42,16 @@
 #define OFF_MEM_KIND 44
 #define OFF_MEM_SPACE 48
 #define OFF_MEM_SITE 52
-#define CTX_SIZE 56
-/* struct gbpf_gpu_block_ctx (gpu/block) shares the buffer: its fields after launch_id. */
+#define OFF_DEVICE 56
+#define CTX_SIZE 64
+/*
+ * struct gbpf_gpu_block_ctx (gpu/block) shares the buffer: its fields after
+ * launch_id; its device field lies where gbpf_gpu_ctx has mem_value, so a
+ * block site stores it before its probe (as a mem site stores mem_value).
+ */
 #define OFF_BLOCK_INDEX 24
 #define OFF_BLOCK_COUNT 28
+#define OFF_BLOCK_DEVICE 32
 /* cvta.param on kernel parameters needs PTX ISA 7.7. */
 #define CVTA_PARAM_MIN_VERSION 77u
 
@@ -594,7 +608,7 @@ static void tx_call(struct text *t, struct kctx *k, unsigned probe, unsigned max
 		    struct gbpf_ptx_fold *fold)
 {
 	/* No probe reads the context: no .local traffic at all, the probe gets NULL. */
-	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL) {
+	if ((k->plan->ctx_unused & CTX_UNUSED_EVERY) == CTX_UNUSED_EVERY) {
 		tx(t, "mov.u64 %%__gbpf_rd0, 0;\n");
 	} else {
 		tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
@@ -875,6 +889,10 @@ static int tx_entry(struct kctx *k, struct text *t)
 		tx(t, "ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
 		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
 	}
+	if (!(unused & GBPF_CUDA_CTX_UNUSED_DEVICE)) {
+		tx(t, "ld.global.u32 %%__gbpf_r0, [" DEVICE_NAME "];\n");
+		tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", OFF_DEVICE);
+	}
 	if (k->plan->sites & GBPF_PTX_SITE_ENTRY) {
 		tx_call(t, k, k->plan->entry_probe, INLINE_MAX_STMTS, NULL);
 		k->rep->n_entry++;
@@ -902,6 +920,11 @@ static void tx_block_site(struct text *t, struct kctx *k, uint32_t index)
 	fold.c[2].size = 8;
 	fold.c[2].value = k->rep->kernel_id;
 	fold.n_consts = 3;
+	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_DEVICE)) {
+		/* From the module variable: block 0's site may come before the entry's stores. */
+		tx(t, "ld.global.u32 %%__gbpf_r0, [" DEVICE_NAME "];\n");
+		tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", OFF_BLOCK_DEVICE);
+	}
 	tx_call(t, k, k->plan->block_probe, INLINE_MAX_STMTS_BLOCK, &fold);
 	k->rep->n_block++;
 }
@@ -1162,6 +1185,17 @@ static int splice(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *frag,
 		char *t2;
 
 		if (asprintf(&t2, ".visible .global .align 8 .u64 " LAUNCH_ID_NAME ";\n%s", text) < 0) {
+			free(text);
+			return -ENOMEM;
+		}
+		free(text);
+		text = t2;
+		len = strlen(text);
+	}
+	if (!module_defines(frag, DEVICE_NAME) && !module_defines(m, DEVICE_NAME)) {
+		char *t2;
+
+		if (asprintf(&t2, ".visible .global .align 4 .u32 " DEVICE_NAME ";\n%s", text) < 0) {
 			free(text);
 			return -ENOMEM;
 		}

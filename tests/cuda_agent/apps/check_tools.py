@@ -30,6 +30,9 @@ and exits 0 or 1. The expected values:
   bbcount         sum of entry-block counts (block index 0 of every kernel
                   slot) == threads launched
   vec_add         map c: c[i] == a[i] + b[i] == 1001 (i + 1), 64 elements
+  blockdev        (tests/cuda_agent/progs/blockdev.bpf.c) the GPU's ctx->device
+                  counts every thread under the device the host/launch probe
+                  saw for the launches (one device: the app runs on one GPU)
 """
 import json
 import re
@@ -227,6 +230,21 @@ def check_vec_add(_cfgs, out):
     if bad or len(vals) != 64 or m[2] != 64:
         return False, f"{m[2]} elements, wrong at {bad[:4]}"
     return True, "64 elements, c[i] == 1001 (i + 1)"
+
+
+def check_blockdev(cfgs, out):
+    maps = last_maps(out)
+    g, h = maps.get("gpu_device_threads"), maps.get("host_device_launches")
+    if not g or not h or g[0] != "entries" or h[0] != "entries":
+        return False, "gpu_device_threads or host_device_launches not printed"
+    gpu = {e["key"]: e["value"] for e in g[1]}
+    host = {e["key"]: e["value"] for e in h[1]}
+    threads = sum(c["threads"] * c["launches"] for c in cfgs)
+    launches = sum(c["launches"] for c in cfgs if not c["graph"])
+    if len(host) != 1 or list(host.values())[0] != launches:
+        return False, f"host/launch devices {host}, want one device with {launches} launches"
+    dev = list(host)[0]
+    return gpu == {dev: threads}, f"GPU ctx->device counts {gpu}, want {{{dev}: {threads}}} (host saw device {dev})"
 
 
 def main():

@@ -81,6 +81,20 @@ else
 	matrix_bad=$((matrix_bad + 1))
 	echo "not ok - directly_run_on_gpu (rc $rc): $verdict $(head -c 200 "$O/m-vec_add.err" | tr '\n' ' ')" >> "$O/matrix.table"
 fi
+# ctx->device on the GPU (gpu/block) against what host/launch sees, on several contexts and streams.
+if [ -f "$BIN/blockdev.bpf.o" ] && [ -f "$O/m-multictx.plain" ]; then
+	timeout 60 "$BIN/gbpf" -j run "$BIN/blockdev.bpf.o" -- "$A/multictx" > "$O/m-blockdev.out" 2> "$O/m-blockdev.err"
+	rc=$?
+	grep -v '^{' "$O/m-blockdev.out" > "$O/m-blockdev.appout"
+	verdict=$(python3 "$ROOT/tests/cuda_agent/apps/check_tools.py" blockdev "$O/m-multictx.plain" "$O/m-blockdev.out" 2>&1 | tail -1)
+	if [ $rc = 0 ] && cmp -s "$O/m-multictx.plain" "$O/m-blockdev.appout" && [ "${verdict#ok }" != "$verdict" ]; then
+		matrix_ok=$((matrix_ok + 1))
+		echo "ok - ctx->device x multictx: ${verdict#ok - }" >> "$O/matrix.table"
+	else
+		matrix_bad=$((matrix_bad + 1))
+		echo "not ok - ctx->device x multictx (rc $rc): $verdict $(grep '^gbpf run' "$O/m-blockdev.err" | head -3 | tr '\n' '|')" >> "$O/matrix.table"
+	fi
+fi
 sed 's/^/# /' "$O/matrix.table"
 check "tools matrix: $matrix_ok of $((matrix_ok + matrix_bad)) (tool, app) runs exact, app output identical" \
 	"[ $matrix_bad = 0 ]"

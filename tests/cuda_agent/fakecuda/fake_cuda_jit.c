@@ -24,6 +24,10 @@
  * probe counting threads: it adds grid x block to the first u64 value of
  * the map block __gbpf_maps[0] points to (the device copy the agent made
  * for the launch's context).
+ * GBPF_FAKE_DEVICE=N: cuCtxGetDevice says N (launches log the module's
+ * __gbpf_device as "device=N"). Stream 0x77 is capturing a graph
+ * (cuStreamIsCapturing); cuGraphLaunch logs "graphlaunch launch_id=N", N
+ * being the __gbpf_launch_id of the last instrumented module loaded.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -40,7 +44,7 @@ typedef uintptr_t CUdeviceptr;
 struct fmod {
 	int instrumented;
 	const char *text;
-	uint64_t globals[4][8]; /* __gbpf_maps (up to 8), __gbpf_pid_tgid, __gbpf_launch_id, other */
+	uint64_t globals[4][8]; /* __gbpf_maps (up to 8), __gbpf_pid_tgid, __gbpf_launch_id, __gbpf_device */
 };
 struct ffunc {
 	struct fmod *mod;
@@ -143,7 +147,13 @@ API CUresult cuCtxDestroy_v2(void *c)
 		cur_ctx = NULL;
 	return 0;
 }
-API CUresult cuCtxGetDevice(int *d) { *d = 0; return cur_ctx ? 0 : 201; }
+API CUresult cuCtxGetDevice(int *d)
+{
+	const char *v = getenv("GBPF_FAKE_DEVICE");
+
+	*d = v ? atoi(v) : 0;
+	return cur_ctx ? 0 : 201;
+}
 API CUresult cuMemHostUnregister(void *p) { (void)p; flog("hostunregister"); return 0; }
 API CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
 API CUresult cuCtxSetCurrent(void *c) { cur_ctx = c; return 0; }
@@ -188,6 +198,8 @@ API CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }
 API CUresult cuGetErrorString(CUresult e, const char **s) { (void)e; *s = "fake error"; return 0; }
 API CUresult cuGetErrorName(CUresult e, const char **s) { (void)e; *s = "FAKE_ERROR"; return 0; }
 
+static struct fmod *last_instrumented;
+
 API CUresult cuModuleLoadDataEx(struct fmod **m, const void *img, unsigned n, int *o, void **v)
 {
 	struct fmod *mod = calloc(1, sizeof(*mod));
@@ -197,7 +209,10 @@ API CUresult cuModuleLoadDataEx(struct fmod **m, const void *img, unsigned n, in
 		return 2;
 	mod->text = strdup((const char *)img);
 	mod->instrumented = strstr(mod->text, "__gbpf_probe_") != NULL;
-	flog("load instrumented=%d", mod->instrumented);
+	if (mod->instrumented)
+		last_instrumented = mod;
+	flog("load instrumented=%d reads_device=%d", mod->instrumented,
+	     strstr(mod->text, "[__gbpf_device]") != NULL);
 	if (mod->instrumented && (getenv("GBPF_FAKE_JIT_FAIL") || knob("GBPF_FAKE_LOAD_FAIL", 200))) {
 		int code = getenv("GBPF_FAKE_JIT_FAIL") ? 218 /* CUDA_ERROR_INVALID_PTX */
 							: knob("GBPF_FAKE_LOAD_FAIL", 200);
@@ -231,7 +246,7 @@ API CUresult cuModuleGetFunction(struct ffunc **f, struct fmod *m, const char *n
 API CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *sz, struct fmod *m, const char *name)
 {
 	int i = !strcmp(name, "__gbpf_maps") ? 0 : !strcmp(name, "__gbpf_pid_tgid") ? 1
-		: !strcmp(name, "__gbpf_launch_id") ? 2 : -1;
+		: !strcmp(name, "__gbpf_launch_id") ? 2 : !strcmp(name, "__gbpf_device") ? 3 : -1;
 
 	if (i < 0 || !strstr(m->text, name))
 		return 500;
@@ -250,10 +265,10 @@ API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned 
 			    unsigned bz, unsigned sh, void *st, void **p, void **e)
 {
 	(void)gy; (void)gz; (void)by; (void)bz; (void)sh; (void)st; (void)p; (void)e;
-	flog("launch %s instrumented=%d grid=%u block=%u launch_id=%llu maps0=%s ctx=%d map0=%#llx", f->name,
-	     f->mod->instrumented, gx, bx, (unsigned long long)f->mod->globals[2][0],
+	flog("launch %s instrumented=%d grid=%u block=%u launch_id=%llu maps0=%s ctx=%d map0=%#llx device=%u",
+	     f->name, f->mod->instrumented, gx, bx, (unsigned long long)f->mod->globals[2][0],
 	     f->mod->globals[0][0] ? "set" : "unset", ctx_index(cur_ctx),
-	     (unsigned long long)f->mod->globals[0][0]);
+	     (unsigned long long)f->mod->globals[0][0], (unsigned)f->mod->globals[3][0]);
 	if (f->mod->instrumented && f->mod->globals[0][0] && getenv("GBPF_FAKE_EXEC_COUNT")) {
 		unsigned char *blk = (unsigned char *)(uintptr_t)f->mod->globals[0][0];
 		uint64_t data_off, v;
@@ -263,6 +278,20 @@ API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned 
 		v += (uint64_t)gx * bx;
 		memcpy(blk + data_off, &v, 8);
 	}
+	return 0;
+}
+
+API CUresult cuStreamIsCapturing(void *st, int *status)
+{
+	*status = st == (void *)0x77; /* CU_STREAM_CAPTURE_STATUS_ACTIVE */
+	return 0;
+}
+API CUresult cuGraphLaunch(void *exec, void *st)
+{
+	(void)exec;
+	(void)st;
+	flog("graphlaunch launch_id=%llu",
+	     last_instrumented ? (unsigned long long)last_instrumented->globals[2][0] : 0ull);
 	return 0;
 }
 
@@ -284,7 +313,7 @@ static const struct proc procs[] = {
 	{"cuEventDestroy", (void *)cuEventDestroy_v2}, P(cuGetErrorString), P(cuGetErrorName),
 	P(cuModuleLoadData), P(cuModuleLoadDataEx), P(cuModuleUnload), P(cuModuleGetFunction),
 	{"cuModuleGetGlobal", (void *)cuModuleGetGlobal_v2}, P(cuFuncSetAttribute),
-	P(cuFuncSetCacheConfig), P(cuLaunchKernel),
+	P(cuFuncSetCacheConfig), P(cuLaunchKernel), P(cuStreamIsCapturing), P(cuGraphLaunch),
 };
 
 API CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, int *status);

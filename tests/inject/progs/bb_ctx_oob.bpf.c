@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* A gpu/block probe reading past struct gbpf_gpu_block_ctx (32 bytes): the verifier must refuse it. */
+/* A gpu/block probe reading past struct gbpf_gpu_block_ctx (40 bytes): the verifier must refuse it. */
 #include <gbpf/probe.h>
 
 SEC("gpu/block/*")
