@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "json_writer.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void jw_init(struct json_writer *w, FILE *out, bool pretty)
 {
@@ -156,3 +159,175 @@ void jw_kv_string(struct json_writer *w, const char *key, const char *s) { jw_ke
 void jw_kv_uint(struct json_writer *w, const char *key, uint64_t v) { jw_key(w, key); jw_uint(w, v); }
 void jw_kv_int(struct json_writer *w, const char *key, int64_t v) { jw_key(w, key); jw_int(w, v); }
 void jw_kv_bool(struct json_writer *w, const char *key, bool v) { jw_key(w, key); jw_bool(w, v); }
+
+/* ---- block output ------------------------------------------------------------------ */
+
+int jwb_init(struct jw_block *b, int fd, FILE *stdio, size_t cap)
+{
+	memset(b, 0, sizeof(*b));
+	if (cap < 4096)
+		cap = 4096;
+	b->buf = malloc(cap);
+	if (!b->buf)
+		return -ENOMEM;
+	b->cap = cap;
+	b->fd = fd;
+	b->stdio = stdio;
+	return 0;
+}
+
+void jwb_free(struct jw_block *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->len = b->cap = 0;
+}
+
+int jwb_flush(struct jw_block *b)
+{
+	size_t off = 0;
+
+	if (!b->len)
+		return b->err;
+	/* Whatever stdio holds for the same descriptor was printed first. */
+	if (b->stdio)
+		fflush(b->stdio);
+	while (!b->err && off < b->len) {
+		ssize_t w = write(b->fd, b->buf + off, b->len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			b->err = w < 0 ? -errno : -EIO;
+			break;
+		}
+		off += (size_t)w;
+		b->bytes += (uint64_t)w;
+	}
+	b->len = 0;
+	return b->err;
+}
+
+char *jwb_room(struct jw_block *b, size_t need)
+{
+	if (need > b->cap)
+		return NULL;
+	if (b->cap - b->len < need)
+		jwb_flush(b);
+	return b->buf + b->len;
+}
+
+void jwb_commit(struct jw_block *b, char *end)
+{
+	b->len = (size_t)(end - b->buf);
+}
+
+char *jw_hex(char *out, const void *p, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++) {
+		*out++ = digits[c[i] >> 4];
+		*out++ = digits[c[i] & 15];
+	}
+	return out;
+}
+
+char *jw_escape(char *out, const char *s, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	*out++ = '"';
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char e = c == '"' ? '"' : c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : 0;
+
+		if (e) {
+			*out++ = '\\';
+			*out++ = e;
+		} else if (c < 0x20) {
+			memcpy(out, "\\u00", 4);
+			out[4] = digits[c >> 4];
+			out[5] = digits[c & 15];
+			out += 6;
+		} else {
+			*out++ = (char)c;
+		}
+	}
+	*out++ = '"';
+	return out;
+}
+
+int jw_record_fmt_init(struct jw_record_fmt *f, const char *map, bool json)
+{
+	size_t n = strlen(map);
+	char *p;
+
+	memset(f, 0, sizeof(*f));
+	f->json = json;
+	f->prefix = malloc(6 * n + 64);
+	if (!f->prefix)
+		return -ENOMEM;
+	p = f->prefix;
+	if (json) {
+		static const char a[] = "{\"type\":\"event\",\"map\":", b[] = ",\"size\":";
+
+		memcpy(p, a, sizeof(a) - 1);
+		p = jw_escape(p + sizeof(a) - 1, map, n);
+		memcpy(p, b, sizeof(b) - 1);
+		p += sizeof(b) - 1;
+	} else {
+		memcpy(p, map, n);
+		p += n;
+		*p++ = ':';
+		*p++ = ' ';
+	}
+	f->prefix_len = (size_t)(p - f->prefix);
+	return 0;
+}
+
+void jw_record_fmt_free(struct jw_record_fmt *f)
+{
+	free(f->prefix);
+	f->prefix = NULL;
+}
+
+/* Decimal digits of @p v at @p out; returns the end. */
+static char *put_u64(char *out, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*out++ = tmp[--n];
+	return out;
+}
+
+size_t jw_record_line(const struct jw_record_fmt *f, char *out, const void *data, size_t size)
+{
+	size_t shown = size < JW_RECORD_DATA_MAX ? size : JW_RECORD_DATA_MAX;
+	char *p = out;
+
+	memcpy(p, f->prefix, f->prefix_len);
+	p += f->prefix_len;
+	if (f->json) {
+		p = put_u64(p, size);
+		memcpy(p, ",\"data\":\"", 9);
+		p = jw_hex(p + 9, data, shown);
+		memcpy(p, "\"}\n", 3);
+		p += 3;
+	} else {
+		p = jw_hex(p, data, shown);
+		if (size > JW_RECORD_DATA_MAX) {
+			memcpy(p, "...", 3);
+			p += 3;
+		}
+		*p++ = '\n';
+	}
+	return (size_t)(p - out);
+}

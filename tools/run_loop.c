@@ -25,6 +25,107 @@
 /* After the application exits, wait this long for its agents' last reports. */
 #define RUN_GRACE_MS 300
 
+/*
+ * Busy-polling while device print lines flow (#8: GPU -> user printk within
+ * 10 us). Blocking in poll() costs a wake-up per line (5-30 us, hundreds
+ * from a deep idle state). After a print frame the controller polls without
+ * blocking, a few pause instructions apart, for twice the gap between the
+ * last two print frames (at least RUN_SPIN_MIN_NS; when that gap is above
+ * the limit a spin would not catch the next line, so only the minimum), then
+ * blocks again. Cost: one core at most, and only while lines come at least
+ * every limit/2 (GBPF_RUN_SPIN_US, default 5000 us: lines every 2.5 ms or
+ * more often); a lone line costs RUN_SPIN_MIN_NS of spinning.
+ * GBPF_RUN_SPIN_US=0 turns it off.
+ */
+#define RUN_SPIN_MIN_NS 100000ull
+#define RUN_SPIN_MAX_NS_DEFAULT 5000000ull
+
+/* The controller thread's spin state (one controller per process). */
+static struct {
+	bool init;
+	uint64_t max_ns;   /* limit of a spin window, 0: never spin */
+	uint64_t last_ns;  /* CLOCK_MONOTONIC of the last print frame */
+	uint64_t until_ns; /* spin until then */
+	uint64_t spins;    /* non-blocking polls made (GBPF_RUN_SPIN_STATS) */
+	uint64_t frames;   /* print frames seen */
+} run_print_spin;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* A print frame arrived: open (or stretch) the spin window. */
+static void run_spin_note(void)
+{
+	uint64_t now = mono_ns(), gap, win = RUN_SPIN_MIN_NS;
+
+	if (!run_print_spin.init) {
+		const char *e = getenv("GBPF_RUN_SPIN_US");
+
+		run_print_spin.max_ns = RUN_SPIN_MAX_NS_DEFAULT;
+		if (e && *e)
+			run_print_spin.max_ns = strtoull(e, NULL, 10) * 1000ull;
+		if (run_print_spin.max_ns > 1000000000ull)
+			run_print_spin.max_ns = 1000000000ull;
+		run_print_spin.init = true;
+	}
+	run_print_spin.frames++;
+	if (!run_print_spin.max_ns)
+		return;
+	gap = run_print_spin.last_ns ? now - run_print_spin.last_ns : UINT64_MAX;
+	run_print_spin.last_ns = now;
+	if (gap <= run_print_spin.max_ns / 2 && 2 * gap > win)
+		win = 2 * gap;
+	if (win > run_print_spin.max_ns)
+		win = run_print_spin.max_ns;
+	if (now + win > run_print_spin.until_ns)
+		run_print_spin.until_ns = now + win;
+}
+
+/*
+ * poll() that spins (timeout 0, pause between) while the spin window is
+ * open, at most @p timeout_ms; blocks as usual otherwise. Returns poll's.
+ */
+static int run_poll(struct pollfd *pf, nfds_t n, int timeout_ms)
+{
+	uint64_t now, end;
+	int rc;
+
+	if (!run_print_spin.until_ns || timeout_ms <= 0)
+		return poll(pf, n, timeout_ms);
+	now = mono_ns();
+	if (now >= run_print_spin.until_ns) {
+		run_print_spin.until_ns = 0;
+		return poll(pf, n, timeout_ms);
+	}
+	end = now + (uint64_t)timeout_ms * 1000000ull;
+	if (end > run_print_spin.until_ns)
+		end = run_print_spin.until_ns;
+	for (;;) {
+		rc = poll(pf, n, 0);
+		run_print_spin.spins++;
+		if (rc != 0 || mono_ns() >= end)
+			return rc;
+		for (int k = 0; k < 8; k++)
+			cpu_relax();
+	}
+}
+
 static volatile sig_atomic_t run_forward_sig;
 
 /* Signals sent to us by a process are passed on; the terminal signals the whole group itself. */
@@ -370,6 +471,8 @@ static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
 
 		if (gbpf_agent_decode_report(f->type, payload, f->len, &r, why, sizeof(why)))
 			goto bad;
+		if (f->type == GBPF_AGENT_MSG_PRINT)
+			run_spin_note();
 		print_report(ctx, ag, f->type, &r);
 		return 0;
 	}
@@ -480,7 +583,7 @@ void run_serve_agents(struct run_ctx *ctx, int timeout_ms)
 	pf[n++] = (struct pollfd){.fd = ctx->listen_fd, .events = POLLIN};
 	for (i = 0; i < ctx->agent_cnt; i++)
 		pf[n++] = (struct pollfd){.fd = ctx->agents[i].fd, .events = POLLIN};
-	if (poll(pf, n, timeout_ms) <= 0)
+	if (run_poll(pf, n, timeout_ms) <= 0)
 		return;
 	/* Back to front: agent_drop moves the last agent into the freed place. */
 	for (i = ctx->agent_cnt; i-- > 0;)
@@ -504,6 +607,7 @@ int run_loop(struct run_ctx *ctx)
 	double next = ctx->interval_s > 0 ? now_s() + ctx->interval_s : 0, grace_end;
 	double next_export = ctx->export_s > 0 ? now_s() + ctx->export_s : 0;
 	long intervals = 0;
+	bool busy = false; /* the last ring drain printed records: look again at once */
 	pid_t w;
 
 	sigemptyset(&sa.sa_mask);
@@ -515,8 +619,11 @@ int run_loop(struct run_ctx *ctx)
 			ctx->prog_cnt, ctx->backend_name ? ctx->backend_name : "(none)", ctx->cmd[0],
 			(int)ctx->child);
 	while (!ctx->child_done) {
-		run_serve_agents(ctx, RUN_DRAIN_MS);
+		uint64_t records = ctx->records;
+
+		run_serve_agents(ctx, busy ? 0 : RUN_DRAIN_MS);
 		run_drain_rings(ctx);
+		busy = ctx->records != records;
 		if (run_forward_sig) {
 			kill(ctx->child, run_forward_sig);
 			run_forward_sig = 0;
@@ -538,12 +645,18 @@ int run_loop(struct run_ctx *ctx)
 	/* Last words of the agents (reports queued at exit), bounded. */
 	grace_end = now_s() + RUN_GRACE_MS / 1e3;
 	while (ctx->agent_cnt && now_s() < grace_end) {
-		run_serve_agents(ctx, RUN_DRAIN_MS);
+		uint64_t records = ctx->records;
+
+		run_serve_agents(ctx, busy ? 0 : RUN_DRAIN_MS);
 		run_drain_rings(ctx);
+		busy = ctx->records != records;
 	}
 	run_drain_rings(ctx);
 	run_print_maps(ctx, false);
 	run_export_now(ctx);
 	run_finish_timeline(ctx);
+	if (getenv("GBPF_RUN_SPIN_STATS"))
+		fprintf(stderr, "gbpf %s: print frames %llu, non-blocking polls %llu\n", ctx->who,
+			(unsigned long long)run_print_spin.frames, (unsigned long long)run_print_spin.spins);
 	return 0;
 }

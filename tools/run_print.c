@@ -81,15 +81,27 @@ static void key_text(char *out, size_t cap, const unsigned char *k, size_t n)
 struct rec_ctx {
 	struct run_ctx *run;
 	const char *map;
+	struct jw_record_fmt fmt; /* the fast path's line start (fast only) */
+	bool fast;
 };
 
-static int on_record(void *c, const void *data, size_t size)
-{
-	struct rec_ctx *rc = c;
-	char text[2 * 512 + 1];
+/*
+ * Lines of ring buffer records, written to stdout in blocks of 1 MiB by
+ * the controller's thread (the only one that drains rings): one write(2)
+ * per block instead of stdio calls and a flush per record (kernelretsnoop
+ * sends millions of records; #8).
+ */
+#define RUN_REC_BLOCK (1u << 20)
+static struct jw_block run_rec_block;
+static bool run_rec_block_ready;
 
-	rc->run->records++;
-	hex(text, sizeof(text), data, size < 512 ? size : 512);
+/* The line as the jw_* calls make it: also the fallback of the block path (pretty JSON). */
+static void record_slow(struct rec_ctx *rc, const void *data, size_t size)
+{
+	char text[2 * JW_RECORD_DATA_MAX + 1];
+	size_t shown = size < JW_RECORD_DATA_MAX ? size : JW_RECORD_DATA_MAX;
+
+	*jw_hex(text, data, shown) = 0;
 	if (cli.json) {
 		jw_start_object(&cli.jw);
 		jw_kv_string(&cli.jw, "type", "event");
@@ -99,9 +111,35 @@ static int on_record(void *c, const void *data, size_t size)
 		jw_end_object(&cli.jw);
 		jw_finish(&cli.jw);
 	} else {
-		printf("%s: %s%s\n", rc->map, text, size > 512 ? "..." : "");
+		printf("%s: %s%s\n", rc->map, text, size > JW_RECORD_DATA_MAX ? "..." : "");
 	}
+}
+
+static int on_record(void *c, const void *data, size_t size)
+{
+	struct rec_ctx *rc = c;
+	char *p;
+
+	rc->run->records++;
+	if (rc->fast && (p = jwb_room(&run_rec_block, jw_record_line_max(&rc->fmt)))) {
+		jwb_commit(&run_rec_block, p + jw_record_line(&rc->fmt, p, data, size));
+		return 0;
+	}
+	record_slow(rc, data, size);
 	return 0;
+}
+
+/* The block path for this map's records, when the output is not pretty JSON and memory allows. */
+static bool record_fast_init(struct rec_ctx *rc)
+{
+	if (cli.pretty)
+		return false;
+	if (!run_rec_block_ready) {
+		if (jwb_init(&run_rec_block, fileno(stdout), stdout, RUN_REC_BLOCK))
+			return false;
+		run_rec_block_ready = true;
+	}
+	return jw_record_fmt_init(&rc->fmt, rc->map, cli.json) == 0;
 }
 
 void run_drain_rings(struct run_ctx *ctx)
@@ -128,8 +166,14 @@ void run_drain_rings(struct run_ctx *ctx)
 			ctx->lost_seen[i] = UINT64_MAX;
 			continue;
 		}
+		rc.fast = record_fast_init(&rc);
 		if (gbpf_map__consume(m, on_record, &rc) > 0)
 			any = true;
+		if (rc.fast)
+			jw_record_fmt_free(&rc.fmt);
+		/* The records' block goes out before anything stdio prints after it. */
+		if (run_rec_block_ready)
+			jwb_flush(&run_rec_block);
 		dropped = gbpf_map__dropped(m);
 		if (dropped > ctx->lost_seen[i]) {
 			uint64_t lost = dropped - ctx->lost_seen[i];

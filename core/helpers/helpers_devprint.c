@@ -10,6 +10,7 @@
 
 #include <gbpf/helper_ids.h>
 
+#include "core/helpers/devprint.h"
 #include "core/helpers/helpers_internal.h"
 
 struct devprint_state {
@@ -66,6 +67,82 @@ int gbpf_format_device_print(uint32_t helper_id, const char *text, size_t len, c
 		ret = fn(&env, st.lo, (uint64_t)len + 1, args[0], args[1], args[2]);
 	else
 		ret = fn(&env, st.lo, 0, 0, 0, 0);
+	if ((int64_t)ret < 0 && (int64_t)ret >= -4095)
+		return (int)(int64_t)ret;
+	return (int)st.len;
+}
+
+uint32_t gbpf_printk_str_args(const char *fmt, size_t len)
+{
+	uint32_t mask = 0, argi = 0;
+
+	for (size_t i = 0; i < len && fmt[i]; i++) {
+		int longs = 0;
+
+		if (fmt[i] != '%')
+			continue;
+		if (++i >= len || !fmt[i])
+			break;
+		if (fmt[i] == '%')
+			continue;
+		while (i < len && fmt[i] == 'l' && longs < 2) {
+			longs++;
+			i++;
+		}
+		if (i >= len || !fmt[i])
+			break;
+		if (fmt[i] == 's' && !longs && argi < 3)
+			mask |= 1u << argi;
+		argi++;
+	}
+	return mask;
+}
+
+int gbpf_format_device_printk_strs(const char *fmt, size_t fmt_len, const char *strs, size_t strs_len,
+				   const uint64_t args[3], char *out, size_t out_size)
+{
+	/* format, NUL, then each string and its NUL: what the helper may read */
+	char copy[2 * (GBPF_DEVICE_PRINT_MAX + 1) + 3];
+	struct devprint_state st = {.out = out, .out_size = out_size};
+	struct gbpf_exec_env env;
+	gbpf_host_helper_fn fn = gbpf_host_helper_get(GBPF_HELPER_TRACE_PRINTK);
+	uint64_t a[3], ret;
+	uint32_t mask;
+	size_t pos, p = 0;
+
+	if (!fmt || !args || !out || out_size < 2 || fmt_len > GBPF_DEVICE_PRINT_MAX ||
+	    strs_len > GBPF_DEVICE_PRINT_MAX || (strs_len && !strs))
+		return -EINVAL;
+	if (!fn)
+		return -ENOTSUP;
+	out[0] = 0;
+	fmt_len = strnlen(fmt, fmt_len);
+	memcpy(copy, fmt, fmt_len);
+	copy[fmt_len] = 0;
+	pos = fmt_len + 1;
+	mask = gbpf_printk_str_args(fmt, fmt_len);
+	for (int k = 0; k < 3; k++) {
+		size_t n = p < strs_len ? strnlen(strs + p, strs_len - p) : 0;
+
+		a[k] = args[k];
+		if (!(mask & (1u << k)))
+			continue;
+		/* The device wrote this string at p (cut where the record ended). */
+		memcpy(copy + pos, strs + (p < strs_len ? p : 0), n);
+		copy[pos + n] = 0;
+		a[k] = (uint64_t)(uintptr_t)(copy + pos);
+		pos += n + 1;
+		p += n + 1;
+	}
+	memset(&env, 0, sizeof(env));
+	env.access_ok = devprint_access;
+	env.user = &st;
+	env.print = devprint_sink;
+	env.print_ctx = &st;
+	env.thread_count = 1;
+	st.lo = (uint64_t)(uintptr_t)copy;
+	st.hi = st.lo + pos;
+	ret = fn(&env, st.lo, (uint64_t)fmt_len + 1, a[0], a[1], a[2]);
 	if ((int64_t)ret < 0 && (int64_t)ret >= -4095)
 		return (int)(int64_t)ret;
 	return (int)st.len;

@@ -21,6 +21,7 @@
 #include <gbpf/helper_ids.h>
 #include <gbpf/prog.h>
 
+#include "core/helpers/devprint.h"
 #include "core/helpers/host_helpers.h"
 #include "cuda_printq.h"
 #include "cuda_printq_host.h"
@@ -47,6 +48,7 @@ struct gbpf_printq {
 	void *sink_ctx;
 	/* CLOCK_MONOTONIC ns of the last record or kick: the drain thread polls fast after it */
 	_Atomic uint64_t active_ns;
+	uint64_t spin_ns; /* spin (no nap) this long after activity: GBPF_PRINTQ_SPIN_US */
 	uint64_t printed;
 };
 
@@ -66,6 +68,41 @@ static int printq_stdout_sink(void *ctx, const char *line, size_t len)
 	return 0;
 }
 
+size_t gbpf_printq_format_record(const uint8_t *rec, char *line, size_t cap)
+{
+	uint32_t kind, len;
+	uint64_t args[3];
+	char text[GBPF_PRINTQ_REC_SIZE];
+	int rc;
+
+	if (cap < 2)
+		return 0;
+	memcpy(&kind, rec + 8, 4);
+	memcpy(&len, rec + 12, 4);
+	memcpy(args, rec + 16, sizeof(args));
+	if (len > GBPF_PRINTQ_TEXT_MAX)
+		len = GBPF_PRINTQ_TEXT_MAX;
+	/* Every text byte (the strings of %s follow the format): the parser stays within them. */
+	memcpy(text, rec + GBPF_PRINTQ_TEXT_OFF, GBPF_PRINTQ_TEXT_MAX + 1);
+	text[GBPF_PRINTQ_TEXT_MAX + 1] = 0;
+	/* the interpreter's own helpers format it: same output on every backend */
+	if (kind == GBPF_PRINTQ_KIND_PRINTK_STR)
+		rc = gbpf_format_device_printk_strs(text, strnlen(text, len), text + len,
+						    GBPF_PRINTQ_TEXT_MAX + 1 - len, args, line, cap);
+	else
+		rc = gbpf_format_device_print(kind == GBPF_PRINTQ_KIND_PRINTK ? GBPF_HELPER_TRACE_PRINTK
+									  : GBPF_HELPER_GPU_PUTS,
+					      text, strnlen(text, len), args, line, cap);
+	if (rc <= 0) {
+		line[0] = 0;
+		return 0;
+	}
+	while (rc && line[rc - 1] == '\n')
+		rc--;
+	line[rc] = 0;
+	return (size_t)rc;
+}
+
 /*
  * Pass every published record to the sink; returns how many. A sink that
  * answers -EAGAIN keeps the record in its queue (the tail does not move)
@@ -82,28 +119,12 @@ static uint64_t drain_once(struct gbpf_printq *q)
 			uint8_t *rec = q->host + GBPF_PRINTQ_REC_OFF(q->nqueues) +
 				       ((uint64_t)i * q->nslots + (t & (q->nslots - 1))) * GBPF_PRINTQ_REC_SIZE;
 			uint64_t seq = atomic_load_explicit((_Atomic uint64_t *)rec, memory_order_acquire);
-			uint32_t kind, len;
-			uint64_t args[3];
-			char text[GBPF_PRINTQ_REC_SIZE], line[512];
+			char line[512];
 			size_t line_len;
-			int rc;
 
 			if (seq != t + 1)
 				break;
-			memcpy(&kind, rec + 8, 4);
-			memcpy(&len, rec + 12, 4);
-			memcpy(args, rec + 16, sizeof(args));
-			if (len > GBPF_PRINTQ_TEXT_MAX)
-				len = GBPF_PRINTQ_TEXT_MAX;
-			memcpy(text, rec + GBPF_PRINTQ_TEXT_OFF, len);
-			text[len] = 0;
-			/* the interpreter's own helpers format it: same output on every backend */
-			rc = gbpf_format_device_print(kind == GBPF_PRINTQ_KIND_PRINTK ? GBPF_HELPER_TRACE_PRINTK
-										      : GBPF_HELPER_GPU_PUTS,
-						      text, strnlen(text, len), args, line, sizeof(line));
-			line_len = rc > 0 ? (size_t)rc : 0;
-			while (line_len && line[line_len - 1] == '\n')
-				line_len--;
+			line_len = gbpf_printq_format_record(rec, line, sizeof(line));
 			if (q->sink(q->sink_ctx, line, line_len) == -EAGAIN)
 				goto out;
 			/* the sink has its copy: the slot may be reused once the tail moves */
@@ -120,13 +141,32 @@ out:
 	return n;
 }
 
+static inline void printq_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 /*
- * Poll without sleeping while records arrive, nap 2 us (timer slack 1 ns)
- * for up to GBPF_PRINTQ_FAST_NS after the last record or kick (a launch of
- * a kernel that prints), so a record reaches the sink within ~10 us; after
- * that nap 1 ms, so an idle process does not pay for the thread.
+ * How the thread polls (#8: GPU -> user printk within 10 us):
+ *  - for spin_ns after the last record or kick (a launch of a kernel that
+ *    prints; GBPF_PRINTQ_SPIN_US, default 2000 us, 0: never) it passes over
+ *    the queues without sleeping, a few pause instructions apart: a record
+ *    is seen within about a microsecond, where a nap's wake-up took 5-60 us
+ *    on a busy host;
+ *  - then it naps 2 us (timer slack 1 ns) up to GBPF_PRINTQ_FAST_NS after
+ *    the last activity;
+ *  - then 1 ms, so an idle process does not pay for the thread.
+ * Cost of the spin: one core while records flow or printing kernels are
+ * launched at least every spin_ns; spin_ns of one core per launch otherwise.
  */
 #define GBPF_PRINTQ_FAST_NS 200000000ull
+#define GBPF_PRINTQ_SPIN_NS_DEFAULT 2000000ull
 static void *drain_thread(void *arg)
 {
 	struct gbpf_printq *q = arg;
@@ -135,15 +175,22 @@ static void *drain_thread(void *arg)
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
+		uint64_t since;
+
 		if (drain_once(q)) {
 			idle = 0;
 			atomic_store_explicit(&q->active_ns, printq_now_ns(), memory_order_relaxed);
-		} else if (++idle > 64) {
-			uint64_t since = printq_now_ns() -
-					 atomic_load_explicit(&q->active_ns, memory_order_relaxed);
-
-			nanosleep(since < GBPF_PRINTQ_FAST_NS ? &nap : &slow, NULL);
+			continue;
 		}
+		if (++idle <= 64)
+			continue;
+		since = printq_now_ns() - atomic_load_explicit(&q->active_ns, memory_order_relaxed);
+		if (since < q->spin_ns) {
+			for (int k = 0; k < 16; k++)
+				printq_relax();
+			continue;
+		}
+		nanosleep(since < GBPF_PRINTQ_FAST_NS ? &nap : &slow, NULL);
 	}
 	drain_once(q);
 	return NULL;
@@ -172,12 +219,23 @@ void gbpf_printq_set_sink(struct gbpf_printq *q, gbpf_printq_sink_fn fn, void *c
 
 int gbpf_printq_bind(struct gbpf_printq *q, CUmodule mod)
 {
-	CUdeviceptr sym;
-	size_t sym_size;
+	CUdeviceptr sym, maps;
+	size_t sym_size, maps_size;
+	uint32_t nmaps;
 
 	if (q->drv->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_printq") || sym_size < 8 ||
 	    q->drv->cuMemcpyHtoD(sym, &q->dev, 8))
 		return -EIO;
+	/*
+	 * The map blocks a %s string may be in: every entry of __gbpf_maps. A
+	 * module without these globals (no printk) has nothing to set.
+	 */
+	if (!q->drv->cuModuleGetGlobal(&maps, &maps_size, mod, "__gbpf_maps") &&
+	    !q->drv->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_printq_nmaps") && sym_size >= 4) {
+		nmaps = (uint32_t)(maps_size / 8);
+		if (q->drv->cuMemcpyHtoD(sym, &nmaps, 4))
+			return -EIO;
+	}
 	return 0;
 }
 
@@ -207,6 +265,13 @@ int gbpf_printq_create(struct cuda_driver *d, uint32_t nqueues, uint32_t nslots,
 	q->drv = d;
 	q->sink = printq_stdout_sink;
 	q->active_ns = printq_now_ns();
+	{
+		const char *e = getenv("GBPF_PRINTQ_SPIN_US");
+
+		q->spin_ns = e && *e ? strtoull(e, NULL, 10) * 1000ull : GBPF_PRINTQ_SPIN_NS_DEFAULT;
+		if (q->spin_ns > 1000000000ull)
+			q->spin_ns = 1000000000ull;
+	}
 	q->nqueues = nqueues;
 	q->nslots = nslots;
 	q->host_size = GBPF_PRINTQ_REC_OFF(nqueues) + (uint64_t)nqueues * nslots * GBPF_PRINTQ_REC_SIZE;

@@ -16,6 +16,14 @@
  *      GBPF_PRINTQ_REC_OFF(nqueues) + (q * nslots + i) * GBPF_PRINTQ_REC_SIZE: record i
  * A record: u64 seq (pos + 1 once published), u32 kind, u32 len, u64 args[3],
  * then text (fmt of printk or the string of puts, not NUL-terminated).
+ * Kind PRINTK_STR is a printk whose format has %s conversions: after the
+ * len bytes of the format come, for each %s argument in order, the string's
+ * bytes and a NUL, all within the GBPF_PRINTQ_TEXT_MAX + 1 text bytes (a
+ * string is cut where the record ends; one that starts beyond it is empty).
+ * The device reads a %s argument only where it points into the thread's
+ * stack (.local window) or into a map's block (rodata and .data included,
+ * bounds from __gbpf_maps[__gbpf_printq_nmaps] and each block's total_size); anything else,
+ * NULL included, prints as an empty string, as on the interpreter.
  * A producer reserves with a bounded CAS on head (never waiting for the
  * host: a full queue or lost races count a drop), writes the record, then
  * fence.sc.sys and a release store of seq.
@@ -23,6 +31,7 @@
 #ifndef GBPF_CUDA_PRINTQ_H
 #define GBPF_CUDA_PRINTQ_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ptx_buf.h"
@@ -34,8 +43,14 @@
 #define GBPF_PRINTQ_REC_OFF(nq) ((((uint64_t)(nq)) * 8u + 63u) & ~(uint64_t)63u)
 #define GBPF_PRINTQ_KIND_PRINTK 1u
 #define GBPF_PRINTQ_KIND_PUTS 2u
+#define GBPF_PRINTQ_KIND_PRINTK_STR 3u
 
-/** Emit the device functions of trace_printk and/or puts. */
+/**
+ * Emit the device functions of trace_printk and/or puts, and the module
+ * global __gbpf_printq_nmaps: the length of the module's __gbpf_maps (the
+ * blocks a %s string may be in), stored by gbpf_printq_bind (0 until then:
+ * only stack strings are read).
+ */
 void gbpf_printq_emit_ptx(struct ptx_buf *b, int printk, int puts);
 
 #endif /* GBPF_CUDA_PRINTQ_H */

@@ -7,6 +7,7 @@
 #ifndef GBPF_CUDA_PRINTQ_HOST_H
 #define GBPF_CUDA_PRINTQ_HOST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cuda_driver.h"
@@ -41,6 +42,14 @@ int gbpf_printq_start(struct gbpf_printq *q);
 uint64_t gbpf_printq_stop(struct gbpf_printq *q);
 /** Records dropped by the device (queue full or contended) since creation. */
 uint64_t gbpf_printq_drops(struct gbpf_printq *q);
+/**
+ * Format one published record (layout in cuda_printq.h) as the line the
+ * drain thread passes to its sink, without a newline: the interpreter's
+ * printk / puts formatting on the copied text, %s strings included.
+ * @p line gets a NUL-terminated line (empty for a bad format), @p cap >= 2.
+ * @return the line's length
+ */
+size_t gbpf_printq_format_record(const uint8_t *rec, char *line, size_t cap);
 /** Stop, free both blocks and @p q (NULL is ignored). */
 void gbpf_printq_destroy(struct gbpf_printq *q);
 
