@@ -4,6 +4,14 @@
  * accesses per (kind, space, size) and a log2 histogram of the distance
  * between consecutive accesses of the same thread at the same site.
  *   gbpf run mem_trace.bpf.o -- ./vec_add
+ *
+ * Both counter maps are per-CPU, which on a GPU means one copy per SM:
+ * every access of every thread bumps one of a handful of counters, and a
+ * single copy for the whole GPU would serialise all the SMs' atomics on
+ * two addresses. Per SM the warps of one SM share a copy (one warp-
+ * aggregated atomic per warp and access), and `gbpf run` prints the sum
+ * of the copies under each key, so the output is the same as with one
+ * copy.
  */
 #include <gbpf/probe.h>
 
@@ -17,7 +25,7 @@ struct access_key {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 256);
 	__type(key, struct access_key);
 	__type(value, __u64);
@@ -25,7 +33,7 @@ struct {
 
 /* log2 histogram of |address - previous address| (bytes) per thread. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);

@@ -565,6 +565,9 @@ static void align_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	}
 	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
 		memset(al, 0, 6);
+		if (in->code == GBPF_OP_CALL)
+			al[0] = cg->call_r0_align;
+		cg->call_r0_align = 0;
 		return;
 	}
 }

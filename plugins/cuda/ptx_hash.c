@@ -54,7 +54,13 @@ static const char m_hprobe_ptx[] =
 	"@!%q2 bra $Lready;\nsetp.lt.s64 %q3, %a10, 0;\n@%q3 cvt.u64.u32 %a10, %b5;\n"
 	"@%q1 bra $Lmiss;\nbra.uni $Lnext;\n$Lready:\nsetp.ne.u32 %q1, %b7, 2;\n"
 	"@%q1 bra $Lnext;\nld.relaxed.gpu.u64 %a5, [%a4+8];\nsetp.ne.u64 %q1, %a5, %a2;\n"
-	"@%q1 bra $Lnext;\nmov.u32 %b8, 0;\n$Lc:\nsetp.ge.u32 %q1, %b8, %b2;\n@%q1 bra $Leq;\n"
+	"@%q1 bra $Lnext;\nmov.u32 %b8, 0;\n"
+	/* an 8-byte aligned key of whole words (the common case) compares a word at a time */
+	"cvt.u32.u64 %b9, %a1;\nor.b32 %b9, %b9, %b2;\nand.b32 %b9, %b9, 7;\nsetp.ne.u32 %q1, %b9, 0;\n"
+	"@%q1 bra $Lc;\n$Lc8:\nsetp.ge.u32 %q1, %b8, %b2;\n@%q1 bra $Leq;\ncvt.u64.u32 %a6, %b8;\n"
+	"add.u64 %a7, %a4, %a6;\nld.u64 %a8, [%a7+24];\nadd.u64 %a7, %a1, %a6;\nld.u64 %a9, [%a7];\n"
+	"setp.ne.u64 %q1, %a8, %a9;\n@%q1 bra $Lnext;\nadd.u32 %b8, %b8, 8;\nbra $Lc8;\n"
+	"$Lc:\nsetp.ge.u32 %q1, %b8, %b2;\n@%q1 bra $Leq;\n"
 	"cvt.u64.u32 %a6, %b8;\nadd.u64 %a7, %a4, %a6;\nld.u8 %b9, [%a7+24];\n"
 	"add.u64 %a7, %a1, %a6;\nld.u8 %b10, [%a7];\nsetp.ne.u32 %q1, %b9, %b10;\n"
 	"@%q1 bra $Lnext;\nadd.u32 %b8, %b8, 1;\nbra.uni $Lc;\n$Leq:\nfence.acq_rel.gpu;\n"
@@ -74,7 +80,7 @@ static const char m_hval_ptx[] =
 	"cvt.u32.u64 %b1, %a1;\nmul.wide.u32 %a3, %b1, %b0;\nadd.u64 %a2, %a2, %a3;\n"
 	"ld.u32 %b2, [%a0+36];\ncvt.u64.u32 %a3, %b2;\nadd.u64 %a2, %a2, %a3;\n"
 	"add.u64 %a2, %a2, 24;\nld.u32 %b3, [%a0+8];\nsetp.ne.u32 %q0, %b3, 5;\n@%q0 bra $Lout;\n"
-	"mov.u32 %b4, %smid;\nld.u32 %b5, [%a0+28];\nrem.u32 %b4, %b4, %b5;\n"
+	"mov.u32 %b4, %smid;\nld.u32 %b5, [%a0+28];\nsetp.ge.u32 %q1, %b4, %b5;\n@%q1 rem.u32 %b4, %b4, %b5;\n"
 	"ld.u32 %b5, [%a0+32];\nmul.wide.u32 %a3, %b4, %b5;\nadd.u64 %a2, %a2, %a3;\n$Lout:\n"
 	"st.param.b64 [r], %a2;\nret;\n}\n";
 
@@ -140,6 +146,32 @@ static const char m_hash_lookup_ptx[] =
 	"shl.b32 %b14, %b14, %b15;\nor.b32 %b11, %b11, %b14;\nadd.u32 %b12, %b12, 1;\n"
 	"setp.lt.u32 %q2, %b12, 4;\n@%q2 bra $Lbyte;\n$Lwdone:\n"
 	"shfl.sync.idx.b32 %b14, %b11, %b4, 31, %b2;\nsetp.ne.u32 %q2, %b14, %b11;\n"
+	"selp.u32 %b14, 1, 0, %q2;\nor.b32 %b10, %b10, %b14;\nadd.u32 %b9, %b9, 4;\nbra.uni $Lword;\n"
+	"$Lcmp:\nsetp.eq.u32 %q1, %b4, %b5;\n@%q1 bra $Lout;\nmov.u64 %a4, %a6;\n"
+	"setp.ne.u32 %q1, %b10, 0;\n@%q1 bra $Lcoll;\nbra.uni $Lout;\n$Lcoll:\nmov.pred %q0, 0;\n"
+	"bra.uni $Lself;\n$Lout:\nst.param.b64 [r], %a4;\nret;\n}\n";
+
+/*
+ * lookup of key k whose hash h the caller computed inline (a 4-byte aligned key of whole 4-byte
+ * words, in a map the code generator knew): __gbpf_m_hash_lookup without the hash call, and the group's
+ * key comparison 4 bytes at a time
+ */
+static const char m_hash_lookup_kh_ptx[] =
+	".func (.param .b64 r) __gbpf_m_hash_lookup_kh(.param .b64 m, .param .b64 k, .param .b64 h)\n{\n"
+	".reg .b64 %a<8>;\n.reg .b32 %b<16>;\n.reg .pred %q<4>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [k];\nld.param.b64 %a3, [h];\nld.u32 %b0, [%a0+16];\n"
+	"activemask.b32 %b1;\nmatch.any.sync.b64 %b2, %a0, %b1;\nmatch.any.sync.b64 %b3, %a3, %b1;\n"
+	"and.b32 %b2, %b2, %b3;\nneg.s32 %b4, %b2;\nand.b32 %b4, %b4, %b2;\nbfind.u32 %b4, %b4;\n"
+	"mov.u32 %b5, %laneid;\nsetp.eq.u32 %q0, %b4, %b5;\nmov.u64 %a4, 0;\n@!%q0 bra $Lshare;\n"
+	"$Lself:\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .b64 w;\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\n"
+	"call (w), __gbpf_m_hash_lookup_h, (x, y, z);\nld.param.b64 %a4, [w];\n}\n"
+	"@!%q0 bra $Lout;\npopc.b32 %b6, %b2;\nsetp.eq.u32 %q1, %b6, 1;\n@%q1 bra $Lout;\n"
+	"$Lshare:\ncvt.u32.u64 %b7, %a4;\nshr.b64 %a5, %a4, 32;\ncvt.u32.u64 %b8, %a5;\n"
+	"shfl.sync.idx.b32 %b7, %b7, %b4, 31, %b2;\nshfl.sync.idx.b32 %b8, %b8, %b4, 31, %b2;\n"
+	"mov.b64 %a6, {%b7, %b8};\nmov.u32 %b9, 0;\nmov.u32 %b10, 0;\n$Lword:\n"
+	"setp.ge.u32 %q1, %b9, %b0;\n@%q1 bra $Lcmp;\ncvt.u64.u32 %a7, %b9;\nadd.u64 %a7, %a7, %a1;\n"
+	"ld.u32 %b11, [%a7];\nshfl.sync.idx.b32 %b14, %b11, %b4, 31, %b2;\nsetp.ne.u32 %q2, %b14, %b11;\n"
 	"selp.u32 %b14, 1, 0, %q2;\nor.b32 %b10, %b10, %b14;\nadd.u32 %b9, %b9, 4;\nbra.uni $Lword;\n"
 	"$Lcmp:\nsetp.eq.u32 %q1, %b4, %b5;\n@%q1 bra $Lout;\nmov.u64 %a4, %a6;\n"
 	"setp.ne.u32 %q1, %b10, 0;\n@%q1 bra $Lcoll;\nbra.uni $Lout;\n$Lcoll:\nmov.pred %q0, 0;\n"
@@ -283,7 +315,7 @@ static const char m_hash_delete_ptx[] =
 
 void ptx_hash_emit(struct ptx_buf *b)
 {
-	static const char *const parts[] = {m_hkey_ptx, m_hprobe_ptx, m_hval_ptx, m_htouch_ptx, m_hash_lookup_h_ptx, m_hash_lookup_ptx, m_zero_ptx, m_lru_evict_ptx, m_hash_update_ptx, m_hash_delete_ptx};
+	static const char *const parts[] = {m_hkey_ptx, m_hprobe_ptx, m_hval_ptx, m_htouch_ptx, m_hash_lookup_h_ptx, m_hash_lookup_ptx, m_hash_lookup_kh_ptx, m_zero_ptx, m_lru_evict_ptx, m_hash_update_ptx, m_hash_delete_ptx};
 	size_t i;
 
 	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)

@@ -200,96 +200,11 @@ static void emit_mod_call(struct ptx_cg *cg, const struct mod_helper *h)
 	ptx_buf_puts(b, ");\nld.param.b64 %r0, [__hr];\n}\n");
 }
 
-/*
- * The map in r1 at the call at @p pc when it was loaded by a wide load of a
- * map index in the same straight-line code (no jump lands between the load
- * and the call, nothing else writes r1): its description, else NULL.
- */
-static const struct gbpf_map_desc *known_map_in_r1(const struct ptx_cg *cg, size_t pc)
-{
-	if (cg->label[pc])
-		return NULL;
-	for (size_t q = pc; q-- > 0;) {
-		const struct gbpf_insn *in = &cg->insns[q];
-		uint8_t cls = in->code & 0x07;
-
-		if (q + 1 < pc && cg->label[q + 1])
-			return NULL;
-		if (q > 0 && cg->insns[q - 1].code == GBPF_OP_LDDW) {
-			/* q is the second slot of a wide load: look at its first */
-			continue;
-		}
-		if (in->code == GBPF_OP_LDDW && in->dst == 1)
-			return in->src == GBPF_PSEUDO_MAP_IDX && in->imm >= 0 &&
-					       (size_t)in->imm < cg->prog->map_cnt
-				       ? &cg->prog->maps[in->imm]
-				       : NULL;
-		if ((cls == GBPF_JMP || cls == GBPF_JMP32) && (in->code & 0xf0) == GBPF_CALL)
-			return NULL; /* calls clobber r1 */
-		if ((cls == GBPF_JMP || cls == GBPF_JMP32))
-			return NULL; /* leaving straight-line code backwards */
-		if ((cls == GBPF_ALU || cls == GBPF_ALU64 || cls == GBPF_LD || cls == GBPF_LDX) && in->dst == 1)
-			return NULL;
-		if (cls == GBPF_STX && (in->code & 0xe0) == GBPF_ATOMIC &&
-		    (in->imm == GBPF_ATOMIC_CMPXCHG || (in->imm & GBPF_FETCH)) &&
-		    (in->src == 1 || in->imm == GBPF_ATOMIC_CMPXCHG))
-			return NULL;
-	}
-	return NULL;
-}
-
-/*
- * bpf_map_lookup_elem on a map known at code generation: arrays and
- * per-GPU-thread arrays become address arithmetic (bounds checked) instead
- * of a call into the generic routine that reads the map header. Returns 1
- * when emitted.
- */
-static int emit_known_array_lookup(struct ptx_cg *cg, size_t pc)
-{
-	const struct gbpf_map_desc *d = known_map_in_r1(cg, pc);
-	struct ptx_buf *b = cg->b;
-	uint32_t stride;
-	unsigned id;
-
-	if (!d || d->key_size != 4 || !d->max_entries || !d->value_size)
-		return 0;
-	if (d->type != GBPF_MAP_TYPE_ARRAY && d->type != GBPF_MAP_TYPE_GPU_ARRAY &&
-	    d->type != GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY)
-		return 0;
-	stride = (d->value_size + 7u) & ~7u;
-	id = cg->uniq++;
-	ptx_buf_printf(b, "ld.u32 %%w10, [%%r2];\nmov.u64 %%r0, 0;\nsetp.ge.u32 %%p6, %%w10, %u;\n"
-			  "@%%p6 bra $Lk%u_%zu;\ncvt.u64.u32 %%t10, %%w10;\n",
-		       d->max_entries, id, cg->prog_idx);
-	if (d->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY) {
-		/* index-major: (i * nr_slots + linear thread id); nr_slots from the header (+28) */
-		ptx_buf_puts(b, "ld.u32 %w11, [%r1+28];\ncvt.u64.u32 %t11, %w11;\n"
-				"mul.lo.u64 %t10, %t10, %t11;\n"
-				"mov.u32 %w12, %ntid.x;\nmov.u32 %w13, %ntid.y;\nmul.lo.u32 %w12, %w12, %w13;\n"
-				"mov.u32 %w13, %ntid.z;\nmul.lo.u32 %w12, %w12, %w13;\n"
-				"mov.u32 %w13, %nctaid.x;\nmov.u32 %w14, %nctaid.y;\nmov.u32 %w15, %ctaid.z;\n"
-				"mul.wide.u32 %t12, %w14, %w15;\nmov.u32 %w14, %ctaid.y;\ncvt.u64.u32 %t13, %w14;\n"
-				"add.u64 %t12, %t12, %t13;\ncvt.u64.u32 %t13, %w13;\nmul.lo.u64 %t12, %t12, %t13;\n"
-				"mov.u32 %w14, %ctaid.x;\ncvt.u64.u32 %t13, %w14;\nadd.u64 %t12, %t12, %t13;\n"
-				"cvt.u64.u32 %t13, %w12;\nmul.lo.u64 %t12, %t12, %t13;\n"
-				"mov.u32 %w13, %tid.z;\nmov.u32 %w14, %ntid.y;\nmul.lo.u32 %w13, %w13, %w14;\n"
-				"mov.u32 %w14, %tid.y;\nadd.u32 %w13, %w13, %w14;\nmov.u32 %w14, %ntid.x;\n"
-				"mul.lo.u32 %w13, %w13, %w14;\nmov.u32 %w14, %tid.x;\nadd.u32 %w13, %w13, %w14;\n"
-				"cvt.u64.u32 %t13, %w13;\nadd.u64 %t12, %t12, %t13;\n");
-		ptx_buf_printf(b, "setp.ge.u64 %%p6, %%t12, %%t11;\n@%%p6 bra $Lk%u_%zu;\n"
-				  "add.u64 %%t10, %%t10, %%t12;\n", id, cg->prog_idx);
-	}
-	ptx_buf_printf(b, "mul.lo.u64 %%t10, %%t10, %u;\nadd.u64 %%r0, %%r1, %u;\nadd.u64 %%r0, %%r0, %%t10;\n"
-			  "$Lk%u_%zu:\n",
-		       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
-	return 1;
-}
-
 int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 {
 	const struct mod_helper *h;
 
-	if (id == GBPF_HELPER_MAP_LOOKUP_ELEM && emit_known_array_lookup(cg, pc))
+	if (id == GBPF_HELPER_MAP_LOOKUP_ELEM && ptx_emit_known_lookup(cg, pc))
 		return 0;
 	if (inline_helper(id)) {
 		emit_inline(cg, id);

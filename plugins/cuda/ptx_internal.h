@@ -44,6 +44,10 @@ struct ptx_cg {
 	 *  instruction, from a linear pass reset at every label; lets
 	 *  provably aligned generic accesses skip the run-time check. */
 	uint8_t align[GBPF_REG_COUNT];
+	/** Known trailing zero bits of r0 after the helper call being emitted
+	 *  (set by the helper's emitter, consumed and reset by the alignment
+	 *  pass): an inlined array lookup returns an 8-byte aligned pointer. */
+	uint8_t call_r0_align;
 	char *err;
 	size_t err_size;
 };
@@ -82,6 +86,15 @@ void ptx_helper_mark(uint8_t *used, uint32_t id);
 
 /** Tag of a subprogram address (lddw src=GBPF_PSEUDO_FUNC) as seen by callx. */
 #define PTX_FUNC_TAG 0x6762706600000000ull /* "gbpf" << 32 | function index */
+
+/* ptx_maps.c */
+/**
+ * Emit bpf_map_lookup_elem at @p pc inline when the map in r1 is known
+ * there (an array, per-CPU, per-GPU-thread array: address arithmetic; a
+ * hash with a word-sized key: the key's hash computed inline). Returns 1
+ * when emitted, 0 when the generic call must be used.
+ */
+int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc);
 
 /* Byte offset of an array map's value 0 inside the map memory (map_layout.h). */
 uint64_t ptx_map_value_base(const struct gbpf_map_desc *desc);

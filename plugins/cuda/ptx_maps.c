@@ -4,6 +4,8 @@
  * header (maps/map_layout.h) at run time, so one function serves every map
  * of a module and the host never has to patch code per map.
  */
+#include <string.h>
+
 #include <gbpf/helper_ids.h>
 
 #include "maps/map_layout.h"
@@ -32,7 +34,7 @@ static const char array_elem_ptx[] =
 	"setp.eq.u32 %q1, %b0, 6;\n@%q1 bra $Lpercpu;\nsetp.eq.u32 %q1, %b0, 1502;\n@%q1 bra $Lthread;\n"
 	"setp.eq.u32 %q1, %b0, 2;\nsetp.eq.u32 %q2, %b0, 1503;\nor.pred %q1, %q1, %q2;\n@!%q1 bra $Lout;\n"
 	"bra.uni $Lelem;\n"
-	"$Lpercpu:\nmov.u32 %b5, %smid;\nrem.u32 %b5, %b5, %b2;\nmul.wide.u32 %a5, %b5, %b1;\n"
+	"$Lpercpu:\nmov.u32 %b5, %smid;\nsetp.ge.u32 %q4, %b5, %b2;\n@%q4 rem.u32 %b5, %b5, %b2;\nmul.wide.u32 %a5, %b5, %b1;\n"
 	"add.u64 %a4, %a4, %a5;\nbra.uni $Lelem;\n"
 	"$Lthread:\n"
 	"mov.u32 %b6, %ntid.x;\nmov.u32 %b7, %ntid.y;\nmul.lo.u32 %b6, %b6, %b7;\nmov.u32 %b7, %ntid.z;\n"
@@ -109,4 +111,354 @@ void ptx_maps_emit(struct ptx_buf *b, const uint8_t *used)
 	if (used[GBPF_HELPER_MAP_DELETE_ELEM])
 		ptx_buf_puts(b, delete_ptx);
 	ptx_ring_emit(b, used);
+}
+
+/* ---- lookups specialised to a map known at code generation ----------------- */
+
+/*
+ * The map in r1 at the call at @p pc when it was loaded by a wide load of a
+ * map index in the same straight-line code (no jump lands between the load
+ * and the call, nothing else writes r1): its description, else NULL.
+ */
+static const struct gbpf_map_desc *known_map_in_r1(const struct ptx_cg *cg, size_t pc)
+{
+	if (cg->label[pc])
+		return NULL;
+	for (size_t q = pc; q-- > 0;) {
+		const struct gbpf_insn *in = &cg->insns[q];
+		uint8_t cls = in->code & 0x07;
+
+		if (q + 1 < pc && cg->label[q + 1])
+			return NULL;
+		if (q > 0 && cg->insns[q - 1].code == GBPF_OP_LDDW) {
+			/* q is the second slot of a wide load: look at its first */
+			continue;
+		}
+		if (in->code == GBPF_OP_LDDW && in->dst == 1)
+			return in->src == GBPF_PSEUDO_MAP_IDX && in->imm >= 0 &&
+					       (size_t)in->imm < cg->prog->map_cnt
+				       ? &cg->prog->maps[in->imm]
+				       : NULL;
+		if ((cls == GBPF_JMP || cls == GBPF_JMP32) && (in->code & 0xf0) == GBPF_CALL)
+			return NULL; /* calls clobber r1 */
+		if ((cls == GBPF_JMP || cls == GBPF_JMP32))
+			return NULL; /* leaving straight-line code backwards */
+		if ((cls == GBPF_ALU || cls == GBPF_ALU64 || cls == GBPF_LD || cls == GBPF_LDX) && in->dst == 1)
+			return NULL;
+		if (cls == GBPF_STX && (in->code & 0xe0) == GBPF_ATOMIC &&
+		    (in->imm == GBPF_ATOMIC_CMPXCHG || (in->imm & GBPF_FETCH)) &&
+		    (in->src == 1 || in->imm == GBPF_ATOMIC_CMPXCHG))
+			return NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Where the key in r2 comes from, followed forwards through the
+ * straight-line stretch that ends at the call: r2 = r10 + off, and the
+ * last store to the stack at exactly that offset (an immediate, or a
+ * register not written since). Probes build keys on the stack and pass
+ * their address; with this the key is a register (or a constant ptxas
+ * folds) instead of a load from local memory through a generic pointer.
+ */
+struct key_src {
+	int off_known;   /* r2 == r10 + off */
+	long long off;
+	int kind;        /* KEY_* */
+	uint32_t imm;    /* KEY_IMM: the key's low 32 bits */
+	unsigned reg;    /* KEY_REG: the register whose low 32 bits are the key */
+};
+
+enum { KEY_UNKNOWN, KEY_IMM, KEY_REG };
+
+#define KEY_RECS 16
+
+struct stk_rec {
+	long long off;
+	int size;
+	int is_imm;
+	uint64_t imm;
+	unsigned reg;
+	unsigned gen;
+};
+
+static int mem_bytes(uint8_t code)
+{
+	switch (GBPF_SIZE(code)) {
+	case GBPF_B: return 1;
+	case GBPF_H: return 2;
+	case GBPF_W: return 4;
+	default: return 8;
+	}
+}
+
+/* Records overlapping [off, off+size) are forgotten (all of them when @all). */
+static void recs_clobber(struct stk_rec *r, unsigned *n, long long off, int size, int all)
+{
+	for (unsigned i = 0; i < *n;) {
+		if (all || (off < r[i].off + r[i].size && off + size > r[i].off))
+			r[i] = r[--*n];
+		else
+			i++;
+	}
+}
+
+static void trace_key(const struct ptx_cg *cg, size_t pc, struct key_src *ks)
+{
+	struct stk_rec rec[KEY_RECS];
+	unsigned nrec = 0, gen[GBPF_REG_COUNT] = {0};
+	int sp[GBPF_REG_COUNT] = {0}; /* register holds r10 + spoff */
+	long long spoff[GBPF_REG_COUNT] = {0};
+	int isk[GBPF_REG_COUNT] = {0}; /* register holds the constant kv (a mov of an immediate) */
+	uint64_t kv[GBPF_REG_COUNT] = {0};
+	size_t q = pc, start = cg->funcs[cg->cur].start;
+
+	memset(ks, 0, sizeof(*ks));
+	while (q > start && !cg->label[q])
+		q--;
+	sp[10] = 1;
+	for (; q < pc; q++) {
+		const struct gbpf_insn *in = &cg->insns[q];
+		uint8_t cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
+		unsigned d = in->dst < GBPF_REG_COUNT ? in->dst : 0;
+
+		if (d < 10)
+			isk[d] = 0; /* any write below ends a known constant, except a mov of one */
+		if ((cls == GBPF_ALU64 || cls == GBPF_ALU) && d < 10 && op == GBPF_MOV &&
+		    GBPF_SRC(in->code) == GBPF_K && !in->off) {
+			isk[d] = 1;
+			kv[d] = cls == GBPF_ALU64 ? (uint64_t)(int64_t)in->imm : (uint64_t)(uint32_t)in->imm;
+			sp[d] = 0;
+			gen[d]++;
+			continue;
+		}
+		if (in->code == GBPF_OP_LDDW) {
+			sp[d] = 0;
+			gen[d]++;
+			q++;
+			continue;
+		}
+		if (cls == GBPF_ALU64 && d < 10 && op == GBPF_MOV && GBPF_SRC(in->code) == GBPF_X &&
+		    !in->off && in->src < GBPF_REG_COUNT && sp[in->src]) {
+			sp[d] = 1;
+			spoff[d] = spoff[in->src];
+			gen[d]++;
+			continue;
+		}
+		if (cls == GBPF_ALU64 && d < 10 && (op == GBPF_ADD || op == GBPF_SUB) &&
+		    GBPF_SRC(in->code) == GBPF_K && sp[d]) {
+			spoff[d] += op == GBPF_ADD ? (long long)in->imm : -(long long)in->imm;
+			gen[d]++;
+			continue;
+		}
+		if (cls == GBPF_ALU || cls == GBPF_ALU64 || cls == GBPF_LDX || cls == GBPF_LD) {
+			if (d < 10) {
+				sp[d] = 0;
+				gen[d]++;
+			}
+			continue;
+		}
+		if (cls == GBPF_ST || cls == GBPF_STX) {
+			int size = mem_bytes(in->code), atomic = GBPF_MODE(in->code) == GBPF_ATOMIC;
+
+			if (!sp[d]) {
+				recs_clobber(rec, &nrec, 0, 0, 1); /* may point into the stack */
+			} else {
+				long long off = spoff[d] + in->off;
+
+				recs_clobber(rec, &nrec, off, size, 0);
+				if (!atomic && GBPF_MODE(in->code) == GBPF_MEM && nrec < KEY_RECS &&
+				    (cls == GBPF_ST || in->src < 10)) {
+					rec[nrec].off = off;
+					rec[nrec].size = size;
+					rec[nrec].is_imm = cls == GBPF_ST || isk[in->src];
+					rec[nrec].imm = cls == GBPF_ST ? (uint64_t)(int64_t)in->imm : kv[in->src];
+					rec[nrec].reg = in->src;
+					rec[nrec].gen = in->src < GBPF_REG_COUNT ? gen[in->src] : 0;
+					nrec++;
+				}
+			}
+			if (atomic && in->imm == GBPF_ATOMIC_CMPXCHG) {
+				sp[0] = isk[0] = 0;
+				gen[0]++;
+			} else if (atomic && (in->imm & GBPF_FETCH) && in->src < 10) {
+				sp[in->src] = isk[in->src] = 0;
+				gen[in->src]++;
+			}
+			continue;
+		}
+		if ((cls == GBPF_JMP || cls == GBPF_JMP32) && op == GBPF_CALL) {
+			recs_clobber(rec, &nrec, 0, 0, 1);
+			for (unsigned r = 0; r <= 5; r++) {
+				sp[r] = isk[r] = 0;
+				gen[r]++;
+			}
+		}
+	}
+	if (!sp[2])
+		return;
+	ks->off_known = 1;
+	ks->off = spoff[2];
+	for (unsigned i = 0; i < nrec; i++) {
+		if (rec[i].off != ks->off || (rec[i].size != 4 && rec[i].size != 8))
+			continue;
+		if (rec[i].is_imm) {
+			ks->kind = KEY_IMM;
+			ks->imm = (uint32_t)rec[i].imm;
+		} else if (rec[i].gen == gen[rec[i].reg]) {
+			ks->kind = KEY_REG;
+			ks->reg = rec[i].reg;
+		}
+	}
+}
+
+/* The 32-bit key into %w10: from its register, as a constant, or loaded. */
+static void emit_key_u32(struct ptx_cg *cg, const struct key_src *ks)
+{
+	long long fo = (long long)GBPF_STACK_SIZE + ks->off;
+
+	if (ks->kind == KEY_IMM)
+		ptx_buf_printf(cg->b, "mov.u32 %%w10, %u;\n", ks->imm);
+	else if (ks->kind == KEY_REG)
+		ptx_buf_printf(cg->b, "cvt.u32.u64 %%w10, %%r%u;\n", ks->reg);
+	else if (ks->off_known && fo >= 0 && fo + 4 <= GBPF_STACK_SIZE && !(fo % 4))
+		ptx_buf_printf(cg->b, "ld.local.u32 %%w10, [__gbpf_stack+%lld];\n", fo);
+	else
+		ptx_buf_puts(cg->b, "ld.u32 %w10, [%r2];\n");
+}
+
+/*
+ * Linear id of the calling thread in the grid into %t12 (threads per block
+ * in %w12). A 1-D grid (the common launch) needs one wide multiply; other
+ * grids take the general 64-bit form. Uses %w12..%w15, %t13, %p7.
+ */
+static void emit_thread_linear(struct ptx_cg *cg, unsigned id)
+{
+	ptx_buf_printf(cg->b,
+		       "mov.u32 %%w12, %%ntid.x;\nmov.u32 %%w13, %%ntid.y;\nmul.lo.u32 %%w12, %%w12, %%w13;\n"
+		       "mov.u32 %%w13, %%ntid.z;\nmul.lo.u32 %%w12, %%w12, %%w13;\n"
+		       "mov.u32 %%w13, %%tid.z;\nmov.u32 %%w14, %%ntid.y;\nmov.u32 %%w15, %%tid.y;\n"
+		       "mad.lo.u32 %%w13, %%w13, %%w14, %%w15;\nmov.u32 %%w14, %%ntid.x;\nmov.u32 %%w15, %%tid.x;\n"
+		       "mad.lo.u32 %%w13, %%w13, %%w14, %%w15;\n"
+		       "mov.u32 %%w14, %%nctaid.y;\nmov.u32 %%w15, %%nctaid.z;\nor.b32 %%w14, %%w14, %%w15;\n"
+		       "mov.u32 %%w15, %%ctaid.x;\nsetp.ne.u32 %%p7, %%w14, 1;\n@%%p7 bra $Lkg%u_%zu;\n"
+		       "mul.wide.u32 %%t12, %%w15, %%w12;\nbra.uni $Lkt%u_%zu;\n"
+		       "$Lkg%u_%zu:\n"
+		       "mov.u32 %%w14, %%nctaid.y;\nmov.u32 %%w15, %%ctaid.z;\nmul.wide.u32 %%t12, %%w14, %%w15;\n"
+		       "mov.u32 %%w14, %%ctaid.y;\ncvt.u64.u32 %%t13, %%w14;\nadd.u64 %%t12, %%t12, %%t13;\n"
+		       "mov.u32 %%w14, %%nctaid.x;\ncvt.u64.u32 %%t13, %%w14;\nmul.lo.u64 %%t12, %%t12, %%t13;\n"
+		       "mov.u32 %%w14, %%ctaid.x;\ncvt.u64.u32 %%t13, %%w14;\nadd.u64 %%t12, %%t12, %%t13;\n"
+		       "cvt.u64.u32 %%t13, %%w12;\nmul.lo.u64 %%t12, %%t12, %%t13;\n"
+		       "$Lkt%u_%zu:\ncvt.u64.u32 %%t13, %%w13;\nadd.u64 %%t12, %%t12, %%t13;\n",
+		       id, cg->prog_idx, id, cg->prog_idx, id, cg->prog_idx, id, cg->prog_idx);
+}
+
+/*
+ * Arrays, per-CPU (per-SM) and per-GPU-thread arrays: address arithmetic,
+ * bounds checked, instead of the generic routine that reads the map header
+ * (only nr_slots, which the host sets per device or launch, is read).
+ */
+static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks)
+{
+	struct ptx_buf *b = cg->b;
+	uint32_t stride = (d->value_size + 7u) & ~7u;
+	unsigned id = cg->uniq++;
+
+	emit_key_u32(cg, ks);
+	ptx_buf_printf(b, "mov.u64 %%r0, 0;\nsetp.ge.u32 %%p6, %%w10, %u;\n@%%p6 bra $Lk%u_%zu;\n",
+		       d->max_entries, id, cg->prog_idx);
+	switch (d->type) {
+	case GBPF_MAP_TYPE_PERCPU_ARRAY:
+		/* slot-major: (smid mod nr_slots) * max_entries + i; smid < nr_slots on every GPU
+		 * the host sized the map for, so the division is almost never run */
+		ptx_buf_printf(b, "mov.u32 %%w11, %%smid;\nld.u32 %%w12, [%%r1+28];\n"
+				  "setp.ge.u32 %%p6, %%w11, %%w12;\n@%%p6 rem.u32 %%w11, %%w11, %%w12;\n"
+				  "mul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\n"
+				  "add.u64 %%t10, %%t10, %%t11;\n",
+			       d->max_entries);
+		break;
+	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
+		/* index-major: i * nr_slots + linear thread id (bounds: thread < nr_slots) */
+		ptx_buf_puts(b, "ld.u32 %w11, [%r1+28];\n");
+		emit_thread_linear(cg, id);
+		ptx_buf_printf(b, "cvt.u64.u32 %%t11, %%w11;\nsetp.ge.u64 %%p6, %%t12, %%t11;\n"
+				  "@%%p6 bra $Lk%u_%zu;\nmul.wide.u32 %%t10, %%w10, %%w11;\n"
+				  "add.u64 %%t10, %%t10, %%t12;\n",
+			       id, cg->prog_idx);
+		break;
+	default:
+		ptx_buf_puts(b, "cvt.u64.u32 %t10, %w10;\n");
+		break;
+	}
+	ptx_buf_printf(b, "mul.lo.u64 %%t10, %%t10, %u;\nadd.u64 %%r0, %%r1, %u;\nadd.u64 %%r0, %%r0, %%t10;\n"
+			  "$Lk%u_%zu:\n",
+		       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
+	/* map blocks are allocated aligned, data_off is 128 and strides are multiples of 8 */
+	cg->call_r0_align = 3;
+	return 1;
+}
+
+/*
+ * Hash maps whose key is whole 4-byte words on the stack at a known,
+ * aligned offset: the key's hash (maps/map_layout.h) computed inline from
+ * .local loads, then the lookup that takes the hash. The generic path
+ * hashes byte by byte in a called function, at every lookup of every
+ * thread.
+ */
+static int emit_hash_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks)
+{
+	struct ptx_buf *b = cg->b;
+	long long fo = (long long)GBPF_STACK_SIZE + ks->off;
+	uint32_t w;
+
+	/* whole 4-byte words (the lookup compares keys 4 bytes at a time), 8-aligned when longer */
+	if (!ks->off_known || !d->key_size || d->key_size % 4 || d->key_size > 64 || fo < 0 ||
+	    fo % (d->key_size >= 8 ? 8 : 4) || fo + d->key_size > GBPF_STACK_SIZE)
+		return 0;
+	ptx_buf_printf(b, "mov.b64 %%t10, 0x%016llX;\n",
+		       (unsigned long long)(GBPF_HASH_INIT ^ (uint64_t)d->key_size));
+	for (w = 0; w < d->key_size; w += 8) {
+		/* a 4-byte tail is the last word, zero-padded */
+		if (d->key_size - w >= 8)
+			ptx_buf_printf(b, "ld.local.u64 %%t11, [__gbpf_stack+%lld];\n", fo + w);
+		else
+			ptx_buf_printf(b, "ld.local.u32 %%w11, [__gbpf_stack+%lld];\ncvt.u64.u32 %%t11, %%w11;\n",
+				       fo + w);
+		ptx_buf_printf(b, "xor.b64 %%t10, %%t10, %%t11;\nmul.lo.u64 %%t10, %%t10, 0x%016llX;\n"
+				  "shr.b64 %%t11, %%t10, 32;\nxor.b64 %%t10, %%t10, %%t11;\n",
+			       (unsigned long long)GBPF_HASH_MUL1);
+	}
+	ptx_buf_printf(b, "shr.b64 %%t11, %%t10, 33;\nxor.b64 %%t10, %%t10, %%t11;\n"
+			  "mul.lo.u64 %%t10, %%t10, 0x%016llX;\nshr.b64 %%t11, %%t10, 33;\n"
+			  "xor.b64 %%t10, %%t10, %%t11;\n",
+		       (unsigned long long)GBPF_HASH_MUL2);
+	ptx_buf_puts(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n.param .b64 __h3;\n"
+			"st.param.b64 [__h1], %r1;\nst.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %t10;\n"
+			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
+			"ld.param.b64 %r0, [__hr];\n}\n");
+	return 1;
+}
+
+int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_map_desc *d = known_map_in_r1(cg, pc);
+	struct key_src ks;
+
+	if (!d || !d->max_entries || !d->value_size)
+		return 0;
+	trace_key(cg, pc, &ks);
+	switch (d->type) {
+	case GBPF_MAP_TYPE_ARRAY:
+	case GBPF_MAP_TYPE_GPU_ARRAY:
+	case GBPF_MAP_TYPE_PERCPU_ARRAY:
+	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
+		return d->key_size == 4 ? emit_array_lookup(cg, d, &ks) : 0;
+	case GBPF_MAP_TYPE_HASH:
+	case GBPF_MAP_TYPE_PERCPU_HASH:
+	case GBPF_MAP_TYPE_LRU_HASH:
+	case GBPF_MAP_TYPE_GPU_HASH:
+		return emit_hash_lookup(cg, d, &ks);
+	default:
+		return 0;
+	}
 }

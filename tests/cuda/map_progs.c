@@ -79,6 +79,27 @@ size_t map_prog_hash_count(struct gbpf_insn *out, uint32_t nkeys)
 	return n;
 }
 
+size_t map_prog_array_count(struct gbpf_insn *out, uint32_t nkeys)
+{
+	size_t n = 0;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0xbf, 6, 0, 0, 0);
+	E(0x97, 6, 0, 0, (int32_t)nkeys);
+	E(0x63, 10, 6, -4, 0);
+	MAP0(1);
+	FP(2, -4);
+	CALL(GBPF_HELPER_MAP_LOOKUP_ELEM);
+	E(0x15, 0, 0, 4, 0); /* if r0 == 0 goto fail */
+	E(0xb7, 1, 0, 0, 1);
+	E(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD);
+	E(0xb7, 0, 0, 0, 0);
+	E(0x95, 0, 0, 0, 0);
+	E(0xb7, 0, 0, 0, 1); /* fail */
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
 size_t map_prog_hash_delete_even(struct gbpf_insn *out)
 {
 	size_t n = 0;

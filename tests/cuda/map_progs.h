@@ -23,6 +23,10 @@ size_t map_prog_hash_update(struct gbpf_insn *out, uint32_t key_mod, uint32_t fl
 /** key = tid % nkeys: lookup, insert 0 with NOEXIST when absent, lookup again,
  *  atomic add 1 to the value; r0 = 0, or 1 when the second lookup failed. */
 size_t map_prog_hash_count(struct gbpf_insn *out, uint32_t nkeys);
+/** key = tid % nkeys, kept in r6 from its store to the call (the code
+ *  generator forwards it): lookup, atomic add 1 to the value; r0 = 0, or 1
+ *  when the lookup failed. For arrays (and per-CPU arrays). */
+size_t map_prog_array_count(struct gbpf_insn *out, uint32_t nkeys);
 /** Even thread ids delete key tid; r0 = the helper's result (odd: 0). */
 size_t map_prog_hash_delete_even(struct gbpf_insn *out);
 /** r0 = the u64 value of key tid, or 0xffffffff when absent. */

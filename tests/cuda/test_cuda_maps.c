@@ -169,6 +169,23 @@ static void test_hash_insert(uint32_t type, uint64_t *r0)
 	gbpf_map_instance_destroy(&mi);
 }
 
+/* Sum of the per-CPU (per-SM) copies of key @k's u64 value; 0 and *missing set when absent. */
+static uint64_t slot_sum(struct gbpf_map_instance *mi, const void *k, uint32_t slots, int *missing)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t s = 0; s < slots; s++) {
+		uint64_t *v = gbpf_map_lookup(mi, k, s);
+
+		if (!v) {
+			*missing = 1;
+			return 0;
+		}
+		sum += *v;
+	}
+	return sum;
+}
+
 static void test_hash_count(uint32_t type, uint32_t nkeys, uint64_t *r0)
 {
 	int rc;
@@ -178,22 +195,62 @@ static void test_hash_count(uint32_t type, uint32_t nkeys, uint64_t *r0)
 	struct gbpf_map_instance mi;
 	uint64_t bad = 0, ns = 0;
 	size_t n = map_prog_hash_count(prog, nkeys);
+	/* per-CPU: one copy per SM, the counts are the sums of the copies */
+	uint32_t slots = type == GBPF_MAP_TYPE_PERCPU_HASH ? nsms : 1;
 
-	if (gbpf_map_instance_create(&mi, &md, 1))
+	if (gbpf_map_instance_create(&mi, &md, slots))
 		return;
 	rc = run("count", prog, n, &mi, nthreads, r0, &ns);
 	tap_ok(rc == 0 && count_r0(r0, nthreads, 0) == nthreads,
 	       "type %u: %llu threads insert-or-increment %u shared keys (%.3f ms)", type,
 	       (unsigned long long)nthreads, nkeys, ns / 1e6);
 	for (uint32_t k = 0; k < nkeys; k++) {
-		uint64_t *v = gbpf_map_lookup(&mi, &k, 0);
 		uint64_t want = nthreads / nkeys + (k < nthreads % nkeys);
+		int missing = 0;
 
-		bad += !v || *v != want;
+		bad += slot_sum(&mi, &k, slots, &missing) != want || missing;
 	}
 	tap_ok(bad == 0 && hdr_of(&mi)->count == nkeys && iterate_keys(&mi) == nkeys,
 	       "type %u: exact counts for all %u keys (%llu bad), no duplicates (count %llu)", type,
 	       nkeys, (unsigned long long)bad, (unsigned long long)hdr_of(&mi)->count);
+	gbpf_map_instance_destroy(&mi);
+}
+
+/*
+ * Arrays counted from every thread (the lookups the code generator inlines:
+ * ARRAY and PERCPU_ARRAY, the latter into the SM's copy): exact per key,
+ * and the per-SM copies really are used (more than one holds counts).
+ */
+static void test_array_count(uint32_t type, uint32_t nkeys, uint64_t *r0)
+{
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "a", .type = type, .key_size = 4,
+				   .value_size = 8, .max_entries = nkeys};
+	struct gbpf_insn prog[MAP_PROG_MAX];
+	struct gbpf_map_instance mi;
+	uint32_t slots = type == GBPF_MAP_TYPE_PERCPU_ARRAY ? nsms : 1, used = 0;
+	uint64_t bad = 0;
+	size_t n = map_prog_array_count(prog, nkeys);
+	int rc, missing = 0;
+
+	if (gbpf_map_instance_create(&mi, &md, slots)) {
+		tap_ok(0, "array type %u created", type);
+		return;
+	}
+	rc = run("array count", prog, n, &mi, nthreads, r0, NULL);
+	tap_ok(rc == 0 && count_r0(r0, nthreads, 0) == nthreads,
+	       "type %u: %llu threads count into %u array keys, every lookup succeeds", type,
+	       (unsigned long long)nthreads, nkeys);
+	for (uint32_t k = 0; k < nkeys; k++)
+		bad += slot_sum(&mi, &k, slots, &missing) != nthreads / nkeys + (k < nthreads % nkeys);
+	for (uint32_t s = 0; s < slots; s++) {
+		uint32_t k0 = 0;
+		uint64_t *v = gbpf_map_lookup(&mi, &k0, s);
+
+		used += v && *v;
+	}
+	tap_ok(bad == 0 && !missing && (slots == 1 || used > 1),
+	       "type %u: exact counts for all %u keys (%llu bad), summed over %u slots (%u used)",
+	       type, nkeys, (unsigned long long)bad, slots, used);
 	gbpf_map_instance_destroy(&mi);
 }
 
@@ -405,6 +462,9 @@ int main(void)
 		test_hash_insert(GBPF_MAP_TYPE_GPU_HASH, r0);
 		test_hash_count(GBPF_MAP_TYPE_HASH, 1000, r0);
 		test_hash_count(GBPF_MAP_TYPE_GPU_HASH, 7, r0);
+		test_hash_count(GBPF_MAP_TYPE_PERCPU_HASH, 1000, r0);
+		test_array_count(GBPF_MAP_TYPE_ARRAY, 16, r0);
+		test_array_count(GBPF_MAP_TYPE_PERCPU_ARRAY, 16, r0);
 		test_lru(r0);
 		test_rings(r0);
 		test_printk(r0);

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Compute-bound SGEMM (N x N, default 4096), shared-memory tiles with a 4x4
 // register block per thread, timed with CUDA events; checks sampled entries
-// against a host dot product.
+// against a host dot product. Built with -DHAND_THREADHIST, the kernel also
+// counts each thread's exit in a per-thread array (threadhist written by hand,
+// as in vecadd_bench.cu), for the compute-bound threadhist row.
 #include "bench_common.h"
 #include <cmath>
 
 #define TILE 64
 #define KT 16
 
-__global__ void sgemm(const float *A, const float *B, float *C, int n)
+__global__ void sgemm(const float *A, const float *B, float *C, int n, unsigned long long *hand)
 {
 	__shared__ float As[KT][TILE];
 	__shared__ float Bs[KT][TILE];
@@ -42,6 +44,9 @@ __global__ void sgemm(const float *A, const float *B, float *C, int n)
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 4; j++)
 			C[(size_t)(row0 + ty * 4 + i) * n + col0 + tx * 4 + j] = acc[i][j];
+#ifdef HAND_THREADHIST
+	hand[((size_t)blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x] += 1;
+#endif
 }
 
 int main(int argc, char **argv)
@@ -50,6 +55,7 @@ int main(int argc, char **argv)
 	size_t nn = (size_t)n * n;
 	std::vector<float> ha(nn), hb(nn), hc(nn);
 	float *A, *B, *C;
+	unsigned long long *hand = nullptr;
 
 	for (size_t i = 0; i < nn; i++) {
 		ha[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
@@ -61,7 +67,11 @@ int main(int argc, char **argv)
 	CK(cudaMemcpy(A, ha.data(), nn * 4, cudaMemcpyHostToDevice));
 	CK(cudaMemcpy(B, hb.data(), nn * 4, cudaMemcpyHostToDevice));
 	dim3 grid(n / TILE, n / TILE);
-	time_launches("gemm", 3, iters, [&] { sgemm<<<grid, 256>>>(A, B, C, n); });
+#ifdef HAND_THREADHIST
+	CK(cudaMalloc(&hand, (size_t)grid.x * grid.y * 256 * sizeof(*hand)));
+	CK(cudaMemset(hand, 0, (size_t)grid.x * grid.y * 256 * sizeof(*hand)));
+#endif
+	time_launches("gemm", 3, iters, [&] { sgemm<<<grid, 256>>>(A, B, C, n, hand); });
 	CK(cudaMemcpy(hc.data(), C, nn * 4, cudaMemcpyDeviceToHost));
 	for (int s = 0; s < 16; s++) {
 		int r = (s * 977) % n, c = (s * 613 + 5) % n;
