@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # bench/cuda/sanitizer/run.sh BIN - overhead of the Compute Sanitizer engine
-# against PTX injection on the same kernel and against uninstrumented runs
-# (bench/cuda/apps/vecadd_bench.cu: CUDA events, warm-up, median of many
-# launches). Lines starting "bench|" are the table.
+# against PTX injection on the same kernel and against uninstrumented runs,
+# and what the process's Sanitizer subscription costs kernels no probe
+# instruments (bench/cuda/apps/vecadd_bench.cu: CUDA events around each
+# launch, warm-up, median of ITERS launches). BIN as for
+# tests/cuda_sanitizer/device.sh; prebuilt apps in BIN/apps
+# (tests/cuda_sanitizer/build_apps.sh), else compiled here. Lines starting
+# "bench|" are the table; A and B variants alternate (A B B A) against drift.
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 BIN=$(cd "$1" && pwd)
@@ -14,49 +18,74 @@ export LD_LIBRARY_PATH=$BIN:$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export GBPF_AGENT_LIB=$BIN/libgbpf-agent.so GBPF_PLUGIN_PATH=$BIN/libgbpf-cuda.so
 export CUDA_CACHE_PATH=$A/jitcache GBPF_CACHE_DIR=$A/cache
 LOG2N=${GBPF_SAN_BENCH_LOG2N:-24}
-ITERS=${GBPF_SAN_BENCH_ITERS:-50}
+ITERS=${GBPF_SAN_BENCH_ITERS:-200}
 
 cd "$ROOT/bench/cuda/apps" || exit 1
-nvcc -O3 -arch=sm_90 -o "$A/vecadd" vecadd_bench.cu || exit 1
-nvcc -O3 -gencode arch=compute_90,code=sm_90 -o "$A/vecadd_sass" vecadd_bench.cu || exit 1
+for v in vecadd_bench vecadd_bench_sass; do
+	if [ -x "$BIN/apps/$v" ]; then
+		cp "$BIN/apps/$v" "$A/$v"
+	elif [ $v = vecadd_bench ]; then
+		nvcc -O3 -arch=sm_90 -o "$A/$v" vecadd_bench.cu || exit 1
+	else
+		nvcc -O3 -gencode arch=compute_90,code=sm_90 -o "$A/$v" vecadd_bench.cu || exit 1
+	fi
+done
+V=$A/vecadd_bench VS=$A/vecadd_bench_sass
 
 value() { sed -n "s/^gbpf-bench $1 .*$3=\([0-9.]*\).*/\1/p" "$2" | tail -1; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-row() { printf 'bench|%-48s|%-12s|%-8s\n' "$1" "$2" "$3"; }
-# run NAME ENGINE [gbpf args --] APP ARGS
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "n/a" }'; }
+row() { printf 'bench|%-62s|%-14s|%-8s\n' "$1" "$2" "$3"; }
+# run NAME ENGINE CMD...: GBPF_CUDA_ENGINE=ENGINE (the application's environment, as gbpf run --engine exports it)
 run() {
 	local name=$1 engine=$2; shift 2
 	GBPF_CUDA_ENGINE=$engine timeout 60 "$@" > "$O/$name" 2> "$O/$name.err"
 	local rc=$?
 	[ $rc = 0 ] || echo "# $name: exit $rc: $(tail -c 300 "$O/$name.err" | tr '\n' ' ')"
 }
-run plain auto "$A/vecadd" $LOG2N $ITERS
-run plain_sass auto "$A/vecadd_sass" $LOG2N $ITERS
-# The load-time subscription (san_process.h) on launches no probe targets, in the order A B B A.
-run noprobe-load auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
-GBPF_SAN_SUBSCRIBE=off run noprobe-off auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
-GBPF_SAN_SUBSCRIBE=off run noprobe-off2 auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
-run noprobe-load2 auto "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
-run plain2 auto "$A/vecadd" $LOG2N $ITERS
+med() { value vecadd "$O/$1" median_us; }
+G=$BIN/gbpf
+run plain auto "$V" $LOG2N $ITERS
+run plain_sass auto "$VS" $LOG2N $ITERS
+# The load-time subscription on launches no probe targets (an object without device programs).
+run noprobe-load auto "$G" run "$BIN/noprobe.bpf.o" -- "$V" $LOG2N $ITERS
+GBPF_SAN_SUBSCRIBE=off run noprobe-off auto "$G" run "$BIN/noprobe.bpf.o" -- "$V" $LOG2N $ITERS
+GBPF_SAN_SUBSCRIBE=off run noprobe-off2 auto "$G" run "$BIN/noprobe.bpf.o" -- "$V" $LOG2N $ITERS
+run noprobe-load2 auto "$G" run "$BIN/noprobe.bpf.o" -- "$V" $LOG2N $ITERS
+# The idle agent (gbpf run --idle: waits for gbpf attach; subscribed at load unless told).
+run idle-load auto "$G" run --idle -- "$V" $LOG2N $ITERS
+GBPF_SAN_SUBSCRIBE=off run idle-off auto "$G" run --idle -- "$V" $LOG2N $ITERS
+GBPF_SAN_SUBSCRIBE=off run idle-off2 auto "$G" run --idle -- "$V" $LOG2N $ITERS
+run idle-load2 auto "$G" run --idle -- "$V" $LOG2N $ITERS
+run plain2 auto "$V" $LOG2N $ITERS
+# Empty entry+exit probes through PTX injection as the user gets it (engine auto), subscription kept or parked.
+E="$G run --thread-slots $((1 << LOG2N)) $BIN/empty.bpf.o -- $V $LOG2N $ITERS"
+GBPF_SAN_PARK=0 run auto-empty-keep auto $E
+GBPF_SAN_PARK=1 run auto-empty-park auto $E
+GBPF_SAN_PARK=1 run auto-empty-park2 auto $E
+GBPF_SAN_PARK=0 run auto-empty-keep2 auto $E
 PROBES=${GBPF_SAN_BENCH_PROBES:-empty exitcount threadhist}
 for probe in $PROBES; do
-	run ptx-$probe ptx "$BIN/gbpf" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
-	run san-$probe sanitizer "$BIN/gbpf" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$A/vecadd" $LOG2N $ITERS
-	run sass-$probe auto "$BIN/gbpf" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$A/vecadd_sass" $LOG2N $ITERS
+	run ptx-$probe ptx "$G" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$V" $LOG2N $ITERS
+	run san-$probe sanitizer "$G" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$V" $LOG2N $ITERS
+	run sass-$probe auto "$G" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$VS" $LOG2N $ITERS
 done
-p=$(value vecadd "$O/plain" median_us); ps=$(value vecadd "$O/plain_sass" median_us)
+p=$(med plain); ps=$(med plain_sass); p2=$(med plain2)
 row "vecadd 2^$LOG2N uninstrumented (PTX app / SASS-only app)" "$p / $ps us" "1.00"
-p2=$(value vecadd "$O/plain2" median_us)
 row "vecadd uninstrumented, second run" "$p2 us" "$(ratio "$p2" "$p")"
 for v in load load2 off off2; do
-	n=$(value vecadd "$O/noprobe-$v" median_us)
-	row "agent, no device probe, subscription: $v" "$n us" "$(ratio "$n" "$p")"
+	row "agent, no device program, subscription: $v" "$(med noprobe-$v) us" "$(ratio "$(med noprobe-$v)" "$p")"
+done
+for v in load load2 off off2; do
+	row "idle agent (gbpf run --idle), subscription: $v" "$(med idle-$v) us" "$(ratio "$(med idle-$v)" "$p")"
+done
+for v in keep keep2 park park2; do
+	row "empty probes, engine auto (PTX injection), subscription: $v" "$(med auto-empty-$v) us" \
+		"$(ratio "$(med auto-empty-$v)" "$p")"
 done
 for probe in $PROBES; do
-	t=$(value vecadd "$O/ptx-$probe" median_us); s=$(value vecadd "$O/san-$probe" median_us)
-	ss=$(value vecadd "$O/sass-$probe" median_us)
-	row "$probe: PTX injection" "$t us" "$(ratio "$t" "$p")"
+	t=$(med ptx-$probe); s=$(med san-$probe); ss=$(med sass-$probe)
+	row "$probe: PTX injection (engine ptx)" "$t us" "$(ratio "$t" "$p")"
 	row "$probe: Sanitizer engine, same kernel" "$s us" "$(ratio "$s" "$p")"
 	row "$probe: Sanitizer vs PTX injection" "" "$(ratio "$s" "$t")"
-	row "$probe: Sanitizer engine, SASS-only app" "$ss us" "$(ratio "$ss" "$ps")"
+	row "$probe: Sanitizer engine (auto), SASS-only app" "$ss us" "$(ratio "$ss" "$ps")"
 done

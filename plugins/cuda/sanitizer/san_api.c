@@ -80,6 +80,7 @@ int gbpf_san_api_load(struct gbpf_san_api *api, char *why, size_t why_size)
 	SAN_SYM(unpatch_module, "sanitizerUnpatchModule");
 	SAN_SYM(set_callback_data, "sanitizerSetCallbackData");
 	SAN_SYM(get_result_string, "sanitizerGetResultString");
+	SAN_SYM(enable_callback, "sanitizerEnableCallback");
 #undef SAN_SYM
 	return 0;
 missing:

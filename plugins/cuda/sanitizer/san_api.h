@@ -82,6 +82,8 @@ struct gbpf_san_api {
 	gbpf_san_result (*unpatch_module)(CUmodule module);
 	gbpf_san_result (*set_callback_data)(CUfunction kernel, const void *userdata);
 	gbpf_san_result (*get_result_string)(gbpf_san_result result, const char **str);
+	/** sanitizerEnableCallback (one callback id of a domain) */
+	gbpf_san_result (*enable_callback)(uint32_t enable, gbpf_san_subscriber sub, int domain, uint32_t cbid);
 };
 
 /**

@@ -26,7 +26,8 @@
 struct gbpf_san_process {
 	pthread_mutex_t lock;         /* the subscription */
 	pthread_mutex_t handler_lock; /* on_unload: taken before an engine's lock, never with `lock` */
-	int state; /* 1 subscribed, -1 failed (final), 0 not tried */
+	int state; /* 1 subscribed, 2 parked (unsubscribed after load), -1 failed (final), 0 not tried */
+	unsigned parks; /* times parked, for reports */
 	enum gbpf_san_when when;
 	struct gbpf_san_api api;
 	gbpf_san_subscriber sub;
@@ -70,18 +71,60 @@ static void san_process_callback(void *userdata, int domain, uint32_t cbid, cons
 	pthread_mutex_unlock(&p->handler_lock);
 }
 
+/*
+ * The one callback the engines use (module unloads), not the whole resource
+ * domain: memory allocations, streams and contexts need no call into the
+ * library. The domain is the fallback for a library that refuses one id.
+ */
+static gbpf_san_result san_process_enable(struct gbpf_san_process *p)
+{
+	gbpf_san_result r = p->api.enable_callback(1, p->sub, GBPF_SAN_CB_DOMAIN_RESOURCE,
+						   GBPF_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+
+	if (r != GBPF_SAN_SUCCESS)
+		r = p->api.enable_domain(1, p->sub, GBPF_SAN_CB_DOMAIN_RESOURCE);
+	return r;
+}
+
+/* sanitizerSubscribe + the callback; under p->lock. 0 or negative errno, p->why set. */
+static int san_process_attach_library(struct gbpf_san_process *p)
+{
+	gbpf_san_result r = p->api.subscribe(&p->sub, san_process_callback, p);
+
+	if (r != GBPF_SAN_SUCCESS) {
+		snprintf(p->why, sizeof(p->why), "sanitizerSubscribe (%.200s) failed: %.100s (another Sanitizer tool in the "
+						 "process?)", p->api.path, gbpf_san_api_strerror(&p->api, r));
+		return -EBUSY;
+	}
+	r = san_process_enable(p);
+	if (r != GBPF_SAN_SUCCESS) {
+		snprintf(p->why, sizeof(p->why), "sanitizerEnableCallback(RESOURCE, MODULE_UNLOAD_STARTING) failed: %.100s",
+			 gbpf_san_api_strerror(&p->api, r));
+		p->api.unsubscribe(p->sub);
+		return -EIO;
+	}
+	return 0;
+}
+
 int gbpf_san_process_subscribe(enum gbpf_san_when when, const struct gbpf_san_api **api, char *why,
 			       size_t why_size)
 {
 	struct gbpf_san_process *p = &gbpf_san_process_sub;
-	gbpf_san_result r;
 	int rc = 0;
 
 	pthread_mutex_lock(&p->lock);
-	if (p->state > 0)
+	if (p->state == 1)
 		goto out;
 	if (p->state < 0) {
 		rc = -ENOENT;
+		goto out;
+	}
+	if (p->state == 2) {
+		/* Parked: subscribe again; the moment stays the first one's (what makes contexts patchable). */
+		p->state = -1;
+		rc = san_process_attach_library(p);
+		if (!rc)
+			p->state = 1;
 		goto out;
 	}
 	p->state = -1;
@@ -89,22 +132,9 @@ int gbpf_san_process_subscribe(enum gbpf_san_when when, const struct gbpf_san_ap
 	rc = gbpf_san_api_load(&p->api, p->why, sizeof(p->why));
 	if (rc)
 		goto out;
-	r = p->api.subscribe(&p->sub, san_process_callback, p);
-	if (r != GBPF_SAN_SUCCESS) {
-		snprintf(p->why, sizeof(p->why), "sanitizerSubscribe (%.200s) failed: %.100s (another Sanitizer tool in the "
-						 "process?)", p->api.path, gbpf_san_api_strerror(&p->api, r));
-		rc = -EBUSY;
-		goto out;
-	}
-	r = p->api.enable_domain(1, p->sub, GBPF_SAN_CB_DOMAIN_RESOURCE);
-	if (r != GBPF_SAN_SUCCESS) {
-		snprintf(p->why, sizeof(p->why), "sanitizerEnableDomain(RESOURCE) failed: %.100s",
-			 gbpf_san_api_strerror(&p->api, r));
-		p->api.unsubscribe(p->sub);
-		rc = -EIO;
-		goto out;
-	}
-	p->state = 1;
+	rc = san_process_attach_library(p);
+	if (!rc)
+		p->state = 1;
 out:
 	if (rc && why && why_size)
 		snprintf(why, why_size, "%s", p->why);
@@ -112,6 +142,36 @@ out:
 		*api = &p->api;
 	pthread_mutex_unlock(&p->lock);
 	return rc;
+}
+
+int gbpf_san_process_park(void)
+{
+	struct gbpf_san_process *p = &gbpf_san_process_sub;
+	int rc = -EALREADY;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->state == 1) {
+		gbpf_san_result r = p->api.unsubscribe(p->sub);
+
+		if (r == GBPF_SAN_SUCCESS) {
+			p->state = 2;
+			p->parks++;
+			rc = 0;
+		} else {
+			rc = -EIO;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+int gbpf_san_process_park_wanted(void)
+{
+	const char *v = getenv("GBPF_SAN_PARK");
+
+	if (!v || !*v)
+		return GBPF_SAN_PARK_DEFAULT;
+	return strcmp(v, "0") != 0;
 }
 
 int gbpf_san_process_state(enum gbpf_san_when *when)

@@ -53,10 +53,26 @@ int gbpf_san_process_subscribe(enum gbpf_san_when when, const struct gbpf_san_ap
 			       size_t why_size);
 
 /**
- * @return 1 subscribed, -1 failed, 0 not tried; @p when (optional) the
- *         moment it was made or tried
+ * @return 1 subscribed, 2 parked (subscribed at first, unsubscribed since:
+ *         gbpf_san_process_park), -1 failed, 0 not tried; @p when
+ *         (optional) the moment it was made or tried
  */
 int gbpf_san_process_state(enum gbpf_san_when *when);
+
+/**
+ * Park the subscription: sanitizerUnsubscribe while no engine patches, so
+ * that the process's kernels stop paying for it (docs/SANITIZER.md, "The
+ * cost of the subscription"); gbpf_san_process_subscribe subscribes again.
+ * Contexts created while subscribed stay patchable (measured on the H200).
+ * @return 0; -EALREADY when not subscribed; -EIO when the library refused
+ */
+int gbpf_san_process_park(void);
+
+/** Default of GBPF_SAN_PARK. */
+#define GBPF_SAN_PARK_DEFAULT 0
+
+/** $GBPF_SAN_PARK ("0" no, anything else yes; unset: GBPF_SAN_PARK_DEFAULT). */
+int gbpf_san_process_park_wanted(void);
 
 /** Called (under the handler lock, never the subscription lock) when a module is about to be unloaded. */
 typedef void (*gbpf_san_module_unload_fn)(void *arg, CUcontext ctx, CUmodule mod);
