@@ -152,6 +152,9 @@ if want apps; then
 		"[ $mem_rc = 0 ] && cmp -s $O/plain.app $O/sass-mem.app"
 	gbpfrun sass-auto auto exitcount "$A/vecadd_sass"
 	check "engine auto on the SASS-only app: Sanitizer engine, 65536 exits" "[ '$(mapval "$O/sass-auto.out" 0)' = 65536 ]"
+	GBPF_SAN_PARK=1 gbpfrun sass-park auto exitcount "$A/vecadd_sass"
+	check "GBPF_SAN_PARK=1 (unsubscribed at attach, module loaded while unsubscribed, subscribed again at the launch): 65536 exits" \
+		"[ '$(mapval "$O/sass-park.out" 0)' = 65536 ]"
 	gbpfrun ptx-san sanitizer exitcount "$A/vecadd_ptx"
 	gbpfrun ptx-ptx ptx exitcount "$A/vecadd_ptx"
 	check "same PTX kernel: engine sanitizer and engine ptx both count 65536" \
