@@ -5,7 +5,7 @@
 # plus BIN/apps from tests/cuda_sanitizer/build_apps.sh (compiled here
 # where absent).
 #
-# Sections (SAN_SECTIONS, default "apps cublas subcost torch bench"):
+# Sections (SAN_SECTIONS, default "apps cublas torch subcost bench"):
 #   bisect  why patching failed inside `gbpf run` (session 4): the standalone
 #           smoke program with the subscription before cuInit, between cuInit
 #           and the primary context, after the context, under an idle agent.
@@ -40,7 +40,7 @@ BIN=$(cd "$1" && pwd)
 O=/tmp/gbpf-san-out
 A=/tmp/gbpf-san-apps
 S=/tmp/san-smoke
-SECTIONS=${SAN_SECTIONS:-apps cublas subcost torch bench}
+SECTIONS=${SAN_SECTIONS:-apps cublas torch subcost bench}
 BUDGET=${SAN_TIME_BUDGET:-215}
 mkdir -p "$O" "$A"
 export PATH=$PATH:/usr/local/cuda/bin
@@ -243,6 +243,15 @@ if want cublas && time_left cublas; then
 	san_app cublas "$A/sgemm_cublas" 512 2
 fi
 
+if want torch && time_left torch; then
+	echo "== PyTorch training (convolutions, pooling, linear, SGD)"
+	if python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1; then
+		san_app torch python3 tests/cuda_sanitizer/apps/torch_train.py 2
+	else
+		echo "# skip torch: python3 cannot import torch with a CUDA device"
+	fi
+fi
+
 if want subcost && time_left subcost; then
 	echo "== the cost of the subscription, without gbpf (bench/cuda/sanitizer/subcost.c)"
 	app subcost
@@ -255,7 +264,7 @@ if want subcost && time_left subcost; then
 	[ -f "$A/subcost_k.cubin" ] || nvcc -cubin -arch=sm_90 -o "$A/subcost_k.cubin" bench/cuda/sanitizer/subcost_k.cu
 	[ -f "$A/subcost_patch.cubin" ] || nvcc -arch=sm_90 --compile-as-tools-patch --cubin -o "$A/subcost_patch.cubin" bench/cuda/sanitizer/subcost_patch.cu
 	: > "$O/subcost.txt"
-	for round in 1 2 3; do
+	for round in $(seq 1 "${SAN_SUBCOST_ROUNDS:-3}"); do
 		for mode in none sub unload res launch all addpatch patchmod unsub; do
 			timeout 60 "$A/subcost" $mode "$A/subcost_k.cubin" "$A/subcost_patch.cubin" >> "$O/subcost.txt" 2>&1 ||
 				echo "subcost $mode: exit $?" >> "$O/subcost.txt"
@@ -284,15 +293,6 @@ for mode, d in rows.items():
     extra = " ".join("%s=%s" % (k, int(statistics.median(v))) for k, v in d.items() if k not in keys)
     print("subcost|%-12s|%s|%s" % (mode, "|".join(cells), extra))
 PY
-fi
-
-if want torch && time_left torch; then
-	echo "== PyTorch training (convolutions, pooling, linear, SGD)"
-	if python3 -c 'import torch; assert torch.cuda.is_available()' > /dev/null 2>&1; then
-		san_app torch python3 tests/cuda_sanitizer/apps/torch_train.py 2
-	else
-		echo "# skip torch: python3 cannot import torch with a CUDA device"
-	fi
 fi
 
 echo "# elapsed $(( $(date +%s) - T0 )) s"
