@@ -526,6 +526,8 @@ static void *dm_forwarder(void *arg)
 	struct ca_devmaps *d = arg;
 	uint64_t nap_us = 50;
 
+	/* Its copies must not invalidate a graph the application captures meanwhile. */
+	gbpf_cu_thread_relaxed_capture();
 	while (!atomic_load(&d->stop)) {
 		uint64_t moved;
 

@@ -142,6 +142,7 @@ static void *tl_completion(void *arg)
 {
 	struct ca_timeline *t = arg;
 
+	gbpf_cu_thread_relaxed_capture(); /* event waits must not invalidate an app's capture */
 	pthread_mutex_lock(&t->lock);
 	while (!atomic_load(&t->stop) || t->head != t->tail) {
 		struct tl_pending *p;

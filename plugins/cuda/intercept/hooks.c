@@ -228,3 +228,14 @@ enum gbpf_cu_image_kind gbpf_cu_image_classify(const void *image, size_t *size)
 		*size = sz;
 	return kind;
 }
+
+int gbpf_cu_thread_relaxed_capture(void)
+{
+	typedef CUresult (*exchange_fn)(int *mode);
+	exchange_fn exchange = (exchange_fn)gbpf_cu_real_proc("cuThreadExchangeStreamCaptureMode", 10010, 0);
+	int mode = 2; /* CU_STREAM_CAPTURE_MODE_RELAXED */
+
+	if (!exchange)
+		return -ENOENT;
+	return exchange(&mode) == GBPF_CUDA_SUCCESS ? 0 : -EIO;
+}

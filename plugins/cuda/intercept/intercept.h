@@ -251,6 +251,15 @@ int gbpf_cu_attr_replay(const void *original, CUfunction replacement, char *log,
  */
 void *gbpf_cu_real_proc(const char *name, int version, uint64_t flags);
 
+/**
+ * Put the calling thread (one of gbpf's own: forwarder, timeline) in
+ * relaxed stream-capture mode, so that its copies and allocations are
+ * allowed while an application thread captures a graph in global mode (in
+ * global mode they would invalidate that capture). Per thread; once.
+ * @return 0, or -ENOENT when the driver lacks the call (CUDA < 10.1)
+ */
+int gbpf_cu_thread_relaxed_capture(void);
+
 /** Number of launches seen so far (the last launch_id handed out). */
 uint64_t gbpf_cu_launch_count(void);
 

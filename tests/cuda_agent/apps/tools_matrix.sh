@@ -71,7 +71,7 @@ for app in $MATRIX_APPS; do
 	done
 done
 # directly_run_on_gpu: the vec_add program itself run as a 64-thread GPU kernel.
-timeout 60 "$BIN/gbpf" -j prog run --threads 64 "$BIN/vec_add.bpf.o" > "$O/m-vec_add.out" 2> "$O/m-vec_add.err"
+timeout 60 "$BIN/gbpf" -j prog run --backend cuda --threads 64 "$BIN/vec_add.bpf.o" > "$O/m-vec_add.out" 2> "$O/m-vec_add.err"
 rc=$?
 verdict=$(python3 "$ROOT/tests/cuda_agent/apps/check_tools.py" vec_add - "$O/m-vec_add.out" 2>&1 | tail -1)
 if [ $rc = 0 ] && [ "${verdict#ok }" != "$verdict" ]; then
