@@ -26,6 +26,7 @@ cd "$ROOT/bench/cuda/apps" || exit 1
 nvcc -O3 -arch=$ARCH -o "$A/vecadd" vecadd_bench.cu || exit 1
 nvcc -O3 -arch=$ARCH -DHAND_THREADHIST -o "$A/vecadd_hand" vecadd_bench.cu || exit 1
 nvcc -O3 -arch=$ARCH -o "$A/gemm" gemm_bench.cu || exit 1
+nvcc -O3 -arch=$ARCH -DHAND_THREADHIST -o "$A/gemm_hand" gemm_bench.cu || exit 1
 nvcc -O3 -arch=$ARCH -o "$A/launch" launch_bench.cu || exit 1
 nvcc -O3 -arch=$ARCH -o "$A/printk" printk_bench.cu || exit 1
 
@@ -83,6 +84,14 @@ run vecadd-threadhist "$O/vecadd.th" "$BIN/gbpf" run --thread-slots 16777216 "$B
 p=$(value vecadd "$O/vecadd24.plain" median_us); t=$(value vecadd "$O/vecadd.th" median_us); h=$(value vecadd "$O/vecadd.hand" median_us)
 r=$(ratio "$t" "$p"); row "threadhist (per-thread counter), vecadd 2^24" "$t vs $p us" "$r" "1.10" "$(verdict "$r" 1.10)"
 r=$(ratio "$t" "$h"); row "injected threadhist vs hand-written in CUDA" "$t vs $h us" "$r" "1.05" "$(verdict "$r" 1.05)"
+# the same on compute-bound SGEMM 4096 (2-D grid, 2^20 threads): on memory-bound vecadd the
+# hand-written counter itself costs 2x, here neither should cost much
+run gemm-hand "$O/gemm.hand" "$A/gemm_hand" 4096 20
+run gemm-threadhist "$O/gemm.th" "$BIN/gbpf" run --thread-slots 1048576 "$BIN/threadhist.bpf.o" -- "$A/gemm" 4096 20
+p=$(value gemm "$O/gemm.plain" median_us); t=$(value gemm "$O/gemm.th" median_us); h=$(value gemm "$O/gemm.hand" median_us)
+r=$(ratio "$t" "$p"); row "threadhist, SGEMM 4096" "$t vs $p us" "$r" "1.10" "$(verdict "$r" 1.10)"
+r=$(ratio "$t" "$h"); row "threadhist vs hand-written, SGEMM 4096" "$t vs $h us" "$r" "1.05" "$(verdict "$r" 1.05)"
+r=$(ratio "$h" "$p"); row "hand-written counter itself, SGEMM 4096" "$h vs $p us" "$r" "-" "info"
 # 4. hash map update from every thread (4096 keys)
 run vecadd-hash "$O/vecadd.hash" "$BIN/gbpf" -j run "$BIN/hash_update.bpf.o" -- "$A/vecadd" 26 100
 p=$(value vecadd "$O/vecadd.plain" median_us); t=$(value vecadd "$O/vecadd.hash" median_us); r=$(ratio "$t" "$p")
@@ -94,6 +103,12 @@ echo "# hash_update: sum of counts $sum, expected $(( (1 << 26) * 106 )) (106 la
 run vecadd-hashw "$O/vecadd.hashw" "$BIN/gbpf" -j run "$BIN/hash_update_warp.bpf.o" -- "$A/vecadd" 26 100
 t=$(value vecadd "$O/vecadd.hashw" median_us); r=$(ratio "$t" "$p")
 row "hash update, key shared by a warp, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
+# every thread again, into a per-CPU (per-SM) hash: the same keys and sums (the host adds the copies)
+run vecadd-hashp "$O/vecadd.hashp" "$BIN/gbpf" -j run "$BIN/hash_update_percpu.bpf.o" -- "$A/vecadd" 26 100
+t=$(value vecadd "$O/vecadd.hashp" median_us); r=$(ratio "$t" "$p")
+sum=$(grep -o '"[0-9a-f]*":[0-9]*' "$O/vecadd.hashp" | awk -F: '{ s += $2 } END { print s + 0 }')
+row "hash update per-CPU (per-SM) hash, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
+echo "# hash_update_percpu: sum of counts $sum, expected $(( (1 << 26) * 106 ))"
 # 5. kernelretsnoop: one event per thread, 2^20 threads
 # 2 warm-up + 2 timed launches (+ init): 5 x 2^20 events; a 1 GiB device ring holds them all.
 run vecadd20-plain "$O/vecadd20.plain" "$A/vecadd" 20 2
@@ -108,9 +123,13 @@ ev=$(value krs "$O/vecadd20.krs" events); lost=$(value krs "$O/vecadd20.krs" los
 row "kernelretsnoop, 2^20 threads" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 echo "# kernelretsnoop: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), threads launched $(( (1 << 20) * 5 ))"
 # 6. memory access statistics aggregated on the device (mem_trace), 2^24 elements
-run vecadd24-mem "$O/vecadd24.mem" "$BIN/gbpf" run --thread-slots 16777216 "$BIN/mem_trace.bpf.o" -- "$A/vecadd" 24 50
+run vecadd24-mem "$O/vecadd24.mem" "$BIN/gbpf" -j run --thread-slots 16777216 "$BIN/mem_trace.bpf.o" -- "$A/vecadd" 24 50
 p=$(value vecadd "$O/vecadd24.plain" median_us); t=$(value vecadd "$O/vecadd24.mem" median_us); r=$(ratio "$t" "$p")
 row "mem_trace (device-side stats), vecadd 2^24" "$t vs $p us" "$r" "2.0" "$(verdict "$r" 2.0)"
+# the counts: 55 vec_add launches (5 warm-up + 50) x 2^24 threads x 2 loads / 1 store, and init's 2 stores
+ld=$(grep -o '"01000000010000000400000000000000":[0-9]*' "$O/vecadd24.mem" | tail -1 | cut -d: -f2)
+st=$(grep -o '"02000000010000000400000000000000":[0-9]*' "$O/vecadd24.mem" | tail -1 | cut -d: -f2)
+echo "# mem_trace: global 4-byte loads ${ld:-none} (expected $(( 2 * 55 << 24 ))), stores ${st:-none} (expected $(( (55 + 2) << 24 )))"
 # 9. basic-block execution counts (gpu/block, examples/bbcount): its own script prints bench| rows
 bash "$ROOT/bench/cuda/bb/run.sh" "$BIN"
 # 7. printk latency: GPU globaltimer at the print vs the controller's receipt (gbpf -j ts_ns),
