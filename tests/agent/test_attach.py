@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """gbpf attach / detach end to end on the test backend (no GPU).
 
-argv: GBPF LOOP_APP PLUGIN COUNT_OBJ TOTAL_OBJ BAD_FRAMES_APP [MEMWRITE_OBJ LAUNCH_APP]
+argv: GBPF LOOP_APP PLUGIN COUNT_OBJ TOTAL_OBJ BAD_FRAMES_APP [MEMWRITE_OBJ LAUNCH_APP CUPTI_APP]
 
 An idle application (`gbpf run --idle`, tests/agent/apps/loop_app.c)
 launches on command, so every check knows exactly how many launches
@@ -12,7 +12,9 @@ job (aggregate and --per-process), the socket's owner checks, and
 malformed frames on the controller's socket (#11). With MEMWRITE_OBJ and
 LAUNCH_APP also: a replacement the agent refuses leaves the attached
 programs counting, the options of `gbpf run --idle` (--engine,
---allow-app-writes) applied to attaches, and `gbpf run --per-process`.
+--allow-app-writes) applied to attaches, and `gbpf run --per-process`. With
+CUPTI_APP: a CUPTI client's failure reported by the agent, its calls forwarded
+unchanged.
 """
 import json
 import os
@@ -29,6 +31,7 @@ import time
 GBPF, APP, PLUGIN, COUNT, TOTAL, BAD_FRAMES = sys.argv[1:7]
 MEMWRITE = sys.argv[7] if len(sys.argv) > 7 else None
 LAUNCH_APP = sys.argv[8] if len(sys.argv) > 8 else None
+CUPTI_APP = sys.argv[9] if len(sys.argv) > 9 else None
 # GBPF_AGENT_F_* (include/gbpf/plugin.h), as the test backend reports them
 F_ALLOW_APP_WRITES, F_ENGINE_PTX, F_ENGINE_SANITIZER = 1, 4, 8
 n_test = 0
@@ -322,6 +325,8 @@ def main():
         refused_replacement(env)
         idle_options(env)
         run_per_process(env)
+        if CUPTI_APP:
+            cupti_watch(env)
     else:
         print("ok %d - # SKIP MEMWRITE_OBJ / LAUNCH_APP not given" % (n_test + 1))
         globals()["n_test"] += 1
@@ -468,6 +473,34 @@ def run_per_process(env):
                         "true"], env=env, capture_output=True, text=True, timeout=30)
     ok(r.returncode != 0 and "--per-process cannot be combined with --prom" in r.stderr,
        "run --per-process with an exporter is refused, with why", r.stderr)
+
+
+def cupti_watch(env):
+    """The agent watches CUPTI's answers: a failure is reported, every call forwarded unchanged."""
+    plain = subprocess.run([CUPTI_APP], env=env, capture_output=True, text=True, timeout=30)
+    r = subprocess.run([GBPF, "run", "--backend", "hosttest", COUNT, "--", CUPTI_APP], env=env,
+                       capture_output=True, text=True, timeout=60)
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("cupti ")]
+    ok(r.returncode == 0 and line and line[0].startswith("cupti subscribe 0 ok activity 0 ok") and
+       line == plain.stdout.splitlines(),
+       "CUPTI calls go through the agent unchanged (arguments and results)",
+       r.stdout + plain.stdout + r.stderr)
+    ok("CUPTI client" not in r.stderr, "a CUPTI that succeeds is not reported", r.stderr)
+    e = dict(env)
+    e["FAKE_CUPTI_RESULT"] = "39"
+    r = subprocess.run([GBPF, "run", "--backend", "hosttest", COUNT, "--", CUPTI_APP], env=e,
+                       capture_output=True, text=True, timeout=60)
+    ok(r.returncode == 0 and "\ncupti subscribe 39 ok activity 39 ok" in "\n" + r.stdout,
+       "a failing CUPTI: the app gets CUPTI's own answer and runs on", r.stdout + r.stderr)
+    ok("error: a CUPTI client in this process (e.g. the PyTorch profiler) failed: cuptiSubscribe "
+       "returned 39 (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (fake))" in r.stderr and
+       "run gbpf with --engine ptx to profile beside it" in r.stderr and
+       "cuptiActivityEnable returned 39" in r.stderr,
+       "the failure is reported by gbpf with the call, the result and the way out", r.stderr)
+    r = subprocess.run([GBPF, "run", "--backend", "hosttest", "--engine", "ptx", COUNT, "--",
+                        CUPTI_APP], env=e, capture_output=True, text=True, timeout=60)
+    ok("cuptiSubscribe returned 39" in r.stderr and "--engine ptx to profile" not in r.stderr,
+       "under --engine ptx the report does not blame the Sanitizer engine", r.stderr)
 
 
 def foreign_check(env, sockdir):
