@@ -106,9 +106,15 @@ ok(j is not None and j.get("license") == "Dual MIT/GPL", "prog show gives the li
 p = run("run", "--help")
 ok(p.returncode == 0 and "--allow-app-writes" in p.stderr and "--engine E" in p.stderr,
    "run --help lists --allow-app-writes and --engine")
+ok(p.returncode == 0 and "--per-process" in p.stderr and
+   "run --idle [--backend B] [--allow-app-writes] [--engine E]" in p.stderr,
+   "run --help lists --per-process and the options --idle takes")
 p = run("attach", "--help")
 ok(p.returncode == 0 and "--allow-app-writes" in p.stderr and "--engine E" in p.stderr,
    "attach --help lists --allow-app-writes and --engine")
+p = run("run", "--per-process", "--prom", "9999", example("vec_add.bpf.o"), "--", "true")
+ok(p.returncode != 0 and "--per-process cannot be combined with --prom" in p.stderr,
+   "run --per-process --prom is refused before anything runs")
 p = run("run", "--engine", "cubin", example("vec_add.bpf.o"), "--", "true")
 ok(p.returncode != 0 and "--engine cubin: not an engine (ptx, sanitizer or auto)" in p.stderr,
    "run --engine with an unknown engine is refused")

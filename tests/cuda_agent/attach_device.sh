@@ -8,7 +8,9 @@
 # (256 x 256 threads) on command. CHECKS: attach counts exactly the launches made
 # while attached (thread exits and host launches), detach (maps unmapped, app goes
 # on), re-attach, hot swap to another object, Ctrl-C of the controller, and the
-# app's output identical to a run without gbpf.
+# app's output identical to a run without gbpf. Then, where python3 has torch, the
+# same on a PyTorch training loop (coexist_device.py attach_ptx; its probes
+# torchwin_exit.bpf.o and torchwin_entry.bpf.o must be in BIN).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$(cd "$1" && pwd)
@@ -116,5 +118,14 @@ grep -v '^ready' "$O/app.out" > "$O/app.cmp"
 check "app output identical to the run without gbpf" "cmp -s $O/plain.out $O/app.cmp"
 check "socket removed at exit" "[ ! -e $XDG_RUNTIME_DIR/gbpf/$PID.sock ]"
 echo "# app stderr: $(head -c 400 "$O/app.err" | tr '\n' ' ')"
+# The same on a PyTorch training loop (attach, replace, detach; #12's done-when):
+# tests/cuda_agent/coexist_device.py, section attach_ptx. GBPF_ATTACH_TORCH=0 skips it.
+if [ "${GBPF_ATTACH_TORCH:-1}" = 1 ] && python3 -c 'import torch' 2>/dev/null; then
+	echo "== PyTorch training loop: attach, replace, detach (coexist_device.py attach_ptx)"
+	python3 "$ROOT/tests/cuda_agent/coexist_device.py" "$BIN" "$O/torch" attach_ptx > "$O/torch.log" 2>&1
+	grep -v '^passed ' "$O/torch.log"
+	PASS=$((PASS + $(grep -c '^ok - ' "$O/torch.log")))
+	FAIL=$((FAIL + $(grep -c '^not ok - ' "$O/torch.log")))
+fi
 echo "passed $PASS failed $FAIL"
 [ "$FAIL" = 0 ]
