@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,6 +163,17 @@ void jw_kv_bool(struct json_writer *w, const char *key, bool v) { jw_key(w, key)
 
 /* ---- block output ------------------------------------------------------------------ */
 
+/* The writer thread's side of a block (jwb_start_writer). */
+struct jw_writer {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char *buf;   /* the block being written, or the spare one when idle */
+	size_t len;  /* bytes of buf to write; 0: idle */
+	bool stop;
+	struct jw_block *b;
+};
+
 int jwb_init(struct jw_block *b, int fd, FILE *stdio, size_t cap)
 {
 	memset(b, 0, sizeof(*b));
@@ -176,34 +188,153 @@ int jwb_init(struct jw_block *b, int fd, FILE *stdio, size_t cap)
 	return 0;
 }
 
+/* write(2) all of it; the first error sticks (later blocks are discarded). */
+static int write_all(int fd, const char *p, size_t n, uint64_t *bytes)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t w = write(fd, p + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		off += (size_t)w;
+		*bytes += (uint64_t)w;
+	}
+	return 0;
+}
+
+static void *writer_main(void *arg)
+{
+	struct jw_writer *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		uint64_t bytes = 0;
+		int err = 0;
+
+		while (!w->len && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (!w->len)
+			break;
+		/* the block is ours until len goes back to 0 */
+		pthread_mutex_unlock(&w->lock);
+		if (!w->b->err)
+			err = write_all(w->b->fd, w->buf, w->len, &bytes);
+		pthread_mutex_lock(&w->lock);
+		w->b->bytes += bytes;
+		if (err && !w->b->err)
+			w->b->err = err;
+		w->len = 0;
+		pthread_cond_broadcast(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int jwb_start_writer(struct jw_block *b)
+{
+	struct jw_writer *w;
+
+	if (b->writer)
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->buf = malloc(b->cap);
+	if (!w->buf) {
+		free(w);
+		return -ENOMEM;
+	}
+	w->b = b;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if (pthread_create(&w->thread, NULL, writer_main, w)) {
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		free(w->buf);
+		free(w);
+		return -EAGAIN;
+	}
+	b->writer = w;
+	return 0;
+}
+
+/* Caller holds w->lock: wait until the writer has written what it was given. */
+static void writer_wait_locked(struct jw_writer *w)
+{
+	while (w->len)
+		pthread_cond_wait(&w->cond, &w->lock);
+}
+
 void jwb_free(struct jw_block *b)
 {
+	struct jw_writer *w = b->writer;
+
+	if (w) {
+		pthread_mutex_lock(&w->lock);
+		writer_wait_locked(w);
+		w->stop = true;
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		free(w->buf);
+		free(w);
+		b->writer = NULL;
+	}
 	free(b->buf);
 	b->buf = NULL;
 	b->len = b->cap = 0;
 }
 
+/*
+ * Give the block to the writer thread (after the one before it is written
+ * and stdio is flushed: the order of lines is kept) and take the spare.
+ * With @p wait, return once this block is written too.
+ */
+static int writer_hand_over(struct jw_block *b, bool wait)
+{
+	struct jw_writer *w = b->writer;
+	char *spare;
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	writer_wait_locked(w);
+	if (b->len) {
+		if (b->stdio)
+			fflush(b->stdio);
+		spare = w->buf;
+		w->buf = b->buf;
+		w->len = b->len;
+		b->buf = spare;
+		b->len = 0;
+		pthread_cond_broadcast(&w->cond);
+		if (wait)
+			writer_wait_locked(w);
+	}
+	err = b->err;
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
 int jwb_flush(struct jw_block *b)
 {
-	size_t off = 0;
+	uint64_t bytes = 0;
 
+	if (b->writer)
+		return writer_hand_over(b, true);
 	if (!b->len)
 		return b->err;
 	/* Whatever stdio holds for the same descriptor was printed first. */
 	if (b->stdio)
 		fflush(b->stdio);
-	while (!b->err && off < b->len) {
-		ssize_t w = write(b->fd, b->buf + off, b->len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			b->err = w < 0 ? -errno : -EIO;
-			break;
-		}
-		off += (size_t)w;
-		b->bytes += (uint64_t)w;
-	}
+	if (!b->err)
+		b->err = write_all(b->fd, b->buf, b->len, &bytes);
+	b->bytes += bytes;
 	b->len = 0;
 	return b->err;
 }
@@ -212,8 +343,12 @@ char *jwb_room(struct jw_block *b, size_t need)
 {
 	if (need > b->cap)
 		return NULL;
-	if (b->cap - b->len < need)
-		jwb_flush(b);
+	if (b->cap - b->len < need) {
+		if (b->writer)
+			writer_hand_over(b, false);
+		else
+			jwb_flush(b);
+	}
 	return b->buf + b->len;
 }
 

@@ -47,6 +47,8 @@ void jw_kv_bool(struct json_writer *w, const char *key, bool v);
  * descriptor keep their order: jwb_flush flushes that FILE before writing
  * the block, and a caller flushes the block before its next stdio line.
  */
+struct jw_writer;
+
 struct jw_block {
 	char *buf;
 	size_t len, cap;
@@ -54,6 +56,7 @@ struct jw_block {
 	FILE *stdio; /**< flushed before each block write (the same descriptor); may be NULL */
 	int err;     /**< first write error (negative errno): later blocks are discarded */
 	uint64_t bytes; /**< bytes written so far */
+	struct jw_writer *writer; /**< jwb_start_writer's thread, or NULL */
 };
 
 /**
@@ -61,7 +64,14 @@ struct jw_block {
  * @return 0 or -ENOMEM
  */
 int jwb_init(struct jw_block *b, int fd, FILE *stdio, size_t cap);
-/** Free the buffer (after jwb_flush; unflushed lines are lost). */
+/**
+ * Write full blocks from a thread of their own from now on (double
+ * buffering): the caller fills the next block while the last one is
+ * written, and waits only when both are full. jwb_flush still returns once
+ * everything is written. @return 0, -ENOMEM or -EAGAIN (stays synchronous)
+ */
+int jwb_start_writer(struct jw_block *b);
+/** Stop the writer thread (if any) and free the buffers (unflushed lines are lost). */
 void jwb_free(struct jw_block *b);
 /**
  * Room for @p need more bytes: the block is written out first when it has
@@ -70,7 +80,7 @@ void jwb_free(struct jw_block *b);
 char *jwb_room(struct jw_block *b, size_t need);
 /** The bytes up to @p end (inside the room jwb_room gave) are part of the block now. */
 void jwb_commit(struct jw_block *b, char *end);
-/** Write the block out (stdio flushed first); 0 or the first write error. */
+/** Write the block out (stdio flushed first) and wait for it; 0 or the first write error. */
 int jwb_flush(struct jw_block *b);
 
 /** Lower-case hex of @p n bytes at @p p into @p out (2n chars, no NUL); returns the end. */

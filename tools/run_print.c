@@ -86,10 +86,12 @@ struct rec_ctx {
 };
 
 /*
- * Lines of ring buffer records, written to stdout in blocks of 1 MiB by
- * the controller's thread (the only one that drains rings): one write(2)
- * per block instead of stdio calls and a flush per record (kernelretsnoop
- * sends millions of records; #8).
+ * Lines of ring buffer records, made by the controller's thread (the only
+ * one that drains rings) in blocks of 1 MiB that a writer thread writes to
+ * stdout while the next block fills: one write(2) per block instead of
+ * stdio calls and a flush per record (kernelretsnoop sends millions of
+ * records; #8). Each drain ends with the block written (jwb_flush waits),
+ * so stdio lines printed after it come after its records.
  */
 #define RUN_REC_BLOCK (1u << 20)
 static struct jw_block run_rec_block;
@@ -137,6 +139,8 @@ static bool record_fast_init(struct rec_ctx *rc)
 	if (!run_rec_block_ready) {
 		if (jwb_init(&run_rec_block, fileno(stdout), stdout, RUN_REC_BLOCK))
 			return false;
+		/* Blocks are written by a thread while the next fills (stays synchronous if it cannot start). */
+		jwb_start_writer(&run_rec_block);
 		run_rec_block_ready = true;
 	}
 	return jw_record_fmt_init(&rc->fmt, rc->map, cli.json) == 0;

@@ -10,7 +10,9 @@
  * run_drain_rings does and writes the JSON lines (-j) to a file:
  *   per-line: the jw_* calls and a flush per record (what run_print.c did);
  *   block:    jw_record_line into 1 MiB blocks, one write(2) per block
- *             (what it does now: the same bytes, checked here).
+ *             (the same bytes: tests/output/json_block checks);
+ *   threaded: the same, blocks written by a writer thread while the next
+ *             one fills (what `gbpf run` does now).
  * Output: records/s and MB/s per mode, and the ratio.
  * argv: [RECORDS_BLOCK [RECORDS_PER_LINE [OUT_FILE]]]
  *   defaults 5242880 (2^20 threads x 5 launches), 1048576, a temporary file
@@ -115,8 +117,10 @@ static int on_record_block(void *c, const void *data, size_t size)
 }
 
 /* One mode: records/s from the first record to the last line written; -errno on failure. */
-static int run_mode(int block, uint64_t records, const char *path, int own, double *rate, double *mbs)
+static int run_mode(int mode, uint64_t records, const char *path, int own, double *rate, double *mbs)
 {
+	int block = mode > 0;
+
 	struct gbpf_map_desc d = {.sz = sizeof(d), .name = "events", .type = GBPF_MAP_TYPE_RINGBUF,
 				  .max_entries = 1u << 24};
 	struct bench b;
@@ -140,7 +144,8 @@ static int run_mode(int block, uint64_t records, const char *path, int own, doub
 		return -ENOMEM;
 	}
 	if (block) {
-		if (jwb_init(&b.blk, fd, NULL, 1u << 20) || jw_record_fmt_init(&b.fmt, "events", true))
+		if (jwb_init(&b.blk, fd, NULL, 1u << 20) || jw_record_fmt_init(&b.fmt, "events", true) ||
+		    (mode == 2 && jwb_start_writer(&b.blk)))
 			err = -ENOMEM;
 	} else {
 		b.out = fdopen(dup(fd), "w");
@@ -194,7 +199,7 @@ int main(int argc, char **argv)
 	char tmp[] = "/tmp/gbpf-bench-ring-XXXXXX";
 	const char *path = argc > 3 ? argv[3] : tmp;
 	int tfd = -1;
-	double rate[2] = {0}, mbs[2] = {0};
+	double rate[3] = {0}, mbs[3] = {0};
 	int err;
 
 	if (!n_block || n_block > (1ull << 30) || n_line > (1ull << 30)) {
@@ -217,6 +222,8 @@ int main(int argc, char **argv)
 		}
 	}
 	err = run_mode(1, n_block, path, tfd >= 0, &rate[1], &mbs[1]);
+	if (!err)
+		err = run_mode(2, n_block, path, tfd >= 0, &rate[2], &mbs[2]);
 	if (err) {
 		fprintf(stderr, "bench_ring: block mode failed: %s\n", strerror(-err));
 		goto fail;
@@ -230,9 +237,11 @@ int main(int argc, char **argv)
 	if (n_line)
 		printf("%-9s %10llu %14.0f %10.1f\n", "per-line", (unsigned long long)n_line, rate[0], mbs[0]);
 	printf("%-9s %10llu %14.0f %10.1f\n", "block", (unsigned long long)n_block, rate[1], mbs[1]);
+	printf("%-9s %10llu %14.0f %10.1f\n", "threaded", (unsigned long long)n_block, rate[2], mbs[2]);
 	if (n_line)
-		printf("block/per-line: %.1fx\n", rate[1] / rate[0]);
-	printf("gbpf-bench ring_print records_per_s=%.0f per_line_records_per_s=%.0f\n", rate[1], rate[0]);
+		printf("block/per-line: %.1fx, threaded/per-line: %.1fx\n", rate[1] / rate[0], rate[2] / rate[0]);
+	printf("gbpf-bench ring_print records_per_s=%.0f block_records_per_s=%.0f per_line_records_per_s=%.0f\n",
+	       rate[2], rate[1], rate[0]);
 	return 0;
 fail:
 	if (tfd >= 0) {

@@ -82,7 +82,7 @@ static void test_lines(void)
 	free(b);
 }
 
-static void test_order(void)
+static void test_order(int threaded)
 {
 	char path[] = "/tmp/gbpf-jwb-XXXXXX", buf[256];
 	int fd = mkstemp(path);
@@ -91,7 +91,7 @@ static void test_order(void)
 	char *p;
 	ssize_t n;
 
-	if (!f || jwb_init(&blk, fd, f, 4096)) {
+	if (!f || jwb_init(&blk, fd, f, 4096) || (threaded && jwb_start_writer(&blk))) {
 		tap_ok(0, "temporary file and block");
 		return;
 	}
@@ -111,9 +111,23 @@ static void test_order(void)
 	jwb_flush(&blk);
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
 	buf[n > 0 ? n : 0] = 0;
-	tap_ok(!strncmp(buf, "stdio-1\nblock-1\nstdio-2\nr0000\nr0001\n", 36), "stdio and blocks in order: %.40s",
-	       buf);
+	tap_ok(!strncmp(buf, "stdio-1\nblock-1\nstdio-2\nr0000\nr0001\n", 36), "%s: stdio and blocks in order: %.40s",
+	       threaded ? "writer thread" : "synchronous", buf);
 	tap_ok(blk.bytes == 8 + 6000 && !blk.err, "every byte written (%llu)", (unsigned long long)blk.bytes);
+	{
+		/* every record line in order, across many blocks */
+		char *all = malloc(8192);
+		int good = all != NULL;
+
+		for (int i = 0; good && i < 1000; i++) {
+			char want[8];
+
+			snprintf(want, sizeof(want), "r%04d\n", i);
+			good = pread(fd, all, 6, 24 + (off_t)i * 6) == 6 && !memcmp(all, want, 6);
+		}
+		tap_ok(good, "the 1000 lines of 2 blocks are in order");
+		free(all);
+	}
 	n = pread(fd, buf, 6, 16 + 8 + 999 * 6);
 	buf[n > 0 ? n : 0] = 0;
 	tap_ok(!strcmp(buf, "r0999\n"), "the last record is the last line: %s", buf);
@@ -126,6 +140,7 @@ static void test_order(void)
 int main(void)
 {
 	test_lines();
-	test_order();
+	test_order(0);
+	test_order(1);
 	return tap_done();
 }
