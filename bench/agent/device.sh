@@ -117,5 +117,5 @@ if command -v compute-sanitizer > /dev/null; then
 		> "$T/str.memcheck" 2>&1
 	echo "perfB|memcheck printk %s x64 rc=$?: $(grep -E 'ERROR SUMMARY' "$T/str.memcheck" | head -1)"
 fi
-cp "$T"/printk.spin "$T"/*.err "${OUT:-/tmp}/" 2>/dev/null
+cp "$T"/printk.spin "$T"/krs.err "$T"/str.run.err "${OUT:-/tmp}/" 2>/dev/null
 echo "perfB|done"
