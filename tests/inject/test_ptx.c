@@ -211,6 +211,9 @@ static void check_nvcc_ptx(const char *path)
 			       iu_count(inj, "__gbpf_probe_2, (") == c.mem &&
 			       iu_count(inj, "__gbpf_probe_3, (") == c.barrier,
 		       "%s: probe calls in the text match the reported counts", path);
+		tap_ok(iu_count(inj, "%__gbpf_r0, [__gbpf_device];") == c.kernels &&
+			       iu_count(inj, "[__gbpf_ctx+56], %__gbpf_r0;") == c.kernels,
+		       "%s: every field read: each kernel's entry loads __gbpf_device into the context", path);
 		if (ptxas) {
 			tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
 			       "%s: instrumented PTX assembles for sm_90", path);
@@ -220,13 +223,20 @@ static void check_nvcc_ptx(const char *path)
 		}
 	}
 	free(inj);
-	/* Probes that read no context field: no per-thread context stores, a NULL context. */
-	inject_ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
+	/*
+	 * Probes that read no context field (ctx->device included: bit 4, what the
+	 * agent passes) : no per-thread context stores, a NULL context.
+	 */
+	inject_ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL | (1U << 4);
 	inj = inject_text(text, len, iu_fragment, 15, NULL, &c, &err, log, sizeof(log));
 	inject_ctx_unused = 0;
 	tap_ok(inj && c.instrumented == c.kernels && !strstr(inj, "st.local.u64 [__gbpf_ctx") &&
 		       !strstr(inj, "st.local.u32 [__gbpf_ctx") && strstr(inj, "%__gbpf_rd0, 0;"),
 	       "%s: with no context field read, no context stores and a NULL context", path);
+	/* ctx->device is read whenever its bit is clear: loaded at entry from __gbpf_device. */
+	if (inj)
+		tap_ok(!strstr(inj, "[__gbpf_device]") && strstr(inj, ".global .align 4 .u32 __gbpf_device"),
+		       "%s: no device read, no __gbpf_device load (the variable is declared)", path);
 	if (inj && ptxas)
 		tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
 		       "%s: that PTX assembles for sm_90", path);
