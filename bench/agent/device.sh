@@ -6,7 +6,9 @@
 # kernelretsnoop 2^20 threads x 5 launches with a 1 GiB device ring (its row:
 # every record delivered?), and printk %s from the GPU vs the interpreter.
 # BIN: tests/device/pack.sh's folder plus bench_agent_print, bench_agent_ring,
-# launch_app, libgbpf-hosttest.so, count.bpf.o and printk_str.bpf.o.
+# launch_app, libgbpf-testlaunch.so, libgbpf-hosttest.so, count.bpf.o,
+# printk_str.bpf.o and libgbpf-cpu.so (the interpreter's side of the %s
+# comparison: pack.sh packs only the cuda plugin).
 # Large outputs stay in /tmp; a summary goes to stdout ("perfB|" lines).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -104,7 +106,8 @@ rm -f "$T/krs.json"
 
 # 5. printk %s from the GPU vs the interpreter (prog run), and injected into a kernel (gbpf run)
 G=$BIN/gbpf
-"$G" prog run --backend cpu "$BIN/printk_str.bpf.o" 2> "$T/str.cpu" > /dev/null
+GBPF_PLUGIN_PATH=$BIN/libgbpf-cpu.so "$G" prog run --backend cpu "$BIN/printk_str.bpf.o" 2> "$T/str.cpu" > /dev/null
+[ -s "$T/str.cpu" ] || echo "perfB|  cpu backend printed nothing (is libgbpf-cpu.so in BIN?)"
 "$G" prog run --backend cuda --threads 4 "$BIN/printk_str.bpf.o" > "$T/str.cuda" 2> "$T/str.cuda.err"
 cpu=$(grep -E '^(rodata|map)=' "$T/str.cpu" | sort -u)
 cuda=$(grep -E '^(rodata|map)=' "$T/str.cuda" | sort -u)
