@@ -21,11 +21,14 @@
   check_events.py mem OUT LOADS STORES
       mem_trace: the last print of map 'accesses' holds LOADS global 4-byte
       loads and STORES global 4-byte stores and nothing else.
-  check_events.py mem-ncu OUT NCU_CSV [MEMKERN_OUT]
+  check_events.py mem-ncu OUT NCU_CSV [MEMKERN_OUT|-] [MAP]
       mem_trace against Nsight Compute's per-thread SASS instruction counts
       of the plain run (ncu --csv, one row per kernel and metric): loads,
       stores and atomics per space. With MEMKERN_OUT (memkern.bpf.o's
-      per-kernel counts), the kernels that differ are listed.
+      per-kernel counts), the kernels that differ are listed. MAP: lines
+      "CLASS METRIC" (device.sh's calibration) replacing the metric names.
+  check_events.py ncu-sum NCU_CSV
+      "METRIC TOTAL" per metric of an ncu --csv file.
 Prints one line per finding; exit status 0 when every check holds.
 """
 import csv
@@ -241,6 +244,34 @@ def fnv(name):
     return h
 
 
+def ncu_metric_totals(path):
+    """{metric name: sum over every row} of an ncu --csv file."""
+    with open(path, errors="replace") as f:
+        text = f.read().splitlines()
+    start = next((i for i, ln in enumerate(text) if ln.startswith('"ID"')), None)
+    tot = {}
+    if start is None:
+        return tot
+    for row in csv.DictReader(text[start:]):
+        try:
+            v = int(float(row.get("Metric Value", "").replace(",", "")))
+        except ValueError:
+            continue
+        tot[row.get("Metric Name", "?")] = tot.get(row.get("Metric Name", "?"), 0) + v
+    return tot
+
+
+def load_map(path):
+    """Calibrated class -> metric lines ("global_ld NAME") replacing the defaults of NCU."""
+    if not path:
+        return
+    with open(path) as f:
+        for ln in f:
+            parts = ln.split()
+            if len(parts) == 2:
+                NCU[parts[0]] = parts[1]
+
+
 def ncu_rows(path):
     """{kernel name: {class: n}} and the number of kernel launches profiled."""
     with open(path, errors="replace") as f:
@@ -347,7 +378,12 @@ def main():
     elif what == "mem":
         ok = mem(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif what == "mem-ncu":
-        ok = mem_ncu(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+        load_map(sys.argv[5] if len(sys.argv) > 5 else None)
+        ok = mem_ncu(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "-" else None)
+    elif what == "ncu-sum":
+        for k, v in sorted(ncu_metric_totals(sys.argv[2]).items()):
+            print("%s %d" % (k, v))
+        ok = True
     else:
         print("unknown check " + what)
         ok = False

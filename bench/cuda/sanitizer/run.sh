@@ -63,7 +63,7 @@ GBPF_SAN_PARK=0 run auto-empty-keep auto $E
 GBPF_SAN_PARK=1 run auto-empty-park auto $E
 GBPF_SAN_PARK=1 run auto-empty-park2 auto $E
 GBPF_SAN_PARK=0 run auto-empty-keep2 auto $E
-PROBES=${GBPF_SAN_BENCH_PROBES:-empty exitcount threadhist}
+PROBES=${GBPF_SAN_BENCH_PROBES:-empty threadhist}
 for probe in $PROBES; do
 	run ptx-$probe ptx "$G" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$V" $LOG2N $ITERS
 	run san-$probe sanitizer "$G" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$V" $LOG2N $ITERS
