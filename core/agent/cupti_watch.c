@@ -38,36 +38,38 @@ typedef int (*cupti_activity_enable_fn)(int);
 typedef int (*cupti_result_string_fn)(int, const char **);
 
 struct cupti_find {
-	const char *name;
-	void *fn;
+	char path[4096];
 };
 
-static int find_in_cupti(struct dl_phdr_info *info, size_t size, void *arg)
+/* Only note the path here: dlopen inside the callback would take the loader's locks in reverse. */
+static int find_cupti(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct cupti_find *f = arg;
 	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-	void *h;
 
 	(void)size;
 	base = base ? base + 1 : info->dlpi_name;
-	if (!base || strncmp(base, "libcupti.so", 11))
+	if (!base || strncmp(base, "libcupti.so", 11) || strlen(info->dlpi_name) >= sizeof(f->path))
 		return 0;
-	/* Already loaded: NOLOAD only takes a reference, dropped right after the lookup. */
-	h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return 0;
-	f->fn = dlsym(h, f->name);
-	dlclose(h);
-	return f->fn != NULL;
+	memcpy(f->path, info->dlpi_name, strlen(info->dlpi_name) + 1);
+	return 1;
 }
 
 /* The real CUPTI function @p name, or NULL when no loaded libcupti has it. */
 static void *cupti_real(const char *name)
 {
-	struct cupti_find f = {.name = name};
+	struct cupti_find f = {.path = ""};
+	void *h, *fn;
 
-	dl_iterate_phdr(find_in_cupti, &f);
-	return f.fn;
+	if (!dl_iterate_phdr(find_cupti, &f) || !f.path[0])
+		return NULL;
+	/* Already loaded: NOLOAD only takes a reference, dropped right after the lookup. */
+	h = dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	fn = dlsym(h, name);
+	dlclose(h);
+	return fn;
 }
 
 /* Reports sent: one per entry point, the first failure says it all. */
