@@ -22,6 +22,14 @@ cp "$B/tools/gbpf" "$B/core/libgbpf.so.0" "$B/core/agent/libgbpf-agent.so" \
 	"$B/plugins/cuda/libgbpf-cuda.so" "$OUT/"
 cp "$B"/examples/*.bpf.o "$B"/tests/cuda_agent/*.bpf.o "$B"/tests/cuda_sanitizer/*.bpf.o "$B"/bench/cuda/*.bpf.o \
 	"$OUT/" 2>/dev/null || true
+# The print/ring output bench (bench/agent/device.sh): its programs, the
+# host-test backend and app it drives, the cpu plugin for the %s comparison.
+EXTRA="bench/agent/bench_agent_print bench/agent/bench_agent_ring tests/agent/launch_app
+tests/agent/libgbpf-testlaunch.so tests/agent/libgbpf-hosttest.so tests/agent/count.bpf.o
+tests/output/printk_str.bpf.o plugins/cpu/libgbpf-cpu.so"
+for t in $EXTRA; do
+	if ninja -C "$B" "$t" >/dev/null 2>&1; then cp "$B/$t" "$OUT/"; else echo "pack: $t not built (skipped)"; fi
+done
 for lib in libbpf.so.1 libelf.so.1; do
 	p=$(ldd "$B/core/libgbpf.so.0" | awk -v l="$lib" '$1 == l { print $3 }')
 	[ -n "$p" ] && cp -L "$p" "$OUT/lib/$lib"

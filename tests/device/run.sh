@@ -142,6 +142,12 @@ if [ -n "${GBPF_DEVICE_BIN:-}" ] && [ -x "$GBPF_DEVICE_BIN/gbpf" ]; then
 	cat "$B/bench_run.txt" >> "$LOG"
 	grep -v '^bench|' "$B/bench_run.txt" | tail -20
 	BENCH_TABLE=$(grep '^bench|' "$B/bench_run.txt" | sed 's/^bench|//')
+	if [ -x "$GBPF_DEVICE_BIN/bench_agent_ring" ]; then
+		step "print and ring output paths (bench/agent/device.sh)"
+		OUT=$B/output timeout 200 bash bench/agent/device.sh "$GBPF_DEVICE_BIN" > "$B/output.txt" 2>&1
+		cat "$B/output.txt" >> "$LOG"
+		OUTPUT_TABLE=$(grep '^output|' "$B/output.txt" | sed 's/^output|//' | grep -v '^  \|^==' | cut -c1-200)
+	fi
 fi
 
 echo
@@ -156,4 +162,9 @@ if [ -n "${BENCH_TABLE:-}" ]; then
 	echo
 	echo "---------------- gbpf run benchmarks (ratios measured in this run) ----------------"
 	echo "$BENCH_TABLE" | tee -a "$LOG"
+fi
+if [ -n "${OUTPUT_TABLE:-}" ]; then
+	echo
+	echo "---------------- print latency and ring output (bench/agent/device.sh) ----------------"
+	echo "$OUTPUT_TABLE" | tee -a "$LOG"
 fi
