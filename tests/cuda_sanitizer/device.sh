@@ -23,9 +23,12 @@
 #               launches with more than t threads (check_events.py threadhist);
 #             kernelretsnoop + sanlaunch: events + lost == threads launched,
 #               each (launch, block, thread) at most once, inside its launch;
-#             mem_trace: loads / stores / atomics per space equal Nsight
-#               Compute's per-thread SASS instruction counts of the plain run
-#               (ncu; memkern lists the kernels that differ).
+#             mem_trace: its total equals memkern's (per kernel); per
+#               kernel, memkern equals Nsight Compute's per-thread count of
+#               memory instructions of the plain run wherever ncu's
+#               warp-level classes show none the callbacks skip (local,
+#               LDGSTS, LDSM, generic), is at most it elsewhere, and lies
+#               within ncu's warp-level counts per class (x1 .. x32).
 #           App output identical to the plain run in every run.
 #   subcost the cost of the subscription, part by part, without gbpf
 #           (bench/cuda/sanitizer/subcost.c): "subcost|" lines.
@@ -63,7 +66,9 @@ gbpfrun() {
 	local t0=$(date +%s%N)
 	GBPF_CUDA_ENGINE=$engine timeout 120 "$BIN/gbpf" -j run "${probes[@]}" -- "$@" > "$O/$name.out" 2> "$O/$name.err"
 	local rc=$?
-	grep -v '^{' "$O/$name.out" > "$O/$name.app"
+	# The application's lines without gbpf's objects: an object can follow a line's text
+	# the application had begun (check_events.py lines()); no application here prints empty lines.
+	sed -E 's/\{"type":".*$//' "$O/$name.out" | grep -v '^$' > "$O/$name.app"
 	echo "# $name: rc $rc, $(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f s", (b - a) / 1e9 }'); $(grep -v '^$' "$O/$name.err" | grep -iv 'info: .*instrumented by\|not instrumented.*no probe' | head -2 | cut -c1-200 | tr '\n' '|')"
 	return $rc
 }
@@ -129,7 +134,7 @@ fi
 
 if want apps; then
 	echo "== SASS-only vecadd (256 x 256 threads), GBPF_CUDA_ENGINE=sanitizer"
-	"$A/vecadd_sass" > "$O/plain.app" 2>&1
+	"$A/vecadd_sass" 2>&1 | grep -v '^$' > "$O/plain.app"
 	gbpfrun sass-exitcount sanitizer exitcount "$A/vecadd_sass"
 	echo "bisect|gbpf run, engine subscribed at load|exits $(mapval "$O/sass-exitcount.out" 0); $(grep -io 'instrumented by the compute sanitizer[^|]*' "$O/sass-exitcount.err" | head -1)"
 	check "exitcount: 65536 exits, 1 launch, app output identical" \
@@ -152,9 +157,6 @@ if want apps; then
 		"[ $mem_rc = 0 ] && cmp -s $O/plain.app $O/sass-mem.app"
 	gbpfrun sass-auto auto exitcount "$A/vecadd_sass"
 	check "engine auto on the SASS-only app: Sanitizer engine, 65536 exits" "[ '$(mapval "$O/sass-auto.out" 0)' = 65536 ]"
-	GBPF_SAN_PARK=1 gbpfrun sass-park auto exitcount "$A/vecadd_sass"
-	check "GBPF_SAN_PARK=1 (unsubscribed at attach, module loaded while unsubscribed, subscribed again at the launch): 65536 exits" \
-		"[ '$(mapval "$O/sass-park.out" 0)' = 65536 ]"
 	gbpfrun ptx-san sanitizer exitcount "$A/vecadd_ptx"
 	gbpfrun ptx-ptx ptx exitcount "$A/vecadd_ptx"
 	check "same PTX kernel: engine sanitizer and engine ptx both count 65536" \
@@ -163,48 +165,25 @@ if want apps; then
 	check "engine ptx on the SASS-only app: not instrumented, app ok" "grep -q 'elements ok' $O/sass-ptx.out && grep -qi 'not instrumented' $O/sass-ptx.err"
 fi
 
-# Nsight Compute's per-thread SASS memory instruction counts: metric names are
-# calibrated once on the SASS-only vecadd (131072 global loads, 65536 stores
-# per thread): a name ncu refuses fails its whole run, and the SW-patched
-# sass metrics are not listed by --query-metrics. Writes $O/ncu-map.txt
-# ("CLASS METRIC", for check_events.py mem-ncu) and sets NCU_LIST.
-NCU_CLASSES="global_ld global_st global_atom global_red generic_ld generic_st generic_atom shared_ld shared_st shared_atom ldgsts local_ld local_st"
-NCU_LIST="" NCU_CAL_RC=""
-ncu_try() { # LABEL METRICS: "ok" when ncu accepts them all on vecadd_sass; totals in $O/ncu-cal-LABEL.sum
-	timeout 60 ncu --csv --log-file "$O/ncu-cal-$1.csv" --print-units base --cache-control none --clock-control none \
-		--metrics "$2" "$A/vecadd_sass" > /dev/null 2> "$O/ncu-cal-$1.err" &&
-		python3 tests/cuda_sanitizer/check_events.py ncu-sum "$O/ncu-cal-$1.csv" > "$O/ncu-cal-$1.sum" &&
-		[ -s "$O/ncu-cal-$1.sum" ]
-}
+# Nsight Compute's counts of memory instructions (check_events.py mem-ncu):
+# per thread only for all memory instructions together, per opcode class only
+# per warp (on the H200's ncu the per-thread per-class names answer n/a; the
+# SW-patched sass metrics are not listed by --query-metrics). Calibrated once
+# on the SASS-only vecadd: 131072 global loads + 65536 stores per thread, 4096
+# and 2048 per warp.
+NCU_LIST=$(python3 tests/cuda_sanitizer/check_events.py ncu-metrics)
+NCU_CAL_RC=""
 ncu_calibrate() {
 	[ -n "$NCU_CAL_RC" ] && return "$NCU_CAL_RC"
 	NCU_CAL_RC=1
 	command -v ncu > /dev/null || { echo "# no ncu"; return 1; }
-	local c m all="" ok=""
-	for c in $NCU_CLASSES; do all="$all${all:+,}smsp__sass_thread_inst_executed_op_${c}_pred_on.sum"; done
-	if ncu_try all "$all"; then
-		ok=$all
-	else
-		echo "# ncu refused the set: $(grep -v '^$' "$O/ncu-cal-all.err" "$O/ncu-cal-all.csv" 2> /dev/null | grep -i 'error\|fail\|invalid' | head -2 | cut -c1-200 | tr '\n' '|')"
-		for c in $NCU_CLASSES; do
-			m=smsp__sass_thread_inst_executed_op_${c}_pred_on.sum
-			ncu_try "$c" "$m" && ok="$ok${ok:+,}$m"
-		done
-	fi
-	# The sass__ family (MemoryWorkloadAnalysis tables) and warp-level counts, for the record.
-	ncu_try sass "sass__inst_executed_global_loads,sass__inst_executed_global_stores,sass__inst_executed_shared_loads,sass__inst_executed_shared_stores" ||
-		echo "# ncu refused the sass__inst_executed_* set"
-	ncu_try warp "smsp__sass_inst_executed_op_global_ld.sum,smsp__sass_inst_executed_op_global_st.sum" || echo "# ncu refused the warp-level set"
-	cat "$O"/ncu-cal-*.sum 2> /dev/null | sort -u | sed 's/^/ncu-cal|vecadd_sass (want 131072 loads, 65536 stores per thread)|/'
-	: > "$O/ncu-map.txt"
-	for c in $NCU_CLASSES; do
-		m=smsp__sass_thread_inst_executed_op_${c}_pred_on.sum
-		case ",$ok," in *",$m,"*) echo "$c $m" >> "$O/ncu-map.txt" ;; esac
-	done
-	NCU_LIST=$ok
-	# Exact only if the names count per thread: vecadd's loads and stores say so.
-	grep -qx "smsp__sass_thread_inst_executed_op_global_ld_pred_on.sum 131072" "$O"/ncu-cal-*.sum &&
-		grep -qx "smsp__sass_thread_inst_executed_op_global_st_pred_on.sum 65536" "$O"/ncu-cal-*.sum && NCU_CAL_RC=0
+	timeout 60 ncu --csv --log-file "$O/ncu-cal.csv" --print-units base --cache-control none --clock-control none \
+		--metrics "$NCU_LIST" "$A/vecadd_sass" > /dev/null 2> "$O/ncu-cal.err"
+	python3 tests/cuda_sanitizer/check_events.py ncu-sum "$O/ncu-cal.csv" > "$O/ncu-cal.sum"
+	sed 's/^/ncu-cal|vecadd_sass (want 196608 per-thread memory instructions, 4096 + 2048 per warp)|/' "$O/ncu-cal.sum"
+	grep -qx "smsp__sass_thread_inst_executed_op_memory_pred_on.sum 196608" "$O/ncu-cal.sum" &&
+		grep -qx "smsp__sass_inst_executed_op_global_ld.sum 4096" "$O/ncu-cal.sum" &&
+		grep -qx "smsp__sass_inst_executed_op_global_st.sum 2048" "$O/ncu-cal.sum" && NCU_CAL_RC=0
 	return "$NCU_CAL_RC"
 }
 
@@ -218,10 +197,10 @@ san_app() {
 			return
 		fi
 	done
-	PYTHONUNBUFFERED=1 timeout 120 "$@" > "$O/$name-plain.app" 2> "$O/$name-plain.err"
-	echo "# $name alone: rc $?, $(head -c 300 "$O/$name-plain.app" | tr '\n' '|')"
+	timeout 120 "$@" 2> "$O/$name-plain.err" | grep -v '^$' > "$O/$name-plain.app"
+	echo "# $name alone: rc ${PIPESTATUS[0]}, $(head -c 300 "$O/$name-plain.app" | tr '\n' '|')"
 	if time_left "$name santhreads"; then
-		PYTHONUNBUFFERED=1 gbpfrun "$name" sanitizer santhreads "$@"
+		gbpfrun "$name" sanitizer santhreads "$@"
 		local rc=$? ex la th en
 		ex=$(mapval "$O/$name.out" 0); la=$(mapval "$O/$name.out" 1); th=$(mapval "$O/$name.out" 2); en=$(mapval "$O/$name.out" 3)
 		echo "# $name: launches ${la:-0}, threads launched ${th:-0}, entries ${en:-0}, exits ${ex:-0}; kernels instrumented $(grep -ci 'instrumented by the compute sanitizer' "$O/$name.err"), not $(grep -ci 'not instrumented' "$O/$name.err")"
@@ -231,7 +210,7 @@ san_app() {
 			"[ -n '$th' ] && [ '${th:-0}' -gt 0 ] && [ '$ex' = '$th' ] && [ '$en' = '$th' ]"
 	fi
 	if time_left "$name threadhist"; then
-		PYTHONUNBUFFERED=1 gbpfrun "$name-th" sanitizer "threadhist sanlaunch" "$@"
+		gbpfrun "$name-th" sanitizer "threadhist sanlaunch" "$@"
 		rc=$?
 		python3 tests/cuda_sanitizer/check_events.py threadhist "$O/$name-th.out" > "$O/$name-th.check"
 		local th_rc=$?
@@ -240,7 +219,7 @@ san_app() {
 			"[ $rc = 0 ] && [ $th_rc = 0 ] && cmp -s $O/$name-plain.app $O/$name-th.app"
 	fi
 	if time_left "$name kernelretsnoop"; then
-		PYTHONUNBUFFERED=1 gbpfrun "$name-krs" sanitizer "kernelretsnoop sanlaunch" "$@"
+		gbpfrun "$name-krs" sanitizer "kernelretsnoop sanlaunch" "$@"
 		rc=$?
 		python3 tests/cuda_sanitizer/check_events.py krs-launches "$O/$name-krs.out" > "$O/$name-krs.check"
 		local krs_rc=$?
@@ -249,24 +228,24 @@ san_app() {
 			"[ $rc = 0 ] && [ $krs_rc = 0 ] && cmp -s $O/$name-plain.app $O/$name-krs.app"
 	fi
 	if time_left "$name mem_trace"; then
-		PYTHONUNBUFFERED=1 gbpfrun "$name-mem" sanitizer mem_trace "$@"
+		gbpfrun "$name-mem" sanitizer mem_trace "$@"
 		local mem_rc=$?
-		[ "${SAN_MEMKERN:-1}" = 1 ] && time_left "$name memkern" && PYTHONUNBUFFERED=1 gbpfrun "$name-memkern" sanitizer memkern "$@"
+		time_left "$name memkern" && gbpfrun "$name-memkern" sanitizer memkern "$@"
 		local t0 cal=1
 		ncu_calibrate || cal=0
 		t0=$(date +%s)
-		if [ -n "$NCU_LIST" ] && time_left "$name ncu"; then
-			PYTHONUNBUFFERED=1 timeout 150 ncu --csv --log-file "$O/$name.ncu.csv" --print-units base \
+		if time_left "$name ncu" && command -v ncu > /dev/null; then
+			timeout 150 ncu --csv --log-file "$O/$name.ncu.csv" --print-units base \
 				--print-kernel-base mangled --cache-control none --clock-control none \
 				--target-processes all --metrics "$NCU_LIST" "$@" > "$O/$name-ncu.app" 2> "$O/$name-ncu.err"
 			echo "# $name under ncu: rc $?, $(( $(date +%s) - t0 )) s, $(grep -c '^"' "$O/$name.ncu.csv" 2> /dev/null) csv rows; $(grep -v '^$' "$O/$name-ncu.err" | head -2 | cut -c1-200 | tr '\n' '|')"
 			python3 tests/cuda_sanitizer/check_events.py ncu-sum "$O/$name.ncu.csv" | sed "s/^/ncu|$name|/"
 		fi
-		python3 tests/cuda_sanitizer/check_events.py mem-ncu "$O/$name-mem.out" "$O/$name.ncu.csv" "$O/$name-memkern.out" "$O/ncu-map.txt" > "$O/$name-mem.check" 2>&1
+		python3 tests/cuda_sanitizer/check_events.py mem-ncu "$O/$name-mem.out" "$O/$name.ncu.csv" "$O/$name-memkern.out" > "$O/$name-mem.check" 2>&1
 		local ncu_rc=$?
-		[ $cal = 1 ] || { ncu_rc=1; echo "# ncu's metrics are not per-thread counts of vecadd's accesses: no exact oracle"; }
+		[ $cal = 1 ] || { ncu_rc=1; echo "# ncu's counts of vecadd are not the ones expected: no oracle"; }
 		sed 's/^/# /' "$O/$name-mem.check" | cut -c1-700
-		check "$name mem_trace: loads, stores and atomics per space == Nsight Compute's per-thread SASS counts, output identical" \
+		check "$name mem_trace: total == memkern's; per kernel == ncu's per-thread memory instructions where ncu sees no class the callbacks skip (<= elsewhere), per class within ncu's warp-level bounds; output identical" \
 			"[ $mem_rc = 0 ] && [ $ncu_rc = 0 ] && cmp -s $O/$name-plain.app $O/$name-mem.app"
 	fi
 }

@@ -139,23 +139,8 @@ static void test_failed_subscription(void)
 	unsetenv("GBPF_SANITIZER_LIB");
 }
 
-static void test_park(void)
-{
-	unsetenv("GBPF_SAN_PARK");
-	tap_ok(gbpf_san_process_park_wanted() == GBPF_SAN_PARK_DEFAULT, "GBPF_SAN_PARK unset: the default (%d)",
-	       GBPF_SAN_PARK_DEFAULT);
-	setenv("GBPF_SAN_PARK", "0", 1);
-	tap_ok(!gbpf_san_process_park_wanted(), "GBPF_SAN_PARK=0: keep the subscription");
-	setenv("GBPF_SAN_PARK", "1", 1);
-	tap_ok(gbpf_san_process_park_wanted(), "GBPF_SAN_PARK=1: park it while nothing patches");
-	unsetenv("GBPF_SAN_PARK");
-	tap_ok(gbpf_san_process_park() == -EALREADY && gbpf_san_process_state(NULL) == 0,
-	       "parking without a subscription: -EALREADY, nothing changes");
-}
-
 int main(void)
 {
-	test_park();
 	test_when();
 	test_wanted();
 	test_failed_subscription();

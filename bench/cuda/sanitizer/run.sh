@@ -57,12 +57,10 @@ GBPF_SAN_SUBSCRIBE=off run idle-off auto "$G" run --idle -- "$V" $LOG2N $ITERS
 GBPF_SAN_SUBSCRIBE=off run idle-off2 auto "$G" run --idle -- "$V" $LOG2N $ITERS
 run idle-load2 auto "$G" run --idle -- "$V" $LOG2N $ITERS
 run plain2 auto "$V" $LOG2N $ITERS
-# Empty entry+exit probes through PTX injection as the user gets it (engine auto), subscription kept or parked.
+# Empty entry+exit probes through PTX injection as the user gets it (engine auto: subscribed at load).
 E="$G run --thread-slots $((1 << LOG2N)) $BIN/empty.bpf.o -- $V $LOG2N $ITERS"
-GBPF_SAN_PARK=0 run auto-empty-keep auto $E
-GBPF_SAN_PARK=1 run auto-empty-park auto $E
-GBPF_SAN_PARK=1 run auto-empty-park2 auto $E
-GBPF_SAN_PARK=0 run auto-empty-keep2 auto $E
+run auto-empty auto $E
+run auto-empty2 auto $E
 PROBES=${GBPF_SAN_BENCH_PROBES:-empty threadhist}
 for probe in $PROBES; do
 	run ptx-$probe ptx "$G" run --thread-slots $((1 << LOG2N)) "$BIN/$probe.bpf.o" -- "$V" $LOG2N $ITERS
@@ -78,9 +76,8 @@ done
 for v in load load2 off off2; do
 	row "idle agent (gbpf run --idle), subscription: $v" "$(med idle-$v) us" "$(ratio "$(med idle-$v)" "$p")"
 done
-for v in keep keep2 park park2; do
-	row "empty probes, engine auto (PTX injection), subscription: $v" "$(med auto-empty-$v) us" \
-		"$(ratio "$(med auto-empty-$v)" "$p")"
+for v in auto-empty auto-empty2; do
+	row "empty probes, engine auto (PTX injection; subscribed at load)" "$(med $v) us" "$(ratio "$(med $v)" "$p")"
 done
 for probe in $PROBES; do
 	t=$(med ptx-$probe); s=$(med san-$probe); ss=$(med sass-$probe)

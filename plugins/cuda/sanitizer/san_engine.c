@@ -212,14 +212,6 @@ int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_e
 			if (rc)
 				goto fail;
 		}
-		/*
-		 * GBPF_SAN_PARK: no kernel needs the Sanitizer yet (PTX injection
-		 * serves every kernel with PTX), so unsubscribe until the first
-		 * launch PTX injection cannot serve; the contexts made while
-		 * subscribed stay patchable.
-		 */
-		if (e->subscribed > 0 && gbpf_san_process_park_wanted() && !gbpf_san_process_park())
-			e->subscribed = 0;
 	}
 	{
 		const char *rp = getenv("GBPF_SAN_REPATCH");
@@ -537,13 +529,6 @@ void gbpf_san_engine_destroy(struct gbpf_san_engine *e)
 	 */
 	if (e->subscribed > 0)
 		gbpf_san_process_on_unload(NULL, NULL);
-	/*
-	 * Detached without having patched anything: park as at attach. Once a
-	 * module is patched the subscription stays (kernels in flight run the
-	 * patches; what an unsubscribe does to them is not documented).
-	 */
-	if (gbpf_san_process_park_wanted() && !e->stats.modules)
-		gbpf_san_process_park();
 	pthread_mutex_lock(&e->lock);
 	e->active = 0;
 	pthread_mutex_unlock(&e->lock);

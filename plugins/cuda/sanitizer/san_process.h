@@ -10,7 +10,10 @@
  * (GBPF_AGENT_SOCK or GBPF_AGENT_LISTEN set) and GBPF_CUDA_ENGINE is not
  * "ptx". The subscription lives as long as the process (one subscriber per
  * process; the driver keeps callbacks into the library); engines come and
- * go with attach and detach and use it.
+ * go with attach and detach and use it. It enables one callback
+ * (MODULE_UNLOAD_STARTING), not the resource domain: that domain slows
+ * every kernel of contexts created under it by ~3.5%, the single callback
+ * by ~0.3% (docs/SANITIZER.md, "The cost of the subscription").
  *
  * GBPF_SAN_SUBSCRIBE chooses when: "load" (default), "attach" (the old
  * "early"), "lazy" (first launch a probe targets), "off" (never at load;
@@ -42,8 +45,8 @@ const char *gbpf_san_when_name(enum gbpf_san_when when);
 int gbpf_san_process_wanted(void);
 
 /**
- * Load libsanitizer-public.so and subscribe (resource domain), once per
- * process; thread-safe; a failure is final and answered again.
+ * Load libsanitizer-public.so and subscribe (the module-unload callback),
+ * once per process; thread-safe; a failure is final and answered again.
  * @param when  recorded for reports (which moment made the subscription)
  * @param api   out: the loaded entry points (valid for the process's life)
  * @return 0; -ENOENT / -ENOSYS without a usable library, -EBUSY when
@@ -53,26 +56,10 @@ int gbpf_san_process_subscribe(enum gbpf_san_when when, const struct gbpf_san_ap
 			       size_t why_size);
 
 /**
- * @return 1 subscribed, 2 parked (subscribed at first, unsubscribed since:
- *         gbpf_san_process_park), -1 failed, 0 not tried; @p when
- *         (optional) the moment it was made or tried
+ * @return 1 subscribed, -1 failed, 0 not tried; @p when (optional) the
+ *         moment it was made or tried
  */
 int gbpf_san_process_state(enum gbpf_san_when *when);
-
-/**
- * Park the subscription: sanitizerUnsubscribe while no engine patches, so
- * that the process's kernels stop paying for it (docs/SANITIZER.md, "The
- * cost of the subscription"); gbpf_san_process_subscribe subscribes again.
- * Contexts created while subscribed stay patchable (measured on the H200).
- * @return 0; -EALREADY when not subscribed; -EIO when the library refused
- */
-int gbpf_san_process_park(void);
-
-/** Default of GBPF_SAN_PARK. */
-#define GBPF_SAN_PARK_DEFAULT 0
-
-/** $GBPF_SAN_PARK ("0" no, anything else yes; unset: GBPF_SAN_PARK_DEFAULT). */
-int gbpf_san_process_park_wanted(void);
 
 /** Called (under the handler lock, never the subscription lock) when a module is about to be unloaded. */
 typedef void (*gbpf_san_module_unload_fn)(void *arg, CUcontext ctx, CUmodule mod);
