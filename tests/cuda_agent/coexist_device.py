@@ -324,6 +324,12 @@ def attach_section(env, engine):
         ok(gm[3] <= 1.3 * gm[0] + 2.0,
            "%s: kernel time back to the original's after the detach (%.1f us, idle %.1f us)" %
            (tag, gm[3], gm[0]))
+        sm = [median([s["step_us"] for s in w]) for w in (pre, wa, wb, post)]
+        note("%s: step us (idle, A, B, detached) %.1f %.1f %.1f %.1f; plain run %.1f" %
+             (tag, *sm, median([s["step_us"] for s in pst[1:]])))
+        ok(sm[3] <= 1.3 * sm[0] + 50.0,
+           "%s: a whole step (torch's kernels too) as fast after the detach as before the "
+           "attach (%.1f us, idle %.1f us)" % (tag, sm[3], sm[0]))
         ok(min(gm[1], gm[2]) > 1.2 * gm[3],
            "%s: the instrumented kernel took longer (%.1f / %.1f us against %.1f): the detach "
            "did bring the original code back" % (tag, gm[1], gm[2], gm[3]))
