@@ -17,7 +17,8 @@
  * where ctx is the generic address of a struct gbpf_gpu_ctx
  * (gbpf/probe_ctx.h). The instrumented module declares
  * `.visible .global .u64 __gbpf_launch_id` (unless the fragment does),
- * which the host sets before each launch.
+ * which the host sets before each launch, or with launch_id_param a
+ * hidden trailing kernel parameter `__gbpf_lid` that carries it per launch.
  */
 #ifndef GBPF_CUDA_INJECT_H
 #define GBPF_CUDA_INJECT_H
@@ -72,7 +73,21 @@ struct gbpf_cuda_inject_opts {
 	 * folded into the inlined probe as constants.
 	 */
 	unsigned block_probe;
+	/**
+	 * Give each instrumented kernel one hidden trailing parameter
+	 * `.param .u64 __gbpf_lid` that carries the launch id per launch (so
+	 * that concurrent launches of one kernel never share it). A value with
+	 * bit 63 set (GBPF_CUDA_LAUNCH_ID_FROM_GLOBAL) makes the kernel read
+	 * `__gbpf_launch_id` instead (graph nodes). A kernel whose parameters
+	 * leave no room for it is not instrumented (see its reason). Whoever
+	 * launches the instrumented kernel must pass the parameter
+	 * (gbpf_cuda_kernel_info.n_params, .launch_param_off).
+	 */
+	bool launch_id_param;
 };
+
+/** Hidden launch-id parameter value that says "read the module's __gbpf_launch_id". */
+#define GBPF_CUDA_LAUNCH_ID_FROM_GLOBAL (1ULL << 63)
 
 #define GBPF_CUDA_CTX_UNUSED_KERNEL_ID (1U << 0) /**< kernel_id */
 #define GBPF_CUDA_CTX_UNUSED_PARAMS (1U << 1)    /**< params (and its parameter copy) */
@@ -89,6 +104,9 @@ struct gbpf_cuda_kernel_info {
 	char *reason;        /**< why not instrumented (or a note); NULL if none */
 	unsigned n_entry, n_exit, n_mem, n_barrier; /**< probe calls inserted */
 	unsigned n_block;    /**< basic-block sites (the kernel's basic blocks) */
+	unsigned n_params;   /**< the kernel's own parameters (a hidden one not counted) */
+	/** launch_id_param: byte offset of the hidden parameter in the parameter buffer, else 0 */
+	unsigned launch_param_off;
 };
 
 /** One instrumented PTX module (only modules with an instrumented kernel). */

@@ -83,6 +83,9 @@ struct ca_kernel {
 	CUmodule mod;
 	CUfunction fn;
 	CUdeviceptr launch_id_addr;
+	/* The instrumented kernel takes the launch id as a hidden trailing parameter. */
+	int lid_param;
+	unsigned n_params, lid_off; /* its own parameter count; the hidden one's byte offset */
 	atomic_int in_graph; /* a graph node (or a launch captured into a graph) runs it */
 	struct gbpf_printq *printq; /* its context's print queues, when a probe prints */
 	struct ca_global *globals;  /* the app's module variables, mirrored around launches */
@@ -586,7 +589,9 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	struct ca_select sel = {.name = k->name};
 	struct gbpf_cuda_inject_opts io = {.sz = sizeof(io), .fragment = s->fragment,
 					   .select = ca_select_one, .select_arg = &sel,
-					   .ctx_unused = s->ctx_unused};
+					   .ctx_unused = s->ctx_unused,
+					   /* The id per launch: concurrent launches of a kernel must not share it. */
+					   .launch_id_param = s->need_launch_id != 0};
 	struct gbpf_cuda_inject_result *res = NULL;
 	const struct gbpf_cuda_kernel_info *ki = NULL;
 	const struct gbpf_cuda_inject_module *mi = NULL;
@@ -689,6 +694,9 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 			goto out;
 		}
 	}
+	k->lid_param = io.launch_id_param;
+	k->n_params = ki->n_params;
+	k->lid_off = ki->launch_param_off;
 	k->ok = 1;
 	ca_report(GBPF_AGENT_EVENT_INFO, k->name,
 		  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u)", ki->module, ki->n_entry,
@@ -792,9 +800,11 @@ static int ca_capturing(struct cuda_agent_state *s, const struct gbpf_cu_launch 
  * A graph launch: every instrumented kernel of this context that a graph
  * node runs gets a fresh launch id, set on the graph's stream before the
  * graph (stream order), so each launch of a graph is told apart. Kernels
- * of the context that no graph runs are not touched; a kernel that both a
- * graph and a direct launch run on other streams at the same time shares
- * the one module variable, as two direct launches do.
+ * of the context that no graph runs are not touched. Graph nodes pass the
+ * sentinel GBPF_CUDA_LAUNCH_ID_FROM_GLOBAL in their hidden parameter and
+ * read this variable; direct launches carry their own id and never read
+ * it (two graphs of one kernel running at once on two streams still share
+ * it).
  */
 static void ca_graph_launch_ids(struct cuda_agent_state *s, const struct gbpf_cu_call_event *ev)
 {
@@ -898,11 +908,25 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 		return node ? -ENOENT : ca_san_launch(s, l, &id);
 	if ((node || captured) && !atomic_load_explicit(&k->in_graph, memory_order_relaxed))
 		atomic_store(&k->in_graph, 1);
+	if (k->lid_param) {
+		/*
+		 * The id travels in the launch's own hidden parameter; a graph
+		 * node (captured or explicit) runs at every graph launch: its
+		 * sentinel makes the kernel read the module variable, which each
+		 * cuGraphLaunch sets (ca_graph_launch_ids).
+		 */
+		if (!node && !id && !captured)
+			id = s->svc.next_launch_id(s->svc.ctx);
+		l->extra_param.on = 1;
+		l->extra_param.n_params = k->n_params;
+		l->extra_param.offset = k->lid_off;
+		l->extra_param.value = node || captured ? GBPF_CUDA_LAUNCH_ID_FROM_GLOBAL : id;
+	}
 	if (!node) {
 		if (!id && !captured)
 			id = s->svc.next_launch_id(s->svc.ctx);
-		/* Two memsets per launch are ~2 us of stream time: only when a program reads the id. */
-		if (s->need_launch_id && !captured && ca_set_launch_id(k, l, id)) {
+		/* Kernels without the hidden parameter: two memsets on the stream (~2 us). */
+		if (s->need_launch_id && !k->lid_param && !captured && ca_set_launch_id(k, l, id)) {
 			ca_report(GBPF_AGENT_EVENT_ERROR, l->name,
 				  "cannot set __gbpf_launch_id on the launch's stream");
 			return -EIO;

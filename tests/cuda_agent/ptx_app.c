@@ -7,6 +7,10 @@
  * ptx_app N multi: the same in the primary context and in a context of
  * its own (cuCtxCreate), which it destroys before exiting; prints
  * "app: 2N+2 launches ok in 2 contexts".
+ * ptx_app N streams: target_k N times alternating on streams 0x11 and
+ * 0x22 (argument 42), once more with its argument in an `extra` buffer,
+ * once into stream 0x77 (the fake driver says it captures a graph), then
+ * other_k; prints "app: N+3 launches ok".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +57,29 @@ static int launches(int n)
 	return ok;
 }
 
+/* The streams mode: launch ids must be per launch, whatever the stream or parameter form. */
+static int stream_launches(int n)
+{
+	void *mod, *tk, *ok_fn;
+	uint64_t arg = 42;
+	size_t size = sizeof(arg);
+	void *params[] = {&arg};
+	void *extra[] = {(void *)1 /* BUFFER_POINTER */, &arg, (void *)2 /* BUFFER_SIZE */, &size,
+			 (void *)0 /* END */};
+	int ok = 0;
+
+	if (cuModuleLoadData(&mod, module_ptx) || cuModuleGetFunction(&tk, mod, "target_k") ||
+	    cuModuleGetFunction(&ok_fn, mod, "other_k"))
+		return -1;
+	for (int i = 0; i < n; i++)
+		ok += !cuLaunchKernel(tk, 4, 1, 1, 32, 1, 1, 0, (void *)(uintptr_t)(i % 2 ? 0x22 : 0x11), params,
+				      NULL);
+	ok += !cuLaunchKernel(tk, 4, 1, 1, 32, 1, 1, 0, (void *)0x22, NULL, extra);
+	ok += !cuLaunchKernel(tk, 4, 1, 1, 32, 1, 1, 0, (void *)0x77, params, NULL);
+	ok += !cuLaunchKernel(ok_fn, 2, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3, multi = argc > 2 && !strcmp(argv[2], "multi"), dev, ok;
@@ -61,6 +88,11 @@ int main(int argc, char **argv)
 	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
 		fprintf(stderr, "app: driver setup failed\n");
 		return 1;
+	}
+	if (argc > 2 && !strcmp(argv[2], "streams")) {
+		ok = stream_launches(n);
+		printf("app: %d launches ok\n", ok);
+		return ok == n + 3 ? 0 : 2;
 	}
 	ok = launches(n);
 	if (!multi) {

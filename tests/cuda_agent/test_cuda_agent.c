@@ -137,9 +137,9 @@ static void test_device(void)
 	tap_ok(rc == 0 && strstr(out_buf, "app: 3 launches ok"), "device 3: app runs to the end (rc %d)", rc);
 	tap_ok(count(log_buf, "load instrumented=1 reads_device=1") == 2,
 	       "both kernels' instrumented modules read __gbpf_device into the block probe's ctx");
-	tap_ok(count(log_buf, "instrumented=1 grid=4 block=32") == 2 && count(log_buf, " device=3\n") == 3,
+	tap_ok(count(log_buf, "instrumented=1 grid=4 block=32") == 2 && count(log_buf, " device=3 ") == 3,
 	       "the agent set __gbpf_device = 3 in the module (%d launches logged device=3)",
-	       count(log_buf, " device=3\n"));
+	       count(log_buf, " device=3 "));
 	tap_ok(strstr(out_buf, "\"host_device_launches\"") && strstr(out_buf, "{\"key\":3,\"value\":3}"),
 	       "host/launch ctx->device == 3 for the 3 launches");
 	run("", 1);
@@ -183,6 +183,63 @@ static void test_instrumented(void)
 		diag_lines("stdout", out_buf);
 }
 
+/* The launch id field of the launch_n-th log line of target_k (instrumented), or 0. */
+static const char *nth_target_launch(int n)
+{
+	const char *p = log_buf;
+
+	for (int i = 0; p && (p = strstr(p, "launch target_k instrumented=1")); i++, p++)
+		if (i == n)
+			return p;
+	return NULL;
+}
+
+static unsigned long long field_of(const char *line, const char *key)
+{
+	const char *e = line ? strchr(line, '\n') : NULL, *q = line ? strstr(line, key) : NULL;
+
+	return q && (!e || q < e) ? strtoull(q + strlen(key), NULL, 0) : ~0ULL;
+}
+
+/*
+ * Launch ids per launch (the hidden __gbpf_lid parameter): launches of one
+ * kernel on two streams each get their own id, with no memset of the
+ * module variable (which concurrent launches would share); an `extra`
+ * buffer launch gets it appended after the app's bytes (which arrive
+ * intact); a launch into a capturing stream (a graph node) gets the
+ * sentinel that makes the kernel read the module variable.
+ */
+static void test_launch_param(void)
+{
+	unsigned long long ids[6];
+	int rc = run_with("", obj, "4 streams"), distinct = 1, i;
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: 7 launches ok"), "streams app runs to the end (rc %d)", rc);
+	tap_ok(count(log_buf, "launch target_k instrumented=1") == 6,
+	       "the 6 launches of target_k run the instrumented kernel (%d)",
+	       count(log_buf, "launch target_k instrumented=1"));
+	for (i = 0; i < 6; i++)
+		ids[i] = field_of(nth_target_launch(i), " launch_id=");
+	for (i = 0; i < 5; i++) /* the 6th is the captured launch */
+		distinct &= ids[i] && ids[i] != ~0ULL && (i == 4 || ids[i + 1] > ids[i]);
+	tap_ok(distinct, "direct launches on streams 0x11/0x22 and the extra-buffer one: distinct increasing "
+	       "ids from the hidden parameter (%llu %llu %llu %llu %llu)", ids[0], ids[1], ids[2], ids[3], ids[4]);
+	tap_ok(count(log_buf, "launch target_k instrumented=1") == count(log_buf, "hidden=1 ") &&
+	       field_of(nth_target_launch(0), " arg0=") == 42 && field_of(nth_target_launch(4), " arg0=") == 42,
+	       "every instrumented launch carries the hidden parameter; the app's argument intact (kernelParams "
+	       "and extra buffer)");
+	tap_ok(field_of(nth_target_launch(1), " stream=") == 0x22 && field_of(nth_target_launch(4), " sentinel=") == 0,
+	       "the extra-buffer launch on stream 0x22 read its own id, not the module variable");
+	tap_ok(field_of(nth_target_launch(5), " sentinel=") == 1 && field_of(nth_target_launch(5), " stream=") == 0x77,
+	       "the launch captured into a graph got the sentinel (reads __gbpf_launch_id)");
+	tap_ok(count(log_buf, "memset32") == 0, "no per-launch memset of __gbpf_launch_id (%d)",
+	       count(log_buf, "memset32"));
+	tap_ok(strstr(out_buf, "{\"key\":1,\"value\":6}") != NULL,
+	       "host/launch ran for the 6 direct launches (5 of target_k, other_k), not the captured one (a node)");
+	if (tap_failed)
+		diag_lines("stdout", out_buf), diag_lines("stderr", err_buf), diag_lines("log", log_buf);
+}
+
 static void test_jit_fails(void)
 {
 	int rc = run("GBPF_FAKE_JIT_FAIL=1", 2);
@@ -223,6 +280,7 @@ int main(int argc, char **argv)
 		return tap_done();
 	}
 	test_instrumented();
+	test_launch_param();
 	if (tap_failed)
 		diag_lines("stderr", err_buf), diag_lines("log", log_buf);
 	test_jit_fails();

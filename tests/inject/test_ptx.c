@@ -410,6 +410,107 @@ static void check_syntax_errors(void)
 	       "FNV-1a 64 reference values");
 }
 
+/* ---- the hidden launch-id parameter (gbpf_ptx_plan.launch_param) ---- */
+
+static const char lid_ptx[] =
+	".version 7.8\n.target sm_90\n.address_size 64\n\n"
+	".visible .entry k_ptr(\n\t.param .u64 .ptr .global .align 16 k_ptr_a,\n\t.param .u32 k_ptr_n\n)\n"
+	"{\n\t.reg .b32 %r<2>;\n\tld.param.u32 %r1, [k_ptr_n];\n\tret;\n}\n\n"
+	".visible .entry k_none()\n{\n\tret;\n}\n\n"
+	".visible .entry k_arr(\n\t.param .align 16 .b8 k_arr_s[20],\n\t.param .u8 k_arr_c\n)\n"
+	"{\n\tret;\n}\n\n"
+	".visible .entry k_full(\n\t.param .align 8 .b8 k_full_big[4092]\n)\n{\n\tret;\n}\n";
+
+struct lid_seen {
+	unsigned n;
+	char name[4][16];
+	bool instrumented[4];
+	unsigned n_params[4], off[4];
+	char reason[4][160];
+};
+
+static void lid_collect(const struct gbpf_ptx_kernel_report *r, void *arg)
+{
+	struct lid_seen *s = arg;
+
+	if (s->n >= 4)
+		return;
+	snprintf(s->name[s->n], sizeof(s->name[0]), "%s", r->name);
+	s->instrumented[s->n] = r->instrumented;
+	s->n_params[s->n] = r->n_params;
+	s->off[s->n] = r->launch_param_off;
+	snprintf(s->reason[s->n], sizeof(s->reason[0]), "%s", r->reason);
+	s->n++;
+}
+
+static char *lid_inject(unsigned ctx_unused, struct lid_seen *seen, int *err)
+{
+	char log[512] = "";
+	struct gbpf_ptx_module *m = gbpf_ptx_parse(lid_ptx, strlen(lid_ptx), "lid.ptx", log, sizeof(log));
+	struct gbpf_ptx_module *f = gbpf_ptx_parse(iu_fragment, strlen(iu_fragment), "frag", log, sizeof(log));
+	struct gbpf_ptx_inject_req req = {
+		.plan = {.sites = GBPF_PTX_SITE_ENTRY | GBPF_PTX_SITE_EXIT, .exit_probe = 1,
+			 .ctx_unused = ctx_unused | (1U << 4), .launch_param = true},
+		.report = lid_collect, .report_arg = seen,
+	};
+	char *out = NULL;
+
+	memset(seen, 0, sizeof(*seen));
+	*err = -EINVAL;
+	if (m && f) {
+		*err = gbpf_ptx_inject(m, f, &req, log, sizeof(log));
+		if (*err >= 0)
+			out = gbpf_ptx_print(m, NULL);
+	}
+	if (*err < 0)
+		tap_diag("launch param injection: %d %s", *err, log);
+	gbpf_ptx_module_free(m);
+	gbpf_ptx_module_free(f);
+	return out;
+}
+
+static void check_launch_param(void)
+{
+	struct lid_seen s;
+	int err;
+	char *inj = lid_inject(0, &s, &err);
+
+	tap_ok(inj && err == 3 && s.n == 4, "launch param: 3 of 4 kernels instrumented (%d, %u reports)", err, s.n);
+	tap_ok(s.instrumented[0] && s.n_params[0] == 2 && s.off[0] == 16,
+	       "launch param: k_ptr (u64 .ptr .align 16, u32): 2 params, hidden one at 16 (got %u at %u)",
+	       s.n_params[0], s.off[0]);
+	tap_ok(s.instrumented[1] && s.n_params[1] == 0 && s.off[1] == 0,
+	       "launch param: k_none: no params, hidden one at 0 (got %u at %u)", s.n_params[1], s.off[1]);
+	tap_ok(s.instrumented[2] && s.n_params[2] == 2 && s.off[2] == 24,
+	       "launch param: k_arr (.align 16 .b8 [20], u8): hidden one at 24 (got %u)", s.off[2]);
+	tap_ok(!s.instrumented[3] && strstr(s.reason[3], "no room for the launch-id parameter") &&
+		       strstr(s.reason[3], "4092 of 4096"),
+	       "launch param: k_full (4092 bytes of parameters) left alone, reason: %s", s.reason[3]);
+	if (inj) {
+		tap_ok(iu_count(inj, ".param .u64 __gbpf_lid") == 3 &&
+			       iu_count(inj, "%__gbpf_rd1, [__gbpf_lid];") == 3 &&
+			       iu_count(inj, "@%__gbpf_lp ld.global.u64") == 3 &&
+			       iu_count(inj, "%__gbpf_rd1, [__gbpf_launch_id];") == 3 &&
+			       iu_count(inj, ".reg .pred %__gbpf_lp;") == 3,
+		       "launch param: each instrumented kernel reads its hidden parameter, the module variable "
+		       "only on the sentinel");
+		tap_ok(strstr(inj, "k_full_big[4092]\n)\n{\n\tret;") != NULL, "launch param: k_full unchanged");
+		if (ptxas)
+			tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
+			       "launch param: instrumented PTX assembles for sm_90");
+	}
+	free(inj);
+	/* No probe reads launch_id: the parameter is still there (launches pass it) but never read. */
+	inj = lid_inject(GBPF_CUDA_CTX_UNUSED_LAUNCH_ID, &s, &err);
+	tap_ok(inj && err == 3 && iu_count(inj, ".param .u64 __gbpf_lid") == 3 && !strstr(inj, "[__gbpf_lid]") &&
+		       !strstr(inj, "__gbpf_lp"),
+	       "launch param: launch_id unread: parameter declared, no load, no predicate");
+	if (inj && ptxas)
+		tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
+		       "launch param: that PTX assembles for sm_90");
+	free(inj);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -422,6 +523,7 @@ int main(int argc, char **argv)
 	check_syntax_errors();
 	check_handwritten(argv[2]);
 	check_old_version();
+	check_launch_param();
 	for (int i = 3; i < argc; i++)
 		check_nvcc_ptx(argv[i]);
 	return tap_done();

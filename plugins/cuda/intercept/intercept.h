@@ -147,6 +147,21 @@ struct gbpf_cu_launch {
 	int replaced;            /**< 1 when the replacement was launched successfully */
 	CUresult replacement_result; /**< driver result of the replacement (if tried) */
 	CUresult result;         /**< what the application receives */
+
+	/**
+	 * launch_pre may set this with a replacement that takes one more
+	 * trailing .u64 parameter than the original (the launch id): the
+	 * wrapper passes @c value in it, appended to kernelParams (after the
+	 * first @c n_params entries) or to an `extra` parameter buffer at byte
+	 * @c offset, for launches and graph kernel nodes alike. If the app's
+	 * parameters cannot be extended, the original is launched.
+	 */
+	struct {
+		int on;
+		unsigned n_params;  /**< the original's parameter count */
+		unsigned offset;    /**< byte offset of the extra parameter */
+		uint64_t value;
+	} extra_param;
 };
 
 /** Host calls reported to call_pre / call_post. */

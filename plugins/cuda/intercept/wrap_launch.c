@@ -11,6 +11,8 @@
  * replacement's launch fails (launch errors are reported before anything
  * is enqueued), the original is launched. No synchronisation is added.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugins/cuda/intercept/intercept_internal.h"
@@ -41,6 +43,8 @@ static CUresult launch_common(const struct gbpf_cu_slot *s, struct gbpf_cu_launc
 		rc = h->launch_pre(h->ctx, &seen);
 	l->hook_data = seen.hook_data;
 	l->replacement = rc == 0 ? seen.replacement : NULL;
+	if (l->replacement)
+		l->extra_param = seen.extra_param;
 	if (l->replacement && l->replacement != l->func) {
 		res = do_call(s, args, l->replacement, l);
 		l->replacement_result = res;
@@ -56,6 +60,106 @@ static CUresult launch_common(const struct gbpf_cu_slot *s, struct gbpf_cu_launc
 		h->launch_post(h->ctx, l);
 	gbpf_cu_hooks_leave();
 	return res;
+}
+
+/* ---- the replacement's hidden trailing parameter (launch id) ---- */
+
+/* extra[] keys (cuLaunchKernel's `extra`). */
+#define XP_END ((void *)0x00)
+#define XP_BUFFER_POINTER ((void *)0x01)
+#define XP_BUFFER_SIZE ((void *)0x02)
+/* Key/value pairs of an `extra` array we copy; the driver knows three keys. */
+#define XP_MAX_PAIRS 8
+#define XP_SMALL_PARAMS 32
+#define XP_SMALL_BUF 256
+
+/*
+ * The app's parameters extended by the replacement's hidden one. The
+ * driver copies parameters during the call (launches, node creation and
+ * node updates alike), so this lives on the wrapper's stack for the call.
+ */
+struct xparams {
+	void **params;
+	void **extra;
+	uint64_t value;
+	size_t size;
+	void *heap;
+	void *small_params[XP_SMALL_PARAMS + 1];
+	void *extra_arr[2 * XP_MAX_PAIRS + 1];
+	_Alignas(16) unsigned char small_buf[XP_SMALL_BUF];
+};
+
+static int xp_wanted(const struct gbpf_cu_launch *l, CUfunction f)
+{
+	return l->extra_param.on && f == l->replacement && f != l->func;
+}
+
+/* Extend @params / @extra into @x; -EINVAL when the app's form cannot be extended. */
+static int xparams_make(struct xparams *x, const struct gbpf_cu_launch *l, void **params,
+			void **extra)
+{
+	unsigned n = l->extra_param.n_params, off = l->extra_param.offset;
+	void *buf = NULL;
+	size_t size = 0, i, npairs = 0;
+	unsigned char *nb;
+
+	x->heap = NULL;
+	x->value = l->extra_param.value;
+	x->extra = NULL;
+	if (params || !extra) {
+		/* kernelParams (or a kernel without parameters: only ours). */
+		if (!params && n)
+			return -EINVAL;
+		x->params = x->small_params;
+		if (n > XP_SMALL_PARAMS) {
+			x->params = x->heap = malloc(((size_t)n + 1) * sizeof(void *));
+			if (!x->heap)
+				return -ENOMEM;
+		}
+		if (n)
+			memcpy(x->params, params, n * sizeof(void *));
+		x->params[n] = &x->value;
+		x->extra = extra; /* with kernelParams the driver ignores or rejects it, as for the app */
+		return 0;
+	}
+	/* An `extra` buffer: copy it, put ours at its offset, and say the new size. */
+	for (i = 0; extra[i] != XP_END; i += 2) {
+		if (npairs++ >= XP_MAX_PAIRS)
+			return -EINVAL;
+		if (extra[i] == XP_BUFFER_POINTER)
+			buf = extra[i + 1];
+		else if (extra[i] == XP_BUFFER_SIZE && extra[i + 1])
+			size = *(const size_t *)extra[i + 1];
+	}
+	if (!buf || size > off + (size_t)8 || off > 32764u)
+		return -EINVAL;
+	nb = x->small_buf;
+	if (off + (size_t)8 > sizeof(x->small_buf)) {
+		nb = x->heap = calloc(1, off + (size_t)8);
+		if (!nb)
+			return -ENOMEM;
+	} else {
+		memset(nb, 0, off + (size_t)8);
+	}
+	memcpy(nb, buf, size < off ? size : off);
+	memcpy(nb + off, &x->value, 8);
+	x->size = off + (size_t)8;
+	for (i = 0; extra[i] != XP_END; i += 2) {
+		x->extra_arr[i] = extra[i];
+		x->extra_arr[i + 1] = extra[i] == XP_BUFFER_POINTER ? (void *)nb
+				      : extra[i] == XP_BUFFER_SIZE ? (void *)&x->size
+								   : extra[i + 1];
+	}
+	x->extra_arr[i] = XP_END;
+	x->extra = x->extra_arr;
+	x->params = NULL;
+	return 0;
+}
+
+static void xparams_free(struct xparams *x)
+{
+	free(x->heap);
+	x->heap = NULL;
 }
 
 /* ---- cuLaunchKernel and cuLaunchCooperativeKernel ---- */
@@ -82,10 +186,20 @@ static CUresult do_launch_kernel(const struct gbpf_cu_slot *s, const void *args,
 				 struct gbpf_cu_launch *l)
 {
 	const struct launch_args *a = args;
+	struct xparams x;
+	CUresult res;
 
-	return ((PFN_cuLaunchKernel_v4000)gbpf_cu_slot_real(s))(
+	if (!xp_wanted(l, f))
+		return ((PFN_cuLaunchKernel_v4000)gbpf_cu_slot_real(s))(
+			f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+			l->shared_mem_bytes, a->stream, a->params, a->extra);
+	if (xparams_make(&x, l, a->params, a->extra))
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuLaunchKernel_v4000)gbpf_cu_slot_real(s))(
 		f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
-		l->shared_mem_bytes, a->stream, a->params, a->extra);
+		l->shared_mem_bytes, a->stream, x.params, x.extra);
+	xparams_free(&x);
+	return res;
 }
 
 static CUresult launch_kernel_impl(const struct gbpf_cu_slot *s, CUfunction f, unsigned int gx,
@@ -111,10 +225,22 @@ static CUresult do_launch_cooperative(const struct gbpf_cu_slot *s, const void *
 				      CUfunction f, struct gbpf_cu_launch *l)
 {
 	const struct launch_args *a = args;
+	struct xparams x;
+	CUresult res;
 
-	return ((PFN_cuLaunchCooperativeKernel_v9000)gbpf_cu_slot_real(s))(
+	if (!xp_wanted(l, f))
+		return ((PFN_cuLaunchCooperativeKernel_v9000)gbpf_cu_slot_real(s))(
+			f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+			l->shared_mem_bytes, a->stream, a->params);
+	if (xparams_make(&x, l, a->params, NULL) || !x.params) {
+		xparams_free(&x);
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	}
+	res = ((PFN_cuLaunchCooperativeKernel_v9000)gbpf_cu_slot_real(s))(
 		f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
-		l->shared_mem_bytes, a->stream, a->params);
+		l->shared_mem_bytes, a->stream, x.params);
+	xparams_free(&x);
+	return res;
 }
 
 static CUresult launch_cooperative_impl(const struct gbpf_cu_slot *s, CUfunction f,
@@ -150,9 +276,18 @@ static CUresult do_launch_ex(const struct gbpf_cu_slot *s, const void *args, CUf
 {
 	const struct launch_ex_args *a = args;
 
+	struct xparams x;
+	CUresult res;
+
 	/* The app's config is passed through untouched (attributes included). */
-	return ((PFN_cuLaunchKernelEx_v11060)gbpf_cu_slot_real(s))(a->config, f, a->params,
-								    a->extra);
+	if (!xp_wanted(l, f))
+		return ((PFN_cuLaunchKernelEx_v11060)gbpf_cu_slot_real(s))(a->config, f, a->params,
+									    a->extra);
+	if (xparams_make(&x, l, a->params, a->extra))
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuLaunchKernelEx_v11060)gbpf_cu_slot_real(s))(a->config, f, x.params, x.extra);
+	xparams_free(&x);
+	return res;
 }
 
 static CUresult launch_kernel_ex_impl(const struct gbpf_cu_slot *s, const CUlaunchConfig *config,
@@ -201,38 +336,65 @@ struct node_args {
 	const void *params; /* v1, v2 or CUgraphNodeParams */
 };
 
-/* The params to pass: the app's own when f is the original, else a copy naming f. */
+/*
+ * The params to pass: the app's own when f is the original, else a copy
+ * naming f (with the hidden parameter in @x when the replacement takes
+ * one: a node's parameters are copied by the driver during the call).
+ * NULL when the app's parameters cannot be extended.
+ */
 static const CUDA_KERNEL_NODE_PARAMS_v1 *params_v1(const struct node_args *a, CUfunction f,
 						   const struct gbpf_cu_launch *l,
-						   CUDA_KERNEL_NODE_PARAMS_v1 *copy)
+						   CUDA_KERNEL_NODE_PARAMS_v1 *copy, struct xparams *x)
 {
+	x->heap = NULL;
 	if (f == l->func)
 		return a->params;
 	*copy = *(const CUDA_KERNEL_NODE_PARAMS_v1 *)a->params;
 	copy->func = f;
+	if (xp_wanted(l, f)) {
+		if (xparams_make(x, l, copy->kernelParams, copy->extra))
+			return NULL;
+		copy->kernelParams = x->params;
+		copy->extra = x->extra;
+	}
 	return copy;
 }
 
 static const CUDA_KERNEL_NODE_PARAMS_v2 *params_v2(const struct node_args *a, CUfunction f,
 						   const struct gbpf_cu_launch *l,
-						   CUDA_KERNEL_NODE_PARAMS_v2 *copy)
+						   CUDA_KERNEL_NODE_PARAMS_v2 *copy, struct xparams *x)
 {
+	x->heap = NULL;
 	if (f == l->func)
 		return a->params;
 	*copy = *(const CUDA_KERNEL_NODE_PARAMS_v2 *)a->params;
 	copy->func = f;
 	copy->kern = NULL;
+	if (xp_wanted(l, f)) {
+		if (xparams_make(x, l, copy->kernelParams, copy->extra))
+			return NULL;
+		copy->kernelParams = x->params;
+		copy->extra = x->extra;
+	}
 	return copy;
 }
 
 static CUgraphNodeParams *params_generic(const struct node_args *a, CUfunction f,
-					 const struct gbpf_cu_launch *l, CUgraphNodeParams *copy)
+					 const struct gbpf_cu_launch *l, CUgraphNodeParams *copy,
+					 struct xparams *x)
 {
+	x->heap = NULL;
 	if (f == l->func)
 		return (CUgraphNodeParams *)a->params;
 	*copy = *(const CUgraphNodeParams *)a->params;
 	copy->kernel.func = f;
 	copy->kernel.kern = NULL;
+	if (xp_wanted(l, f)) {
+		if (xparams_make(x, l, copy->kernel.kernelParams, copy->kernel.extra))
+			return NULL;
+		copy->kernel.kernelParams = x->params;
+		copy->kernel.extra = x->extra;
+	}
 	return copy;
 }
 
@@ -241,8 +403,15 @@ static CUresult do_add_kernel_node_v1(const struct gbpf_cu_slot *s, const void *
 {
 	const struct node_args *a = args;
 	CUDA_KERNEL_NODE_PARAMS_v1 copy;
-	CUresult res = ((PFN_cuGraphAddKernelNode_v10000)gbpf_cu_slot_real(s))(
-		a->out, l->graph, a->deps, a->ndeps, params_v1(a, f, l, &copy));
+	struct xparams x;
+	const CUDA_KERNEL_NODE_PARAMS_v1 *pp = params_v1(a, f, l, &copy, &x);
+	CUresult res;
+
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphAddKernelNode_v10000)gbpf_cu_slot_real(s))(
+		a->out, l->graph, a->deps, a->ndeps, pp);
+	xparams_free(&x);
 
 	if (res == GBPF_CUDA_SUCCESS && a->out)
 		l->node = *a->out;
@@ -272,8 +441,15 @@ static CUresult do_add_kernel_node_v2(const struct gbpf_cu_slot *s, const void *
 {
 	const struct node_args *a = args;
 	CUDA_KERNEL_NODE_PARAMS_v2 copy;
-	CUresult res = ((PFN_cuGraphAddKernelNode_v12000)gbpf_cu_slot_real(s))(
-		a->out, l->graph, a->deps, a->ndeps, params_v2(a, f, l, &copy));
+	struct xparams x;
+	const CUDA_KERNEL_NODE_PARAMS_v2 *pp = params_v2(a, f, l, &copy, &x);
+	CUresult res;
+
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphAddKernelNode_v12000)gbpf_cu_slot_real(s))(
+		a->out, l->graph, a->deps, a->ndeps, pp);
+	xparams_free(&x);
 
 	if (res == GBPF_CUDA_SUCCESS && a->out)
 		l->node = *a->out;
@@ -302,9 +478,16 @@ static CUresult do_node_set_v1(const struct gbpf_cu_slot *s, const void *args, C
 			       struct gbpf_cu_launch *l)
 {
 	CUDA_KERNEL_NODE_PARAMS_v1 copy;
+	struct xparams x;
+	const CUDA_KERNEL_NODE_PARAMS_v1 *pp = params_v1(args, f, l, &copy, &x);
+	CUresult res;
 
-	return ((PFN_cuGraphKernelNodeSetParams_v10000)gbpf_cu_slot_real(s))(
-		l->node, params_v1(args, f, l, &copy));
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphKernelNodeSetParams_v10000)gbpf_cu_slot_real(s))(
+		l->node, pp);
+	xparams_free(&x);
+	return res;
 }
 
 static CUresult graph_kernel_node_set_params_v1_impl(const struct gbpf_cu_slot *s,
@@ -327,9 +510,16 @@ static CUresult do_node_set_v2(const struct gbpf_cu_slot *s, const void *args, C
 			       struct gbpf_cu_launch *l)
 {
 	CUDA_KERNEL_NODE_PARAMS_v2 copy;
+	struct xparams x;
+	const CUDA_KERNEL_NODE_PARAMS_v2 *pp = params_v2(args, f, l, &copy, &x);
+	CUresult res;
 
-	return ((PFN_cuGraphKernelNodeSetParams_v12000)gbpf_cu_slot_real(s))(
-		l->node, params_v2(args, f, l, &copy));
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphKernelNodeSetParams_v12000)gbpf_cu_slot_real(s))(
+		l->node, pp);
+	xparams_free(&x);
+	return res;
 }
 
 static CUresult graph_kernel_node_set_params_v2_impl(const struct gbpf_cu_slot *s,
@@ -352,9 +542,16 @@ static CUresult do_exec_set_v1(const struct gbpf_cu_slot *s, const void *args, C
 			       struct gbpf_cu_launch *l)
 {
 	CUDA_KERNEL_NODE_PARAMS_v1 copy;
+	struct xparams x;
+	const CUDA_KERNEL_NODE_PARAMS_v1 *pp = params_v1(args, f, l, &copy, &x);
+	CUresult res;
 
-	return ((PFN_cuGraphExecKernelNodeSetParams_v10010)gbpf_cu_slot_real(s))(
-		l->graph_exec, l->node, params_v1(args, f, l, &copy));
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphExecKernelNodeSetParams_v10010)gbpf_cu_slot_real(s))(
+		l->graph_exec, l->node, pp);
+	xparams_free(&x);
+	return res;
 }
 
 static CUresult graph_exec_kernel_node_set_params_v1_impl(const struct gbpf_cu_slot *s,
@@ -379,9 +576,16 @@ static CUresult do_exec_set_v2(const struct gbpf_cu_slot *s, const void *args, C
 			       struct gbpf_cu_launch *l)
 {
 	CUDA_KERNEL_NODE_PARAMS_v2 copy;
+	struct xparams x;
+	const CUDA_KERNEL_NODE_PARAMS_v2 *pp = params_v2(args, f, l, &copy, &x);
+	CUresult res;
 
-	return ((PFN_cuGraphExecKernelNodeSetParams_v12000)gbpf_cu_slot_real(s))(
-		l->graph_exec, l->node, params_v2(args, f, l, &copy));
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphExecKernelNodeSetParams_v12000)gbpf_cu_slot_real(s))(
+		l->graph_exec, l->node, pp);
+	xparams_free(&x);
+	return res;
 }
 
 static CUresult graph_exec_kernel_node_set_params_v2_impl(const struct gbpf_cu_slot *s,
@@ -414,8 +618,15 @@ static CUresult do_add_node_v1(const struct gbpf_cu_slot *s, const void *args, C
 {
 	const struct node_args *a = args;
 	CUgraphNodeParams copy;
-	CUresult res = ((PFN_cuGraphAddNode_v12020)gbpf_cu_slot_real(s))(
-		a->out, l->graph, a->deps, a->ndeps, params_generic(a, f, l, &copy));
+	struct xparams x;
+	CUgraphNodeParams *pp = params_generic(a, f, l, &copy, &x);
+	CUresult res;
+
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphAddNode_v12020)gbpf_cu_slot_real(s))(
+		a->out, l->graph, a->deps, a->ndeps, pp);
+	xparams_free(&x);
 
 	if (res == GBPF_CUDA_SUCCESS && a->out)
 		l->node = *a->out;
@@ -445,8 +656,15 @@ static CUresult do_add_node_v2(const struct gbpf_cu_slot *s, const void *args, C
 {
 	const struct node_args *a = args;
 	CUgraphNodeParams copy;
-	CUresult res = ((PFN_cuGraphAddNode_v12030)gbpf_cu_slot_real(s))(
-		a->out, l->graph, a->deps, a->edges, a->ndeps, params_generic(a, f, l, &copy));
+	struct xparams x;
+	CUgraphNodeParams *pp = params_generic(a, f, l, &copy, &x);
+	CUresult res;
+
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphAddNode_v12030)gbpf_cu_slot_real(s))(
+		a->out, l->graph, a->deps, a->edges, a->ndeps, pp);
+	xparams_free(&x);
 
 	if (res == GBPF_CUDA_SUCCESS && a->out)
 		l->node = *a->out;
@@ -477,9 +695,16 @@ static CUresult do_node_set(const struct gbpf_cu_slot *s, const void *args, CUfu
 			    struct gbpf_cu_launch *l)
 {
 	CUgraphNodeParams copy;
+	struct xparams x;
+	CUgraphNodeParams *pp = params_generic(args, f, l, &copy, &x);
+	CUresult res;
 
-	return ((PFN_cuGraphNodeSetParams_v12020)gbpf_cu_slot_real(s))(
-		l->node, params_generic(args, f, l, &copy));
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphNodeSetParams_v12020)gbpf_cu_slot_real(s))(
+		l->node, pp);
+	xparams_free(&x);
+	return res;
 }
 
 static CUresult graph_node_set_params_impl(const struct gbpf_cu_slot *s, CUgraphNode node,
@@ -500,9 +725,16 @@ static CUresult do_exec_node_set(const struct gbpf_cu_slot *s, const void *args,
 				 struct gbpf_cu_launch *l)
 {
 	CUgraphNodeParams copy;
+	struct xparams x;
+	CUgraphNodeParams *pp = params_generic(args, f, l, &copy, &x);
+	CUresult res;
 
-	return ((PFN_cuGraphExecNodeSetParams_v12020)gbpf_cu_slot_real(s))(
-		l->graph_exec, l->node, params_generic(args, f, l, &copy));
+	if (!pp)
+		return GBPF_CUDA_ERROR_INVALID_VALUE;
+	res = ((PFN_cuGraphExecNodeSetParams_v12020)gbpf_cu_slot_real(s))(
+		l->graph_exec, l->node, pp);
+	xparams_free(&x);
+	return res;
 }
 
 static CUresult graph_exec_node_set_params_impl(const struct gbpf_cu_slot *s, CUgraphExec exec,

@@ -125,6 +125,8 @@ static void report_adapter(const struct gbpf_ptx_kernel_report *rep, void *arg)
 	k->n_mem = rep->n_mem;
 	k->n_barrier = rep->n_barrier;
 	k->n_block = rep->n_block;
+	k->n_params = rep->n_params;
+	k->launch_param_off = rep->launch_param_off;
 	r->any_instrumented |= rep->instrumented;
 }
 
@@ -137,7 +139,8 @@ static int do_ptx(struct run *r, const char *text, size_t len, const char *where
 		.plan = {.sites = r->o.sites, .entry_probe = r->o.entry_probe,
 			 .exit_probe = r->o.exit_probe, .mem_probe = r->o.mem_probe,
 			 .barrier_probe = r->o.barrier_probe, .ctx_unused = r->o.ctx_unused,
-			 .block_probe = r->o.block_probe},
+			 .block_probe = r->o.block_probe,
+			 .launch_param = r->o.launch_id_param},
 		.select = select_adapter, .select_arg = r,
 		.report = report_adapter, .report_arg = r,
 	};

@@ -24,6 +24,12 @@
 
 #define CTX_NAME "__gbpf_ctx"
 #define LAUNCH_ID_NAME "__gbpf_launch_id"
+/* Hidden trailing kernel parameter carrying the launch id (gbpf_ptx_plan.launch_param). */
+#define LID_PARAM_NAME "__gbpf_lid"
+#define LID_PRED "%%__gbpf_lp" /* a tx() format */
+/* Kernel parameter space: CUDA's classic 4 KB; 32764 bytes where a kernel already uses more. */
+#define PARAM_SPACE_CLASSIC 4096u
+#define PARAM_SPACE_LARGE 32764u
 /* The device ordinal of the module's context: the agent sets it when it loads the module. */
 #define DEVICE_NAME "__gbpf_device"
 #ifndef GBPF_CUDA_CTX_UNUSED_DEVICE
@@ -885,7 +891,17 @@ static int tx_entry(struct kctx *k, struct text *t)
 			tx(t, "mov.u64 %%__gbpf_rd1, 0;\n");
 		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
 	}
-	if (!(unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID)) {
+	if (!(unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID) && k->plan->launch_param) {
+		/*
+		 * The launch's own id, from its hidden parameter (concurrent
+		 * launches of this kernel never share it); graph nodes pass bit
+		 * 63 set: their id is the module variable, set per graph launch.
+		 */
+		tx(t, "ld.param.u64 %%__gbpf_rd1, [" LID_PARAM_NAME "];\n");
+		tx(t, "setp.lt.s64 " LID_PRED ", %%__gbpf_rd1, 0;\n");
+		tx(t, "@" LID_PRED " ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
+		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
+	} else if (!(unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID)) {
 		tx(t, "ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
 		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
 	}
@@ -1066,6 +1082,109 @@ static uint32_t entry_index(const struct gbpf_ptx_module *m, const struct gbpf_p
 	return i;
 }
 
+/*
+ * Byte size of the kernel's parameter block in the launch's layout (each
+ * parameter at its own alignment). A `.ptr` parameter's `.align` is its
+ * pointee's, not its own. Returns -1 if a parameter is not understood.
+ */
+static long param_block_size(const struct gbpf_ptx_module *m, const struct gbpf_ptx_func *f)
+{
+	unsigned long off = 0;
+
+	for (uint32_t p = 0; p < f->n_params; p++) {
+		const struct gbpf_ptx_range *r = &f->params[p];
+		unsigned long elem = 0, align = 0, count = 1;
+		bool ptr = false, named = false;
+
+		for (uint32_t i = r->first; i < r->first + r->n; i++) {
+			const struct gbpf_ptx_tok *tk = &m->toks[i];
+
+			if (tk->kind == GBPF_PTX_TOK_DOT && gbpf_ptx_tok_eq(tk, ".ptr"))
+				ptr = true;
+			else if (tk->kind == GBPF_PTX_TOK_DOT && gbpf_ptx_tok_eq(tk, ".align") &&
+				 i + 1 < r->first + r->n) {
+				if (!ptr)
+					align = strtoul(m->toks[i + 1].s, NULL, 0);
+			} else if (tk->kind == GBPF_PTX_TOK_DOT && type_bits(tk->s + 1, tk->len - 1) >= 8)
+				elem = type_bits(tk->s + 1, tk->len - 1) / 8;
+			else if (tk->kind == GBPF_PTX_TOK_IDENT)
+				named = true;
+			else if (tk->kind == GBPF_PTX_TOK_NUM && named && i > r->first &&
+				 m->toks[i - 1].kind == GBPF_PTX_TOK_PUNCT && m->toks[i - 1].s[0] == '[')
+				count = strtoul(tk->s, NULL, 0);
+		}
+		if (!named || !elem || elem > 16 || !count || count > PARAM_SPACE_LARGE)
+			return -1;
+		if (align < elem)
+			align = elem;
+		if (align & (align - 1) || align > 256)
+			return -1;
+		off = (off + align - 1) & ~(align - 1);
+		off += elem * count;
+		if (off > PARAM_SPACE_LARGE)
+			return -1;
+	}
+	return (long)off;
+}
+
+/*
+ * Where the hidden launch-id parameter goes: after the kernel's own
+ * parameters at 8-byte alignment. -1 with a reason in rep when there is no
+ * room (the kernel is then left alone: the launch could not pass it).
+ */
+static long lid_param_offset(const struct gbpf_ptx_module *m, const struct gbpf_ptx_func *f,
+				 struct gbpf_ptx_kernel_report *rep)
+{
+	long size = param_block_size(m, f);
+	unsigned long off, limit;
+
+	if (size < 0) {
+		snprintf(rep->reason, sizeof(rep->reason),
+			 "its parameter list is not understood: no room known for the launch-id parameter");
+		return -1;
+	}
+	off = ((unsigned long)size + 7) & ~7ul;
+	limit = (unsigned long)size > PARAM_SPACE_CLASSIC ? PARAM_SPACE_LARGE : PARAM_SPACE_CLASSIC;
+	if (off + 8 > limit) {
+		snprintf(rep->reason, sizeof(rep->reason),
+			 "no room for the launch-id parameter: its parameters take %ld of %lu bytes", size,
+			 limit);
+		return -1;
+	}
+	return (long)off;
+}
+
+/* Append `.param .u64 __gbpf_lid` to the kernel's parameter list. */
+static int add_lid_param(struct kctx *k)
+{
+	static const char decl[] = ".param .u64 " LID_PARAM_NAME;
+	struct gbpf_ptx_func *f = k->f;
+	struct gbpf_ptx_range *np;
+	char *text = strdup(decl);
+	uint32_t first;
+	int err;
+
+	if (!text)
+		return -ENOMEM;
+	err = gbpf_ptx_module_own(k->m, text);
+	if (err) {
+		free(text);
+		return err;
+	}
+	err = gbpf_ptx_lex_into(k->m, text, strlen(text), false, &first, k->log, k->log_size);
+	if (err)
+		return err;
+	np = realloc(f->params, (f->n_params + 1) * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	f->params = np;
+	np[f->n_params].first = first;
+	np[f->n_params].n = k->m->n_toks - first;
+	f->n_params++;
+	f->has_params = true;
+	return 0;
+}
+
 static int instrument_kernel(struct kctx *k)
 {
 	struct text t = {0};
@@ -1090,6 +1209,8 @@ static int instrument_kernel(struct kctx *k)
 		return err;
 	tx(&t, ".reg .b64 %%__gbpf_rd<3>;\n.reg .b32 %%__gbpf_r<2>;\n.reg .b16 %%__gbpf_h<1>;\n");
 	tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
+	if (k->plan->launch_param && !(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID))
+		tx(&t, ".reg .pred " LID_PRED ";\n");
 	if (k->params_size)
 		tx(&t, ".local .align 16 .b8 __gbpf_params[%u];\n", k->params_size);
 	if (k->inline_stack)
@@ -1102,7 +1223,7 @@ static int instrument_kernel(struct kctx *k)
 		return err;
 	}
 	free(decls.v);
-	return 0;
+	return k->plan->launch_param ? add_lid_param(k) : 0;
 }
 
 /* ---- fragment splicing ---------------------------------------------- */
@@ -1318,6 +1439,12 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 					    m->items[j].func == k.f)
 						i = j;
 			}
+			long lid = 0;
+
+			rep.n_params = k.f->n_params;
+			if (plan.launch_param && (lid = lid_param_offset(m, k.f, &rep)) < 0)
+				goto report; /* reason set: left alone */
+			rep.launch_param_off = (unsigned)lid;
 			k.cvta_param = version >= CVTA_PARAM_MIN_VERSION;
 			err = instrument_kernel(&k);
 			if (!err) {
@@ -1337,6 +1464,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 				snprintf(rep.reason, sizeof(rep.reason), "injection failed (%d)", err);
 			}
 		}
+report:
 		free(k.regs);
 		gbpf_ptx_blocks_free(&k.blocks);
 		if (req->report)

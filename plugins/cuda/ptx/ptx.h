@@ -210,6 +210,11 @@ struct gbpf_ptx_plan {
 	unsigned barrier_probe;
 	unsigned ctx_unused;  /**< GBPF_CUDA_CTX_UNUSED_* (gbpf/cuda_inject.h): fields no probe reads */
 	unsigned block_probe; /**< probe at basic-block entries (GBPF_PTX_SITE_BLOCK) */
+	/**
+	 * Append the hidden parameter `.param .u64 __gbpf_lid` to the kernel:
+	 * the launch id of each launch (bit 63 set: read `__gbpf_launch_id`).
+	 */
+	bool launch_param;
 };
 
 /** Per-kernel outcome. */
@@ -220,6 +225,8 @@ struct gbpf_ptx_kernel_report {
 	char reason[160];     /**< why not instrumented, or "" */
 	unsigned n_entry, n_exit, n_mem, n_barrier;
 	unsigned n_block;     /**< basic-block sites (= basic blocks of the kernel) */
+	unsigned n_params;    /**< the kernel's own parameters (the hidden one not counted) */
+	unsigned launch_param_off; /**< plan.launch_param: byte offset of __gbpf_lid, else 0 */
 };
 
 /**

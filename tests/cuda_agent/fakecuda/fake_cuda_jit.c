@@ -28,6 +28,12 @@
  * __gbpf_device as "device=N"). Stream 0x77 is capturing a graph
  * (cuStreamIsCapturing); cuGraphLaunch logs "graphlaunch launch_id=N", N
  * being the __gbpf_launch_id of the last instrumented module loaded.
+ * Launch ids: an instrumented kernel with the hidden trailing parameter
+ * __gbpf_lid reads it (from kernelParams, or the last 8 bytes of an
+ * `extra` buffer); bit 63 set or no such parameter: __gbpf_launch_id.
+ * Launches log "launch_id=N hidden=0|1 sentinel=0|1 arg0=V" (V: the app's
+ * first u64 parameter as the kernel receives it). cuMemsetD32Async logs
+ * "memset32".
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -175,6 +181,7 @@ API CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((v
 API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s)
 {
 	(void)s;
+	flog("memset32");
 	for (size_t i = 0; i < n; i++)
 		((uint32_t *)d)[i] = v;
 	return 0;
@@ -261,14 +268,64 @@ API CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *sz, struct fmod *m, co
 }
 API CUresult cuFuncSetAttribute(struct ffunc *f, int a, int v) { flog("setattr %s %d=%d", f->name, a, v); return 0; }
 API CUresult cuFuncSetCacheConfig(struct ffunc *f, int c) { (void)f; (void)c; return 0; }
+/* Parameters of kernel @f in its module's text; *hidden: the last is __gbpf_lid. */
+static int fake_nparams(const struct ffunc *f, int *hidden)
+{
+	char pat[160];
+	const char *b, *e, *q;
+	int n = 0;
+
+	*hidden = 0;
+	snprintf(pat, sizeof(pat), ".entry %s(", f->name);
+	b = strstr(f->mod->text, pat);
+	e = b ? strchr(b, ')') : NULL;
+	for (q = b; q && e && (q = strstr(q, ".param")) && q < e; q++)
+		n++;
+	if (e && e - b > 10 && strstr(b, "__gbpf_lid") && strstr(b, "__gbpf_lid") < e)
+		*hidden = 1;
+	return n;
+}
+
+/* The launch id kernel @f sees, the way the injected entry code reads it; arg0: its first u64 parameter. */
+static uint64_t fake_launch_id(const struct ffunc *f, void **p, void **e, int *hidden, int *sentinel,
+			       uint64_t *arg0)
+{
+	int n = fake_nparams(f, hidden);
+	uint64_t v = 0;
+
+	*sentinel = 0;
+	*arg0 = 0;
+	if (p && n > 0 && p[0])
+		memcpy(arg0, p[0], 8);
+	if (!p && e && e[0] == (void *)1 && e[2] == (void *)2 && *(size_t *)e[3] >= 8) {
+		memcpy(arg0, e[1], 8);
+		if (*hidden)
+			memcpy(&v, (char *)e[1] + *(size_t *)e[3] - 8, 8);
+	} else if (*hidden && p) {
+		memcpy(&v, p[n - 1], 8);
+	}
+	if (!*hidden)
+		return f->mod->globals[2][0];
+	if (v >> 63) {
+		*sentinel = 1;
+		return f->mod->globals[2][0];
+	}
+	return v;
+}
+
 API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			    unsigned bz, unsigned sh, void *st, void **p, void **e)
 {
-	(void)gy; (void)gz; (void)by; (void)bz; (void)sh; (void)st; (void)p; (void)e;
-	flog("launch %s instrumented=%d grid=%u block=%u launch_id=%llu maps0=%s ctx=%d map0=%#llx device=%u",
-	     f->name, f->mod->instrumented, gx, bx, (unsigned long long)f->mod->globals[2][0],
+	int hidden, sentinel;
+	uint64_t arg0, id = fake_launch_id(f, p, e, &hidden, &sentinel, &arg0);
+
+	(void)gy; (void)gz; (void)by; (void)bz; (void)sh;
+	flog("launch %s instrumented=%d grid=%u block=%u launch_id=%llu maps0=%s ctx=%d map0=%#llx device=%u "
+	     "hidden=%d sentinel=%d arg0=%llu stream=%p",
+	     f->name, f->mod->instrumented, gx, bx, (unsigned long long)id,
 	     f->mod->globals[0][0] ? "set" : "unset", ctx_index(cur_ctx),
-	     (unsigned long long)f->mod->globals[0][0], (unsigned)f->mod->globals[3][0]);
+	     (unsigned long long)f->mod->globals[0][0], (unsigned)f->mod->globals[3][0], hidden, sentinel,
+	     (unsigned long long)arg0, st);
 	if (f->mod->instrumented && f->mod->globals[0][0] && getenv("GBPF_FAKE_EXEC_COUNT")) {
 		unsigned char *blk = (unsigned char *)(uintptr_t)f->mod->globals[0][0];
 		uint64_t data_off, v;
