@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/cuda_sanitizer/fake_sanitizer.c - a stand-in for NVIDIA's
+ * libsanitizer-public.so (the entry points san_api.c resolves), for
+ * test_san_subscribe: it records which callbacks the subscription enables.
+ * FAKE_SAN_REFUSE_CALLBACK=1 makes sanitizerEnableCallback fail, as a library
+ * that knows no single callback ids would.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the subscription did, in order, for the test (fake_san_log). */
+static char fake_san_calls[1024];
+
+static void fake_san_note(const char *what)
+{
+	size_t n = strlen(fake_san_calls);
+
+	snprintf(fake_san_calls + n, sizeof(fake_san_calls) - n, "%s%s", n ? " " : "", what);
+}
+
+const char *fake_san_log(void);
+int sanitizerSubscribe(void **sub, void *cb, void *userdata);
+int sanitizerUnsubscribe(void *sub);
+int sanitizerEnableDomain(uint32_t enable, void *sub, int domain);
+int sanitizerEnableCallback(uint32_t enable, void *sub, int domain, uint32_t cbid);
+int sanitizerAddPatches(const void *image, void *ctx);
+int sanitizerPatchInstructions(int id, void *module, const char *callback);
+int sanitizerPatchModule(void *module);
+int sanitizerUnpatchModule(void *module);
+int sanitizerSetCallbackData(void *kernel, const void *userdata);
+int sanitizerGetResultString(int result, const char **str);
+
+const char *fake_san_log(void)
+{
+	return fake_san_calls;
+}
+
+int sanitizerSubscribe(void **sub, void *cb, void *userdata)
+{
+	(void)cb;
+	(void)userdata;
+	*sub = fake_san_calls;
+	fake_san_note("subscribe");
+	return 0;
+}
+
+int sanitizerUnsubscribe(void *sub)
+{
+	(void)sub;
+	fake_san_note("unsubscribe");
+	return 0;
+}
+
+int sanitizerEnableDomain(uint32_t enable, void *sub, int domain)
+{
+	char b[64];
+
+	(void)sub;
+	snprintf(b, sizeof(b), "domain(%u,%d)", enable, domain);
+	fake_san_note(b);
+	return 0;
+}
+
+int sanitizerEnableCallback(uint32_t enable, void *sub, int domain, uint32_t cbid)
+{
+	const char *refuse = getenv("FAKE_SAN_REFUSE_CALLBACK");
+	char b[64];
+
+	(void)sub;
+	snprintf(b, sizeof(b), "callback(%u,%d,%u)%s", enable, domain, cbid, refuse ? "=refused" : "");
+	fake_san_note(b);
+	return refuse ? 1 /* SANITIZER_ERROR_INVALID_PARAMETER */ : 0;
+}
+
+int sanitizerAddPatches(const void *image, void *ctx)
+{
+	(void)image;
+	(void)ctx;
+	return 0;
+}
+
+int sanitizerPatchInstructions(int id, void *module, const char *callback)
+{
+	(void)id;
+	(void)module;
+	(void)callback;
+	return 0;
+}
+
+int sanitizerPatchModule(void *module)
+{
+	(void)module;
+	return 0;
+}
+
+int sanitizerUnpatchModule(void *module)
+{
+	(void)module;
+	return 0;
+}
+
+int sanitizerSetCallbackData(void *kernel, const void *userdata)
+{
+	(void)kernel;
+	(void)userdata;
+	return 0;
+}
+
+int sanitizerGetResultString(int result, const char **str)
+{
+	*str = result ? "SANITIZER_ERROR_INVALID_PARAMETER" : "SANITIZER_SUCCESS";
+	return 0;
+}
