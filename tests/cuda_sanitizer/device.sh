@@ -267,7 +267,7 @@ fi
 
 if want subcost && time_left subcost; then
 	echo "== the cost of the subscription, without gbpf (bench/cuda/sanitizer/subcost.c)"
-	app subcost
+	[ -x "$BIN/apps/subcost" ] && cp "$BIN/apps/subcost" "$A/subcost"
 	if [ ! -x "$A/subcost" ]; then
 		gcc -O2 -o "$A/subcost" bench/cuda/sanitizer/subcost.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda -ldl 2>&1 | tail -2
 	fi
