@@ -45,6 +45,7 @@ A=/tmp/gbpf-san-apps
 S=/tmp/san-smoke
 SECTIONS=${SAN_SECTIONS:-apps cublas torch subcost bench}
 BUDGET=${SAN_TIME_BUDGET:-215}
+rm -rf "$O" # logs of an earlier run on a warm machine must not stand in for this one
 mkdir -p "$O" "$A"
 export PATH=$PATH:/usr/local/cuda/bin
 export LD_LIBRARY_PATH=$BIN:$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
