@@ -8,7 +8,9 @@
  *            real driver from PTX) after replaying the original's attributes;
  *   fail   - set that replacement but return -EIO (must be ignored);
  *   reject - replace by "gbpf_reject", which the fake driver refuses to
- *            launch (the original must then be launched).
+ *            launch (the original must then be launched);
+ *   param  - as ok, the replacement taking one hidden trailing parameter
+ *            after the original's one (value 0xabc: the launch-id channel).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +107,12 @@ static int on_launch_pre(void *ctx, struct gbpf_cu_launch *l)
 	n = gbpf_cu_attr_replay(l->func, replacement_fn, why, sizeof(why));
 	agent_log("replay %d %s", n, why);
 	l->replacement = replacement_fn;
+	if (!strcmp(agent_mode, "param")) {
+		l->extra_param.on = 1;
+		l->extra_param.n_params = 1;
+		l->extra_param.offset = 8;
+		l->extra_param.value = 0xabc;
+	}
 	return strcmp(agent_mode, "fail") == 0 ? -EIO : 0;
 }
 

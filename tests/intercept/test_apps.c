@@ -186,6 +186,19 @@ static void test_direct(const char *fake, const char *agent, const char *app)
 	       "replacement: no synchronisation added (one cuCtxSynchronize, the app's)");
 	run_free(&r);
 
+	/* A replacement with a hidden trailing parameter: appended after the app's, app's intact. */
+	setenv("GBPF_FAKE_XPARAM", "1", 1);
+	if (run_app(app, fake, NULL, agent, "param", &r)) {
+		tap_ok(0, "direct_driver param: spawn");
+		return;
+	}
+	unsetenv("GBPF_FAKE_XPARAM");
+	tap_ok(exited_ok(&r) && count(r.fake_log, "hidden=0xabc") == 2 &&
+		       has(r.fake_log, "xparam cuLaunchKernelEx arg0=") &&
+		       has(r.fake_log, "xparam cuLaunchKernel arg0="),
+	       "hidden parameter: cuLaunchKernelEx and cuLaunchKernel pass the app's parameter then 0xabc");
+	run_free(&r);
+
 	/* Failing hook: original launch untouched. */
 	if (run_app(app, fake, NULL, agent, "fail", &r)) {
 		tap_ok(0, "direct_driver fail: spawn");

@@ -570,6 +570,10 @@ static CUresult log_launch(const char *api, CUfunction f, unsigned int gx, unsig
 	}
 	fake_log("launch %s %s grid=%u,%u,%u block=%u,%u,%u shmem=%u stream=%p params=%s", api,
 		 func_name(f), gx, gy, gz, bx, by, bz, shmem, (void *)s, params ? "yes" : "no");
+	/* GBPF_TEST_AGENT_REPLACE=param: the replacement's hidden parameter follows the one of scale. */
+	if (params && !strcmp(func_name(f), "gbpf_replacement") && getenv("GBPF_FAKE_XPARAM"))
+		fake_log("xparam %s arg0=%p hidden=%#llx", api, *(void **)params[0],
+			 (unsigned long long)*(const uint64_t *)params[1]);
 	return 0;
 }
 
