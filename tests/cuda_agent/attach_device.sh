@@ -119,10 +119,13 @@ check "app output identical to the run without gbpf" "cmp -s $O/plain.out $O/app
 check "socket removed at exit" "[ ! -e $XDG_RUNTIME_DIR/gbpf/$PID.sock ]"
 echo "# app stderr: $(head -c 400 "$O/app.err" | tr '\n' ' ')"
 # The same on a PyTorch training loop (attach, replace, detach; #12's done-when):
-# tests/cuda_agent/coexist_device.py, section attach_ptx. GBPF_ATTACH_TORCH=0 skips it.
+# tests/cuda_agent/coexist_device.py: attach/replace/detach with engines ptx and auto,
+# the PyTorch profiler beside gbpf, spawned workers (GBPF_COEXIST_SECTIONS).
+# GBPF_ATTACH_TORCH=0 skips it.
 if [ "${GBPF_ATTACH_TORCH:-1}" = 1 ] && python3 -c 'import torch' 2>/dev/null; then
-	echo "== PyTorch training loop: attach, replace, detach (coexist_device.py attach_ptx)"
-	python3 "$ROOT/tests/cuda_agent/coexist_device.py" "$BIN" "$O/torch" attach_ptx > "$O/torch.log" 2>&1
+	echo "== PyTorch training loop: attach, replace, detach; profiler beside gbpf; spawned workers (coexist_device.py)"
+	python3 "$ROOT/tests/cuda_agent/coexist_device.py" "$BIN" "$O/torch" --budget 150 \
+		${GBPF_COEXIST_SECTIONS:-attach_ptx attach_auto profiler spawn} > "$O/torch.log" 2>&1
 	grep -v '^passed ' "$O/torch.log"
 	PASS=$((PASS + $(grep -c '^ok - ' "$O/torch.log")))
 	FAIL=$((FAIL + $(grep -c '^not ok - ' "$O/torch.log")))

@@ -32,6 +32,9 @@ typedef CUresult (*san_func_mod_fn)(CUmodule *, CUfunction);
 typedef CUresult (*san_alloc_fn)(CUdeviceptr *, size_t);
 typedef CUresult (*san_htod_fn)(CUdeviceptr, const void *, size_t);
 typedef CUresult (*san_memset32_async_fn)(CUdeviceptr, unsigned int, size_t, CUstream);
+typedef CUresult (*san_ctx_push_fn)(CUcontext);
+typedef CUresult (*san_ctx_pop_fn)(CUcontext *);
+typedef CUresult (*san_ctx_sync_fn)(void);
 
 /* A context the patch module was loaded into (or failed to load into). */
 struct san_ctx {
@@ -380,8 +383,18 @@ static int san_patch_module(struct gbpf_san_engine *e, CUmodule mod, CUcontext c
 	}
 	r = e->api->patch_module(mod);
 	if (r != GBPF_SAN_SUCCESS) {
-		san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, kernel, "sanitizerPatchModule failed: %s",
-			   gbpf_san_api_strerror(e->api, r));
+		/*
+		 * A module the library failed to patch may be left half patched
+		 * (seen on the H200 after a hot swap: the app then died of an
+		 * illegal instruction). Take it back to its original code.
+		 */
+		gbpf_san_result u = e->api->unpatch_module ? e->api->unpatch_module(mod) : GBPF_SAN_SUCCESS;
+
+		san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, kernel, "sanitizerPatchModule failed: %s%s%s",
+			   gbpf_san_api_strerror(e->api, r),
+			   u == GBPF_SAN_SUCCESS ? "; the module runs its original code" :
+						   "; sanitizerUnpatchModule failed too: ",
+			   u == GBPF_SAN_SUCCESS ? "" : gbpf_san_api_strerror(e->api, u));
 		return -EIO;
 	}
 	m->ok = 1;
@@ -518,6 +531,47 @@ void gbpf_san_engine_stats(struct gbpf_san_engine *e, struct gbpf_san_engine_sta
 	pthread_mutex_unlock(&e->lock);
 }
 
+/*
+ * Detach: every module this engine patched goes back to its original code,
+ * so that nothing is left behind (the callbacks would otherwise keep
+ * writing into maps the agent is about to unmap, and a later attach would
+ * patch an already patched module, which the library fails). Each context
+ * is synchronised first: a kernel still running must not lose its code.
+ */
+static void san_unpatch_all(struct gbpf_san_engine *e)
+{
+	san_ctx_push_fn push = (san_ctx_push_fn)gbpf_cu_real_proc("cuCtxPushCurrent", 4000, 0);
+	san_ctx_pop_fn pop = (san_ctx_pop_fn)gbpf_cu_real_proc("cuCtxPopCurrent", 4000, 0);
+	san_ctx_sync_fn sync = (san_ctx_sync_fn)gbpf_cu_real_proc("cuCtxSynchronize", 2000, 0);
+	unsigned failed = 0, done = 0;
+
+	if (!e->api || !e->api->unpatch_module)
+		return;
+	for (struct san_module *m = e->modules; m; m = m->next) {
+		CUcontext popped;
+		bool pushed = false;
+
+		if (!m->ok || !m->mod)
+			continue;
+		if (push && pop && sync && push(m->ctx) == GBPF_CUDA_SUCCESS) {
+			pushed = true;
+			sync();
+		}
+		if (e->api->unpatch_module(m->mod) == GBPF_SAN_SUCCESS)
+			done++;
+		else
+			failed++;
+		if (pushed)
+			pop(&popped);
+		m->ok = 0;
+	}
+	if (failed)
+		san_report(e, GBPF_AGENT_EVENT_ERROR, NULL,
+			   "sanitizer engine: detach: %u of %u patched modules could not be restored "
+			   "(sanitizerUnpatchModule failed): their kernels keep calling the detached probes",
+			   failed, failed + done);
+}
+
 void gbpf_san_engine_destroy(struct gbpf_san_engine *e)
 {
 	if (!e)
@@ -532,9 +586,9 @@ void gbpf_san_engine_destroy(struct gbpf_san_engine *e)
 	pthread_mutex_lock(&e->lock);
 	e->active = 0;
 	pthread_mutex_unlock(&e->lock);
+	san_unpatch_all(e);
 	/*
-	 * Patched modules stay patched and the records stay in device memory
-	 * (kernels in flight may use them; the context frees them). The host
+	 * The records stay in device memory (the context frees them). The host
 	 * state goes: the agent calls this after no launch can reach the
 	 * engine any more (detach).
 	 */
