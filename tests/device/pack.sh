@@ -23,9 +23,11 @@ cp "$B/tools/gbpf" "$B/core/libgbpf.so.0" "$B/core/agent/libgbpf-agent.so" \
 cp "$B"/examples/*.bpf.o "$B"/tests/cuda_agent/*.bpf.o "$B"/tests/cuda_sanitizer/*.bpf.o "$B"/bench/cuda/*.bpf.o \
 	"$OUT/" 2>/dev/null || true
 # The print/ring output bench (bench/agent/device.sh): its programs, the
-# host-test backend and app it drives, the cpu plugin for the %s comparison.
+# host-test backend and app it drives, the cpu plugin for the %s comparison;
+# the PyTorch attach windows' probes (coexist_device.py).
 EXTRA="bench/agent/bench_agent_print bench/agent/bench_agent_ring tests/agent/launch_app
 tests/agent/libgbpf-testlaunch.so tests/agent/libgbpf-hosttest.so tests/agent/count.bpf.o
+tests/agent/torchwin_exit.bpf.o tests/agent/torchwin_entry.bpf.o
 tests/output/printk_str.bpf.o plugins/cpu/libgbpf-cpu.so"
 for t in $EXTRA; do
 	if ninja -C "$B" "$t" >/dev/null 2>&1; then cp "$B/$t" "$OUT/"; else echo "pack: $t not built (skipped)"; fi
