@@ -21,7 +21,7 @@ int threadhist(struct gbpf_gpu_ctx *ctx)
 	__u64 *count = bpf_map_lookup_elem(&thread_exits, &zero);
 
 	if (count)
-		*count += 1; /* this thread's own slot: no atomic needed */
+		__sync_fetch_and_add(count, 1); /* atomic: two launches of a kernel on two streams share the slots */
 	return 0;
 }
 

@@ -315,10 +315,11 @@ def memkern_counts(path):
     return byk
 
 
-def mem_ncu(path, ncu_path, memkern):
+def mem_ncu(path, ncu_path, memkern, exact=True):
     """mem_trace and memkern (per kernel) against ncu's counts of the plain run.
 
-    Exact where ncu can say it: a kernel whose warp-level counts show none of
+    With exact (ncu's per-thread count calibrated on the SASS-only vecadd),
+    exact where ncu can say it: a kernel whose warp-level counts show none of
     the memory instructions the callbacks do not report must have memkern's
     total == ncu's per-thread count of memory instructions; any other kernel
     at most that. Per class, memkern's per-thread count lies between ncu's
@@ -365,7 +366,11 @@ def mem_ncu(path, ncu_path, memkern):
                 bound_bad += 1
                 notes.append("%s: %s %s %d outside warp-level [%d, %d]" % (name[:80], key[0], key[1], m.get(key, 0),
                                                                           w, 32 * w))
-    ok = clean > 0 and equal == clean and over == 0 and bound_bad == 0 and mem_total == mk_total
+    # Without a calibrated per-thread count (the H200's ncu counts more than
+    # global and shared accesses in it), the bounds and the totals decide.
+    ok = over == 0 and bound_bad == 0 and mem_total == mk_total and mem_total > 0
+    if exact:
+        ok = ok and clean > 0 and equal == clean
     print("mem_trace vs ncu (%d kernels, %d launches profiled): mem_trace total %d, memkern total %d; kernels "
           "without unseen memory classes %d (%.1f%% of ncu's per-thread memory instructions), memkern == ncu in %d; "
           "others above ncu %d; per-class outside the warp-level bounds %d"
@@ -387,7 +392,7 @@ def main():
     elif what == "mem":
         ok = mem(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif what == "mem-ncu":
-        ok = mem_ncu(sys.argv[2], sys.argv[3], sys.argv[4])
+        ok = mem_ncu(sys.argv[2], sys.argv[3], sys.argv[4], exact=len(sys.argv) <= 5 or sys.argv[5] != "bounds")
     elif what == "ncu-metrics":
         print(ncu_metrics())
         ok = True
