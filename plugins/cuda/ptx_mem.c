@@ -225,11 +225,13 @@ static void emit_atomic_result(struct ptx_cg *cg, const struct gbpf_insn *in, in
 
 /*
  * A counter update (atomic add whose result is unused) at %t5 of %t7 / %w7,
- * aggregated within the warp: the active lanes that add the same value to
- * the same address elect their lowest lane, which adds value x count in
- * one atomic; lanes whose peers add different values each add their own.
- * Thousands of threads bumping one counter then cost one atomic per warp
- * instead of 32 serialised ones (match.*.sync: sm_70+, PTX 6.0+).
+ * aggregated within the warp when every active lane adds the same value to
+ * the same address (a shared counter): the lowest lane adds value x count in
+ * one atomic, so thousands of threads bumping one counter cost one atomic
+ * per warp instead of 32 serialised ones. Otherwise each lane adds its own.
+ * Only match.all is used: match.any with 32 distinct addresses (per-thread
+ * slots) runs as a loop on sm_90 and made threadhist 8.9x slower than
+ * per-lane atomics (sm_70+, PTX 6.0+).
  */
 static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id)
 {
@@ -238,14 +240,15 @@ static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id)
 	ptx_buf_printf(cg->b,
 		       "{\n.reg .b32 %%ag<5>;\n.reg .pred %%agp<2>;\n"
 		       "activemask.b32 %%ag0;\n"
-		       "match.any.sync.b64 %%ag1, %%t5, %%ag0;\n"
-		       "match.all.sync.b%s %%ag2|%%agp0, %s, %%ag1;\n"
+		       "match.all.sync.b64 %%ag1|%%agp0, %%t5, %%ag0;\n"
 		       "@!%%agp0 bra $Lgs%u_%zu;\n"
-		       "neg.s32 %%ag3, %%ag1;\nand.b32 %%ag3, %%ag3, %%ag1;\nbfind.u32 %%ag3, %%ag3;\n"
+		       "match.all.sync.b%s %%ag2|%%agp0, %s, %%ag0;\n"
+		       "@!%%agp0 bra $Lgs%u_%zu;\n"
+		       "neg.s32 %%ag3, %%ag0;\nand.b32 %%ag3, %%ag3, %%ag0;\nbfind.u32 %%ag3, %%ag3;\n"
 		       "mov.u32 %%ag4, %%laneid;\nsetp.ne.u32 %%agp1, %%ag4, %%ag3;\n"
 		       "@%%agp1 bra $Lgd%u_%zu;\n"
-		       "popc.b32 %%ag4, %%ag1;\n",
-		       w, v, id, cg->prog_idx, id, cg->prog_idx);
+		       "popc.b32 %%ag4, %%ag0;\n",
+		       id, cg->prog_idx, w, v, id, cg->prog_idx, id, cg->prog_idx);
 	if (is64)
 		ptx_buf_puts(cg->b, "cvt.u64.u32 %t8, %ag4;\nmul.lo.u64 %t8, %t8, %t7;\nred.add.u64 [%t5], %t8;\n");
 	else
