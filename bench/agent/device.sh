@@ -36,27 +36,10 @@ echo "output|== bench_agent_ring"
 
 # 3. printk latency: GPU globaltimer at the print vs the controller's receipt
 lat() {
-	python3 - "$1" <<'PY'
-import json, re, sys
-off = rtt = None
-lat = []
-for line in open(sys.argv[1]):
-    m = re.search(r"printk_clock offset_ns=(-?\d+) rtt_ns=(\d+)", line)
-    if m:
-        off, rtt = int(m.group(1)), int(m.group(2))
-        continue
-    if line.startswith("{") and '"printf"' in line:
-        j = json.loads(line)
-        g = re.match(r"gt=(\d+)", j.get("msg", ""))
-        if g and "ts_ns" in j:
-            lat.append((j["ts_ns"], int(g.group(1))))
-if off is None or not lat:
-    print("n/a")
-else:
-    v = sorted(ts - (gt - off) for ts, gt in lat)
-    print("median %.1f us, p90 %.1f, p99 %.1f, max %.1f (%d lines, clock +-%.1f us)" % (v[len(v) // 2] / 1e3,
-          v[len(v) * 9 // 10] / 1e3, v[len(v) * 99 // 100] / 1e3, v[-1] / 1e3, len(v), rtt / 2e3))
-PY
+	# shellcheck disable=SC2046 # the six fields of printk_latency.py
+	set -- $(python3 "$ROOT/bench/cuda/printk_latency.py" "$1")
+	if [ "$5" = 0 ]; then echo "n/a"; else
+		echo "median $1 us, p90 $2, p99 $3, max $4 ($5 lines, clock +-$6 us)"; fi
 }
 for mode in spin nospin ctlspin; do
 	case $mode in

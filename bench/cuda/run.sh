@@ -135,29 +135,9 @@ bash "$ROOT/bench/cuda/bb/run.sh" "$BIN"
 # 7. printk latency: GPU globaltimer at the print vs the controller's receipt (gbpf -j ts_ns),
 # clocks aligned by the app's ping-pong through mapped memory (its offset is +- rtt/2)
 run printk "$O/printk.out" "$BIN/gbpf" -j run "$BIN/printk_lat.bpf.o" -- "$A/printk" 200
-lat=$(python3 - "$O/printk.out" <<'PY'
-import json, re, sys
-off = rtt = None
-lat = []
-for line in open(sys.argv[1]):
-    m = re.search(r"printk_clock offset_ns=(-?\d+) rtt_ns=(\d+)", line)
-    if m:
-        off, rtt = int(m.group(1)), int(m.group(2))
-        continue
-    if line.startswith("{") and '"printf"' in line:
-        j = json.loads(line)
-        g = re.match(r"gt=(\d+)", j.get("msg", ""))
-        if g and "ts_ns" in j:
-            lat.append((j["ts_ns"], int(g.group(1))))
-if off is None or not lat:
-    print("n/a n/a 0 n/a")
-else:
-    v = sorted(ts - (gt - off) for ts, gt in lat)
-    print("%.1f %.1f %d %.1f" % (v[len(v) // 2] / 1e3, v[len(v) * 99 // 100] / 1e3, len(v), rtt / 2e3))
-PY
-)
+lat=$(python3 "$ROOT/bench/cuda/printk_latency.py" "$O/printk.out")
 set -- $lat
-row "GPU -> user printk latency (median, p99)" "$1 us, p99 $2 us ($3 lines, clock +-$4 us)" "-" "10 us" "$(awk -v m="$1" 'BEGIN { if (m == "n/a") print "n/a"; else print (m + 0 <= 10) ? "met" : "MISSED" }')"
+row "GPU -> user printk latency (median, p99)" "$1 us, p99 $3 us ($5 lines, clock +-$6 us)" "-" "10 us" "$(awk -v m="$1" 'BEGIN { if (m == "n/a") print "n/a"; else print (m + 0 <= 10) ? "met" : "MISSED" }')"
 for f in "$O"/*.err; do
 	grep -l -i "error\|not instrumented" "$f" > /dev/null && echo "# $(basename "$f"): $(grep -i -m2 "error\|not instrumented" "$f" | tr '\n' ' ' | cut -c1-300)"
 done
