@@ -45,11 +45,22 @@ struct run_preg {
 	uint64_t *lost_seen; /* per map: drops already reported */
 };
 
+/* The controller's busy-poll while device print lines flow (run_loop.c). */
+struct run_spin {
+	bool init;
+	uint64_t max_ns;   /* limit of a spin window, 0: never spin */
+	uint64_t last_ns;  /* CLOCK_MONOTONIC of the last print frame */
+	uint64_t until_ns; /* spin until then */
+	uint64_t spins;    /* non-blocking polls made (GBPF_RUN_SPIN_STATS) */
+	uint64_t frames;   /* print frames seen */
+};
+
 struct run_ctx {
 	const char *who;  /* "run" or "attach": the prefix of every message */
 	bool attach_mode; /* gbpf attach: no child, agents reached through their sockets */
 	bool per_process; /* --per-process: each process gets its own maps */
 	volatile int stop; /* attach: a signal asked us to detach and exit */
+	struct run_spin spin; /* busy-poll state while print frames arrive */
 	/* options */
 	double interval_s;
 	long count;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/base/cpu_relax.h"
 #include "run_internal.h"
 
 /* Ring buffers are drained at least this often (milliseconds). */
@@ -41,15 +42,6 @@
 #define RUN_SPIN_MIN_NS 100000ull
 #define RUN_SPIN_MAX_NS_DEFAULT 5000000ull
 
-/* The controller thread's spin state (one controller per process). */
-static struct {
-	bool init;
-	uint64_t max_ns;   /* limit of a spin window, 0: never spin */
-	uint64_t last_ns;  /* CLOCK_MONOTONIC of the last print frame */
-	uint64_t until_ns; /* spin until then */
-	uint64_t spins;    /* non-blocking polls made (GBPF_RUN_SPIN_STATS) */
-	uint64_t frames;   /* print frames seen */
-} run_print_spin;
 
 static uint64_t mono_ns(void)
 {
@@ -59,71 +51,60 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /* A print frame arrived: open (or stretch) the spin window. */
-static void run_spin_note(void)
+static void run_spin_note(struct run_spin *sp)
 {
 	uint64_t now = mono_ns(), gap, win = RUN_SPIN_MIN_NS;
 
-	if (!run_print_spin.init) {
+	if (!sp->init) {
 		const char *e = getenv("GBPF_RUN_SPIN_US");
 
-		run_print_spin.max_ns = RUN_SPIN_MAX_NS_DEFAULT;
+		sp->max_ns = RUN_SPIN_MAX_NS_DEFAULT;
 		if (e && *e)
-			run_print_spin.max_ns = strtoull(e, NULL, 10) * 1000ull;
-		if (run_print_spin.max_ns > 1000000000ull)
-			run_print_spin.max_ns = 1000000000ull;
-		run_print_spin.init = true;
+			sp->max_ns = strtoull(e, NULL, 10) * 1000ull;
+		if (sp->max_ns > 1000000000ull)
+			sp->max_ns = 1000000000ull;
+		sp->init = true;
 	}
-	run_print_spin.frames++;
-	if (!run_print_spin.max_ns)
+	sp->frames++;
+	if (!sp->max_ns)
 		return;
-	gap = run_print_spin.last_ns ? now - run_print_spin.last_ns : UINT64_MAX;
-	run_print_spin.last_ns = now;
-	if (gap <= run_print_spin.max_ns / 2 && 2 * gap > win)
+	gap = sp->last_ns ? now - sp->last_ns : UINT64_MAX;
+	sp->last_ns = now;
+	if (gap <= sp->max_ns / 2 && 2 * gap > win)
 		win = 2 * gap;
-	if (win > run_print_spin.max_ns)
-		win = run_print_spin.max_ns;
-	if (now + win > run_print_spin.until_ns)
-		run_print_spin.until_ns = now + win;
+	if (win > sp->max_ns)
+		win = sp->max_ns;
+	if (now + win > sp->until_ns)
+		sp->until_ns = now + win;
 }
 
 /*
  * poll() that spins (timeout 0, pause between) while the spin window is
  * open, at most @p timeout_ms; blocks as usual otherwise. Returns poll's.
  */
-static int run_poll(struct pollfd *pf, nfds_t n, int timeout_ms)
+static int run_poll(struct run_spin *sp, struct pollfd *pf, nfds_t n, int timeout_ms)
 {
 	uint64_t now, end;
 	int rc;
 
-	if (!run_print_spin.until_ns || timeout_ms <= 0)
+	if (!sp->until_ns || timeout_ms <= 0)
 		return poll(pf, n, timeout_ms);
 	now = mono_ns();
-	if (now >= run_print_spin.until_ns) {
-		run_print_spin.until_ns = 0;
+	if (now >= sp->until_ns) {
+		sp->until_ns = 0;
 		return poll(pf, n, timeout_ms);
 	}
 	end = now + (uint64_t)timeout_ms * 1000000ull;
-	if (end > run_print_spin.until_ns)
-		end = run_print_spin.until_ns;
+	if (end > sp->until_ns)
+		end = sp->until_ns;
 	for (unsigned i = 1;; i++) {
 		rc = poll(pf, n, 0);
-		run_print_spin.spins++;
+		sp->spins++;
 		if (rc != 0 || mono_ns() >= end)
 			return rc;
 		for (int k = 0; k < 8; k++)
-			cpu_relax();
+			gbpf_cpu_relax();
 		/* A thread that waits for this core (the app's, on a small machine) gets it now and then. */
 		if (!(i & 15))
 			sched_yield();
@@ -476,7 +457,7 @@ static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
 		if (gbpf_agent_decode_report(f->type, payload, f->len, &r, why, sizeof(why)))
 			goto bad;
 		if (f->type == GBPF_AGENT_MSG_PRINT)
-			run_spin_note();
+			run_spin_note(&ctx->spin);
 		print_report(ctx, ag, f->type, &r);
 		return 0;
 	}
@@ -587,7 +568,7 @@ void run_serve_agents(struct run_ctx *ctx, int timeout_ms)
 	pf[n++] = (struct pollfd){.fd = ctx->listen_fd, .events = POLLIN};
 	for (i = 0; i < ctx->agent_cnt; i++)
 		pf[n++] = (struct pollfd){.fd = ctx->agents[i].fd, .events = POLLIN};
-	if (run_poll(pf, n, timeout_ms) <= 0)
+	if (run_poll(&ctx->spin, pf, n, timeout_ms) <= 0)
 		return;
 	/* Back to front: agent_drop moves the last agent into the freed place. */
 	for (i = ctx->agent_cnt; i-- > 0;)
@@ -661,6 +642,6 @@ int run_loop(struct run_ctx *ctx)
 	run_finish_timeline(ctx);
 	if (getenv("GBPF_RUN_SPIN_STATS"))
 		fprintf(stderr, "gbpf %s: print frames %llu, non-blocking polls %llu\n", ctx->who,
-			(unsigned long long)run_print_spin.frames, (unsigned long long)run_print_spin.spins);
+			(unsigned long long)ctx->spin.frames, (unsigned long long)ctx->spin.spins);
 	return 0;
 }

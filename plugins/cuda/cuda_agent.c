@@ -43,10 +43,6 @@
 #define CA_JIT_ERROR_LOG_BUFFER 5
 #define CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 #define CA_PROC_PER_THREAD_STREAM 2ull
-#ifndef GBPF_CUDA_CTX_UNUSED_DEVICE
-/* ctx->device (struct gbpf_gpu_block_ctx) is read by no probe; to be in gbpf/cuda_inject.h. */
-#define GBPF_CUDA_CTX_UNUSED_DEVICE (1U << 4)
-#endif
 /** Largest module image we keep a copy of. */
 #define CA_IMAGE_MAX ((size_t)512 << 20)
 
@@ -908,6 +904,8 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 		return node ? -ENOENT : ca_san_launch(s, l, &id);
 	if ((node || captured) && !atomic_load_explicit(&k->in_graph, memory_order_relaxed))
 		atomic_store(&k->in_graph, 1);
+	if (!node && !captured && !id)
+		id = s->svc.next_launch_id(s->svc.ctx);
 	if (k->lid_param) {
 		/*
 		 * The id travels in the launch's own hidden parameter; a graph
@@ -915,16 +913,12 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 		 * sentinel makes the kernel read the module variable, which each
 		 * cuGraphLaunch sets (ca_graph_launch_ids).
 		 */
-		if (!node && !id && !captured)
-			id = s->svc.next_launch_id(s->svc.ctx);
 		l->extra_param.on = 1;
 		l->extra_param.n_params = k->n_params;
 		l->extra_param.offset = k->lid_off;
 		l->extra_param.value = node || captured ? GBPF_CUDA_LAUNCH_ID_FROM_GLOBAL : id;
 	}
 	if (!node) {
-		if (!id && !captured)
-			id = s->svc.next_launch_id(s->svc.ctx);
 		/* Kernels without the hidden parameter: two memsets on the stream (~2 us). */
 		if (s->need_launch_id && !k->lid_param && !captured && ca_set_launch_id(k, l, id)) {
 			ca_report(GBPF_AGENT_EVENT_ERROR, l->name,
@@ -1114,7 +1108,7 @@ static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p)
 	const int16_t dev_lo = p->attach.kind == GBPF_ATTACH_GPU_BLOCK
 				       ? (int16_t)offsetof(struct gbpf_gpu_block_ctx, device)
 				       : INT16_MAX;
-	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_DEVICE;
+	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL;
 
 	for (size_t k = 0; k < p->insn_cnt; k++) {
 		const struct gbpf_insn *in = &p->insns[k];
@@ -1219,7 +1213,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	s->dev_cnt = 0;
 	s->need_launch_id = 0;
 	s->uses_print = 0;
-	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_DEVICE;
+	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
 	s->svc = *o->services;
 	s->progs = o->progs;
 	s->prog_cnt = o->prog_cnt;

@@ -21,6 +21,7 @@
 #include <gbpf/helper_ids.h>
 #include <gbpf/prog.h>
 
+#include "core/base/cpu_relax.h"
 #include "core/helpers/devprint.h"
 #include "core/helpers/host_helpers.h"
 #include "cuda_printq.h"
@@ -141,17 +142,6 @@ out:
 	return n;
 }
 
-static inline void printq_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /*
  * How the thread polls (#8: GPU -> user printk within 10 us):
  *  - for spin_ns after the last record or kick (a launch of a kernel that
@@ -187,7 +177,7 @@ static void *drain_thread(void *arg)
 		since = printq_now_ns() - atomic_load_explicit(&q->active_ns, memory_order_relaxed);
 		if (since < q->spin_ns) {
 			for (int k = 0; k < 16; k++)
-				printq_relax();
+				gbpf_cpu_relax();
 			continue;
 		}
 		nanosleep(since < GBPF_PRINTQ_FAST_NS ? &nap : &slow, NULL);

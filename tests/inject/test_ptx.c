@@ -227,7 +227,7 @@ static void check_nvcc_ptx(const char *path)
 	 * Probes that read no context field (ctx->device included: bit 4, what the
 	 * agent passes) : no per-thread context stores, a NULL context.
 	 */
-	inject_ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL | (1U << 4);
+	inject_ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
 	inj = inject_text(text, len, iu_fragment, 15, NULL, &c, &err, log, sizeof(log));
 	inject_ctx_unused = 0;
 	tap_ok(inj && c.instrumented == c.kernels && !strstr(inj, "st.local.u64 [__gbpf_ctx") &&
@@ -450,7 +450,7 @@ static char *lid_inject(unsigned ctx_unused, struct lid_seen *seen, int *err)
 	struct gbpf_ptx_module *f = gbpf_ptx_parse(iu_fragment, strlen(iu_fragment), "frag", log, sizeof(log));
 	struct gbpf_ptx_inject_req req = {
 		.plan = {.sites = GBPF_PTX_SITE_ENTRY | GBPF_PTX_SITE_EXIT, .exit_probe = 1,
-			 .ctx_unused = ctx_unused | (1U << 4), .launch_param = true},
+			 .ctx_unused = ctx_unused | GBPF_CUDA_CTX_UNUSED_DEVICE, .launch_param = true},
 		.report = lid_collect, .report_arg = seen,
 	};
 	char *out = NULL;

@@ -32,12 +32,6 @@
 #define PARAM_SPACE_LARGE 32764u
 /* The device ordinal of the module's context: the agent sets it when it loads the module. */
 #define DEVICE_NAME "__gbpf_device"
-#ifndef GBPF_CUDA_CTX_UNUSED_DEVICE
-/* ctx->device (struct gbpf_gpu_ctx, gbpf_gpu_block_ctx) is read by no probe; to be in gbpf/cuda_inject.h. */
-#define GBPF_CUDA_CTX_UNUSED_DEVICE (1U << 4)
-#endif
-/* Every field no probe reads: the probes get a NULL context. */
-#define CTX_UNUSED_EVERY (GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_DEVICE)
 /* Offsets in struct gbpf_gpu_ctx. */
 #define OFF_KERNEL_ID 0
 #define OFF_PARAMS 8
@@ -614,7 +608,7 @@ static void tx_call(struct text *t, struct kctx *k, unsigned probe, unsigned max
 		    struct gbpf_ptx_fold *fold)
 {
 	/* No probe reads the context: no .local traffic at all, the probe gets NULL. */
-	if ((k->plan->ctx_unused & CTX_UNUSED_EVERY) == CTX_UNUSED_EVERY) {
+	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL) {
 		tx(t, "mov.u64 %%__gbpf_rd0, 0;\n");
 	} else {
 		tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
