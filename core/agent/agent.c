@@ -409,6 +409,7 @@ static int agent_open_backend(struct agent_state *a, const char *name, const cha
 		.sz = sizeof(oopts),
 		.services = &host_services,
 		.device_index = -1,
+		.flags = GBPF_BACKEND_OPEN_AGENT,
 	};
 	err = a->ops->open(&oopts, &a->backend);
 	if (err) {

@@ -60,7 +60,13 @@ extern "C" {
  * fill results with gbpf_inject_result_set_kernels.
  */
 #define GBPF_PLUGIN_ABI_VERSION_1_3 GBPF_MAKE_VERSION(1, 3)
-#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_3
+/**
+ * 1.4: appended gbpf_backend_ops.agent_yield_tool (give the driver's one
+ * tool subscription to a profiler, e.g. CUPTI). Absent (a 1.3 plugin, or
+ * sz too small): the agent does not ask.
+ */
+#define GBPF_PLUGIN_ABI_VERSION_1_4 GBPF_MAKE_VERSION(1, 4)
+#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_4
 
 /** Name of the single symbol a plugin exports. */
 #define GBPF_PLUGIN_ENTRY_SYMBOL "gbpf_plugin_get_backend_table"
@@ -121,7 +127,19 @@ struct gbpf_backend_open_opts {
 	size_t sz;
 	const struct gbpf_host_services *services;
 	int device_index; /**< device to use, -1 for the default */
+	unsigned int flags; /**< GBPF_BACKEND_OPEN_* (appended in 1.3; absent = 0) */
 };
+
+/**
+ * open() is called by the agent inside an application (gbpf run, an idle
+ * agent): initialise no runtime and create no device context there. The
+ * application does that itself, if it ever uses the GPU, and agent_attach's
+ * interposers follow it. Without this, every process of a job (shells,
+ * launchers, a tool's helper processes) would get a GPU context it never
+ * asked for, and a tool that starts the application in a helper process
+ * (compute-sanitizer) would see CUDA initialised in the wrong process.
+ */
+#define GBPF_BACKEND_OPEN_AGENT (1u << 0)
 
 /**
  * A map's memory as handed to a backend. @c mem holds the map in the
@@ -403,6 +421,28 @@ struct gbpf_backend_ops {
 		      char *log, size_t log_size);
 	/** Free what inject() allocated in @p result. */
 	void (*inject_free)(struct gbpf_inject_result *result);
+
+	/**
+	 * In the agent (ABI 1.4; check sz before calling): a profiler in the
+	 * application (a CUPTI client such as the PyTorch profiler) is about to
+	 * take the driver's tool subscription, of which a process has one. A
+	 * plugin that holds it (the cuda plugin's Compute Sanitizer engine)
+	 * gives it up unless the user chose the engine that needs it: it
+	 * restores what it patched, unsubscribes, and from then on instruments
+	 * only what it can without the subscription. Once given up it is never
+	 * taken back in this process. Callable from any application thread,
+	 * concurrently with launches.
+	 * @param backend  the open backend (the subscription is the process's; may be NULL)
+	 * @param flags    GBPF_AGENT_F_ENGINE_* the user chose (the attach's, else the
+	 *                 start's); 0 when none
+	 * @param call     the profiler's call about to be made (e.g. "cuptiSubscribe"), for reports
+	 * @param log      out: what was given up (on 0), or why it is kept (on -EBUSY)
+	 * @return 0 given up now; -ENOENT nothing held (never was, or given up
+	 *         before); -EBUSY kept (the chosen engine needs it); another
+	 *         negative errno on failure
+	 */
+	int (*agent_yield_tool)(struct gbpf_backend *backend, uint32_t flags, const char *call, char *log,
+				size_t log_size);
 };
 
 /**

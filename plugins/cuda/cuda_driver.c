@@ -41,12 +41,10 @@ static const struct {
 	SYM(cuGetErrorString, "cuGetErrorString"),
 };
 
-int cuda_driver_open(struct cuda_driver *drv, char *why, size_t why_size)
+int cuda_driver_load(struct cuda_driver *drv, char *why, size_t why_size)
 {
 	const char *lib = getenv("GBPF_LIBCUDA");
-	CUresult r;
 	size_t i;
-	int count = 0;
 
 	memset(drv, 0, sizeof(*drv));
 	if (!lib || !*lib)
@@ -66,16 +64,34 @@ int cuda_driver_open(struct cuda_driver *drv, char *why, size_t why_size)
 		}
 		memcpy((char *)drv + cuda_syms[i].off, &p, sizeof(p));
 	}
-	r = drv->cuInit(0);
+	return 0;
+}
+
+int cuda_driver_init(struct cuda_driver *drv, char *why, size_t why_size)
+{
+	CUresult r = drv->cuInit(0);
+	int count = 0;
+
 	if (r == CUDA_SUCCESS)
 		r = drv->cuDeviceGetCount(&count);
 	if (r != CUDA_SUCCESS || count == 0) {
 		snprintf(why, why_size, "cuda: no usable device (%s)",
 			 r != CUDA_SUCCESS ? cuda_driver_strerror(drv, r) : "0 devices");
-		cuda_driver_close(drv);
 		return -ENODEV;
 	}
 	return 0;
+}
+
+int cuda_driver_open(struct cuda_driver *drv, char *why, size_t why_size)
+{
+	int rc = cuda_driver_load(drv, why, why_size);
+
+	if (!rc) {
+		rc = cuda_driver_init(drv, why, why_size);
+		if (rc)
+			cuda_driver_close(drv);
+	}
+	return rc;
 }
 
 void cuda_driver_close(struct cuda_driver *drv)

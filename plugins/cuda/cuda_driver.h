@@ -73,6 +73,17 @@ struct cuda_driver {
  * Returns 0, or -ENODEV with the reason in @p why.
  */
 int cuda_driver_open(struct cuda_driver *drv, char *why, size_t why_size);
+/**
+ * cuda_driver_open() without the cuInit: the entries only (for the agent,
+ * which must not initialise CUDA in a process that has not). Returns 0, or
+ * -ENODEV with the reason in @p why.
+ */
+int cuda_driver_load(struct cuda_driver *drv, char *why, size_t why_size);
+/**
+ * cuInit and a device count of a loaded driver. Returns 0, or -ENODEV with
+ * the reason in @p why (the driver stays loaded).
+ */
+int cuda_driver_init(struct cuda_driver *drv, char *why, size_t why_size);
 /** dlclose the driver. */
 void cuda_driver_close(struct cuda_driver *drv);
 /** Text of a driver error code. */

@@ -30,7 +30,8 @@
 struct gbpf_backend {
 	struct cuda_driver drv;
 	CUdevice dev;
-	CUcontext ctx;
+	int device_index; /* the device open() was asked for */
+	CUcontext ctx;    /* its primary context; NULL until cuda_backend_start */
 	char arch[16];
 	const struct gbpf_host_services *svc;
 };
@@ -92,28 +93,26 @@ static int cuda_query_devices(struct gbpf_device_info *devs, uint32_t *count, ch
 	return 0;
 }
 
-static int cuda_open(const struct gbpf_backend_open_opts *opts, struct gbpf_backend **out)
+/*
+ * cuInit, the device's primary context and the code generator's target.
+ * Done at open, or, for a backend the agent opened inside an application
+ * (GBPF_BACKEND_OPEN_AGENT), only when something of ours needs the device
+ * itself (prog_load): the agent's instrumentation runs in the application's
+ * own contexts. 0, or -ENODEV with the reason in @p why.
+ */
+static int cuda_backend_start(struct gbpf_backend *be, char *why, size_t why_size)
 {
-	struct gbpf_backend *be = calloc(1, sizeof(*be));
-	char why[256];
-	int idx = opts && opts->sz >= offsetof(struct gbpf_backend_open_opts, device_index) + sizeof(int)
-			  ? opts->device_index : -1;
-	int maj = 0, min = 0, rc, sm;
+	int maj = 0, min = 0, sm, rc;
 
-	if (!be)
-		return -ENOMEM;
-	rc = cuda_driver_open(&be->drv, why, sizeof(why));
-	if (rc) {
-		free(be);
+	if (be->ctx)
+		return 0;
+	rc = cuda_driver_init(&be->drv, why, why_size);
+	if (rc)
 		return rc;
-	}
-	be->svc = opts ? opts->services : NULL;
-	if (idx < 0)
-		idx = 0;
-	if (be->drv.cuDeviceGet(&be->dev, idx) != CUDA_SUCCESS ||
+	if (be->drv.cuDeviceGet(&be->dev, be->device_index) != CUDA_SUCCESS ||
 	    be->drv.cuDevicePrimaryCtxRetain(&be->ctx, be->dev) != CUDA_SUCCESS) {
-		cuda_driver_close(&be->drv);
-		free(be);
+		snprintf(why, why_size, "cuda: device %d: no primary context", be->device_index);
+		be->ctx = NULL;
 		return -ENODEV;
 	}
 	be->drv.cuCtxSetCurrent(be->ctx);
@@ -126,6 +125,37 @@ static int cuda_open(const struct gbpf_backend_open_opts *opts, struct gbpf_back
 	if (sm < 70)
 		sm = 70;
 	snprintf(be->arch, sizeof(be->arch), "sm_%d", sm);
+	return 0;
+}
+
+static int cuda_open(const struct gbpf_backend_open_opts *opts, struct gbpf_backend **out)
+{
+	struct gbpf_backend *be = calloc(1, sizeof(*be));
+	char why[256];
+	int idx = opts && opts->sz >= offsetof(struct gbpf_backend_open_opts, device_index) + sizeof(int)
+			  ? opts->device_index : -1;
+	unsigned int flags = opts && opts->sz >= offsetof(struct gbpf_backend_open_opts, flags) + sizeof(opts->flags)
+				     ? opts->flags : 0;
+	int rc;
+
+	if (!be)
+		return -ENOMEM;
+	rc = cuda_driver_load(&be->drv, why, sizeof(why));
+	if (rc) {
+		free(be);
+		return rc;
+	}
+	be->svc = opts ? opts->services : NULL;
+	be->device_index = idx < 0 ? 0 : idx;
+	snprintf(be->arch, sizeof(be->arch), "sm_70");
+	if (!(flags & GBPF_BACKEND_OPEN_AGENT)) {
+		rc = cuda_backend_start(be, why, sizeof(why));
+		if (rc) {
+			cuda_driver_close(&be->drv);
+			free(be);
+			return rc;
+		}
+	}
 	*out = be;
 	return 0;
 }
@@ -134,7 +164,8 @@ static void cuda_close(struct gbpf_backend *be)
 {
 	if (!be)
 		return;
-	be->drv.cuDevicePrimaryCtxRelease(be->dev);
+	if (be->ctx)
+		be->drv.cuDevicePrimaryCtxRelease(be->dev);
 	cuda_driver_close(&be->drv);
 	free(be);
 }
@@ -176,6 +207,12 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 			 prog->source_file ? prog->source_file : "<memory>", map_cnt, prog->map_cnt);
 		return -EINVAL;
 	}
+	rc = cuda_backend_start(be, jit_err, sizeof(jit_err));
+	if (rc) {
+		cuda_log(log, log_size, "%s", jit_err);
+		return rc;
+	}
+	o.arch = be->arch;
 	rc = gbpf_ptx_emit(&prog, 1, &o, &ptx, NULL, log, log_size);
 	if (rc)
 		return rc;
