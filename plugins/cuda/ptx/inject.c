@@ -8,7 +8,7 @@
  * laid out as struct gbpf_gpu_ctx; its first three fields are written once
  * at kernel entry, the memory fields before each memory probe.
  */
-#include "plugins/cuda/ptx/ptx_internal.h"
+#include "plugins/cuda/ptx/inject_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,46 +22,7 @@
 #include <gbpf/cuda_inject.h>
 #include <gbpf/probe_ctx.h>
 
-#define CTX_NAME "__gbpf_ctx"
-#define LAUNCH_ID_NAME "__gbpf_launch_id"
-/* Hidden trailing kernel parameter carrying the launch id (gbpf_ptx_plan.launch_param). */
-#define LID_PARAM_NAME "__gbpf_lid"
-#define LID_PRED "%%__gbpf_lp" /* a tx() format */
-/* Kernel parameter space: CUDA's classic 4 KB; 32764 bytes where a kernel already uses more. */
-#define PARAM_SPACE_CLASSIC 4096u
-#define PARAM_SPACE_LARGE 32764u
-/* The device ordinal of the module's context: the agent sets it when it loads the module. */
-#define DEVICE_NAME "__gbpf_device"
-/* Offsets in struct gbpf_gpu_ctx. */
-#define OFF_KERNEL_ID 0
-#define OFF_PARAMS 8
-#define OFF_LAUNCH_ID 16
-#define OFF_MEM_ADDR 24
-#define OFF_MEM_VALUE 32
-#define OFF_MEM_SIZE 40
-#define OFF_MEM_KIND 44
-#define OFF_MEM_SPACE 48
-#define OFF_MEM_SITE 52
-#define OFF_DEVICE 56
-#define CTX_SIZE 64
-/*
- * struct gbpf_gpu_block_ctx (gpu/block) shares the buffer: its fields after
- * launch_id; its device field lies where gbpf_gpu_ctx has mem_value, so a
- * block site stores it before its probe (as a mem site stores mem_value).
- */
-#define OFF_BLOCK_INDEX 24
-#define OFF_BLOCK_COUNT 28
-#define OFF_BLOCK_DEVICE 32
-/* cvta.param on kernel parameters needs PTX ISA 7.7. */
-#define CVTA_PARAM_MIN_VERSION 77u
-
-struct text {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static __attribute__((format(printf, 2, 3))) void tx(struct text *t, const char *fmt, ...)
+void gbpf_ptx_tx(struct text *t, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -93,32 +54,6 @@ static __attribute__((format(printf, 2, 3))) void tx(struct text *t, const char 
 	}
 }
 
-/* Registers declared by .reg in a function: name (or prefix of a <N> range) and width. */
-struct reg_decl {
-	const char *name;
-	uint32_t len;
-	bool range;
-	unsigned bits;
-};
-
-struct kctx {
-	struct gbpf_ptx_module *m;
-	struct gbpf_ptx_func *f;
-	const struct gbpf_ptx_plan *plan;
-	struct gbpf_ptx_kernel_report *rep;
-	struct reg_decl *regs;
-	uint32_t n_regs, cap_regs;
-	unsigned n_labels;
-	bool cvta_param;
-	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
-	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
-	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
-	uint32_t next_block;           /* blocks.first[next_block] is the next site */
-	char kname[512];
-	char *log;
-	size_t log_size;
-};
-
 static bool tok_is(const struct gbpf_ptx_module *m, uint32_t i, const char *s)
 {
 	return gbpf_ptx_tok_eq(&m->toks[i], s);
@@ -143,7 +78,7 @@ static unsigned type_bits(const char *s, size_t n)
 	return 0;
 }
 
-static int collect_regs(struct kctx *k, const struct gbpf_ptx_block *b)
+int gbpf_ptx_collect_regs(struct kctx *k, const struct gbpf_ptx_block *b)
 {
 	struct gbpf_ptx_module *m = k->m;
 
@@ -152,7 +87,7 @@ static int collect_regs(struct kctx *k, const struct gbpf_ptx_block *b)
 		unsigned bits = 0;
 
 		if (s->kind == GBPF_PTX_STMT_SCOPE) {
-			int err = collect_regs(k, &s->body);
+			int err = gbpf_ptx_collect_regs(k, &s->body);
 
 			if (err)
 				return err;
@@ -191,7 +126,7 @@ static int collect_regs(struct kctx *k, const struct gbpf_ptx_block *b)
 }
 
 /* Width in bits of a register operand, 0 if unknown. */
-static unsigned reg_bits(const struct kctx *k, const struct gbpf_ptx_tok *t)
+unsigned gbpf_ptx_reg_bits(const struct kctx *k, const struct gbpf_ptx_tok *t)
 {
 	for (uint32_t i = 0; i < k->n_regs; i++) {
 		const struct reg_decl *r = &k->regs[i];
@@ -215,16 +150,6 @@ static unsigned reg_bits(const struct kctx *k, const struct gbpf_ptx_tok *t)
 
 /* ---- classification of instructions ------------------------------- */
 
-enum site_kind { SITE_NONE, SITE_EXIT, SITE_BARRIER, SITE_MEM };
-
-struct mem_info {
-	unsigned kind;   /* GBPF_MEM_* */
-	unsigned space;  /* GBPF_SPACE_* */
-	bool cluster;    /* .shared::cluster: no cvta */
-	unsigned size;   /* bytes */
-	int addr_op;     /* operand holding [address] */
-	int value_op;    /* operand holding the stored value, -1 if none */
-};
 
 /* Opcode parts: "ld.global.v4.f32" -> base "ld", modifiers. */
 static bool opcode_base(const struct gbpf_ptx_tok *t, const char *base)
@@ -360,386 +285,6 @@ static enum site_kind classify(const struct gbpf_ptx_module *m, const struct gbp
 	return SITE_MEM;
 }
 
-/* ---- snippet text --------------------------------------------------- */
-
-/*
- * Probes are inlined at their sites when short: a call is an ABI boundary
- * that ptxas does not inline (register saves, no scheduling across it),
- * which costs a memory-bound kernel several percent even for an empty
- * probe. Inlined, an empty probe disappears and a counter costs what the
- * same code written in the kernel costs. Memory sites can number in the
- * thousands, so only very short probes are inlined there.
- */
-#define INLINE_MAX_STMTS 600u
-#define INLINE_MAX_STMTS_MEM 64u
-/* Every basic block gets a copy: a counter with a helper call (about 170 statements) must fit. */
-#define INLINE_MAX_STMTS_BLOCK 256u
-
-static const struct gbpf_ptx_func *probe_func(const struct gbpf_ptx_module *m, unsigned idx)
-{
-	char name[48];
-
-	snprintf(name, sizeof(name), "__gbpf_probe_%u", idx);
-	for (uint32_t i = 0; i < m->n_items; i++)
-		if (m->items[i].kind == GBPF_PTX_ITEM_FUNC && m->items[i].func->has_body &&
-		    gbpf_ptx_tok_eq(&m->toks[m->items[i].func->name], name))
-			return m->items[i].func;
-	return NULL;
-}
-
-/* The code generator's name for a probe's eBPF stack (a .local array of 512 bytes). */
-#define STACK_NAME "__gbpf_stack"
-
-static bool range_has_ident(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, const char *name)
-{
-	for (uint32_t i = r.first; i < r.first + r.n; i++)
-		if (m->toks[i].kind == GBPF_PTX_TOK_IDENT && gbpf_ptx_tok_eq(&m->toks[i], name))
-			return true;
-	return false;
-}
-
-/* The tokens of @r spell @text exactly (no spaces: tokens are compared joined). */
-static bool range_is(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, const char *text)
-{
-	size_t n = strlen(text), o = 0;
-
-	for (uint32_t i = r.first; i < r.first + r.n; i++) {
-		const struct gbpf_ptx_tok *tk = &m->toks[i];
-
-		if (o + tk->len > n || memcmp(text + o, tk->s, tk->len))
-			return false;
-		o += tk->len;
-	}
-	return o == n;
-}
-
-/* The site's constant fields into the context memory, for probes that read it there. */
-static void tx_fold_stores(struct text *t, const struct gbpf_ptx_fold *fold)
-{
-	for (unsigned i = 0; i < fold->n_consts; i++) {
-		if (fold->c[i].off < OFF_BLOCK_INDEX || fold->c[i].size != 4)
-			continue; /* kernel_id: stored once at kernel entry */
-		tx(t, "mov.u32 %%__gbpf_r0, %u;\n", (unsigned)fold->c[i].value);
-		tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", fold->c[i].off);
-	}
-}
-
-/*
- * A statement of the probe specialised to the site (fold.c): a constant
- * instead of a context load, or a .local access instead of a generic one.
- * Returns false when the statement is to be copied as it is.
- */
-static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_fold *fold,
-		      const struct gbpf_ptx_stmt *s, const struct gbpf_ptx_fold_out *o)
-{
-	const struct gbpf_ptx_module *m = pregs->m;
-	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
-	unsigned bits;
-
-	if (o->snap >= 0 && o->action != GBPF_PTX_FOLD_FWD) {
-		/* Keep the stored value (zero-extended) for the loads of this slot. */
-		const struct gbpf_ptx_operand *v = &s->ops[1];
-		unsigned sb = v->kind == GBPF_PTX_OP_REG ? reg_bits(pregs, &m->toks[v->toks.first]) : 64;
-
-		if (sb == 64 || sb == 32 || sb == 16) {
-			if (sb == 64)
-				tx(t, "mov.b64 %%__gbpf_fw%d, ", o->snap);
-			else
-				tx(t, "cvt.u64.u%u %%__gbpf_fw%d, ", sb, o->snap);
-			for (uint32_t j = v->toks.first; j < v->toks.first + v->toks.n; j++)
-				tx(t, "%.*s", (int)m->toks[j].len, m->toks[j].s);
-			tx(t, ";\n");
-		} else {
-			fold->slots[o->snap].valid = false;
-		}
-	}
-	switch (o->action) {
-	case GBPF_PTX_FOLD_SKIP:
-		return true;
-	case GBPF_PTX_FOLD_SNAP:
-		return false; /* the store itself is copied */
-	case GBPF_PTX_FOLD_FWD:
-		bits = reg_bits(pregs, o->dest);
-		if (bits == 64 && o->size == 8)
-			tx(t, "mov.b64 %.*s, %%__gbpf_fw%d;\n", (int)o->dest->len, o->dest->s, o->snap);
-		else if (bits == 64 && o->size == 4)
-			tx(t, "and.b64 %.*s, %%__gbpf_fw%d, 0xffffffff;\n", (int)o->dest->len, o->dest->s,
-			   o->snap);
-		else if (bits == 32 && o->size == 4)
-			tx(t, "cvt.u32.u64 %.*s, %%__gbpf_fw%d;\n", (int)o->dest->len, o->dest->s, o->snap);
-		else
-			return false; /* the load as it is: the store is in memory too */
-		fold->forwarded++;
-		return true;
-	case GBPF_PTX_FOLD_MOV:
-		bits = reg_bits(pregs, o->dest);
-		if (bits != 64 && bits != 32) {
-			fold->escaped = true; /* unknown width: keep the load */
-			return false;
-		}
-		tx(t, "mov.b%u %.*s, 0x%" PRIx64 ";\n", bits, (int)o->dest->len, o->dest->s,
-		   bits == 64 ? o->value : (o->value & 0xffffffffu));
-		fold->folded++;
-		return true;
-	case GBPF_PTX_FOLD_LOCAL:
-		/* "ld.u32 %d, [%r2]" -> "ld.local.u32 %d, [__gbpf_stack+504]" */
-		if (s->pred >= 0)
-			tx(t, "@%s%.*s ", s->pred_neg ? "!" : "", (int)m->toks[s->pred].len,
-			   m->toks[s->pred].s);
-		tx(t, "%.2s.local%.*s ", op->s, (int)op->len - 2, op->s + 2);
-		for (uint32_t i = 0; i < s->n_ops; i++) {
-			tx(t, "%s", i ? ", " : "");
-			if (i == o->mem_op) {
-				tx(t, "[" STACK_NAME "+%" PRId64 "]", o->local_off);
-				continue;
-			}
-			for (uint32_t j = s->ops[i].toks.first; j < s->ops[i].toks.first + s->ops[i].toks.n; j++)
-				tx(t, "%.*s", (int)m->toks[j].len, m->toks[j].s);
-		}
-		tx(t, ";\n");
-		fold->localized++;
-		return true;
-	default:
-		return false;
-	}
-}
-
-/*
- * Append probe @probe's body as a nested scope that takes its context from
- * %__gbpf_rd0 and ends at a local label instead of returning. The body is
- * what the code generator emits: its only parameter accesses are the
- * context load and the result store, anything else (or a body too long)
- * keeps the call. Nested scopes may redeclare registers and labels, so
- * every site gets its own copy under the same names. With @fold (gpu/block
- * sites) the copy is specialised to the site's constant context fields.
- */
-static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts,
-		      struct gbpf_ptx_fold *fold)
-{
-	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
-	const struct gbpf_ptx_module *m = k->m;
-	struct kctx pregs = {.m = k->m}; /* the probe's own register declarations (fold widths) */
-	struct text body = {0};
-	bool stack = false;
-
-	if (!f || f->body.n > max_stmts)
-		return false;
-	if (fold) {
-		if (collect_regs(&pregs, &f->body))
-			goto keep_call;
-		gbpf_ptx_fold_begin(fold, m, &f->body, STACK_NAME);
-	}
-	tx(&body, "{\n");
-	if (fold)
-		tx(&body, ".reg .b64 %%__gbpf_fw<%u>;\n", GBPF_PTX_FOLD_MAX_SLOTS);
-	for (uint32_t i = 0; i < f->body.n && !body.oom; i++) {
-		const struct gbpf_ptx_stmt *s = f->body.v[i];
-		struct gbpf_ptx_fold_out fo;
-		char *stmt;
-
-		if (fold && gbpf_ptx_fold_stmt(fold, i, &fo) != GBPF_PTX_FOLD_KEEP &&
-		    tx_folded(&body, &pregs, fold, s, &fo))
-			continue;
-		if (s->kind == GBPF_PTX_STMT_INSN) {
-			const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
-
-			if (gbpf_ptx_tok_eq(op, "ret")) {
-				if (s->pred >= 0)
-					tx(&body, "@%s%.*s bra __gbpf_inl_end;\n", s->pred_neg ? "!" : "",
-					   (int)m->toks[s->pred].len, m->toks[s->pred].s);
-				else
-					tx(&body, "bra.uni __gbpf_inl_end;\n");
-				continue;
-			}
-			if (op->len >= 8 && !memcmp(op->s, "ld.param", 8)) {
-				if (s->pred >= 0 || s->n_ops != 2 || !range_is(m, s->ops[1].toks, "[__ctx]"))
-					goto keep_call;
-				/* "ld.param.b64 %rN, [__ctx];" -> "mov.b64 %rN, %__gbpf_rd0;" */
-				tx(&body, "mov.b64 ");
-				for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
-					tx(&body, "%.*s", (int)m->toks[j].len, m->toks[j].s);
-				tx(&body, ", %%__gbpf_rd0;\n");
-				continue;
-			}
-			if (op->len >= 8 && !memcmp(op->s, "st.param", 8)) {
-				if (s->pred >= 0 || s->n_ops != 2 || !range_is(m, s->ops[0].toks, "[__ret]"))
-					goto keep_call;
-				continue; /* the sites ignore r0 */
-			}
-		}
-		/*
-		 * The eBPF stack: one per kernel (STACK_NAME, declared with the
-		 * context) instead of one per site, since a probe's stack holds
-		 * nothing across runs and sites run one after another.
-		 */
-		if (s->kind == GBPF_PTX_STMT_DIRECTIVE && range_has_ident(m, s->toks, STACK_NAME)) {
-			if (!range_is(m, s->toks, ".local.align8.b8" STACK_NAME "[512]") &&
-			    !range_is(m, s->toks, ".local.align8.b8" STACK_NAME "[512];"))
-				goto keep_call;
-			stack = true;
-			continue;
-		}
-		stmt = gbpf_ptx_print_stmt(m, s, NULL);
-		if (!stmt)
-			goto keep_call;
-		tx(&body, "%s", stmt);
-		free(stmt);
-	}
-	tx(&body, "__gbpf_inl_end:\n}\n");
-	if (body.oom)
-		goto keep_call;
-	if (fold) {
-		gbpf_ptx_fold_end(fold);
-		if (fold->escaped)
-			tx_fold_stores(t, fold);
-	}
-	k->inline_stack |= stack;
-	tx(t, "%s", body.p);
-	free(body.p);
-	free(pregs.regs);
-	return true;
-keep_call:
-	free(body.p);
-	free(pregs.regs);
-	return false;
-}
-
-static void tx_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
-		    struct gbpf_ptx_fold *fold)
-{
-	/* No probe reads the context: no .local traffic at all, the probe gets NULL. */
-	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL) {
-		tx(t, "mov.u64 %%__gbpf_rd0, 0;\n");
-	} else {
-		tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
-		tx(t, "cvta.local.u64 %%__gbpf_rd0, %%__gbpf_rd0;\n");
-	}
-	if (getenv("GBPF_PTX_NO_INLINE") == NULL && tx_inline(t, k, probe, max_inline, fold))
-		return;
-	if (fold)
-		tx_fold_stores(t, fold);
-	tx(t, "{\n.param .b64 __gbpf_arg;\n.param .b64 __gbpf_ret;\n");
-	tx(t, "st.param.b64 [__gbpf_arg], %%__gbpf_rd0;\n");
-	tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
-}
-
-static void tx_u32_field(struct text *t, unsigned off, unsigned v)
-{
-	tx(t, "mov.u32 %%__gbpf_r0, %u;\n", v);
-	tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", off);
-}
-
-/* Address of a [ ... ] operand into %__gbpf_rd1; false if its shape is unknown. */
-static bool tx_address(struct text *t, const struct kctx *k, const struct gbpf_ptx_operand *op)
-{
-	const struct gbpf_ptx_module *m = k->m;
-	uint32_t i = op->toks.first + 1, end = op->toks.first + op->toks.n - 1;
-	const struct gbpf_ptx_tok *base;
-	bool neg = false;
-
-	if (i >= end)
-		return false;
-	base = &m->toks[i++];
-	if (base->kind == GBPF_PTX_TOK_REG) {
-		unsigned bits = reg_bits(k, base);
-
-		if (bits == 64)
-			tx(t, "mov.b64 %%__gbpf_rd1, %.*s;\n", (int)base->len, base->s);
-		else if (bits == 32)
-			tx(t, "cvt.u64.u32 %%__gbpf_rd1, %.*s;\n", (int)base->len, base->s);
-		else
-			return false;
-	} else if (base->kind == GBPF_PTX_TOK_IDENT || base->kind == GBPF_PTX_TOK_NUM) {
-		tx(t, "mov.u64 %%__gbpf_rd1, %.*s;\n", (int)base->len, base->s);
-	} else {
-		return false;
-	}
-	if (i == end)
-		return true;
-	for (; i < end && m->toks[i].kind == GBPF_PTX_TOK_PUNCT; i++) {
-		if (m->toks[i].s[0] == '-')
-			neg = !neg;
-		else if (m->toks[i].s[0] != '+')
-			return false;
-	}
-	if (i + 1 != end || m->toks[i].kind != GBPF_PTX_TOK_NUM)
-		return false;
-	tx(t, "add.s64 %%__gbpf_rd1, %%__gbpf_rd1, %s%.*s;\n", neg ? "-" : "", (int)m->toks[i].len,
-	   m->toks[i].s);
-	return true;
-}
-
-/* Stored value into %__gbpf_rd2 (zero-extended bits; first element of a vector). */
-static void tx_value(struct text *t, const struct kctx *k, const struct gbpf_ptx_stmt *s,
-		     const struct mem_info *mi)
-{
-	const struct gbpf_ptx_module *m = k->m;
-	const struct gbpf_ptx_tok *v;
-	const struct gbpf_ptx_operand *op;
-	unsigned bits;
-
-	if (mi->value_op < 0)
-		goto zero;
-	op = &s->ops[mi->value_op];
-	v = &m->toks[op->toks.first];
-	if (op->kind == GBPF_PTX_OP_VEC && op->toks.n > 2)
-		v = &m->toks[op->toks.first + 1];
-	else if (op->kind != GBPF_PTX_OP_REG && op->kind != GBPF_PTX_OP_IMM)
-		goto zero;
-	if (v->kind == GBPF_PTX_TOK_REG) {
-		bits = reg_bits(k, v);
-	} else if (v->kind == GBPF_PTX_TOK_NUM && op->toks.n == 1) {
-		bits = mi->size >= 8 ? 64 : 32;
-		if (v->len > 2 && v->s[0] == '0' && (v->s[1] == 'd' || v->s[1] == 'D'))
-			bits = 64;
-		else if (v->len > 2 && v->s[0] == '0' && (v->s[1] == 'f' || v->s[1] == 'F'))
-			bits = 32;
-	} else {
-		goto zero;
-	}
-	switch (bits) {
-	case 64:
-		tx(t, "mov.b64 %%__gbpf_rd2, %.*s;\n", (int)v->len, v->s);
-		return;
-	case 32:
-		tx(t, "mov.b32 %%__gbpf_r1, %.*s;\n", (int)v->len, v->s);
-		tx(t, "cvt.u64.u32 %%__gbpf_rd2, %%__gbpf_r1;\n");
-		return;
-	case 16:
-		tx(t, "mov.b16 %%__gbpf_h0, %.*s;\n", (int)v->len, v->s);
-		tx(t, "cvt.u64.u16 %%__gbpf_rd2, %%__gbpf_h0;\n");
-		return;
-	default:
-		break;
-	}
-zero:
-	tx(t, "mov.u64 %%__gbpf_rd2, 0;\n");
-}
-
-static bool tx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
-			const struct mem_info *mi)
-{
-	if (!tx_address(t, k, &s->ops[mi->addr_op]))
-		return false;
-	if (mi->space == GBPF_SPACE_GLOBAL)
-		tx(t, "cvta.global.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
-	else if (mi->space == GBPF_SPACE_SHARED && !mi->cluster)
-		tx(t, "cvta.shared.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
-	else if (mi->space == GBPF_SPACE_LOCAL)
-		tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
-	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM)) {
-		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_MEM_ADDR);
-		tx_value(t, k, s, mi);
-		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd2;\n", OFF_MEM_VALUE);
-		tx_u32_field(t, OFF_MEM_SIZE, mi->size);
-		tx_u32_field(t, OFF_MEM_KIND, mi->kind);
-		tx_u32_field(t, OFF_MEM_SPACE, mi->space);
-		tx_u32_field(t, OFF_MEM_SITE, k->rep->n_mem);
-	}
-	tx_call(t, k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM, NULL);
-	return true;
-}
-
 /* Parse @t as statements and append them to @out; consumes t->p. */
 static int emit(struct kctx *k, struct text *t, struct gbpf_ptx_block *out)
 {
@@ -784,7 +329,7 @@ static void tx_skip_open(struct text *t, struct kctx *k, const struct gbpf_ptx_s
 	const struct gbpf_ptx_tok *p = &k->m->toks[s->pred];
 
 	*label = k->n_labels++;
-	tx(t, "@%s%.*s bra __gbpf_L%u;\n", s->pred_neg ? "" : "!", (int)p->len, p->s, *label);
+	gbpf_ptx_tx(t, "@%s%.*s bra __gbpf_L%u;\n", s->pred_neg ? "" : "!", (int)p->len, p->s, *label);
 }
 
 static int rewrite_block(struct kctx *k, struct gbpf_ptx_block *b, int depth, uint32_t entry_at);
@@ -840,14 +385,14 @@ static bool tx_param_copy(struct kctx *k, struct text *t)
 			unsigned c = chunk <= elem * count - b ? chunk : elem;
 			const char *reg = c == 8 ? "%__gbpf_rd1" : c == 4 ? "%__gbpf_r1" : "%__gbpf_h0";
 
-			tx(t, "ld.param.b%u %s, [%.*s+%u];\n", c * 8, reg, (int)name->len, name->s, b);
-			tx(t, "st.local.b%u [__gbpf_params+%u], %s;\n", c * 8, off + b, reg);
+			gbpf_ptx_tx(t, "ld.param.b%u %s, [%.*s+%u];\n", c * 8, reg, (int)name->len, name->s, b);
+			gbpf_ptx_tx(t, "st.local.b%u [__gbpf_params+%u], %s;\n", c * 8, off + b, reg);
 		}
 		off += elem * count;
 	}
 	k->params_size = off ? off : 1;
-	tx(t, "mov.u64 %%__gbpf_rd1, __gbpf_params;\n");
-	tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd1, __gbpf_params;\n");
+	gbpf_ptx_tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
 	return true;
 }
 
@@ -859,8 +404,8 @@ static int tx_entry(struct kctx *k, struct text *t)
 
 	/* Fields no probe reads are not stored: every store is per-thread .local traffic. */
 	if (!(unused & GBPF_CUDA_CTX_UNUSED_KERNEL_ID)) {
-		tx(t, "mov.u64 %%__gbpf_rd1, 0x%016" PRIx64 ";\n", k->rep->kernel_id);
-		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_KERNEL_ID);
+		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd1, 0x%016" PRIx64 ";\n", k->rep->kernel_id);
+		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_KERNEL_ID);
 	}
 	if (unused & GBPF_CUDA_CTX_UNUSED_PARAMS) {
 		/* nothing: ctx.params is never read */
@@ -877,13 +422,13 @@ static int tx_entry(struct kctx *k, struct text *t)
 				     k->kname);
 			return -GBPF_ERRNO__INJECT;
 		}
-		tx(t, "mov.u64 %%__gbpf_rd1, %.*s;\n", (int)m->toks[i].len, m->toks[i].s);
-		tx(t, "cvta.param.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
-		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
+		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd1, %.*s;\n", (int)m->toks[i].len, m->toks[i].s);
+		gbpf_ptx_tx(t, "cvta.param.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
 	} else {
 		if (!f->n_params || !tx_param_copy(k, t))
-			tx(t, "mov.u64 %%__gbpf_rd1, 0;\n");
-		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
+			gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd1, 0;\n");
+		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_PARAMS);
 	}
 	if (!(unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID) && k->plan->launch_param) {
 		/*
@@ -891,52 +436,23 @@ static int tx_entry(struct kctx *k, struct text *t)
 		 * launches of this kernel never share it); graph nodes pass bit
 		 * 63 set: their id is the module variable, set per graph launch.
 		 */
-		tx(t, "ld.param.u64 %%__gbpf_rd1, [" LID_PARAM_NAME "];\n");
-		tx(t, "setp.lt.s64 " LID_PRED ", %%__gbpf_rd1, 0;\n");
-		tx(t, "@" LID_PRED " ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
-		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
+		gbpf_ptx_tx(t, "ld.param.u64 %%__gbpf_rd1, [" LID_PARAM_NAME "];\n");
+		gbpf_ptx_tx(t, "setp.lt.s64 " LID_PRED ", %%__gbpf_rd1, 0;\n");
+		gbpf_ptx_tx(t, "@" LID_PRED " ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
+		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
 	} else if (!(unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID)) {
-		tx(t, "ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
-		tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
+		gbpf_ptx_tx(t, "ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
+		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
 	}
 	if (!(unused & GBPF_CUDA_CTX_UNUSED_DEVICE)) {
-		tx(t, "ld.global.u32 %%__gbpf_r0, [" DEVICE_NAME "];\n");
-		tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", OFF_DEVICE);
+		gbpf_ptx_tx(t, "ld.global.u32 %%__gbpf_r0, [" DEVICE_NAME "];\n");
+		gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", OFF_DEVICE);
 	}
 	if (k->plan->sites & GBPF_PTX_SITE_ENTRY) {
-		tx_call(t, k, k->plan->entry_probe, INLINE_MAX_STMTS, NULL);
+		gbpf_ptx_site_call(t, k, k->plan->entry_probe, INLINE_MAX_STMTS, NULL);
 		k->rep->n_entry++;
 	}
 	return 0;
-}
-
-/*
- * gpu/block site: the block's index and count and the kernel id are
- * constants here; an inlined probe gets them as immediates (its loads of
- * them are replaced), so that a counter indexed by the block becomes a
- * constant address and one atomic, with no per-thread context traffic.
- */
-static void tx_block_site(struct text *t, struct kctx *k, uint32_t index)
-{
-	struct gbpf_ptx_fold fold = {0};
-
-	fold.c[0].off = OFF_BLOCK_INDEX;
-	fold.c[0].size = 4;
-	fold.c[0].value = index;
-	fold.c[1].off = OFF_BLOCK_COUNT;
-	fold.c[1].size = 4;
-	fold.c[1].value = k->blocks.n;
-	fold.c[2].off = OFF_KERNEL_ID;
-	fold.c[2].size = 8;
-	fold.c[2].value = k->rep->kernel_id;
-	fold.n_consts = 3;
-	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_DEVICE)) {
-		/* From the module variable: block 0's site may come before the entry's stores. */
-		tx(t, "ld.global.u32 %%__gbpf_r0, [" DEVICE_NAME "];\n");
-		tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", OFF_BLOCK_DEVICE);
-	}
-	tx_call(t, k, k->plan->block_probe, INLINE_MAX_STMTS_BLOCK, &fold);
-	k->rep->n_block++;
 }
 
 static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx_block *out,
@@ -959,7 +475,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 	if ((sites & GBPF_PTX_SITE_BLOCK) && k->next_block < k->blocks.n &&
 	    k->blocks.first[k->next_block] == s) {
 		/* Before everything else at this instruction: the block is entered first. */
-		tx_block_site(&t, k, k->next_block++);
+		gbpf_ptx_block_site(&t, k, k->next_block++);
 		err = emit(k, &t, out);
 		if (err)
 			return err;
@@ -970,7 +486,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		tx_call(&t, k, k->plan->exit_probe, INLINE_MAX_STMTS, NULL);
+		gbpf_ptx_site_call(&t, k, k->plan->exit_probe, INLINE_MAX_STMTS, NULL);
 		k->rep->n_exit++;
 		break;
 	case SITE_BARRIER:
@@ -978,7 +494,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		tx_call(&t, k, k->plan->barrier_probe, INLINE_MAX_STMTS, NULL);
+		gbpf_ptx_site_call(&t, k, k->plan->barrier_probe, INLINE_MAX_STMTS, NULL);
 		k->rep->n_barrier++;
 		break;
 	case SITE_MEM:
@@ -986,7 +502,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		if (!tx_mem_site(&t, k, s, &mi)) {
+		if (!gbpf_ptx_mem_site(&t, k, s, &mi)) {
 			/* An address shape we do not understand: leave the access alone. */
 			free(t.p);
 			memset(&t, 0, sizeof(t));
@@ -1000,7 +516,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 		break;
 	}
 	if (t.p && pred)
-		tx(&t, "__gbpf_L%u:\n", label);
+		gbpf_ptx_tx(&t, "__gbpf_L%u:\n", label);
 	err = emit(k, &t, out);
 	if (err)
 		return err;
@@ -1186,7 +702,7 @@ static int instrument_kernel(struct kctx *k)
 	int err;
 
 	k->f->modified = true;
-	err = collect_regs(k, &k->f->body);
+	err = gbpf_ptx_collect_regs(k, &k->f->body);
 	if (err)
 		return err;
 	if (k->plan->sites & GBPF_PTX_SITE_BLOCK) {
@@ -1201,14 +717,14 @@ static int instrument_kernel(struct kctx *k)
 	err = rewrite_block(k, &k->f->body, 0, entry_index(k->m, &k->f->body));
 	if (err)
 		return err;
-	tx(&t, ".reg .b64 %%__gbpf_rd<3>;\n.reg .b32 %%__gbpf_r<2>;\n.reg .b16 %%__gbpf_h<1>;\n");
-	tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
+	gbpf_ptx_tx(&t, ".reg .b64 %%__gbpf_rd<3>;\n.reg .b32 %%__gbpf_r<2>;\n.reg .b16 %%__gbpf_h<1>;\n");
+	gbpf_ptx_tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
 	if (k->plan->launch_param && !(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID))
-		tx(&t, ".reg .pred " LID_PRED ";\n");
+		gbpf_ptx_tx(&t, ".reg .pred " LID_PRED ";\n");
 	if (k->params_size)
-		tx(&t, ".local .align 16 .b8 __gbpf_params[%u];\n", k->params_size);
+		gbpf_ptx_tx(&t, ".local .align 16 .b8 __gbpf_params[%u];\n", k->params_size);
 	if (k->inline_stack)
-		tx(&t, ".local .align 8 .b8 " STACK_NAME "[512];\n");
+		gbpf_ptx_tx(&t, ".local .align 8 .b8 " STACK_NAME "[512];\n");
 	err = emit(k, &t, &decls);
 	if (!err)
 		err = gbpf_ptx_block_insert(&k->f->body, 0, decls.v, decls.n);

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugins/cuda/ptx/inject_internal.h - state shared by the injector's
+ * files: inject.c (walking kernels, entry code, splicing the fragment) and
+ * sites.c (the code of each probe site: context stores, inlining and
+ * folding a probe into the site).
+ */
+#ifndef GBPF_CUDA_PTX_INJECT_INTERNAL_H
+#define GBPF_CUDA_PTX_INJECT_INTERNAL_H
+
+#include "plugins/cuda/ptx/ptx_internal.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+
+#define CTX_NAME "__gbpf_ctx"
+#define LAUNCH_ID_NAME "__gbpf_launch_id"
+/* Hidden trailing kernel parameter carrying the launch id (gbpf_ptx_plan.launch_param). */
+#define LID_PARAM_NAME "__gbpf_lid"
+#define LID_PRED "%%__gbpf_lp" /* a tx() format */
+/* Kernel parameter space: CUDA's classic 4 KB; 32764 bytes where a kernel already uses more. */
+#define PARAM_SPACE_CLASSIC 4096u
+#define PARAM_SPACE_LARGE 32764u
+/* The device ordinal of the module's context: the agent sets it when it loads the module. */
+#define DEVICE_NAME "__gbpf_device"
+/* Offsets in struct gbpf_gpu_ctx. */
+#define OFF_KERNEL_ID 0
+#define OFF_PARAMS 8
+#define OFF_LAUNCH_ID 16
+#define OFF_MEM_ADDR 24
+#define OFF_MEM_VALUE 32
+#define OFF_MEM_SIZE 40
+#define OFF_MEM_KIND 44
+#define OFF_MEM_SPACE 48
+#define OFF_MEM_SITE 52
+#define OFF_DEVICE 56
+#define CTX_SIZE 64
+/*
+ * struct gbpf_gpu_block_ctx (gpu/block) shares the buffer: its fields after
+ * launch_id; its device field lies where gbpf_gpu_ctx has mem_value, so a
+ * block site stores it before its probe (as a mem site stores mem_value).
+ */
+#define OFF_BLOCK_INDEX 24
+#define OFF_BLOCK_COUNT 28
+#define OFF_BLOCK_DEVICE 32
+/* cvta.param on kernel parameters needs PTX ISA 7.7. */
+#define CVTA_PARAM_MIN_VERSION 77u
+
+/* Statement text being built (grows; oom set on allocation failure). */
+
+struct text {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+/** Append printf-style text to @p t. */
+void gbpf_ptx_tx(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Registers declared by .reg in a function: name (or prefix of a <N> range) and width. */
+struct reg_decl {
+	const char *name;
+	uint32_t len;
+	bool range;
+	unsigned bits;
+};
+
+struct kctx {
+	struct gbpf_ptx_module *m;
+	struct gbpf_ptx_func *f;
+	const struct gbpf_ptx_plan *plan;
+	struct gbpf_ptx_kernel_report *rep;
+	struct reg_decl *regs;
+	uint32_t n_regs, cap_regs;
+	unsigned n_labels;
+	bool cvta_param;
+	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
+	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
+	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
+	uint32_t next_block;           /* blocks.first[next_block] is the next site */
+	char kname[512];
+	char *log;
+	size_t log_size;
+};
+
+enum site_kind { SITE_NONE, SITE_EXIT, SITE_BARRIER, SITE_MEM };
+
+struct mem_info {
+	unsigned kind;   /* GBPF_MEM_* */
+	unsigned space;  /* GBPF_SPACE_* */
+	bool cluster;    /* .shared::cluster: no cvta */
+	unsigned size;   /* bytes */
+	int addr_op;     /* operand holding [address] */
+	int value_op;    /* operand holding the stored value, -1 if none */
+};
+
+/*
+ * Probes are inlined at their sites when short: a call is an ABI boundary
+ * that ptxas does not inline (register saves, no scheduling across it),
+ * which costs a memory-bound kernel several percent even for an empty
+ * probe. Inlined, an empty probe disappears and a counter costs what the
+ * same code written in the kernel costs. Memory sites can number in the
+ * thousands, so only very short probes are inlined there.
+ */
+#define INLINE_MAX_STMTS 600u
+#define INLINE_MAX_STMTS_MEM 64u
+/* Every basic block gets a copy: a counter with a helper call (about 170 statements) must fit. */
+#define INLINE_MAX_STMTS_BLOCK 256u
+
+/* The code generator's name for a probe's eBPF stack (a .local array of 512 bytes). */
+#define STACK_NAME "__gbpf_stack"
+
+/** Collect the .reg declarations of @p b into k->regs; 0 or -ENOMEM. */
+int gbpf_ptx_collect_regs(struct kctx *k, const struct gbpf_ptx_block *b);
+/** Width in bits of a register operand, 0 if unknown. */
+unsigned gbpf_ptx_reg_bits(const struct kctx *k, const struct gbpf_ptx_tok *t);
+
+/* sites.c */
+/** Call (or inline) probe @p probe with its context; @p fold: constant fields of the site, or NULL. */
+void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
+			struct gbpf_ptx_fold *fold);
+/** A memory site before @p s; false when the address shape is not understood (nothing emitted). */
+bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
+		       const struct mem_info *mi);
+/** A gpu/block site for basic block @p index. */
+void gbpf_ptx_block_site(struct text *t, struct kctx *k, uint32_t index);
+
+#endif /* GBPF_CUDA_PTX_INJECT_INTERNAL_H */

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The code of each probe site: the context fields the site knows, and the
+ * probe itself, called or inlined into the kernel (with the site's
+ * constant fields folded in: fold.c).
+ */
+#include "plugins/cuda/ptx/inject_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gbpf/cuda_inject.h>
+#include <gbpf/probe_ctx.h>
+static const struct gbpf_ptx_func *probe_func(const struct gbpf_ptx_module *m, unsigned idx)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "__gbpf_probe_%u", idx);
+	for (uint32_t i = 0; i < m->n_items; i++)
+		if (m->items[i].kind == GBPF_PTX_ITEM_FUNC && m->items[i].func->has_body &&
+		    gbpf_ptx_tok_eq(&m->toks[m->items[i].func->name], name))
+			return m->items[i].func;
+	return NULL;
+}
+
+
+static bool range_has_ident(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, const char *name)
+{
+	for (uint32_t i = r.first; i < r.first + r.n; i++)
+		if (m->toks[i].kind == GBPF_PTX_TOK_IDENT && gbpf_ptx_tok_eq(&m->toks[i], name))
+			return true;
+	return false;
+}
+
+/* The tokens of @r spell @text exactly (no spaces: tokens are compared joined). */
+static bool range_is(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, const char *text)
+{
+	size_t n = strlen(text), o = 0;
+
+	for (uint32_t i = r.first; i < r.first + r.n; i++) {
+		const struct gbpf_ptx_tok *tk = &m->toks[i];
+
+		if (o + tk->len > n || memcmp(text + o, tk->s, tk->len))
+			return false;
+		o += tk->len;
+	}
+	return o == n;
+}
+
+/* The site's constant fields into the context memory, for probes that read it there. */
+static void tx_fold_stores(struct text *t, const struct gbpf_ptx_fold *fold)
+{
+	for (unsigned i = 0; i < fold->n_consts; i++) {
+		if (fold->c[i].off < OFF_BLOCK_INDEX || fold->c[i].size != 4)
+			continue; /* kernel_id: stored once at kernel entry */
+		gbpf_ptx_tx(t, "mov.u32 %%__gbpf_r0, %u;\n", (unsigned)fold->c[i].value);
+		gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", fold->c[i].off);
+	}
+}
+
+/*
+ * A statement of the probe specialised to the site (fold.c): a constant
+ * instead of a context load, or a .local access instead of a generic one.
+ * Returns false when the statement is to be copied as it is.
+ */
+static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_fold *fold,
+		      const struct gbpf_ptx_stmt *s, const struct gbpf_ptx_fold_out *o)
+{
+	const struct gbpf_ptx_module *m = pregs->m;
+	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
+	unsigned bits;
+
+	if (o->snap >= 0 && o->action != GBPF_PTX_FOLD_FWD) {
+		/* Keep the stored value (zero-extended) for the loads of this slot. */
+		const struct gbpf_ptx_operand *v = &s->ops[1];
+		unsigned sb = v->kind == GBPF_PTX_OP_REG ? gbpf_ptx_reg_bits(pregs, &m->toks[v->toks.first]) : 64;
+
+		if (sb == 64 || sb == 32 || sb == 16) {
+			if (sb == 64)
+				gbpf_ptx_tx(t, "mov.b64 %%__gbpf_fw%d, ", o->snap);
+			else
+				gbpf_ptx_tx(t, "cvt.u64.u%u %%__gbpf_fw%d, ", sb, o->snap);
+			for (uint32_t j = v->toks.first; j < v->toks.first + v->toks.n; j++)
+				gbpf_ptx_tx(t, "%.*s", (int)m->toks[j].len, m->toks[j].s);
+			gbpf_ptx_tx(t, ";\n");
+		} else {
+			fold->slots[o->snap].valid = false;
+		}
+	}
+	switch (o->action) {
+	case GBPF_PTX_FOLD_SKIP:
+		return true;
+	case GBPF_PTX_FOLD_SNAP:
+		return false; /* the store itself is copied */
+	case GBPF_PTX_FOLD_FWD:
+		bits = gbpf_ptx_reg_bits(pregs, o->dest);
+		if (bits == 64 && o->size == 8)
+			gbpf_ptx_tx(t, "mov.b64 %.*s, %%__gbpf_fw%d;\n", (int)o->dest->len, o->dest->s, o->snap);
+		else if (bits == 64 && o->size == 4)
+			gbpf_ptx_tx(t, "and.b64 %.*s, %%__gbpf_fw%d, 0xffffffff;\n", (int)o->dest->len, o->dest->s,
+			   o->snap);
+		else if (bits == 32 && o->size == 4)
+			gbpf_ptx_tx(t, "cvt.u32.u64 %.*s, %%__gbpf_fw%d;\n", (int)o->dest->len, o->dest->s, o->snap);
+		else
+			return false; /* the load as it is: the store is in memory too */
+		fold->forwarded++;
+		return true;
+	case GBPF_PTX_FOLD_MOV:
+		bits = gbpf_ptx_reg_bits(pregs, o->dest);
+		if (bits != 64 && bits != 32) {
+			fold->escaped = true; /* unknown width: keep the load */
+			return false;
+		}
+		gbpf_ptx_tx(t, "mov.b%u %.*s, 0x%" PRIx64 ";\n", bits, (int)o->dest->len, o->dest->s,
+		   bits == 64 ? o->value : (o->value & 0xffffffffu));
+		fold->folded++;
+		return true;
+	case GBPF_PTX_FOLD_LOCAL:
+		/* "ld.u32 %d, [%r2]" -> "ld.local.u32 %d, [__gbpf_stack+504]" */
+		if (s->pred >= 0)
+			gbpf_ptx_tx(t, "@%s%.*s ", s->pred_neg ? "!" : "", (int)m->toks[s->pred].len,
+			   m->toks[s->pred].s);
+		gbpf_ptx_tx(t, "%.2s.local%.*s ", op->s, (int)op->len - 2, op->s + 2);
+		for (uint32_t i = 0; i < s->n_ops; i++) {
+			gbpf_ptx_tx(t, "%s", i ? ", " : "");
+			if (i == o->mem_op) {
+				gbpf_ptx_tx(t, "[" STACK_NAME "+%" PRId64 "]", o->local_off);
+				continue;
+			}
+			for (uint32_t j = s->ops[i].toks.first; j < s->ops[i].toks.first + s->ops[i].toks.n; j++)
+				gbpf_ptx_tx(t, "%.*s", (int)m->toks[j].len, m->toks[j].s);
+		}
+		gbpf_ptx_tx(t, ";\n");
+		fold->localized++;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Append probe @probe's body as a nested scope that takes its context from
+ * %__gbpf_rd0 and ends at a local label instead of returning. The body is
+ * what the code generator emits: its only parameter accesses are the
+ * context load and the result store, anything else (or a body too long)
+ * keeps the call. Nested scopes may redeclare registers and labels, so
+ * every site gets its own copy under the same names. With @fold (gpu/block
+ * sites) the copy is specialised to the site's constant context fields.
+ */
+static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts,
+		      struct gbpf_ptx_fold *fold)
+{
+	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
+	const struct gbpf_ptx_module *m = k->m;
+	struct kctx pregs = {.m = k->m}; /* the probe's own register declarations (fold widths) */
+	struct text body = {0};
+	bool stack = false;
+
+	if (!f || f->body.n > max_stmts)
+		return false;
+	if (fold) {
+		if (gbpf_ptx_collect_regs(&pregs, &f->body))
+			goto keep_call;
+		gbpf_ptx_fold_begin(fold, m, &f->body, STACK_NAME);
+	}
+	gbpf_ptx_tx(&body, "{\n");
+	if (fold)
+		gbpf_ptx_tx(&body, ".reg .b64 %%__gbpf_fw<%u>;\n", GBPF_PTX_FOLD_MAX_SLOTS);
+	for (uint32_t i = 0; i < f->body.n && !body.oom; i++) {
+		const struct gbpf_ptx_stmt *s = f->body.v[i];
+		struct gbpf_ptx_fold_out fo;
+		char *stmt;
+
+		if (fold && gbpf_ptx_fold_stmt(fold, i, &fo) != GBPF_PTX_FOLD_KEEP &&
+		    tx_folded(&body, &pregs, fold, s, &fo))
+			continue;
+		if (s->kind == GBPF_PTX_STMT_INSN) {
+			const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
+
+			if (gbpf_ptx_tok_eq(op, "ret")) {
+				if (s->pred >= 0)
+					gbpf_ptx_tx(&body, "@%s%.*s bra __gbpf_inl_end;\n", s->pred_neg ? "!" : "",
+					   (int)m->toks[s->pred].len, m->toks[s->pred].s);
+				else
+					gbpf_ptx_tx(&body, "bra.uni __gbpf_inl_end;\n");
+				continue;
+			}
+			if (op->len >= 8 && !memcmp(op->s, "ld.param", 8)) {
+				if (s->pred >= 0 || s->n_ops != 2 || !range_is(m, s->ops[1].toks, "[__ctx]"))
+					goto keep_call;
+				/* "ld.param.b64 %rN, [__ctx];" -> "mov.b64 %rN, %__gbpf_rd0;" */
+				gbpf_ptx_tx(&body, "mov.b64 ");
+				for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
+					gbpf_ptx_tx(&body, "%.*s", (int)m->toks[j].len, m->toks[j].s);
+				gbpf_ptx_tx(&body, ", %%__gbpf_rd0;\n");
+				continue;
+			}
+			if (op->len >= 8 && !memcmp(op->s, "st.param", 8)) {
+				if (s->pred >= 0 || s->n_ops != 2 || !range_is(m, s->ops[0].toks, "[__ret]"))
+					goto keep_call;
+				continue; /* the sites ignore r0 */
+			}
+		}
+		/*
+		 * The eBPF stack: one per kernel (STACK_NAME, declared with the
+		 * context) instead of one per site, since a probe's stack holds
+		 * nothing across runs and sites run one after another.
+		 */
+		if (s->kind == GBPF_PTX_STMT_DIRECTIVE && range_has_ident(m, s->toks, STACK_NAME)) {
+			if (!range_is(m, s->toks, ".local.align8.b8" STACK_NAME "[512]") &&
+			    !range_is(m, s->toks, ".local.align8.b8" STACK_NAME "[512];"))
+				goto keep_call;
+			stack = true;
+			continue;
+		}
+		stmt = gbpf_ptx_print_stmt(m, s, NULL);
+		if (!stmt)
+			goto keep_call;
+		gbpf_ptx_tx(&body, "%s", stmt);
+		free(stmt);
+	}
+	gbpf_ptx_tx(&body, "__gbpf_inl_end:\n}\n");
+	if (body.oom)
+		goto keep_call;
+	if (fold) {
+		gbpf_ptx_fold_end(fold);
+		if (fold->escaped)
+			tx_fold_stores(t, fold);
+	}
+	k->inline_stack |= stack;
+	gbpf_ptx_tx(t, "%s", body.p);
+	free(body.p);
+	free(pregs.regs);
+	return true;
+keep_call:
+	free(body.p);
+	free(pregs.regs);
+	return false;
+}
+
+void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
+		    struct gbpf_ptx_fold *fold)
+{
+	/* No probe reads the context: no .local traffic at all, the probe gets NULL. */
+	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL) {
+		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd0, 0;\n");
+	} else {
+		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
+		gbpf_ptx_tx(t, "cvta.local.u64 %%__gbpf_rd0, %%__gbpf_rd0;\n");
+	}
+	if (getenv("GBPF_PTX_NO_INLINE") == NULL && tx_inline(t, k, probe, max_inline, fold))
+		return;
+	if (fold)
+		tx_fold_stores(t, fold);
+	gbpf_ptx_tx(t, "{\n.param .b64 __gbpf_arg;\n.param .b64 __gbpf_ret;\n");
+	gbpf_ptx_tx(t, "st.param.b64 [__gbpf_arg], %%__gbpf_rd0;\n");
+	gbpf_ptx_tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
+}
+
+static void tx_u32_field(struct text *t, unsigned off, unsigned v)
+{
+	gbpf_ptx_tx(t, "mov.u32 %%__gbpf_r0, %u;\n", v);
+	gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", off);
+}
+
+/* Address of a [ ... ] operand into %__gbpf_rd1; false if its shape is unknown. */
+static bool tx_address(struct text *t, const struct kctx *k, const struct gbpf_ptx_operand *op)
+{
+	const struct gbpf_ptx_module *m = k->m;
+	uint32_t i = op->toks.first + 1, end = op->toks.first + op->toks.n - 1;
+	const struct gbpf_ptx_tok *base;
+	bool neg = false;
+
+	if (i >= end)
+		return false;
+	base = &m->toks[i++];
+	if (base->kind == GBPF_PTX_TOK_REG) {
+		unsigned bits = gbpf_ptx_reg_bits(k, base);
+
+		if (bits == 64)
+			gbpf_ptx_tx(t, "mov.b64 %%__gbpf_rd1, %.*s;\n", (int)base->len, base->s);
+		else if (bits == 32)
+			gbpf_ptx_tx(t, "cvt.u64.u32 %%__gbpf_rd1, %.*s;\n", (int)base->len, base->s);
+		else
+			return false;
+	} else if (base->kind == GBPF_PTX_TOK_IDENT || base->kind == GBPF_PTX_TOK_NUM) {
+		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd1, %.*s;\n", (int)base->len, base->s);
+	} else {
+		return false;
+	}
+	if (i == end)
+		return true;
+	for (; i < end && m->toks[i].kind == GBPF_PTX_TOK_PUNCT; i++) {
+		if (m->toks[i].s[0] == '-')
+			neg = !neg;
+		else if (m->toks[i].s[0] != '+')
+			return false;
+	}
+	if (i + 1 != end || m->toks[i].kind != GBPF_PTX_TOK_NUM)
+		return false;
+	gbpf_ptx_tx(t, "add.s64 %%__gbpf_rd1, %%__gbpf_rd1, %s%.*s;\n", neg ? "-" : "", (int)m->toks[i].len,
+	   m->toks[i].s);
+	return true;
+}
+
+/* Stored value into %__gbpf_rd2 (zero-extended bits; first element of a vector). */
+static void tx_value(struct text *t, const struct kctx *k, const struct gbpf_ptx_stmt *s,
+		     const struct mem_info *mi)
+{
+	const struct gbpf_ptx_module *m = k->m;
+	const struct gbpf_ptx_tok *v;
+	const struct gbpf_ptx_operand *op;
+	unsigned bits;
+
+	if (mi->value_op < 0)
+		goto zero;
+	op = &s->ops[mi->value_op];
+	v = &m->toks[op->toks.first];
+	if (op->kind == GBPF_PTX_OP_VEC && op->toks.n > 2)
+		v = &m->toks[op->toks.first + 1];
+	else if (op->kind != GBPF_PTX_OP_REG && op->kind != GBPF_PTX_OP_IMM)
+		goto zero;
+	if (v->kind == GBPF_PTX_TOK_REG) {
+		bits = gbpf_ptx_reg_bits(k, v);
+	} else if (v->kind == GBPF_PTX_TOK_NUM && op->toks.n == 1) {
+		bits = mi->size >= 8 ? 64 : 32;
+		if (v->len > 2 && v->s[0] == '0' && (v->s[1] == 'd' || v->s[1] == 'D'))
+			bits = 64;
+		else if (v->len > 2 && v->s[0] == '0' && (v->s[1] == 'f' || v->s[1] == 'F'))
+			bits = 32;
+	} else {
+		goto zero;
+	}
+	switch (bits) {
+	case 64:
+		gbpf_ptx_tx(t, "mov.b64 %%__gbpf_rd2, %.*s;\n", (int)v->len, v->s);
+		return;
+	case 32:
+		gbpf_ptx_tx(t, "mov.b32 %%__gbpf_r1, %.*s;\n", (int)v->len, v->s);
+		gbpf_ptx_tx(t, "cvt.u64.u32 %%__gbpf_rd2, %%__gbpf_r1;\n");
+		return;
+	case 16:
+		gbpf_ptx_tx(t, "mov.b16 %%__gbpf_h0, %.*s;\n", (int)v->len, v->s);
+		gbpf_ptx_tx(t, "cvt.u64.u16 %%__gbpf_rd2, %%__gbpf_h0;\n");
+		return;
+	default:
+		break;
+	}
+zero:
+	gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd2, 0;\n");
+}
+
+bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
+			const struct mem_info *mi)
+{
+	if (!tx_address(t, k, &s->ops[mi->addr_op]))
+		return false;
+	if (mi->space == GBPF_SPACE_GLOBAL)
+		gbpf_ptx_tx(t, "cvta.global.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	else if (mi->space == GBPF_SPACE_SHARED && !mi->cluster)
+		gbpf_ptx_tx(t, "cvta.shared.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	else if (mi->space == GBPF_SPACE_LOCAL)
+		gbpf_ptx_tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM)) {
+		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_MEM_ADDR);
+		tx_value(t, k, s, mi);
+		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd2;\n", OFF_MEM_VALUE);
+		tx_u32_field(t, OFF_MEM_SIZE, mi->size);
+		tx_u32_field(t, OFF_MEM_KIND, mi->kind);
+		tx_u32_field(t, OFF_MEM_SPACE, mi->space);
+		tx_u32_field(t, OFF_MEM_SITE, k->rep->n_mem);
+	}
+	gbpf_ptx_site_call(t, k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM, NULL);
+	return true;
+}
+
+/*
+ * gpu/block site: the block's index and count and the kernel id are
+ * constants here; an inlined probe gets them as immediates (its loads of
+ * them are replaced), so that a counter indexed by the block becomes a
+ * constant address and one atomic, with no per-thread context traffic.
+ */
+void gbpf_ptx_block_site(struct text *t, struct kctx *k, uint32_t index)
+{
+	struct gbpf_ptx_fold fold = {0};
+
+	fold.c[0].off = OFF_BLOCK_INDEX;
+	fold.c[0].size = 4;
+	fold.c[0].value = index;
+	fold.c[1].off = OFF_BLOCK_COUNT;
+	fold.c[1].size = 4;
+	fold.c[1].value = k->blocks.n;
+	fold.c[2].off = OFF_KERNEL_ID;
+	fold.c[2].size = 8;
+	fold.c[2].value = k->rep->kernel_id;
+	fold.n_consts = 3;
+	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_DEVICE)) {
+		/* From the module variable: block 0's site may come before the entry's stores. */
+		gbpf_ptx_tx(t, "ld.global.u32 %%__gbpf_r0, [" DEVICE_NAME "];\n");
+		gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", OFF_BLOCK_DEVICE);
+	}
+	gbpf_ptx_site_call(t, k, k->plan->block_probe, INLINE_MAX_STMTS_BLOCK, &fold);
+	k->rep->n_block++;
+}
+
