@@ -395,6 +395,7 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 		       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
 	/* map blocks are allocated aligned, data_off is 128 and strides are multiples of 8 */
 	cg->call_r0_align = 3;
+	cg->call_r0_ptr = d->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY ? PTX_PTR_THREAD_SLOT : PTX_PTR_MAP;
 	return 1;
 }
 
@@ -436,6 +437,82 @@ static int emit_hash_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, co
 			"st.param.b64 [__h1], %r1;\nst.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %t10;\n"
 			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
 			"ld.param.b64 %r0, [__hr];\n}\n");
+	cg->call_r0_ptr = PTX_PTR_MAP;
+	return 1;
+}
+
+/*
+ * Hash maps with a key of 1 to 4 whole 4-byte words and a bucket whose key
+ * cannot change under the reader (cg->hash_stable, not LRU): the key's
+ * words into registers (4-byte loads, as the probe stored them, so that
+ * the injector's fold forwards a key built from constants and ptxas
+ * computes its hash and home bucket), the hash inline, then the home
+ * bucket read inline: READY (acquire) and the key equal give the value's
+ * address with no call, no warp grouping and no fence. Anything else (a
+ * miss, a collision) takes the full lookup.
+ */
+static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks)
+{
+	struct ptx_buf *b = cg->b;
+	long long fo = (long long)GBPF_STACK_SIZE + ks->off;
+	uint32_t kstride = (d->key_size + 7u) & ~7u, vstride = (d->value_size + 7u) & ~7u;
+	unsigned id = cg->uniq++, words = d->key_size / 4;
+
+	if (d->key_size == 4) {
+		emit_key_u32(cg, ks);
+		ptx_buf_puts(b, "cvt.u64.u32 %t13, %w10;\n");
+	} else {
+		for (unsigned w = 0; w < words; w++)
+			ptx_buf_printf(b, "ld.local.u32 %%w%u, [__gbpf_stack+%lld];\n", 10 + w, fo + 4 * w);
+		ptx_buf_puts(b, "mov.b64 %t13, {%w10, %w11};\n");
+		if (words == 3)
+			ptx_buf_puts(b, "cvt.u64.u32 %t14, %w12;\n");
+		else if (words == 4)
+			ptx_buf_puts(b, "mov.b64 %t14, {%w12, %w13};\n");
+	}
+	ptx_buf_printf(b, "mov.b64 %%t10, 0x%016llX;\n",
+		       (unsigned long long)(GBPF_HASH_INIT ^ (uint64_t)d->key_size));
+	for (unsigned w = 0; w < d->key_size; w += 8)
+		ptx_buf_printf(b, "xor.b64 %%t10, %%t10, %%t%u;\nmul.lo.u64 %%t10, %%t10, 0x%016llX;\n"
+				  "shr.b64 %%t11, %%t10, 32;\nxor.b64 %%t10, %%t10, %%t11;\n",
+			       13 + w / 8, (unsigned long long)GBPF_HASH_MUL1);
+	ptx_buf_printf(b, "shr.b64 %%t11, %%t10, 33;\nxor.b64 %%t10, %%t10, %%t11;\n"
+			  "mul.lo.u64 %%t10, %%t10, 0x%016llX;\nshr.b64 %%t11, %%t10, 33;\n"
+			  "xor.b64 %%t10, %%t10, %%t11;\n",
+		       (unsigned long long)GBPF_HASH_MUL2);
+	/* home bucket = data_off + (h & (nr_buckets - 1)) * bucket_size (map_layout.h) */
+	ptx_buf_printf(b, "ld.u32 %%w14, [%%r1+40];\nadd.u32 %%w14, %%w14, -1;\ncvt.u32.u64 %%w15, %%t10;\n"
+			  "and.b32 %%w15, %%w15, %%w14;\nld.u32 %%w14, [%%r1+44];\nmul.wide.u32 %%t12, %%w15, %%w14;\n"
+			  "ld.u64 %%t11, [%%r1+56];\nadd.u64 %%t12, %%t12, %%t11;\nadd.u64 %%t12, %%t12, %%r1;\n"
+			  "ld.acquire.gpu.u32 %%w14, [%%t12];\nand.b32 %%w14, %%w14, 3;\n"
+			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n",
+		       GBPF_BUCKET_READY, id, cg->prog_idx);
+	if (d->key_size == 4) {
+		ptx_buf_printf(b, "ld.u32 %%w14, [%%t12+24];\nsetp.ne.u32 %%p6, %%w14, %%w10;\n@%%p6 bra $Lhs%u_%zu;\n",
+			       id, cg->prog_idx);
+	} else {
+		ptx_buf_printf(b, "ld.u64 %%t11, [%%t12+24];\nsetp.ne.u64 %%p6, %%t11, %%t13;\n@%%p6 bra $Lhs%u_%zu;\n",
+			       id, cg->prog_idx);
+		if (words == 3)
+			ptx_buf_printf(b, "ld.u32 %%w14, [%%t12+32];\nsetp.ne.u32 %%p6, %%w14, %%w12;\n"
+					  "@%%p6 bra $Lhs%u_%zu;\n", id, cg->prog_idx);
+		else if (words == 4)
+			ptx_buf_printf(b, "ld.u64 %%t11, [%%t12+32];\nsetp.ne.u64 %%p6, %%t11, %%t14;\n"
+					  "@%%p6 bra $Lhs%u_%zu;\n", id, cg->prog_idx);
+	}
+	ptx_buf_printf(b, "add.u64 %%r0, %%t12, %u;\n", GBPF_HASH_BUCKET_HDR + kstride);
+	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
+		/* the SM's copy, as __gbpf_m_hval */
+		ptx_buf_printf(b, "mov.u32 %%w14, %%smid;\nld.u32 %%w15, [%%r1+28];\nsetp.ge.u32 %%p6, %%w14, %%w15;\n"
+				  "@%%p6 rem.u32 %%w14, %%w14, %%w15;\nmul.wide.u32 %%t11, %%w14, %u;\n"
+				  "add.u64 %%r0, %%r0, %%t11;\n", vstride);
+	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhs%u_%zu:\n", id, cg->prog_idx, id, cg->prog_idx);
+	ptx_buf_puts(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n.param .b64 __h3;\n"
+			"st.param.b64 [__h1], %r1;\nst.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %t10;\n"
+			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
+			"ld.param.b64 %r0, [__hr];\n}\n");
+	ptx_buf_printf(b, "$Lhd%u_%zu:\n", id, cg->prog_idx);
+	cg->call_r0_ptr = PTX_PTR_MAP;
 	return 1;
 }
 
@@ -457,6 +534,12 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 	case GBPF_MAP_TYPE_PERCPU_HASH:
 	case GBPF_MAP_TYPE_LRU_HASH:
 	case GBPF_MAP_TYPE_GPU_HASH:
+		if (cg->hash_stable && d->type != GBPF_MAP_TYPE_LRU_HASH && d->key_size && d->key_size <= 16 &&
+		    !(d->key_size % 4) && ks.off_known &&
+		    ((long long)GBPF_STACK_SIZE + ks.off) % (d->key_size >= 8 ? 8 : 4) == 0 &&
+		    (long long)GBPF_STACK_SIZE + ks.off >= 0 &&
+		    (long long)GBPF_STACK_SIZE + ks.off + d->key_size <= GBPF_STACK_SIZE)
+			return emit_hash_lookup_fast(cg, d, &ks);
 		return emit_hash_lookup(cg, d, &ks);
 	default:
 		return 0;

@@ -496,6 +496,7 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 					out->action = GBPF_PTX_FOLD_MOV;
 					out->dest = d;
 					out->value = f->c[c].value;
+					out->reg = f->c[c].reg;
 					hit = true;
 				} else if (a < f->c[c].off + f->c[c].size && a + size > f->c[c].off) {
 					f->escaped = true; /* part of a constant field */

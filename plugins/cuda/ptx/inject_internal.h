@@ -106,6 +106,9 @@ struct mem_info {
  */
 #define INLINE_MAX_STMTS 600u
 #define INLINE_MAX_STMTS_MEM 64u
+/* The first memory sites of a kernel take longer probes (mem_trace: about 330 statements). */
+#define INLINE_MAX_STMTS_MEM_FIRST 512u
+#define INLINE_MEM_FIRST_SITES 64u
 /* Every basic block gets a copy: a counter with a helper call (about 170 statements) must fit. */
 #define INLINE_MAX_STMTS_BLOCK 256u
 

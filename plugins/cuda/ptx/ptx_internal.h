@@ -36,7 +36,8 @@ void gbpf_ptx_func_free(struct gbpf_ptx_func *f);
 
 /*
  * Specialising an inlined probe to a site whose context fields are
- * constants (gpu/block: block_index, block_count, kernel_id); fold.c.
+ * constants (gpu/block: block_index, block_count, kernel_id; memory sites:
+ * kind, space, size, site) or registers (mem_addr, mem_value); fold.c.
  */
 #define GBPF_PTX_FOLD_MAX_VALS 32
 #define GBPF_PTX_FOLD_STACK_SIZE 512 /* the probe's eBPF stack (.local) */
@@ -49,7 +50,8 @@ struct gbpf_ptx_fold {
 	struct {
 		unsigned off, size;
 		uint64_t value;
-	} c[4];
+		const char *reg; /* not NULL: the field's value is in this 64-bit register, not a constant */
+	} c[8];
 	unsigned n_consts;
 	/* Results: */
 	bool escaped;      /* the context memory may be read: store the constants there too */
@@ -92,6 +94,7 @@ struct gbpf_ptx_fold_out {
 	enum gbpf_ptx_fold_action action;
 	const struct gbpf_ptx_tok *dest;
 	uint64_t value;
+	const char *reg; /* GBPF_PTX_FOLD_MOV: from this register instead of value */
 	uint32_t mem_op;
 	int64_t local_off;
 	int snap;                            /* snapshot register, -1 if none */

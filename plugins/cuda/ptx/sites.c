@@ -50,14 +50,22 @@ static bool range_is(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, c
 	return o == n;
 }
 
-/* The site's constant fields into the context memory, for probes that read it there. */
+/*
+ * The site's fields into the context memory, for probes that read it there
+ * (a fold that escaped, or a probe that is called). kernel_id and the
+ * fields before the site's own are stored once at kernel entry.
+ */
 static void tx_fold_stores(struct text *t, const struct gbpf_ptx_fold *fold)
 {
 	for (unsigned i = 0; i < fold->n_consts; i++) {
-		if (fold->c[i].off < OFF_BLOCK_INDEX || fold->c[i].size != 4)
-			continue; /* kernel_id: stored once at kernel entry */
-		gbpf_ptx_tx(t, "mov.u32 %%__gbpf_r0, %u;\n", (unsigned)fold->c[i].value);
-		gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", fold->c[i].off);
+		if (fold->c[i].off < OFF_MEM_ADDR)
+			continue;
+		if (fold->c[i].reg) {
+			gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %s;\n", fold->c[i].off, fold->c[i].reg);
+		} else if (fold->c[i].size == 4) {
+			gbpf_ptx_tx(t, "mov.u32 %%__gbpf_r0, %u;\n", (unsigned)fold->c[i].value);
+			gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", fold->c[i].off);
+		}
 	}
 }
 
@@ -114,8 +122,13 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
 			fold->escaped = true; /* unknown width: keep the load */
 			return false;
 		}
-		gbpf_ptx_tx(t, "mov.b%u %.*s, 0x%" PRIx64 ";\n", bits, (int)o->dest->len, o->dest->s,
-		   bits == 64 ? o->value : (o->value & 0xffffffffu));
+		if (o->reg && bits == 64)
+			gbpf_ptx_tx(t, "mov.b64 %.*s, %s;\n", (int)o->dest->len, o->dest->s, o->reg);
+		else if (o->reg)
+			gbpf_ptx_tx(t, "cvt.u32.u64 %.*s, %s;\n", (int)o->dest->len, o->dest->s, o->reg);
+		else
+			gbpf_ptx_tx(t, "mov.b%u %.*s, 0x%" PRIx64 ";\n", bits, (int)o->dest->len, o->dest->s,
+				    bits == 64 ? o->value : (o->value & 0xffffffffu));
 		fold->folded++;
 		return true;
 	case GBPF_PTX_FOLD_LOCAL:
@@ -260,12 +273,6 @@ void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned
 	gbpf_ptx_tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
 }
 
-static void tx_u32_field(struct text *t, unsigned off, unsigned v)
-{
-	gbpf_ptx_tx(t, "mov.u32 %%__gbpf_r0, %u;\n", v);
-	gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", off);
-}
-
 /* Address of a [ ... ] operand into %__gbpf_rd1; false if its shape is unknown. */
 static bool tx_address(struct text *t, const struct kctx *k, const struct gbpf_ptx_operand *op)
 {
@@ -365,13 +372,38 @@ bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stm
 	else if (mi->space == GBPF_SPACE_LOCAL)
 		gbpf_ptx_tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
 	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM)) {
-		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_MEM_ADDR);
+		/*
+		 * Kind, space, size and site are constants here, address and
+		 * value registers: an inlined probe gets them folded in (a key
+		 * built from them is a constant, its hash and bucket computed by
+		 * ptxas), with no per-access context stores unless the probe
+		 * reads the context in a way the fold does not follow.
+		 */
+		struct gbpf_ptx_fold fold = {0};
+		static const unsigned offs[] = {OFF_MEM_SIZE, OFF_MEM_KIND, OFF_MEM_SPACE, OFF_MEM_SITE};
+		const unsigned vals[] = {mi->size, mi->kind, mi->space, k->rep->n_mem};
+
 		tx_value(t, k, s, mi);
-		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd2;\n", OFF_MEM_VALUE);
-		tx_u32_field(t, OFF_MEM_SIZE, mi->size);
-		tx_u32_field(t, OFF_MEM_KIND, mi->kind);
-		tx_u32_field(t, OFF_MEM_SPACE, mi->space);
-		tx_u32_field(t, OFF_MEM_SITE, k->rep->n_mem);
+		fold.c[0].off = OFF_MEM_ADDR;
+		fold.c[0].size = 8;
+		fold.c[0].reg = "%__gbpf_rd1";
+		fold.c[1].off = OFF_MEM_VALUE;
+		fold.c[1].size = 8;
+		fold.c[1].reg = "%__gbpf_rd2";
+		for (unsigned i = 0; i < 4; i++) {
+			fold.c[2 + i].off = offs[i];
+			fold.c[2 + i].size = 4;
+			fold.c[2 + i].value = vals[i];
+		}
+		fold.c[6].off = OFF_KERNEL_ID;
+		fold.c[6].size = 8;
+		fold.c[6].value = k->rep->kernel_id;
+		fold.n_consts = 7;
+		gbpf_ptx_site_call(t, k, k->plan->mem_probe,
+				   k->rep->n_mem < INLINE_MEM_FIRST_SITES ? INLINE_MAX_STMTS_MEM_FIRST
+								    : INLINE_MAX_STMTS_MEM,
+				   &fold);
+		return true;
 	}
 	gbpf_ptx_site_call(t, k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM, NULL);
 	return true;
