@@ -21,6 +21,8 @@
 #include "cuda_printq_host.h"
 #include "cuda_inject_op.h"
 #include "ptx_codegen.h"
+#include "plugins/cuda/sanitizer/san_engine.h"
+#include "plugins/cuda/sanitizer/san_process.h"
 
 /** Bytes of device memory one run may use for per-thread data copies. */
 #define CUDA_RUN_DATA_MAX ((uint64_t)32 << 30)
@@ -468,6 +470,36 @@ static int cuda_codegen(const struct gbpf_prog_desc *prog, const struct gbpf_cod
 	return gbpf_ptx_emit(&prog, 1, &o, text, text_len, log, log_size);
 }
 
+/*
+ * A CUPTI client (the PyTorch profiler) is about to take the driver's tool
+ * subscription, which the Compute Sanitizer holds from the plugin's load
+ * (engine auto). Under auto the profiler wins: the Sanitizer engine gives
+ * its modules back and unsubscribes, PTX injection goes on. An explicit
+ * --engine sanitizer keeps it: the user asked for the engine that cannot
+ * work without it, and a profiler's failure is reported instead.
+ */
+static int cuda_agent_yield_tool(struct gbpf_backend *be, uint32_t flags, const char *call, char *log,
+				 size_t log_size)
+{
+	char why[128];
+	int choice = gbpf_san_engine_choice(flags, why, sizeof(why)), rc;
+
+	(void)be;
+	if (choice == GBPF_SAN_CHOICE_SANITIZER) {
+		if (gbpf_san_process_state(NULL) != 1)
+			return -ENOENT;
+		cuda_log(log, log_size, "kept by the Compute Sanitizer engine: --engine sanitizer needs it");
+		return -EBUSY;
+	}
+	rc = gbpf_san_process_yield(call, log, log_size);
+	if (!rc && log && log_size) {
+		size_t n = strlen(log);
+
+		snprintf(log + n, log_size - n, "; PTX injection goes on, kernels without PTX are not instrumentable");
+	}
+	return rc;
+}
+
 GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struct gbpf_backend_ops *ops,
 						     struct gbpf_backend_caps *caps);
 
@@ -491,6 +523,7 @@ GBPF_PLUGIN_EXPORT int gbpf_plugin_get_backend_table(uint32_t abi_version, struc
 		.inject_free = cuda_inject_free,
 		.agent_attach = gbpf_cuda_agent_attach,
 		.agent_detach = gbpf_cuda_agent_detach,
+		.agent_yield_tool = cuda_agent_yield_tool,
 	};
 	struct gbpf_backend_caps c = {
 		.sz = sizeof(c),

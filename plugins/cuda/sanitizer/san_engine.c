@@ -56,9 +56,13 @@ struct san_kernel {
 	const void *handle;
 	CUcontext ctx;
 	int ok;
+	int yield_said; /* its loss of the engine (the subscription given to CUPTI) was reported */
 	CUdeviceptr record;
 	struct san_kernel *next;
 };
+
+/* The reason every kernel the engine can no longer serve is given. */
+#define SAN_YIELD_REASON "the CUPTI profiler took the tool subscription"
 
 struct gbpf_san_engine {
 	pthread_mutex_t lock;
@@ -78,6 +82,8 @@ struct gbpf_san_engine {
 	size_t ptx_len[2];
 	int form;       /* the form the library accepted last (tried first) */
 	int repatch;    /* GBPF_SAN_REPATCH=1: patch a module again for each new kernel */
+	int yielded;    /* the subscription went to CUPTI: nothing is patched any more */
+	char yield_call[64];
 	struct san_ctx *ctxs;
 	struct san_module *modules;
 	struct san_kernel *kernels;
@@ -110,6 +116,8 @@ static void san_module_unloading(void *arg, CUcontext ctx, CUmodule mod)
 			m->mod = NULL;
 	pthread_mutex_unlock(&e->lock);
 }
+
+static void san_engine_yield(void *arg, const char *call, char *msg, size_t msg_size);
 
 int gbpf_san_engine_choice(uint32_t attach_flags, char *why, size_t why_size)
 {
@@ -222,6 +230,7 @@ int gbpf_san_engine_create(struct gbpf_san_engine **out, const struct gbpf_san_e
 		e->repatch = rp && !strcmp(rp, "1");
 	}
 	e->active = 1;
+	gbpf_san_process_on_yield(san_engine_yield, e);
 	*out = e;
 	return 0;
 fail:
@@ -420,6 +429,13 @@ static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, cons
 			rec.probes |= 1ull << i;
 	if (!rec.probes)
 		return;
+	if (e->yielded) {
+		k->yield_said = 1;
+		san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, l->name,
+			   "not instrumentable: %s (%s); only the PTX engine runs, and this kernel has no PTX it could use",
+			   SAN_YIELD_REASON, e->yield_call);
+		return;
+	}
 	if (!kfn || !fmod || !alloc || !htod) {
 		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: driver entry points unavailable");
 		return;
@@ -497,6 +513,12 @@ int gbpf_san_engine_launch(struct gbpf_san_engine *e, const struct gbpf_cu_launc
 		san_instrument(e, k, l);
 		k->next = e->kernels;
 		e->kernels = k;
+	} else if (k && e->yielded && !k->yield_said) {
+		/* Instrumented before the yield: its module runs its original code now (said once). */
+		k->yield_said = 1;
+		san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, l->name,
+			   "no longer instrumented: %s (%s); the Compute Sanitizer engine restored its module",
+			   SAN_YIELD_REASON, e->yield_call);
 	}
 	if (k && k->ok) {
 		record = k->record;
@@ -538,31 +560,39 @@ void gbpf_san_engine_stats(struct gbpf_san_engine *e, struct gbpf_san_engine_sta
  * patch an already patched module, which the library fails). Each context
  * is synchronised first: a kernel still running must not lose its code.
  */
-static void san_unpatch_all(struct gbpf_san_engine *e)
+/* Restore one module: its context synchronised first (a kernel still running keeps its code). */
+static int san_unpatch_one(const struct gbpf_san_api *api, CUcontext ctx, CUmodule mod)
 {
 	san_ctx_push_fn push = (san_ctx_push_fn)gbpf_cu_real_proc("cuCtxPushCurrent", 4000, 0);
 	san_ctx_pop_fn pop = (san_ctx_pop_fn)gbpf_cu_real_proc("cuCtxPopCurrent", 4000, 0);
 	san_ctx_sync_fn sync = (san_ctx_sync_fn)gbpf_cu_real_proc("cuCtxSynchronize", 2000, 0);
+	CUcontext popped;
+	bool pushed = false;
+	int ok;
+
+	if (push && pop && sync && push(ctx) == GBPF_CUDA_SUCCESS) {
+		pushed = true;
+		sync();
+	}
+	ok = api->unpatch_module(mod) == GBPF_SAN_SUCCESS;
+	if (pushed)
+		pop(&popped);
+	return ok;
+}
+
+static void san_unpatch_all(struct gbpf_san_engine *e)
+{
 	unsigned failed = 0, done = 0;
 
 	if (!e->api || !e->api->unpatch_module)
 		return;
 	for (struct san_module *m = e->modules; m; m = m->next) {
-		CUcontext popped;
-		bool pushed = false;
-
 		if (!m->ok || !m->mod)
 			continue;
-		if (push && pop && sync && push(m->ctx) == GBPF_CUDA_SUCCESS) {
-			pushed = true;
-			sync();
-		}
-		if (e->api->unpatch_module(m->mod) == GBPF_SAN_SUCCESS)
+		if (san_unpatch_one(e->api, m->ctx, m->mod))
 			done++;
 		else
 			failed++;
-		if (pushed)
-			pop(&popped);
 		m->ok = 0;
 	}
 	if (failed)
@@ -572,10 +602,64 @@ static void san_unpatch_all(struct gbpf_san_engine *e)
 			   failed, failed + done);
 }
 
+/*
+ * The process's subscription goes to CUPTI (called by san_process.c under
+ * its yield lock, while still subscribed). Under the engine's lock: mark it
+ * yielded (launches get no record from now on) and take the list of
+ * patched modules; then, outside the lock, restore them as the detach does,
+ * because the library's module-unload callback and launches take the
+ * engine's lock from inside driver calls. A launch that got its record just
+ * before and that the driver starts before the restore still runs patched
+ * code: its probes run against live maps, as any instrumented launch.
+ */
+static void san_engine_yield(void *arg, const char *call, char *msg, size_t msg_size)
+{
+	struct gbpf_san_engine *e = arg;
+	struct san_module *m;
+	struct san_yield_mod {
+		CUcontext ctx;
+		CUmodule mod;
+	} *todo = NULL;
+	unsigned n = 0, cap = 0, kernels = 0, done = 0;
+
+	pthread_mutex_lock(&e->lock);
+	e->yielded = 1;
+	snprintf(e->yield_call, sizeof(e->yield_call), "%s", call ? call : "?");
+	for (m = e->modules; m; m = m->next)
+		cap += m->ok && m->mod;
+	if (cap)
+		todo = calloc(cap, sizeof(*todo));
+	for (m = e->modules; m && todo; m = m->next)
+		if (m->ok && m->mod && n < cap) {
+			todo[n].ctx = m->ctx;
+			todo[n].mod = m->mod;
+			n++;
+			m->ok = 0;
+		}
+	for (struct san_kernel *k = e->kernels; k; k = k->next) {
+		/* Kernels it served say so at their next launch; the others lost nothing. */
+		k->yield_said = !k->ok;
+		kernels += k->ok != 0;
+		k->ok = 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (e->api && e->api->unpatch_module)
+		for (unsigned i = 0; i < n; i++)
+			done += (unsigned)san_unpatch_one(e->api, todo[i].ctx, todo[i].mod);
+	free(todo);
+	if (cap && !n)
+		snprintf(msg, msg_size, "out of memory listing its %u patched modules: they stay patched", cap);
+	else
+		snprintf(msg, msg_size, "restored %u/%u patched modules (each context synchronised once), its %u "
+			 "kernels run uninstrumented now", done, n, kernels);
+}
+
 void gbpf_san_engine_destroy(struct gbpf_san_engine *e)
 {
 	if (!e)
 		return;
+	/* Waits for a yield in progress (it uses e); none reaches e after this. */
+	gbpf_san_process_on_yield(NULL, e);
 	/*
 	 * The subscription stays (the process's, san_process.h): a later attach
 	 * needs it, and one made after the driver's initialisation could not

@@ -26,12 +26,21 @@
 struct gbpf_san_process {
 	pthread_mutex_t lock;         /* the subscription */
 	pthread_mutex_t handler_lock; /* on_unload: taken before an engine's lock, never with `lock` */
-	int state; /* 1 subscribed, -1 failed (final), 0 not tried */
+	/*
+	 * on_yield and the yield itself: taken before an engine's lock and
+	 * before `lock`; held while the engine restores its modules (driver
+	 * calls), so never taken by the library's callbacks.
+	 */
+	pthread_mutex_t yield_lock;
+	int state; /* 1 subscribed, -1 failed or given up (final), 0 not tried */
+	int yielded; /* given to another tool (CUPTI): state is -1 */
 	enum gbpf_san_when when;
 	struct gbpf_san_api api;
 	gbpf_san_subscriber sub;
 	gbpf_san_module_unload_fn on_unload;
 	void *on_unload_arg;
+	gbpf_san_yield_fn on_yield;
+	void *on_yield_arg;
 	char why[512];
 };
 
@@ -39,6 +48,7 @@ struct gbpf_san_process {
 static struct gbpf_san_process gbpf_san_process_sub = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.handler_lock = PTHREAD_MUTEX_INITIALIZER,
+	.yield_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 enum gbpf_san_when gbpf_san_process_when(void)
@@ -119,7 +129,7 @@ int gbpf_san_process_subscribe(enum gbpf_san_when when, const struct gbpf_san_ap
 	if (p->state == 1)
 		goto out;
 	if (p->state < 0) {
-		rc = -ENOENT;
+		rc = p->yielded ? -EBUSY : -ENOENT;
 		goto out;
 	}
 	p->state = -1;
@@ -160,6 +170,77 @@ void gbpf_san_process_on_unload(gbpf_san_module_unload_fn fn, void *arg)
 	p->on_unload = fn;
 	p->on_unload_arg = arg;
 	pthread_mutex_unlock(&p->handler_lock);
+}
+
+void gbpf_san_process_on_yield(gbpf_san_yield_fn fn, void *arg)
+{
+	struct gbpf_san_process *p = &gbpf_san_process_sub;
+
+	pthread_mutex_lock(&p->yield_lock);
+	/* Clearing (fn NULL) applies to @p arg only: a newer engine may have registered since. */
+	if (fn || p->on_yield_arg == arg) {
+		p->on_yield = fn;
+		p->on_yield_arg = fn ? arg : NULL;
+	}
+	pthread_mutex_unlock(&p->yield_lock);
+}
+
+/*
+ * The engine goes first, while the subscription exists: sanitizerUnpatchModule
+ * needs it, and a module left patched would keep calling into patches the
+ * library no longer serves. The library stays loaded (the driver may still
+ * hold callbacks into it).
+ */
+int gbpf_san_process_yield(const char *call, char *msg, size_t msg_size)
+{
+	struct gbpf_san_process *p = &gbpf_san_process_sub;
+	char engine[384] = "";
+	int rc = 0, st;
+
+	if (msg && msg_size)
+		msg[0] = 0;
+	pthread_mutex_lock(&p->yield_lock);
+	pthread_mutex_lock(&p->lock);
+	st = p->state;
+	if (st != 1 && !p->yielded) {
+		/* Not subscribed yet (GBPF_SAN_SUBSCRIBE=lazy/off): it must not be taken back later. */
+		if (st == 0) {
+			p->state = -1;
+			p->yielded = 1;
+			snprintf(p->why, sizeof(p->why), "the CUPTI profiler took the driver's tool subscription (%.64s) "
+				 "before gbpf subscribed the Compute Sanitizer", call ? call : "?");
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (st != 1) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if (p->on_yield)
+		p->on_yield(p->on_yield_arg, call, engine, sizeof(engine));
+	pthread_mutex_lock(&p->lock);
+	p->api.unsubscribe(p->sub);
+	p->state = -1;
+	p->yielded = 1;
+	snprintf(p->why, sizeof(p->why), "the CUPTI profiler took the driver's tool subscription (%.64s): the Compute "
+		 "Sanitizer engine gave it up and cannot run again in this process", call ? call : "?");
+	pthread_mutex_unlock(&p->lock);
+	if (msg && msg_size)
+		snprintf(msg, msg_size, "Compute Sanitizer engine %s%sunsubscribed", engine, engine[0] ? "; " : "");
+out:
+	pthread_mutex_unlock(&p->yield_lock);
+	return rc;
+}
+
+int gbpf_san_process_yielded(void)
+{
+	struct gbpf_san_process *p = &gbpf_san_process_sub;
+	int y;
+
+	pthread_mutex_lock(&p->lock);
+	y = p->yielded;
+	pthread_mutex_unlock(&p->lock);
+	return y;
 }
 
 const char *gbpf_san_when_name(enum gbpf_san_when when)

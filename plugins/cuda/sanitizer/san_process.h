@@ -56,8 +56,9 @@ int gbpf_san_process_subscribe(enum gbpf_san_when when, const struct gbpf_san_ap
 			       size_t why_size);
 
 /**
- * @return 1 subscribed, -1 failed, 0 not tried; @p when (optional) the
- *         moment it was made or tried
+ * @return 1 subscribed, -1 failed or given up (gbpf_san_process_yielded
+ *         tells which), 0 not tried; @p when (optional) the moment it was
+ *         made or tried
  */
 int gbpf_san_process_state(enum gbpf_san_when *when);
 
@@ -66,5 +67,34 @@ typedef void (*gbpf_san_module_unload_fn)(void *arg, CUcontext ctx, CUmodule mod
 
 /** Route module-unload callbacks to @p fn (NULL: to nobody). */
 void gbpf_san_process_on_unload(gbpf_san_module_unload_fn fn, void *arg);
+
+/**
+ * Called by gbpf_san_process_yield while the subscription still exists:
+ * the engine restores what it patched and stops using the library. It
+ * writes what it gave up into @p msg (one clause, no final period).
+ */
+typedef void (*gbpf_san_yield_fn)(void *arg, const char *call, char *msg, size_t msg_size);
+
+/**
+ * The engine to call before the subscription is given up. @p fn NULL
+ * clears the registration of @p arg (and only of it). Waits for a yield in
+ * progress: after it returns, a cleared @p arg is no longer used.
+ */
+void gbpf_san_process_on_yield(gbpf_san_yield_fn fn, void *arg);
+
+/**
+ * Give the process's subscription to another tool (a CUPTI profiler about
+ * to make @p call): the registered engine restores what it patched, then
+ * sanitizerUnsubscribe. Final: the subscription is never made again in
+ * this process (gbpf_san_process_subscribe answers -EBUSY, saying why).
+ * Thread-safe; concurrent calls give it up once.
+ * @param msg  out: what was given up (on 0)
+ * @return 0 given up now; -ENOENT nothing held (not subscribed, failed, or
+ *         given up before; a subscription not made yet will not be made)
+ */
+int gbpf_san_process_yield(const char *call, char *msg, size_t msg_size);
+
+/** 1 when the subscription was given to another tool (gbpf_san_process_yield). */
+int gbpf_san_process_yielded(void);
 
 #endif /* GBPF_CUDA_SAN_PROCESS_H */
