@@ -22,8 +22,13 @@ Sections (all by default, in this order; a section that would start after
                launch call and kernel time back to their pre-attach level.
   profiler     torch.profiler (CUPTI) in the same process under `gbpf run` with the
                exit set: the profiler's kernel list holds gbpf_loop_jitter and
-               torch's kernels, gbpf's counts exact, output identical. --engine ptx
-               must pass; sanitizer and auto are run and reported the same way.
+               torch's kernels, gbpf's counts exact, output identical. Engines ptx
+               and auto (the default) must pass: under auto the agent gives the
+               Compute Sanitizer's tool subscription to CUPTI before its first call
+               (reported once); "auto_late" starts the profiler after 3 unprofiled
+               steps, when the Sanitizer engine has patched torch's modules, which
+               it restores. --engine sanitizer keeps the subscription: run and
+               reported (CUPTI fails, gbpf says why).
   spawn        torch.multiprocessing spawn of two workers (both on device 0) under
                `gbpf run`: one controller, counts summed exactly, and with
                --per-process each worker's own counts.
@@ -34,6 +39,7 @@ Prints "ok - ..." / "not ok - ..." lines, "# ..." details, then "passed P failed
 import glob
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -339,6 +345,17 @@ def attach_section(env, engine):
         ok(False, "%s: per-step stats written" % tag)
 
 
+def late_profiler_script():
+    """torch_loop.py twice in one process: 3 steps unprofiled, then 8 under torch.profiler."""
+    path = os.path.join(O, "late_profiler.py")
+    with open(path, "w") as f:
+        f.write("import sys\nsys.path.insert(0, %r)\nimport torch_loop\nprof = sys.argv[1]\n"
+                "sys.argv = ['torch_loop.py', '--steps', '3']\ntorch_loop.main()\n"
+                "sys.argv = ['torch_loop.py', '--steps', '8', '--profile', prof]\n"
+                "sys.exit(torch_loop.main())\n" % os.path.dirname(LOOP))
+    return path
+
+
 def profiler_section(env):
     rc, pout, perr = run("prof_plain", [PY, LOOP, "--steps", "8", "--profile",
                                         os.path.join(O, "prof_plain.txt")], env, 120)
@@ -346,37 +363,67 @@ def profiler_section(env):
     pnames = json.loads(read(os.path.join(O, "prof_plain.txt.json")) or "[]")
     note("profiler: plain run: %d CUDA kernels listed, %s %s" %
          (len(pnames), KERNEL, "among them" if KERNEL in pnames else "NOT among them"))
-    for engine in ("ptx", "sanitizer", "auto"):
+    late = late_profiler_script()
+    rc, lout, lerr = run("prof_late_plain", [PY, late, os.path.join(O, "prof_late_plain.txt")], env, 150)
+    ok(rc == 0, "profiler: plain run of 3 steps, then 8 under torch.profiler", lerr)
+    lnames = json.loads(read(os.path.join(O, "prof_late_plain.txt.json")) or "[]")
+    for engine in ("ptx", "auto", "auto_late", "sanitizer"):
         if time.time() - T0 > BUDGET:
             note("profiler %s: skipped (budget)" % engine)
             continue
         tag = "profiler_" + engine
         prof = os.path.join(O, tag + ".txt")
+        is_late = engine == "auto_late"
+        steps = 11 if is_late else 8
+        app = [PY, late, prof] if is_late else [PY, LOOP, "--steps", "8", "--profile", prof]
+        eng = [] if engine.startswith("auto") else ["--engine", engine]  # auto: the default
         t = time.time()
-        rc, out, err = run(tag, [GBPF, "-j", "run", "--backend", "cuda", "--engine", engine,
-                                 os.path.join(BIN, "torchwin_exit.bpf.o"), "--", PY, LOOP,
-                                 "--steps", "8", "--profile", prof], env, 150)
+        rc, out, err = run(tag, [GBPF, "-j", "run", "--backend", "cuda"] + eng +
+                           [os.path.join(BIN, "torchwin_exit.bpf.o"), "--"] + app, env, 150)
         names = json.loads(read(prof + ".json") or "[]")
         maps, _ = last_maps(json_objs(out))
         torch_names = [n for n in names if n != KERNEL]
-        hard = engine == "ptx"
+        hard = engine != "sanitizer"
         mark = "" if hard else " [reported]"
+        if is_late:
+            pout_, pnames_ = lout, lnames
+        else:
+            pout_, pnames_ = pout, pnames
         ok(rc == 0, "%s: app exits 0 within 150 s (no hang, no crash; %.0f s)%s" %
            (tag, time.time() - t, ""), err)
-        ok(app_lines(out) == app_lines(pout),
+        ok(app_lines(out) == app_lines(pout_),
            "%s: output identical to the plain profiled run" % tag,
            "\n".join(app_lines(out)[-4:]) + "\n" + err[-800:])
         c = (KERNEL in names, len(torch_names) > 0)
-        ok(c[0] and c[1] if hard else True,
-               "%s: the profiler's kernel list has %s (%s) and %d torch kernels (plain: %d)%s" %
-               (tag, KERNEL, "yes" if c[0] else "NO", len(torch_names), len(pnames), mark),
-               err[-800:])
+        # Every kernel the plain profiled run listed (torch's own and ours) is listed beside gbpf.
+        missing = sorted(set(pnames_) - set(names))
+        ok(c[0] and c[1] and not missing if hard else True,
+               "%s: the profiler's kernel list has %s (%s) and %d torch kernels (plain: %d, missing %d)%s" %
+               (tag, KERNEL, "yes" if c[0] else "NO", len(torch_names), len(pnames_), len(missing), mark),
+               "missing: %s\n%s" % (" | ".join(m[:80] for m in missing[:6]), err[-800:]))
         cnt = (val(maps, "launches"), val(maps, "threads"), val(maps, "exits"))
-        exact = cnt == (8, 8 * THREADS, 8 * THREADS)
+        exact = cnt == (steps, steps * THREADS, steps * THREADS)
         ok(exact if hard else True,
-           "%s: gbpf counts %s: launches %d threads %d exits %d (want 8, %d, %d)%s" %
-           (tag, KERNEL, cnt[0], cnt[1], cnt[2], 8 * THREADS, 8 * THREADS, mark),
+           "%s: gbpf counts %s: launches %d threads %d exits %d (want %d, %d, %d)%s" %
+           (tag, KERNEL, cnt[0], cnt[1], cnt[2], steps, steps * THREADS, steps * THREADS, mark),
            err[-800:])
+        gave = [ln for ln in err.splitlines() if "gave it the driver's tool subscription first" in ln]
+        cfail = [ln for ln in err.splitlines() if "CUPTI client in this process" in ln and "failed" in ln]
+        if engine.startswith("auto"):
+            ok(len(gave) == 1 and not cfail,
+               "%s: gbpf gave CUPTI the tool subscription before its first call, said once, no "
+               "CUPTI failure" % tag, err[-1200:])
+            note("%s: %s" % (tag, gave[0][:400] if gave else "no yield report"))
+            lost = [ln for ln in err.splitlines() if "the CUPTI profiler took the tool subscription" in ln]
+            note("%s: %d kernels reported as no longer / not instrumentable" % (tag, len(lost)))
+        if is_late:
+            m = re.search(r"restored (\d+)/(\d+) patched modules", gave[0] if gave else "")
+            ok(m is not None and int(m.group(1)) == int(m.group(2)) and int(m.group(2)) > 0,
+               "%s: the Sanitizer engine had patched torch's modules and restored every one" % tag,
+               gave[0] if gave else err[-800:])
+        if engine == "sanitizer":
+            note("%s: kept by --engine sanitizer: %d CUPTI failure(s) reported, %d yield reports" %
+                 (tag, len(cfail), len(gave)))
         rep = [ln for ln in err.splitlines() if "gbpf run" in ln and
                ("error" in ln or "sanitizer" in ln.lower() or "cupti" in ln.lower())]
         note("%s: %s; gbpf reports: %s" % (tag, "profiler list ok" if all(c) else

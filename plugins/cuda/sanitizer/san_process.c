@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/agent/proto.h"
 #include "san_process.h"
@@ -195,6 +196,7 @@ int gbpf_san_process_yield(const char *call, char *msg, size_t msg_size)
 {
 	struct gbpf_san_process *p = &gbpf_san_process_sub;
 	char engine[384] = "";
+	struct timespec t0, t1;
 	int rc = 0, st;
 
 	if (msg && msg_size)
@@ -216,6 +218,7 @@ int gbpf_san_process_yield(const char *call, char *msg, size_t msg_size)
 		rc = -ENOENT;
 		goto out;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (p->on_yield)
 		p->on_yield(p->on_yield_arg, call, engine, sizeof(engine));
 	pthread_mutex_lock(&p->lock);
@@ -225,8 +228,11 @@ int gbpf_san_process_yield(const char *call, char *msg, size_t msg_size)
 	snprintf(p->why, sizeof(p->why), "the CUPTI profiler took the driver's tool subscription (%.64s): the Compute "
 		 "Sanitizer engine gave it up and cannot run again in this process", call ? call : "?");
 	pthread_mutex_unlock(&p->lock);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (msg && msg_size)
-		snprintf(msg, msg_size, "Compute Sanitizer engine %s%sunsubscribed", engine, engine[0] ? "; " : "");
+		snprintf(msg, msg_size, "Compute Sanitizer engine %s%sunsubscribed (%.1f ms)", engine,
+			 engine[0] ? "; " : "",
+			 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 out:
 	pthread_mutex_unlock(&p->yield_lock);
 	return rc;
