@@ -23,12 +23,17 @@ ARCH=${GBPF_BENCH_ARCH:-sm_90}
 export GBPF_CUDA_ENGINE=${GBPF_CUDA_ENGINE:-ptx}
 
 cd "$ROOT/bench/cuda/apps" || exit 1
-nvcc -O3 -arch=$ARCH -o "$A/vecadd" vecadd_bench.cu || exit 1
-nvcc -O3 -arch=$ARCH -DHAND_THREADHIST -o "$A/vecadd_hand" vecadd_bench.cu || exit 1
-nvcc -O3 -arch=$ARCH -o "$A/gemm" gemm_bench.cu || exit 1
-nvcc -O3 -arch=$ARCH -DHAND_THREADHIST -o "$A/gemm_hand" gemm_bench.cu || exit 1
-nvcc -O3 -arch=$ARCH -o "$A/launch" launch_bench.cu || exit 1
-nvcc -O3 -arch=$ARCH -o "$A/printk" printk_bench.cu || exit 1
+# the apps build in parallel (each nvcc is single-threaded)
+build() { nvcc -O3 -arch=$ARCH "$@" || echo "$*" >> "$A/build.failed"; }
+rm -f "$A/build.failed"
+build -o "$A/vecadd" vecadd_bench.cu &
+build -DHAND_THREADHIST -o "$A/vecadd_hand" vecadd_bench.cu &
+build -o "$A/gemm" gemm_bench.cu &
+build -DHAND_THREADHIST -o "$A/gemm_hand" gemm_bench.cu &
+build -o "$A/launch" launch_bench.cu &
+build -o "$A/printk" printk_bench.cu &
+wait
+[ -e "$A/build.failed" ] && { echo "# build failed: $(cat "$A/build.failed")"; exit 1; }
 
 # value NAME FILE KEY: KEY=value from the app's "gbpf-bench NAME" line
 value() { sed -n "s/^gbpf-bench $1 .*$3=\([0-9.]*\).*/\1/p" "$2" | tail -1; }
@@ -44,7 +49,11 @@ run() {
 	return $rc
 }
 
+# GBPF_BENCH_ROWS: the sections to run (empty, launch, threadhist, hash, krs, mem, bb, printk);
+# unset: all of them.
+want() { [ -z "${GBPF_BENCH_ROWS:-}" ] || [[ " $GBPF_BENCH_ROWS " == *" $1 "* ]]; }
 row "benchmark" "measured" "ratio" "target" "verdict"
+if want empty || want hash; then
 # 1. empty entry+exit probe on vector add (memory bound) and GEMM (compute bound)
 run vecadd-plain "$O/vecadd.plain" "$A/vecadd" 26 100
 run vecadd-empty "$O/vecadd.empty" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/vecadd" 26 100
@@ -57,6 +66,8 @@ run gemm-plain "$O/gemm.plain" "$A/gemm" 4096 20
 run gemm-empty "$O/gemm.empty" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/gemm" 4096 20
 p=$(value gemm "$O/gemm.plain" median_us); e=$(value gemm "$O/gemm.empty" median_us); r=$(ratio "$e" "$p")
 row "empty entry+exit, SGEMM 4096" "$e vs $p us" "$r" "1.02" "$(verdict "$r" 1.02)"
+fi
+if want launch; then
 # 2. launch cost: agent loaded, nothing instrumented; and the first instrumented launch
 run launch-plain "$O/launch.plain" "$A/launch" 20000
 run launch-agent "$O/launch.agent" "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/launch" 20000
@@ -76,6 +87,8 @@ run first-warm "$O/first.warm" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch"
 p=$(value first_launch "$O/launch.plain" us); c=$(value first_launch "$O/first.cold" us); w=$(value first_launch "$O/first.warm" us)
 row "first instrumented launch, cold JIT cache" "$c us (plain $p)" "-" "20 ms" "$(awk -v c="$c" 'BEGIN { print (c <= 20000) ? "met" : "MISSED" }')"
 row "first instrumented launch, warm JIT cache" "$w us" "-" "1 ms" "$(awk -v c="$w" 'BEGIN { print (c <= 1000) ? "met" : "MISSED" }')"
+fi
+if want threadhist || want mem; then
 # 3. per-thread counter: gbpf threadhist vs plain, and vs the same counter written by hand
 # (2^24: a per-GPU-thread array holds at most 2^24 threads)
 run vecadd24-plain "$O/vecadd24.plain" "$A/vecadd" 24 100
@@ -92,6 +105,8 @@ p=$(value gemm "$O/gemm.plain" median_us); t=$(value gemm "$O/gemm.th" median_us
 r=$(ratio "$t" "$p"); row "threadhist, SGEMM 4096" "$t vs $p us" "$r" "1.10" "$(verdict "$r" 1.10)"
 r=$(ratio "$t" "$h"); row "threadhist vs hand-written, SGEMM 4096" "$t vs $h us" "$r" "1.05" "$(verdict "$r" 1.05)"
 r=$(ratio "$h" "$p"); row "hand-written counter itself, SGEMM 4096" "$h vs $p us" "$r" "-" "info"
+fi
+if want hash; then
 # 4. hash map update from every thread (4096 keys)
 run vecadd-hash "$O/vecadd.hash" "$BIN/gbpf" -j run "$BIN/hash_update.bpf.o" -- "$A/vecadd" 26 100
 p=$(value vecadd "$O/vecadd.plain" median_us); t=$(value vecadd "$O/vecadd.hash" median_us); r=$(ratio "$t" "$p")
@@ -109,19 +124,27 @@ t=$(value vecadd "$O/vecadd.hashp" median_us); r=$(ratio "$t" "$p")
 sum=$(grep -o '"[0-9a-f]*":[0-9]*' "$O/vecadd.hashp" | awk -F: '{ s += $2 } END { print s + 0 }')
 row "hash update per-CPU (per-SM) hash, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 echo "# hash_update_percpu: sum of counts $sum, expected $(( (1 << 26) * 106 ))"
+fi
+if want krs; then
 # 5. kernelretsnoop: one event per thread, 2^20 threads
 # 2 warm-up + 2 timed launches (+ init): 5 x 2^20 events; a 1 GiB device ring holds them all.
+# kernelretsnoop.bpf.o copies a stack event with bpf_ringbuf_output (the warp writes the records
+# with whole-sector stores); kernelretsnoop_reserve.bpf.o writes the reserved record field by field.
 run vecadd20-plain "$O/vecadd20.plain" "$A/vecadd" 20 2
-# The controller's JSON goes to a file (a pipe into a slow reader would make the controller the bottleneck).
-GBPF_CUDA_RING_MB=1024 "$BIN/gbpf" -j run "$BIN/kernelretsnoop.bpf.o" -- "$A/vecadd" 20 2 > "$O/vecadd20.krs.json" 2> "$O/vecadd20.krs.err"
-{ grep -v '^{' "$O/vecadd20.krs.json"
-  printf 'gbpf-bench krs events=%d lost=%d\n' "$(grep -c '"type":"event"' "$O/vecadd20.krs.json")" \
-	"$(grep -o '"type":"lost_events"[^}]*"count":[0-9]*' "$O/vecadd20.krs.json" | sed 's/.*"count"://' | awk '{ s += $1 } END { print s + 0 }')"
-} > "$O/vecadd20.krs"
-p=$(value vecadd "$O/vecadd20.plain" median_us); t=$(value vecadd "$O/vecadd20.krs" median_us); r=$(ratio "$t" "$p")
-ev=$(value krs "$O/vecadd20.krs" events); lost=$(value krs "$O/vecadd20.krs" lost)
-row "kernelretsnoop, 2^20 threads" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
-echo "# kernelretsnoop: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), threads launched $(( (1 << 20) * 5 ))"
+p=$(value vecadd "$O/vecadd20.plain" median_us)
+for krs in kernelretsnoop kernelretsnoop_reserve; do
+	# The controller's JSON goes to a file (a pipe into a slow reader would make the controller the bottleneck).
+	GBPF_CUDA_RING_MB=1024 "$BIN/gbpf" -j run "$BIN/$krs.bpf.o" -- "$A/vecadd" 20 2 > "$O/vecadd20.$krs.json" 2> "$O/vecadd20.$krs.err"
+	{ grep -v '^{' "$O/vecadd20.$krs.json"
+	  printf 'gbpf-bench krs events=%d lost=%d\n' "$(grep -c '"type":"event"' "$O/vecadd20.$krs.json")" \
+		"$(grep -o '"type":"lost_events"[^}]*"count":[0-9]*' "$O/vecadd20.$krs.json" | sed 's/.*"count"://' | awk '{ s += $1 } END { print s + 0 }')"
+	} > "$O/vecadd20.$krs"
+	rm -f "$O/vecadd20.$krs.json" # 0.7 GB of events
+	t=$(value vecadd "$O/vecadd20.$krs" median_us); r=$(ratio "$t" "$p")
+	ev=$(value krs "$O/vecadd20.$krs" events); lost=$(value krs "$O/vecadd20.$krs" lost)
+	row "$krs, 2^20 threads" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
+	echo "# $krs: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), threads launched $(( (1 << 20) * 5 ))"
+done
 # 6. memory access statistics aggregated on the device (mem_trace), 2^24 elements
 run vecadd24-mem "$O/vecadd24.mem" "$BIN/gbpf" -j run --thread-slots 16777216 "$BIN/mem_trace.bpf.o" -- "$A/vecadd" 24 50
 p=$(value vecadd "$O/vecadd24.plain" median_us); t=$(value vecadd "$O/vecadd24.mem" median_us); r=$(ratio "$t" "$p")
@@ -130,14 +153,19 @@ row "mem_trace (device-side stats), vecadd 2^24" "$t vs $p us" "$r" "2.0" "$(ver
 ld=$(grep -o '"01000000010000000400000000000000":[0-9]*' "$O/vecadd24.mem" | tail -1 | cut -d: -f2)
 st=$(grep -o '"02000000010000000400000000000000":[0-9]*' "$O/vecadd24.mem" | tail -1 | cut -d: -f2)
 echo "# mem_trace: global 4-byte loads ${ld:-none} (expected $(( 2 * 55 << 24 ))), stores ${st:-none} (expected $(( (55 + 2) << 24 )))"
+fi
+if want bb; then
 # 9. basic-block execution counts (gpu/block, examples/bbcount): its own script prints bench| rows
 bash "$ROOT/bench/cuda/bb/run.sh" "$BIN"
+fi
+if want printk; then
 # 7. printk latency: GPU globaltimer at the print vs the controller's receipt (gbpf -j ts_ns),
 # clocks aligned by the app's ping-pong through mapped memory (its offset is +- rtt/2)
 run printk "$O/printk.out" "$BIN/gbpf" -j run "$BIN/printk_lat.bpf.o" -- "$A/printk" 200
 lat=$(python3 "$ROOT/bench/cuda/printk_latency.py" "$O/printk.out")
 set -- $lat
 row "GPU -> user printk latency (median, p99)" "$1 us, p99 $3 us ($5 lines, clock +-$6 us)" "-" "10 us" "$(awk -v m="$1" 'BEGIN { if (m == "n/a") print "n/a"; else print (m + 0 <= 10) ? "met" : "MISSED" }')"
+fi
 for f in "$O"/*.err; do
 	grep -l -i "error\|not instrumented" "$f" > /dev/null && echo "# $(basename "$f"): $(grep -i -m2 "error\|not instrumented" "$f" | tr '\n' ' ' | cut -c1-300)"
 done

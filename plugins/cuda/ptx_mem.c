@@ -290,9 +290,7 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 	}
 	id = cg->uniq++;
 	ptx_buf_printf(b, "add.u64 %%t5, %%r%u, %d;\n", in->dst, in->off);
-	/* a map value is global memory: no .local path */
-	if (in->dst >= 10 || cg->ptr[in->dst] == PTX_PTR_UNKNOWN)
-		ptx_buf_printf(b, "isspacep.local %%p5, %%t5;\n@%%p5 bra $La%u_%zu;\n", id, cg->prog_idx);
+	ptx_buf_printf(b, "isspacep.local %%p5, %%t5;\n@%%p5 bra $La%u_%zu;\n", id, cg->prog_idx);
 	if (is64)
 		ptx_buf_printf(b, "mov.b64 %%t7, %%r%u;\n", in->src);
 	else
@@ -312,7 +310,7 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 		if (in->imm & GBPF_FETCH)
 			ptx_buf_printf(b, "atom.%s%s %s, [%%t5], %s;\n", o, w, is64 ? "%t6" : "%w6",
 				       is64 ? "%t7" : "%w7");
-		else if (op == GBPF_ATOMIC_ADD && (in->dst >= 10 || cg->ptr[in->dst] != PTX_PTR_THREAD_SLOT))
+		else if (op == GBPF_ATOMIC_ADD)
 			emit_warp_aggregated_add(cg, is64, id);
 		else
 			ptx_buf_printf(b, "red.%s%s [%%t5], %s;\n", o, w, is64 ? "%t7" : "%w7");

@@ -106,6 +106,16 @@ static void test_inline_lookups(void)
 	static const char *const arr[] = {"cvt.u32.u64 %w10, %r6;", NULL};
 	static const char *const hash[] = {"mov.b64 %t10, 0x9E3779B97F4A7C11;",
 					   "call (__hr), __gbpf_m_hash_lookup_kh", NULL};
+	/* no program deletes: the home bucket read inline, the value past the 4-byte key (24 + 8) */
+	static const char *const hash_fast[] = {"ld.acquire.gpu.u32 %w14, [%t12];", "add.u64 %r0, %t12, 32;",
+						"mul.wide.u32 %t11, %w14, 8;", NULL};
+	static const char *const no_fast[] = {"ld.acquire.gpu.u32 %w14, [%t12];", NULL};
+	/* lookup of key 7, then delete of the same key: buckets may change under a reader */
+	const struct gbpf_insn del[] = {
+		I(0xb7, 1, 0, 0, 7), I(0x63, 10, 1, -4, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4),
+		I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1),
+		I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0),
+		I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 3), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
 	static const char *const loaded[] = {"ld.local.u32 %w10, [__gbpf_stack+508];", NULL};
 	/* r0 = lookup(map, &(u32)0) of a per-GPU-thread array; *r0 += 1 (threadhist) */
 	const struct gbpf_insn th[] = {
@@ -143,6 +153,12 @@ static void test_inline_lookups(void)
 	md.type = GBPF_MAP_TYPE_PERCPU_HASH;
 	md.max_entries = 1024;
 	check_text("per-CPU hash count (key hashed inline)", prog, n, &md, hash, NULL);
+	check_text("per-CPU hash count (home bucket read inline)", prog, n, &md, hash_fast, NULL);
+	md.type = GBPF_MAP_TYPE_LRU_HASH;
+	check_text("LRU hash count (evictions change buckets: full lookup)", prog, n, &md, hash, no_fast);
+	md.type = GBPF_MAP_TYPE_HASH;
+	check_text("hash lookup in a program that deletes: full lookup", del, sizeof(del) / sizeof(del[0]),
+		   &md, hash, no_fast);
 }
 
 int main(void)
