@@ -36,8 +36,9 @@ _Static_assert(sizeof(struct gbpf_ring_ctl) == 128, "device ring control stride"
  * release store, not by the reservation.
  */
 static const char m_ring_reserve_ptx[] =
-	".func (.param .align 8 .b8 r[16]) __gbpf_m_ring_reserve(.param .b64 m, .param .b64 s, .param .b64 n)\n"
-	"{\n.reg .b64 %a<24>;\n.reg .b32 %b<16>;\n.reg .pred %q<5>;\nld.param.b64 %a0, [m];\n"
+	".func (.param .align 8 .b8 r[16]) __gbpf_m_ring_reserve(.param .b64 m, .param .b64 s, .param .b64 n, .param .b64 h)\n"
+	"{\n.reg .b64 %a<24>;\n.reg .b32 %b<16>;\n.reg .pred %q<7>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a23, [h];\nsetp.ne.u64 %q6, %a23, 0;\nld.u32 %b14, [%a0+116];\nsetp.ne.u32 %q5, %b14, 0;\n"
 	"ld.param.b64 %a1, [s];\nld.param.b64 %a2, [n];\nld.u64 %a3, [%a0+56];\n"
 	"add.u64 %a3, %a3, %a0;\nshl.b64 %a4, %a1, 7;\nadd.u64 %a3, %a3, %a4;\n"
 	"ld.u64 %a5, [%a0+80];\nld.u64 %a6, [%a0+72];\nadd.u64 %a6, %a6, %a0;\n"
@@ -55,7 +56,8 @@ static const char m_ring_reserve_ptx[] =
 	"setp.ne.u32 %q4, %b8, 0;\n@%q4 bra $Lshare;\nmov.u32 %b0, 0;\n"
 	/* the leader: one bounded CAS loop for the group's %a21 bytes */
 	"$Ltry:\nsetp.ge.u32 %q0, %b0, 1048576;\n@%q0 bra $Lbusy;\n"
-	"ld.relaxed.sys.u64 %a9, [%a3];\nld.acquire.sys.u64 %a10, [%a3+64];\n"
+	"ld.relaxed.sys.u64 %a9, [%a3];\n@%q5 ld.acquire.gpu.u64 %a10, [%a3+64];\n"
+	"@!%q5 ld.acquire.sys.u64 %a10, [%a3+64];\n"
 	"and.b64 %a11, %a9, %a8;\nadd.u64 %a12, %a11, %a21;\nsub.u64 %a13, %a5, %a11;\n"
 	"setp.gt.u64 %q1, %a12, %a5;\nselp.u64 %a13, %a13, 0, %q1;\nsub.u64 %a14, %a9, %a10;\n"
 	"setp.gt.u64 %q2, %a14, %a5;\nadd.u64 %a15, %a14, %a13;\nadd.u64 %a15, %a15, %a21;\n"
@@ -65,10 +67,12 @@ static const char m_ring_reserve_ptx[] =
 	"@%q2 bra $Lgot;\nadd.u32 %b0, %b0, 1;\nbra.uni $Ltry;\n$Lgot:\ncvt.u32.u64 %b1, %a1;\n"
 	"add.u64 %a22, %a9, %a13;\nsetp.eq.u64 %q2, %a13, 0;\n@%q2 bra $Lshare;\n"
 	"add.u64 %a18, %a6, %a11;\nst.u32 [%a18+4], %b1;\ncvt.u32.u64 %b2, %a13;\n"
-	"sub.u32 %b2, %b2, 8;\nor.b32 %b2, %b2, 0x40000000;\nst.release.sys.u32 [%a18], %b2;\n"
+	"sub.u32 %b2, %b2, 8;\nor.b32 %b2, %b2, 0x40000000;\n@%q5 st.release.gpu.u32 [%a18], %b2;\n"
+	"@!%q5 st.release.sys.u32 [%a18], %b2;\n"
 	"bra.uni $Lshare;\n$Lfull:\nmov.u64 %a19, -28;\nbra.uni $Ldrop;\n$Lbusy:\n"
-	"mov.u64 %a19, -16;\n$Ldrop:\nred.add.sys.u64 [%a3+72], %a20;\n"
-	"red.add.sys.u64 [%a0+96], %a20;\n"
+	"mov.u64 %a19, -16;\n$Ldrop:\n@%q5 red.add.gpu.u64 [%a3+72], %a20;\n"
+	"@%q5 red.add.gpu.u64 [%a0+96], %a20;\n@!%q5 red.add.sys.u64 [%a3+72], %a20;\n"
+	"@!%q5 red.add.sys.u64 [%a0+96], %a20;\n"
 	/* every lane of the group: the leader's outcome, then its own record */
 	"$Lshare:\ncvt.u32.u64 %b11, %a22;\nshr.b64 %a23, %a22, 32;\ncvt.u32.u64 %b12, %a23;\n"
 	"cvt.u32.u64 %b13, %a19;\nshfl.sync.idx.b32 %b11, %b11, %b10, 31, %b4;\n"
@@ -77,8 +81,8 @@ static const char m_ring_reserve_ptx[] =
 	"setp.ne.s64 %q0, %a19, 0;\n@%q0 bra $Lfail;\nmov.b64 %a22, {%b11, %b12};\n"
 	"cvt.u64.u32 %a23, %b8;\nmul.lo.u64 %a23, %a23, %a7;\nadd.u64 %a18, %a22, %a23;\n"
 	"and.b64 %a18, %a18, %a8;\nadd.u64 %a18, %a18, %a6;\ncvt.u32.u64 %b1, %a1;\n"
-	"st.u32 [%a18+4], %b1;\ncvt.u32.u64 %b2, %a2;\nor.b32 %b2, %b2, 0x80000000;\n"
-	"st.relaxed.sys.u32 [%a18], %b2;\nadd.u64 %a18, %a18, 8;\nst.param.b64 [r], %a18;\n"
+	"cvt.u32.u64 %b2, %a2;\nor.b32 %b2, %b2, 0x80000000;\n@%q6 st.v2.u32 [%a18], {%b2, %b1};\n"
+	"add.u64 %a18, %a18, 8;\nst.param.b64 [r], %a18;\n"
 	"st.param.b64 [r+8], 0;\nret;\n$Lfail:\nst.param.b64 [r], 0;\nst.param.b64 [r+8], %a19;\n"
 	"ret;\n$Lbig:\nst.param.b64 [r], 0;\nst.param.b64 [r+8], -7;\nret;\n}\n";
 
@@ -120,9 +124,9 @@ static const char h_ringbuf_reserve_ptx[] =
 	"ld.param.b64 %a2, [f];\nsetp.ne.u64 %q0, %a2, 0;\n@%q0 bra $Lnull;\n{\n.param .b64 x;\n"
 	".param .b64 z;\nst.param.b64 [x], %a0;\ncall (z), __gbpf_m_ring_sub, (x);\n"
 	"ld.param.b64 %a3, [z];\n}\nsetp.lt.s64 %q0, %a3, 0;\n@%q0 bra $Lnull;\n{\n"
-	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .align 8 .b8 o[16];\n"
-	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a3;\nst.param.b64 [z], %a1;\n"
-	"call (o), __gbpf_m_ring_reserve, (x, y, z);\nld.param.b64 %a4, [o];\n}\n"
+	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .b64 h;\n.param .align 8 .b8 o[16];\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a3;\nst.param.b64 [z], %a1;\nst.param.b64 [h], 1;\n"
+	"call (o), __gbpf_m_ring_reserve, (x, y, z, h);\nld.param.b64 %a4, [o];\n}\n"
 	"st.param.b64 [r], %a4;\nret;\n$Lnull:\nst.param.b64 [r], 0;\nret;\n}\n";
 
 /*
@@ -138,16 +142,30 @@ static const char h_ringbuf_submit_ptx[] =
 	"st.param.b64 [x], %a0;\nst.param.b64 [y], 1;\ncall __gbpf_m_ring_commit, (x, y);\n}\n"
 	"st.param.b64 [r], 0;\nret;\n}\n";
 
+/* Records of at most this many 8-byte words (header included) take the warp-wide write. */
+#define RING_WPUT_MAX_WORDS 8
+#define RING_WPUT_MAX_DATA "56"
+_Static_assert((RING_WPUT_MAX_WORDS - 1) * 8 == 56, "RING_WPUT_MAX_DATA matches");
+
 /*
- * reserve + copy + submit on sub-ring s; returns 0 or the reservation's error
+ * reserve + copy + submit on sub-ring s; returns 0 or the reservation's error. Whole 8-byte words
+ * from an 8-aligned source (the common case: a struct on the probe's stack) go through
+ * __gbpf_m_ring_wput, the rest through reserve + copy + commit.
  */
 static const char m_ring_put_ptx[] =
 	".func (.param .b64 r) __gbpf_m_ring_put(.param .b64 m, .param .b64 s, .param .b64 d, .param .b64 n)\n"
 	"{\n.reg .b64 %a<8>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [s];\n"
-	"ld.param.b64 %a2, [d];\nld.param.b64 %a3, [n];\n{\n.param .b64 x;\n.param .b64 y;\n"
-	".param .b64 z;\n.param .align 8 .b8 o[16];\nst.param.b64 [x], %a0;\n"
-	"st.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\n"
-	"call (o), __gbpf_m_ring_reserve, (x, y, z);\nld.param.b64 %a4, [o];\n"
+	"ld.param.b64 %a2, [d];\nld.param.b64 %a3, [n];\n"
+	/* whole words from an aligned source, at most RING_WPUT_MAX_WORDS: the warp writes them */
+	"or.b64 %a6, %a2, %a3;\nand.b64 %a6, %a6, 7;\nsetp.ne.u64 %q0, %a6, 0;\n"
+	"setp.eq.u64 %q1, %a3, 0;\nor.pred %q0, %q0, %q1;\nsetp.gt.u64 %q1, %a3, " RING_WPUT_MAX_DATA ";\n"
+	"or.pred %q0, %q0, %q1;\n@%q0 bra $Lone;\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n"
+	".param .b64 w;\n.param .b64 o;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\n"
+	"st.param.b64 [z], %a2;\nst.param.b64 [w], %a3;\ncall (o), __gbpf_m_ring_wput, (x, y, z, w);\n"
+	"ld.param.b64 %a5, [o];\n}\nst.param.b64 [r], %a5;\nret;\n$Lone:\n{\n.param .b64 x;\n.param .b64 y;\n"
+	".param .b64 z;\n.param .b64 h;\n.param .align 8 .b8 o[16];\nst.param.b64 [x], %a0;\n"
+	"st.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\nst.param.b64 [h], 1;\n"
+	"call (o), __gbpf_m_ring_reserve, (x, y, z, h);\nld.param.b64 %a4, [o];\n"
 	"ld.param.b64 %a5, [o+8];\n}\nsetp.eq.u64 %q0, %a4, 0;\n@%q0 bra $Lerr;\n{\n"
 	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a4;\n"
 	"st.param.b64 [y], %a2;\nst.param.b64 [z], %a3;\ncall __gbpf_h_copy, (x, y, z);\n}\n{\n"
@@ -193,6 +211,82 @@ static const char h_perf_event_output_ptx[] =
 	"ret;\n$Linval:\nst.param.b64 [r], -22;\nret;\n}\n";
 
 
+/*
+ * __gbpf_m_ring_wput(m, s, d, n): ringbuf_output of n bytes (a multiple of 8, at most
+ * RING_WPUT_MAX_DATA) from the 8-aligned d on sub-ring s; returns 0 or the reservation's error.
+ *
+ * Why: a warp's records are reserved as one contiguous block (m_ring_reserve), but written lane
+ * by lane they are 32 stores 56 bytes apart per instruction, each a partial 32-byte sector:
+ * the L2 serves ~8x more sector writes than the bytes need (measured on the H200: 1 M
+ * 56-byte records written that way cost 78 us over the kernel, the ring protocol itself ~10 us).
+ * Here each lane loads its record's W words (header included) into registers, the block's
+ * words are exchanged with shuffles (word k of the block = word k % W of rank k / W) and each
+ * instruction stores cnt consecutive words: every sector is written whole, once. Then
+ * bar.warp.sync orders every lane's stores before each lane's release of its own header (the
+ * release is cumulative over what the barrier made visible to it). A group whose block is not
+ * contiguous (lanes reserved apart) writes lane by lane. Scope: gpu when the ring is the
+ * device copy the forwarder reads (header +116 set by the agent), sys otherwise.
+ */
+static void emit_ring_wput(struct ptx_buf *b)
+{
+	int i, j;
+
+	ptx_buf_puts(b, ".func (.param .b64 r) __gbpf_m_ring_wput(.param .b64 m, .param .b64 s, "
+			".param .b64 d, .param .b64 n)\n{\n.reg .b64 %a<16>;\n.reg .b64 %v<8>;\n"
+			".reg .b32 %b<24>;\n.reg .pred %q<8>;\nld.param.b64 %a0, [m];\n"
+			"ld.param.b64 %a1, [s];\nld.param.b64 %a2, [d];\nld.param.b64 %a3, [n];\n{\n"
+			".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .b64 h;\n"
+			".param .align 8 .b8 o[16];\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\n"
+			"st.param.b64 [z], %a3;\nst.param.b64 [h], 0;\n"
+			"call (o), __gbpf_m_ring_reserve, (x, y, z, h);\nld.param.b64 %a4, [o];\n"
+			"ld.param.b64 %a5, [o+8];\n}\nsetp.eq.u64 %q0, %a4, 0;\n@%q0 bra $Lerr;\n"
+			"ld.u32 %b20, [%a0+116];\nsetp.ne.u32 %q7, %b20, 0;\nsub.u64 %a4, %a4, 8;\n"
+			"cvt.u32.u64 %b0, %a3;\nor.b32 %b1, %b0, 0x80000000;\ncvt.u32.u64 %b2, %a1;\n"
+			"mov.b64 %v0, {%b1, %b2};\nshr.u32 %b3, %b0, 3;\nadd.u32 %b3, %b3, 1;\n");
+	/* the record's words: %v0 the header (BUSY | n, sub-ring), %v1.. the data */
+	for (j = 1; j < RING_WPUT_MAX_WORDS; j++)
+		ptx_buf_printf(b, "mov.u64 %%v%d, 0;\nsetp.le.u32 %%q1, %%b3, %d;\n@!%%q1 ld.u64 %%v%d, [%%a2+%d];\n",
+			       j, j, j, (j - 1) * 8);
+	/* group G (%b5): same sub-ring and size; cnt %b7, rank %b8, leader %b9; contiguous block? */
+	ptx_buf_puts(b, "activemask.b32 %b4;\nmatch.any.sync.b64 %b5, %a1, %b4;\n"
+			"match.any.sync.b64 %b6, %a3, %b4;\nand.b32 %b5, %b5, %b6;\npopc.b32 %b7, %b5;\n"
+			"mov.u32 %b8, %lanemask_lt;\nand.b32 %b8, %b8, %b5;\npopc.b32 %b8, %b8;\n"
+			"neg.s32 %b9, %b5;\nand.b32 %b9, %b9, %b5;\nbfind.u32 %b9, %b9;\n"
+			"cvt.u64.u32 %a6, %b5;\nshr.b64 %a6, %a6, %b9;\nadd.u64 %a6, %a6, 1;\n"
+			"mov.u64 %a7, 1;\nshl.b64 %a7, %a7, %b7;\nsetp.eq.u64 %q2, %a6, %a7;\n"
+			"mov.b64 {%b10, %b11}, %a4;\nshfl.sync.idx.b32 %b10, %b10, %b9, 31, %b5;\n"
+			"shfl.sync.idx.b32 %b11, %b11, %b9, 31, %b5;\nmov.b64 %a8, {%b10, %b11};\n"
+			"cvt.u64.u32 %a9, %b8;\nadd.u64 %a10, %a3, 8;\nmul.lo.u64 %a9, %a9, %a10;\n"
+			"add.u64 %a9, %a9, %a8;\nsetp.eq.u64 %q3, %a9, %a4;\nand.pred %q2, %q2, %q3;\n"
+			"vote.sync.all.pred %q2, %q2, %b5;\n@!%q2 bra $Lself;\n"
+			/* k / W as (k * ceil(2^16 / W)) >> 16: exact for k < 256, W <= 8 */
+			"mov.u32 %b12, 65535;\ndiv.u32 %b12, %b12, %b3;\nadd.u32 %b12, %b12, 1;\n");
+	for (i = 0; i < RING_WPUT_MAX_WORDS; i++) {
+		ptx_buf_printf(b, "setp.le.u32 %%q1, %%b3, %d;\n@%%q1 bra $Lwdone;\n"
+				  "mad.lo.u32 %%b13, %%b7, %d, %%b8;\nmul.lo.u32 %%b14, %%b13, %%b12;\n"
+				  "shr.u32 %%b14, %%b14, 16;\nmul.lo.u32 %%b15, %%b14, %%b3;\n"
+				  "sub.u32 %%b15, %%b13, %%b15;\nadd.u32 %%b14, %%b14, %%b9;\nmov.u64 %%a11, 0;\n",
+			       i, i);
+		for (j = 0; j < RING_WPUT_MAX_WORDS; j++)
+			ptx_buf_printf(b, "setp.le.u32 %%q1, %%b3, %d;\n@%%q1 bra $Lsw%d;\n"
+					  "mov.b64 {%%b16, %%b17}, %%v%d;\n"
+					  "shfl.sync.idx.b32 %%b16, %%b16, %%b14, 31, %%b5;\n"
+					  "shfl.sync.idx.b32 %%b17, %%b17, %%b14, 31, %%b5;\n"
+					  "setp.eq.u32 %%q4, %%b15, %d;\n@%%q4 mov.b64 %%a11, {%%b16, %%b17};\n",
+				       j, i, j, j);
+		ptx_buf_printf(b, "$Lsw%d:\ncvt.u64.u32 %%a12, %%b13;\nshl.b64 %%a12, %%a12, 3;\n"
+				  "add.u64 %%a12, %%a12, %%a8;\nst.u64 [%%a12], %%a11;\n",
+			       i);
+	}
+	ptx_buf_puts(b, "$Lwdone:\nbar.warp.sync %b5;\nbra.uni $Lcommit;\n$Lself:\n"
+			"st.v2.u32 [%a4], {%b1, %b2};\n");
+	for (j = 1; j < RING_WPUT_MAX_WORDS; j++)
+		ptx_buf_printf(b, "setp.le.u32 %%q1, %%b3, %d;\n@!%%q1 st.u64 [%%a4+%d], %%v%d;\n", j, j * 8, j);
+	ptx_buf_puts(b, "$Lcommit:\n@%q7 st.release.gpu.u32 [%a4], %b0;\n"
+			"@!%q7 st.release.sys.u32 [%a4], %b0;\nst.param.b64 [r], 0;\nret;\n$Lerr:\n"
+			"st.param.b64 [r], %a5;\nret;\n}\n");
+}
+
 void ptx_ring_emit(struct ptx_buf *b, const uint8_t *used)
 {
 	static const char *const parts[] = {m_ring_reserve_ptx,
@@ -209,6 +303,9 @@ void ptx_ring_emit(struct ptx_buf *b, const uint8_t *used)
 	    !used[GBPF_HELPER_RINGBUF_SUBMIT] && !used[GBPF_HELPER_RINGBUF_DISCARD] &&
 	    !used[GBPF_HELPER_PERF_EVENT_OUTPUT])
 		return;
-	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		ptx_buf_puts(b, parts[i]);
+		if (parts[i] == m_ring_reserve_ptx)
+			emit_ring_wput(b); /* defined before m_ring_put calls it */
+	}
 }
