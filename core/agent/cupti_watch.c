@@ -108,8 +108,10 @@ static atomic_int agent_cupti_reported[CW_ENTRIES];
  * held (never asked again).
  */
 static atomic_int agent_cupti_yield_state;
-/* The backend keeps the subscription (--engine sanitizer): the failure's hint says so. */
+/* The backend keeps the subscription (e.g. --engine sanitizer): the failure's hint says so. */
 static atomic_int agent_cupti_kept;
+/* Why it keeps it was told (once). */
+static atomic_int agent_cupti_kept_said;
 
 /* GBPF_AGENT_F_ENGINE_* the user chose: the attach's, else the start's. */
 static uint32_t cupti_engine_flags(const struct agent_state *a)
@@ -139,8 +141,13 @@ static void cupti_yield(enum cupti_entry which)
 	rc = ops->agent_yield_tool(a->backend, cupti_engine_flags(a), cupti_entry_name[which], log,
 				   sizeof(log));
 	atomic_store(&agent_cupti_kept, rc == -EBUSY);
-	if (rc == -EBUSY)
+	if (rc == -EBUSY) {
+		if (atomic_load(&a->live) && !atomic_exchange(&agent_cupti_kept_said, 1))
+			agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
+				    "a CUPTI client (e.g. the PyTorch profiler) called %s: gbpf keeps the driver's "
+				    "tool subscription: %.280s", cupti_entry_name[which], log);
 		return;
+	}
 	atomic_store(&agent_cupti_yield_state, rc ? 2 : 1);
 	/* Nobody to tell (idle, no session): the next attach learns it from the backend. */
 	if (!atomic_load(&a->live) || rc == -ENOENT)
@@ -169,8 +176,8 @@ static void cupti_report(enum cupti_entry which, int rc)
 	if (atomic_load(&agent_cupti_yield_state) == 1)
 		hint = ": gbpf had given its tool subscription up before this call; another tool holds it";
 	else if (atomic_load(&agent_cupti_kept))
-		hint = ": the Compute Sanitizer engine (--engine sanitizer) keeps the process's one tool "
-		       "subscription; run gbpf with --engine auto or ptx to profile beside it";
+		hint = ": gbpf keeps the process's one tool subscription (said above); run gbpf with --engine ptx "
+		       "to profile beside it";
 	else if (cupti_engine_flags(a) & GBPF_AGENT_F_ENGINE_PTX)
 		hint = ""; /* only ptx (asked by the attach, or the start's engine) keeps the Sanitizer out */
 	else if (rc == CUPTI_MULTIPLE_SUBSCRIBERS)

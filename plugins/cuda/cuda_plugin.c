@@ -488,7 +488,8 @@ static int cuda_agent_yield_tool(struct gbpf_backend *be, uint32_t flags, const 
 	if (choice == GBPF_SAN_CHOICE_SANITIZER) {
 		if (gbpf_san_process_state(NULL) != 1)
 			return -ENOENT;
-		cuda_log(log, log_size, "kept by the Compute Sanitizer engine: --engine sanitizer needs it");
+		cuda_log(log, log_size, "kept by the Compute Sanitizer engine: --engine sanitizer needs it; "
+			 "--engine auto gives it to the profiler, --engine ptx never takes it");
 		return -EBUSY;
 	}
 	rc = gbpf_san_process_yield(call, log, log_size);

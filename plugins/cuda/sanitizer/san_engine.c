@@ -322,6 +322,7 @@ static struct san_ctx *san_ctx_for(struct gbpf_san_engine *e, CUcontext ctx, con
 		if (r == GBPF_SAN_SUCCESS) {
 			c->ok = 1;
 			e->form = form;
+			gbpf_san_process_note_patches();
 		} else {
 			enum gbpf_san_when when = GBPF_SAN_WHEN_LOAD;
 

@@ -14,6 +14,7 @@
  * (preloaded by `gbpf run`; the loader runs it before the agent's
  * constructor, which opens the backend) and subscribes there.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ struct gbpf_san_process {
 	pthread_mutex_t yield_lock;
 	int state; /* 1 subscribed, -1 failed or given up (final), 0 not tried */
 	int yielded; /* given to another tool (CUPTI): state is -1 */
+	int patches_loaded; /* sanitizerAddPatches succeeded in some context */
 	enum gbpf_san_when when;
 	struct gbpf_san_api api;
 	gbpf_san_subscriber sub;
@@ -192,6 +194,32 @@ void gbpf_san_process_on_yield(gbpf_san_yield_fn fn, void *arg)
  * library no longer serves. The library stays loaded (the driver may still
  * hold callbacks into it).
  */
+/*
+ * Unloading the library was verified with a subscription and a context
+ * only (san_cupti_probe.c); once patches were loaded into a context the
+ * driver may keep references into it, so the subscription is kept then,
+ * unless GBPF_SAN_YIELD_UNLOAD=1. Under p->yield_lock.
+ */
+static int san_process_unload_ok(struct gbpf_san_process *p)
+{
+	const char *force = getenv("GBPF_SAN_YIELD_UNLOAD");
+	int loaded;
+
+	pthread_mutex_lock(&p->lock);
+	loaded = p->patches_loaded;
+	pthread_mutex_unlock(&p->lock);
+	return !loaded || (force && !strcmp(force, "1"));
+}
+
+void gbpf_san_process_note_patches(void)
+{
+	struct gbpf_san_process *p = &gbpf_san_process_sub;
+
+	pthread_mutex_lock(&p->lock);
+	p->patches_loaded = 1;
+	pthread_mutex_unlock(&p->lock);
+}
+
 int gbpf_san_process_yield(const char *call, char *msg, size_t msg_size)
 {
 	struct gbpf_san_process *p = &gbpf_san_process_sub;
@@ -218,11 +246,31 @@ int gbpf_san_process_yield(const char *call, char *msg, size_t msg_size)
 		rc = -ENOENT;
 		goto out;
 	}
+	if (!san_process_unload_ok(p)) {
+		if (msg && msg_size)
+			snprintf(msg, msg_size, "kept by the Compute Sanitizer engine: it has loaded patches into a "
+				 "context, and only unloading its library frees the subscription, not verified in that "
+				 "state (GBPF_SAN_YIELD_UNLOAD=1 unloads it anyway)");
+		rc = -EBUSY;
+		goto out;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (p->on_yield)
 		p->on_yield(p->on_yield_arg, call, engine, sizeof(engine));
 	pthread_mutex_lock(&p->lock);
+	/* Callbacks off first: the whole of what the subscription enabled goes with it. */
+	p->api.enable_callback(0, p->sub, GBPF_SAN_CB_DOMAIN_RESOURCE, GBPF_SAN_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+	p->api.enable_domain(0, p->sub, GBPF_SAN_CB_DOMAIN_RESOURCE);
 	p->api.unsubscribe(p->sub);
+	/*
+	 * Measured on the H200 (driver 580, CUDA 13.0; tests/agent/cupti_yield/
+	 * san_cupti_probe.c): after sanitizerUnsubscribe, with every callback
+	 * disabled, CUPTI still answers MULTIPLE_SUBSCRIBERS; only unloading
+	 * the library frees the driver's tool subscription. Nothing calls into
+	 * it afterwards: the engine is yielded and its entry points are cleared.
+	 */
+	dlclose(p->api.lib);
+	memset(&p->api, 0, sizeof(p->api));
 	p->state = -1;
 	p->yielded = 1;
 	snprintf(p->why, sizeof(p->why), "the CUPTI profiler took the driver's tool subscription (%.64s): the Compute "
@@ -230,7 +278,7 @@ int gbpf_san_process_yield(const char *call, char *msg, size_t msg_size)
 	pthread_mutex_unlock(&p->lock);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (msg && msg_size)
-		snprintf(msg, msg_size, "Compute Sanitizer engine %s%sunsubscribed (%.1f ms)", engine,
+		snprintf(msg, msg_size, "Compute Sanitizer engine %s%sunsubscribed, library unloaded (%.1f ms)", engine,
 			 engine[0] ? "; " : "",
 			 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 out:

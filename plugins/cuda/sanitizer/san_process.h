@@ -85,14 +85,20 @@ void gbpf_san_process_on_yield(gbpf_san_yield_fn fn, void *arg);
 /**
  * Give the process's subscription to another tool (a CUPTI profiler about
  * to make @p call): the registered engine restores what it patched, then
- * sanitizerUnsubscribe. Final: the subscription is never made again in
- * this process (gbpf_san_process_subscribe answers -EBUSY, saying why).
- * Thread-safe; concurrent calls give it up once.
- * @param msg  out: what was given up (on 0)
+ * callbacks off, sanitizerUnsubscribe and the library unloaded (only that
+ * frees the driver's tool subscription). Final: the subscription is never
+ * made again in this process (gbpf_san_process_subscribe answers -EBUSY,
+ * saying why). Thread-safe; concurrent calls give it up once.
+ * @param msg  out: what was given up (on 0), why it is kept (on -EBUSY)
  * @return 0 given up now; -ENOENT nothing held (not subscribed, failed, or
- *         given up before; a subscription not made yet will not be made)
+ *         given up before; a subscription not made yet will not be made);
+ *         -EBUSY kept: patches were loaded into a context (unloading the
+ *         library then is unverified; GBPF_SAN_YIELD_UNLOAD=1 forces it)
  */
 int gbpf_san_process_yield(const char *call, char *msg, size_t msg_size);
+
+/** An engine loaded patches into a context (sanitizerAddPatches succeeded). */
+void gbpf_san_process_note_patches(void);
 
 /** 1 when the subscription was given to another tool (gbpf_san_process_yield). */
 int gbpf_san_process_yielded(void);

@@ -92,9 +92,12 @@ def main():
        "kept: asked again before each call (the engine may change by the next one), never released", log)
     fails = [ln for ln in r.stderr.splitlines() if "CUPTI client in this process" in ln]
     ok(len(fails) == 4 and "cuptiSubscribe returned 39 (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (fake))"
-       in fails[0] and all("--engine sanitizer) keeps the process's one tool subscription" in f for f in fails)
+       in fails[0] and all("gbpf keeps the process's one tool subscription" in f for f in fails)
        and "gave it" not in r.stderr,
-       "each entry point's failure reported once, saying the sanitizer engine keeps it", r.stderr)
+       "each entry point's failure reported once, saying gbpf keeps the subscription", r.stderr)
+    kept = [ln for ln in r.stderr.splitlines() if "gbpf keeps the driver's tool subscription" in ln]
+    ok(len(kept) == 1 and "called cuptiSubscribe" in kept[0] and "yieldtest: kept for the sanitizer engine"
+       in kept[0], "why it is kept is told once, in the backend's words", r.stderr)
 
     # Nobody holds it: nothing to give up, nothing said, never asked again.
     e = dict(env, FAKE_TOOL_HELD="0")

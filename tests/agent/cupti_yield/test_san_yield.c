@@ -100,13 +100,14 @@ static void test_plugin_entry(const char *plugin)
 	tap_ok(rc == 0 && strstr(log, "Compute Sanitizer engine unsubscribed") &&
 	       strstr(log, "PTX injection goes on, kernels without PTX are not instrumentable"),
 	       "engine auto: given up, the log says what: %s", log);
-	tap_ok(!strcmp(log_since(0), "subscribe callback(1,3,10) unsubscribe"), "the library saw sanitizerUnsubscribe: %s",
+	tap_ok(!strcmp(log_since(0), "subscribe callback(1,3,10) callback(0,3,10) domain(0,3) unsubscribe"),
+	       "the library saw its callbacks disabled, then sanitizerUnsubscribe: %s",
 	       log_since(0));
 	rc = ops.agent_yield_tool(NULL, 0, "cuptiActivityEnable", log, sizeof(log));
 	tap_ok(rc == -ENOENT, "asked again: nothing held (%d)", rc);
 	rc = ops.agent_yield_tool(NULL, GBPF_AGENT_F_ENGINE_SANITIZER, "cuptiActivityEnable", log, sizeof(log));
 	tap_ok(rc == -ENOENT, "nor with --engine sanitizer: it is gone (%d)", rc);
-	tap_ok(!strcmp(log_since(0), "subscribe callback(1,3,10) unsubscribe"), "and the library saw nothing more");
+	tap_ok(!strcmp(log_since(0), "subscribe callback(1,3,10) callback(0,3,10) domain(0,3) unsubscribe"), "and the library saw nothing more");
 	/* The plugin stays loaded: the driver could hold callbacks into the library. */
 }
 
@@ -122,12 +123,21 @@ static void test_process_yield(void)
 	tap_ok(rc == 0 && api, "subscribed through the stand-in (%d %s)", rc, why);
 	rc = make_engine(&e, why, sizeof(why));
 	tap_ok(rc == 0 && e, "engine created on it (%d %s)", rc, why);
+	/* Patches loaded into a context: unloading the library is unverified then, the subscription is kept. */
+	gbpf_san_process_note_patches();
+	unsetenv("GBPF_SAN_YIELD_UNLOAD");
 	rc = gbpf_san_process_yield("cuptiActivityEnable", msg, sizeof(msg));
+	tap_ok(rc == -EBUSY && strstr(msg, "GBPF_SAN_YIELD_UNLOAD=1") && gbpf_san_process_state(NULL) == 1 &&
+	       !strcmp(log_since(mark), " subscribe callback(1,3,10)"),
+	       "patches loaded: kept, nothing asked of the library (%d: %s)", rc, msg);
+	setenv("GBPF_SAN_YIELD_UNLOAD", "1", 1);
+	rc = gbpf_san_process_yield("cuptiActivityEnable", msg, sizeof(msg));
+	unsetenv("GBPF_SAN_YIELD_UNLOAD");
 	tap_ok(rc == 0 && strstr(msg, "Compute Sanitizer engine restored 0/0 patched modules") &&
-	       strstr(msg, "its 0 kernels run uninstrumented now; unsubscribed"),
-	       "yield: the engine restored its modules before the unsubscription: %s", msg);
-	tap_ok(!strcmp(log_since(mark), " subscribe callback(1,3,10) unsubscribe") ||
-	       !strcmp(log_since(mark), "subscribe callback(1,3,10) unsubscribe"),
+	       strstr(msg, "its 0 kernels run uninstrumented now; unsubscribed, library unloaded"),
+	       "GBPF_SAN_YIELD_UNLOAD=1: given up, the engine restored its modules first: %s", msg);
+	tap_ok(!strcmp(log_since(mark), " subscribe callback(1,3,10) callback(0,3,10) domain(0,3) unsubscribe") ||
+	       !strcmp(log_since(mark), "subscribe callback(1,3,10) callback(0,3,10) domain(0,3) unsubscribe"),
 	       "the library saw the subscription, then its end: %s", log_since(mark));
 	tap_ok(gbpf_san_process_state(NULL) == -1 && gbpf_san_process_yielded(), "state: given up (final)");
 	rc = gbpf_san_process_subscribe(GBPF_SAN_WHEN_LAZY, &api, why, sizeof(why));
