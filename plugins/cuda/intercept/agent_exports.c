@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "plugins/cuda/intercept/intercept_internal.h"
 
@@ -44,17 +45,49 @@ static void *next_after(const void *caller, const char *name)
 	return NULL;
 }
 
+/*
+ * File-name prefixes of the injection libraries of NVIDIA's tools
+ * (compute-sanitizer, CUPTI and the profilers built on it, Nsight). A tool
+ * resolves the driver to watch the application's calls: handed our
+ * wrappers, compute-sanitizer's target injection never saw the
+ * application's first API call and stopped it ("Target application
+ * terminated before first instrumented API call", on the H200 with CUDA
+ * 13.0, even with no probe attached). A tool gets the driver itself; its own
+ * launches are not the application's, and stay uninstrumented.
+ */
+static const char *const gbpf_cu_tool_prefixes[] = {
+	"libsanitizer-", "libInterceptorInjection", "libTreeLauncher", "libcupti.so",
+	"libnvperf_",    "libToolsInjection",       "libcuda-injection",
+};
+
+/* Whether the code at @p caller belongs to one of the tools above. */
+static int caller_is_tool(const void *caller)
+{
+	Dl_info info;
+	const char *base;
+
+	if (!dladdr(caller, &info) || !info.dli_fname)
+		return 0;
+	base = strrchr(info.dli_fname, '/');
+	base = base ? base + 1 : info.dli_fname;
+	for (size_t i = 0; i < sizeof(gbpf_cu_tool_prefixes) / sizeof(gbpf_cu_tool_prefixes[0]); i++)
+		if (!strncmp(base, gbpf_cu_tool_prefixes[i], strlen(gbpf_cu_tool_prefixes[i])))
+			return 1;
+	return 0;
+}
+
 GBPF_CU_AGENT_API void *dlsym(void *handle, const char *name);
 GBPF_CU_AGENT_API void *dlsym(void *handle, const char *name)
 {
+	const void *caller = __builtin_return_address(0);
 	void *p;
 
 	if (handle == RTLD_NEXT)
-		p = next_after(__builtin_return_address(0), name);
+		p = next_after(caller, name);
 	else
 		p = gbpf_cu_real_dlsym(handle, name);
 	/* gbpf_cu_wrap_dlsym returns p unchanged for anything that is not a cu* name. */
-	if (p)
+	if (p && name[0] == 'c' && name[1] == 'u' && !caller_is_tool(caller))
 		p = gbpf_cu_wrap_dlsym(name, p);
 	return p;
 }
