@@ -304,17 +304,56 @@ static void test_nvcc(const char *label, const char *fake, const char *agent, co
 	run_free(&r);
 }
 
+/* Whether the line of @p text that starts with @p prefix contains @p needle. */
+static int line_has(const char *text, const char *prefix, const char *needle)
+{
+	const char *l = text ? strstr(text, prefix) : NULL;
+	const char *end, *hit;
+
+	if (!l || (l != text && l[-1] != '\n'))
+		return 0;
+	end = strchr(l, '\n');
+	hit = strstr(l, needle);
+	return hit && (!end || hit < end);
+}
+
+/*
+ * A tool's injection library (compute-sanitizer's, CUPTI's) gets the
+ * driver's own entry points from dlsym; the application gets the agent's.
+ */
+static void test_tool_lookup(const char *fake, const char *agent, const char *app)
+{
+	char libdir[4096];
+	const char *slash = strrchr(app, '/');
+	struct run r;
+
+	snprintf(libdir, sizeof(libdir), "%.*s", slash ? (int)(slash - app) : 1, slash ? app : ".");
+	if (run_app(app, fake, libdir, agent, NULL, &r)) {
+		tap_ok(0, "tool_lookup: spawn %s", app);
+		return;
+	}
+	tap_ok(exited_ok(&r) && has(r.out, "tool_lookup ok"), "tool_lookup runs under the agent (%s)", r.out);
+	tap_ok(line_has(r.out, "tool cuGetProcAddress_v2 ", "libcuda") &&
+		       line_has(r.out, "tool cuLaunchKernel ", "libcuda"),
+	       "tool_lookup: the tool library's dlsym gets the driver's own entry points");
+	tap_ok(line_has(r.out, "app cuLaunchKernel ", "gbpf_test_agent") &&
+		       line_has(r.out, "app cuGetProcAddress_v2 ", "gbpf_test_agent"),
+	       "tool_lookup: the application's lookups stay wrapped");
+	run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 5) {
-		tap_skip("usage: test_apps FAKE_DIR AGENT DIRECT CUDART_LIKE [NVCC NVCC_SHARED LIB64]");
+	if (argc < 6) {
+		tap_skip("usage: test_apps FAKE_DIR AGENT DIRECT CUDART_LIKE TOOL_LOOKUP [NVCC NVCC_SHARED LIB64]");
 		return tap_done();
 	}
 	test_direct(argv[1], argv[2], argv[3]);
 	test_cudart_like(argv[1], argv[2], argv[4]);
-	test_nvcc("nvcc default (static cudart)", argv[1], argv[2], argc > 5 ? argv[5] : NULL,
+	test_tool_lookup(argv[1], argv[2], argv[5]);
+	test_nvcc("nvcc default (static cudart)", argv[1], argv[2], argc > 6 ? argv[6] : NULL,
 		  NULL);
-	test_nvcc("nvcc -cudart=shared", argv[1], argv[2], argc > 6 ? argv[6] : NULL,
-		  argc > 7 ? argv[7] : NULL);
+	test_nvcc("nvcc -cudart=shared", argv[1], argv[2], argc > 7 ? argv[7] : NULL,
+		  argc > 8 ? argv[8] : NULL);
 	return tap_done();
 }

@@ -60,7 +60,11 @@ static const char *const gbpf_cu_tool_prefixes[] = {
 	"libnvperf_",    "libToolsInjection",       "libcuda-injection",
 };
 
-/* Whether the code at @p caller belongs to one of the tools above. */
+/*
+ * Whether the code at @p caller belongs to one of the tools above. The
+ * caller is dlsym's return address, as for RTLD_NEXT: a library that calls
+ * dlsym as a tail call is taken for its own caller.
+ */
 static int caller_is_tool(const void *caller)
 {
 	Dl_info info;
