@@ -80,20 +80,50 @@ static int caller_is_tool(const void *caller)
 	return 0;
 }
 
-GBPF_CU_AGENT_API void *dlsym(void *handle, const char *name);
-GBPF_CU_AGENT_API void *dlsym(void *handle, const char *name)
+/* Lookups through cu* names as an application makes them: the driver's entry points, wrapped. */
+static void *dlsym_wrapped(void *handle, const char *name, const void *caller)
 {
-	const void *caller = __builtin_return_address(0);
 	void *p;
 
 	if (handle == RTLD_NEXT)
 		p = next_after(caller, name);
 	else
 		p = gbpf_cu_real_dlsym(handle, name);
-	/* gbpf_cu_wrap_dlsym returns p unchanged for anything that is not a cu* name. */
-	if (p && name[0] == 'c' && name[1] == 'u' && !caller_is_tool(caller))
+	if (p && !caller_is_tool(caller))
 		p = gbpf_cu_wrap_dlsym(name, p);
 	return p;
+}
+
+#if defined(__has_attribute)
+#if __has_attribute(musttail)
+#define GBPF_CU_TAIL __attribute__((musttail))
+#endif
+#endif
+#ifndef GBPF_CU_TAIL
+#define GBPF_CU_TAIL /* gcc -O2 makes the call a sibling call all the same */
+#endif
+
+/*
+ * Every name but the driver's goes to glibc's dlsym as a tail call: glibc
+ * takes its return address, which is then our caller's, for the object an
+ * RTLD_NEXT lookup starts after (and for the namespace of RTLD_DEFAULT).
+ * Resolving RTLD_NEXT on the caller's behalf by walking the link maps
+ * crashed ld.so when compute-sanitizer's interceptor
+ * (libInterceptorInjectionTarget.so) looked up its own next symbols (H200,
+ * CUDA 13.0: SIGSEGV at 0 under _dl_catch_exception), stopping every
+ * application under memcheck before its first API call.
+ */
+GBPF_CU_AGENT_API void *dlsym(void *handle, const char *name);
+GBPF_CU_AGENT_API void *dlsym(void *handle, const char *name)
+{
+	void *(*real)(void *, const char *);
+
+	if (name[0] == 'c' && name[1] == 'u')
+		return dlsym_wrapped(handle, name, __builtin_return_address(0));
+	real = gbpf_cu_libc_dlsym_fn();
+	if (!real)
+		return NULL;
+	GBPF_CU_TAIL return real(handle, name);
 }
 
 /* Resolve an export once: the real symbol after the agent, wrapped. */

@@ -56,7 +56,7 @@ uint64_t gbpf_cu_launch_count(void)
 	return atomic_load_explicit(&gbpf_cu_launch_seq, memory_order_relaxed);
 }
 
-void *gbpf_cu_real_dlsym(void *handle, const char *name)
+void *(*gbpf_cu_libc_dlsym_fn(void))(void *, const char *)
 {
 	dlsym_fn fn = atomic_load_explicit(&gbpf_cu_libc_dlsym, memory_order_acquire);
 
@@ -65,11 +65,17 @@ void *gbpf_cu_real_dlsym(void *handle, const char *name)
 		fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
 		if (!fn)
 			fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-		if (!fn)
-			return NULL;
-		atomic_store_explicit(&gbpf_cu_libc_dlsym, fn, memory_order_release);
+		if (fn)
+			atomic_store_explicit(&gbpf_cu_libc_dlsym, fn, memory_order_release);
 	}
-	return fn(handle, name);
+	return fn;
+}
+
+void *gbpf_cu_real_dlsym(void *handle, const char *name)
+{
+	dlsym_fn fn = gbpf_cu_libc_dlsym_fn();
+
+	return fn ? fn(handle, name) : NULL;
 }
 
 int gbpf_cu_is_own(const void *addr)

@@ -108,6 +108,8 @@ const struct gbpf_cu_hooks *gbpf_cu_hooks_enter(void);
 void gbpf_cu_hooks_leave(void);
 /** The real dlsym of the C library (never our override). */
 void *gbpf_cu_real_dlsym(void *handle, const char *name);
+/* glibc's dlsym itself (found through dlvsym), or NULL. */
+void *(*gbpf_cu_libc_dlsym_fn(void))(void *, const char *);
 /** 1 when @p addr lies in the object (executable or library) holding this code. */
 int gbpf_cu_is_own(const void *addr);
 /** Next launch id. */
