@@ -11,7 +11,7 @@
 # trace_printk, PyTorch; then the tools matrix), or matrix (only
 # tests/cuda_agent/apps/tools_matrix.sh: every example tool on every build
 # and launch path, exact counts), or memcheck (compute-sanitizer memcheck on
-# vecadd instrumented by four example tools).
+# vecadd instrumented by four example tools; also part of all).
 set -u
 SECTION=${2:-all}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -92,10 +92,10 @@ echo "# summary: $(grep -A12 -i 'stream' "$O/async2.err" | head -14 | tr '\n' ' 
 fi
 # compute-sanitizer memcheck on the instrumented kernels: the agent (preloaded by
 # gbpf run, engine ptx: the Compute Sanitizer tool holds the process's one
-# subscription) instruments vecadd inside memcheck's process. Not in "all" yet:
-# on the H200 (4d78394) compute-sanitizer says "Target application terminated
-# before first instrumented API call" when the agent is preloaded (#5, open).
-if [ "$SECTION" = memcheck ] && command -v compute-sanitizer > /dev/null; then
+# subscription) instruments vecadd inside memcheck's process. (Until 8be60d9 the
+# target died before its first API call: gbpf's dlsym resolved RTLD_NEXT for
+# memcheck's interceptor by walking link maps, which crashed ld.so.)
+if { [ "$SECTION" = all ] || [ "$SECTION" = memcheck ]; } && command -v compute-sanitizer > /dev/null; then
 	[ -x "$A/vecadd" ] || nvcc -o "$A/vecadd" examples/apps/vecadd.cu 2>&1 | tail -2
 	for probe in threadhist kernelretsnoop mem_trace bbcount; do
 		timeout 180 "$BIN/gbpf" -j run --engine ptx "$BIN/$probe.bpf.o" -- compute-sanitizer --tool memcheck \
