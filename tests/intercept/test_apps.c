@@ -339,6 +339,8 @@ static void test_tool_lookup(const char *fake, const char *agent, const char *ap
 	tap_ok(line_has(r.out, "app cuLaunchKernel ", "gbpf_test_agent") &&
 		       line_has(r.out, "app cuGetProcAddress_v2 ", "gbpf_test_agent"),
 	       "tool_lookup: the application's lookups stay wrapped");
+	tap_ok(has(r.out, "next 2\n"),
+	       "tool_lookup: dlsym(RTLD_NEXT) from a loaded library finds the next library's definition");
 	run_free(&r);
 }
 

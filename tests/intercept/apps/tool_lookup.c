@@ -5,6 +5,7 @@
  * Both look up cuGetProcAddress_v2 and cuLaunchKernel with dlsym; prints,
  * for each pointer, the file of the object that defines it:
  *   app NAME FILE / tool NAME FILE
+ * then what libgbpftest-next-a.so's dlsym(RTLD_NEXT) finds: "next 2".
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -31,6 +32,11 @@ int main(void)
 		printf("app %s %s\n", names[i], owner(dlsym(h, names[i])));
 		printf("tool %s %s\n", names[i], owner(lookup(names[i])));
 	}
+	/* RTLD_NEXT from a library the application loaded: glibc's answer for that library. */
+	void *a = dlopen("libgbpftest-next-a.so", RTLD_NOW | RTLD_GLOBAL);
+	int (*next_twice)(void) = a ? (int (*)(void))dlsym(a, "gbpftest_next_twice") : NULL;
+
+	printf("next %d\n", next_twice ? next_twice() : -2);
 	printf("tool_lookup ok\n");
 	return 0;
 }
