@@ -100,7 +100,12 @@ static void *dlsym_wrapped(void *handle, const char *name, const void *caller)
 #endif
 #endif
 #ifndef GBPF_CU_TAIL
-#define GBPF_CU_TAIL /* gcc -O2 makes the call a sibling call all the same */
+#define GBPF_CU_TAIL /* gcc: a sibling call, made at -O2, which dlsym asks for even in -O0 builds */
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#define GBPF_CU_SIBCALL __attribute__((optimize("O2")))
+#else
+#define GBPF_CU_SIBCALL
 #endif
 
 /*
@@ -114,7 +119,7 @@ static void *dlsym_wrapped(void *handle, const char *name, const void *caller)
  * application under memcheck before its first API call.
  */
 GBPF_CU_AGENT_API void *dlsym(void *handle, const char *name);
-GBPF_CU_AGENT_API void *dlsym(void *handle, const char *name)
+GBPF_CU_AGENT_API GBPF_CU_SIBCALL void *dlsym(void *handle, const char *name)
 {
 	void *(*real)(void *, const char *);
 
