@@ -48,6 +48,12 @@ static void test_when(void)
 static void test_wanted(void)
 {
 	unsetenv("GBPF_AGENT_SOCK");
+	setenv("NV_SANITIZER_INJECTION_PORT_BASE", "49152", 1);
+	tap_ok(!gbpf_san_process_wanted() && gbpf_san_process_foreign_tool() &&
+		       !strcmp(gbpf_san_process_foreign_tool(), "NV_SANITIZER_INJECTION_PORT_BASE=49152"),
+	       "under compute-sanitizer (NV_SANITIZER_INJECTION_*): its tool's subscription, not ours");
+	unsetenv("NV_SANITIZER_INJECTION_PORT_BASE");
+	tap_ok(!gbpf_san_process_foreign_tool(), "no NV_SANITIZER_INJECTION_* entry: no foreign tool");
 	unsetenv("GBPF_AGENT_LISTEN");
 	unsetenv("GBPF_CUDA_ENGINE");
 	tap_ok(!gbpf_san_process_wanted(), "no agent environment: the constructor does not subscribe");

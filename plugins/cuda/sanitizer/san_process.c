@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "core/agent/proto.h"
@@ -137,6 +138,13 @@ int gbpf_san_process_subscribe(enum gbpf_san_when when, const struct gbpf_san_ap
 	}
 	p->state = -1;
 	p->when = when;
+	if (gbpf_san_process_foreign_tool()) {
+		snprintf(p->why, sizeof(p->why), "compute-sanitizer runs this process (%.80s): its tool holds the "
+						 "process's one Compute Sanitizer subscription",
+			 gbpf_san_process_foreign_tool());
+		rc = -EBUSY;
+		goto out;
+	}
 	rc = gbpf_san_api_load(&p->api, p->why, sizeof(p->why));
 	if (rc)
 		goto out;
@@ -307,9 +315,21 @@ const char *gbpf_san_when_name(enum gbpf_san_when when)
 	}
 }
 
+const char *gbpf_san_process_foreign_tool(void)
+{
+	for (char **e = environ; e && *e; e++)
+		if (!strncmp(*e, "NV_SANITIZER_INJECTION_", 23))
+			return *e;
+	return NULL;
+}
+
 int gbpf_san_process_wanted(void)
 {
 	const char *engine = getenv("GBPF_CUDA_ENGINE");
+
+	/* compute-sanitizer's own tool holds the subscription: gbpf_san_process_subscribe says so. */
+	if (gbpf_san_process_foreign_tool())
+		return 0;
 
 	/* Only in an application an agent serves (gbpf run, or an idle agent for gbpf attach). */
 	if (!getenv(GBPF_AGENT_ENV_SOCK) && !getenv(GBPF_AGENT_ENV_LISTEN))

@@ -43,6 +43,12 @@ const char *gbpf_san_when_name(enum gbpf_san_when when);
 
 /** Whether the constructor subscribes in this process (see the file comment). */
 int gbpf_san_process_wanted(void);
+/**
+ * The environment entry compute-sanitizer sets in the processes it runs
+ * (NV_SANITIZER_INJECTION_*), or NULL: its tool then holds the process's
+ * one subscription, and gbpf's engine does not try to take it.
+ */
+const char *gbpf_san_process_foreign_tool(void);
 
 /**
  * Load libsanitizer-public.so and subscribe (the module-unload callback),
