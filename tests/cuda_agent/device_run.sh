@@ -105,6 +105,13 @@ if { [ "$SECTION" = all ] || [ "$SECTION" = memcheck ]; } && command -v compute-
 		check "memcheck on vecadd instrumented by $probe: 0 errors, app ok, kernel instrumented" \
 			"[ $rc = 0 ] && grep -q 'ERROR SUMMARY: 0 errors' $O/mc-$probe.out $O/mc-$probe.err && grep -q 'elements ok' $O/mc-$probe.out && grep -q 'vec_add.*instrumented' $O/mc-$probe.err"
 	done
+	# The default engine (auto) under memcheck: the plugin leaves the Sanitizer subscription to the tool.
+	timeout 180 "$BIN/gbpf" -j run "$BIN/threadhist.bpf.o" -- compute-sanitizer --tool memcheck \
+		--error-exitcode 3 "$A/vecadd" > "$O/mc-auto.out" 2> "$O/mc-auto.err"
+	rc=$?
+	check "memcheck, engine auto: 0 errors, app ok, vecadd instrumented with PTX" \
+		"[ $rc = 0 ] && grep -q 'ERROR SUMMARY: 0 errors' $O/mc-auto.out $O/mc-auto.err && grep -q 'elements ok' $O/mc-auto.out && grep -q 'vec_add.*instrumented' $O/mc-auto.err"
+
 fi
 if [ "$SECTION" = all ] || [ "$SECTION" = apps ]; then
 	# shellcheck source=tests/cuda_agent/apps/apps.sh
