@@ -528,42 +528,6 @@ static uint8_t min8(uint8_t a, uint8_t b)
 	return a < b ? a : b;
 }
 
-/*
- * Track what registers point to after the instruction at pc: a helper's
- * map value (set by its emitter), kept through moves and constant offsets
- * (the same for every lane, so per-thread slots stay distinct).
- */
-static void ptr_update(struct ptx_cg *cg, const struct gbpf_insn *in)
-{
-	uint8_t *p = cg->ptr, cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
-	unsigned d = in->dst;
-
-	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
-		memset(p, 0, 6);
-		if (in->code == GBPF_OP_CALL)
-			p[0] = cg->call_r0_ptr;
-		cg->call_r0_ptr = PTX_PTR_UNKNOWN;
-		return;
-	}
-	if (d >= 10)
-		return;
-	if (cls == GBPF_ALU64 && op == GBPF_MOV && GBPF_SRC(in->code) == GBPF_X && !in->off &&
-	    in->src < GBPF_REG_COUNT) {
-		p[d] = p[in->src];
-		return;
-	}
-	if (cls == GBPF_ALU64 && (op == GBPF_ADD || op == GBPF_SUB) && GBPF_SRC(in->code) == GBPF_K)
-		return;
-	if (cls == GBPF_ALU || cls == GBPF_ALU64 || cls == GBPF_LDX || cls == GBPF_LD)
-		p[d] = PTX_PTR_UNKNOWN;
-	else if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC) {
-		if (in->imm == GBPF_ATOMIC_CMPXCHG)
-			p[0] = PTX_PTR_UNKNOWN;
-		else if ((in->imm & GBPF_FETCH) && in->src < 10)
-			p[in->src] = PTX_PTR_UNKNOWN;
-	}
-}
-
 /* Track known alignment of registers after the instruction at pc. */
 static void align_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 {
@@ -619,7 +583,6 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 		if (cg->label[pc]) {
 			ptx_buf_printf(cg->b, "$L%zu:\n", pc);
 			memset(cg->align, 0, 10);
-			memset(cg->ptr, 0, 10);
 		}
 		switch (GBPF_CLASS(in->code)) {
 		case GBPF_ALU:
@@ -649,7 +612,6 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 			rc = ptx_emit_mem(cg, pc);
 			break;
 		}
-		ptr_update(cg, in);
 		align_update(cg, in);
 	}
 	if (!rc && pc == fn->end) {
@@ -666,7 +628,6 @@ static int emit_subprogram(struct ptx_cg *cg, size_t f)
 
 	cg->cur = f;
 	memset(cg->align, 0, sizeof(cg->align));
-	memset(cg->ptr, 0, sizeof(cg->ptr));
 	cg->align[10] = 3;
 	emit_sub_proto(cg, f, 0);
 	emit_decls(cg, &cg->funcs[f]);
@@ -689,7 +650,6 @@ static int emit_probe_main(struct ptx_cg *cg)
 	ptx_buf_puts(cg->b, "ld.param.b64 %r1, [__ctx];\n");
 	/* the context and the frame are 8-byte aligned */
 	memset(cg->align, 0, sizeof(cg->align));
-	memset(cg->ptr, 0, sizeof(cg->ptr));
 	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);
 	ptx_buf_puts(cg->b, "$Lexit:\nst.param.b64 [__ret], %r0;\nret;\n}\n");
@@ -714,7 +674,6 @@ static int emit_kernel_main(struct ptx_cg *cg)
 			"mad.lo.u64 %r1, %gtid, %t1, %r1;\nld.param.u64 %r2, [__size];\n");
 	/* data copies start 8-byte aligned (device allocation, stride rounded to 8) */
 	memset(cg->align, 0, sizeof(cg->align));
-	memset(cg->ptr, 0, sizeof(cg->ptr));
 	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);
 	/* r0 per thread, then a warp-aggregated min/max so the host learns

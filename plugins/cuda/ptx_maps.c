@@ -395,7 +395,6 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 		       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
 	/* map blocks are allocated aligned, data_off is 128 and strides are multiples of 8 */
 	cg->call_r0_align = 3;
-	cg->call_r0_ptr = d->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY ? PTX_PTR_THREAD_SLOT : PTX_PTR_MAP;
 	return 1;
 }
 
@@ -437,7 +436,6 @@ static int emit_hash_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, co
 			"st.param.b64 [__h1], %r1;\nst.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %t10;\n"
 			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
 			"ld.param.b64 %r0, [__hr];\n}\n");
-	cg->call_r0_ptr = PTX_PTR_MAP;
 	return 1;
 }
 
@@ -512,7 +510,6 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
 			"ld.param.b64 %r0, [__hr];\n}\n");
 	ptx_buf_printf(b, "$Lhd%u_%zu:\n", id, cg->prog_idx);
-	cg->call_r0_ptr = PTX_PTR_MAP;
 	return 1;
 }
 
