@@ -844,7 +844,7 @@ uint32_t ctx_size_of(uint32_t attach)
 	case GBPF_ATTACH_GPU_ENTRY:
 	case GBPF_ATTACH_GPU_EXIT:
 	case GBPF_ATTACH_GPU_BARRIER:
-		return GBPF_GPU_CTX_KERNEL_SIZE;
+		/* all of struct gbpf_gpu_ctx but the mem_* fields (mem.c: ctx_hole) */
 	case GBPF_ATTACH_GPU_MEM:
 		return sizeof(struct gbpf_gpu_ctx);
 	case GBPF_ATTACH_GPU_BLOCK:

@@ -107,6 +107,38 @@ static int region(struct venv *env, uint32_t idx, const struct reg *ptr, bool wr
 	return verr(env, idx, -GBPF_ERRNO__VERIFY, "invalid pointer type in %s", what);
 }
 
+/*
+ * gpu/entry, gpu/exit and gpu/barrier contexts are struct gbpf_gpu_ctx with
+ * the mem_* fields unset: device was appended after them so that no field
+ * moved, which leaves a hole in the middle of what these probes may read.
+ */
+static int ctx_hole(struct venv *env, uint32_t idx, int64_t first, int64_t last)
+{
+	static const struct {
+		const char *name;
+		int64_t off, size;
+	} mem_fields[] = {
+		{"mem_addr", offsetof(struct gbpf_gpu_ctx, mem_addr), 8},
+		{"mem_value", offsetof(struct gbpf_gpu_ctx, mem_value), 8},
+		{"mem_size", offsetof(struct gbpf_gpu_ctx, mem_size), 4},
+		{"mem_kind", offsetof(struct gbpf_gpu_ctx, mem_kind), 4},
+		{"mem_space", offsetof(struct gbpf_gpu_ctx, mem_space), 4},
+		{"mem_site", offsetof(struct gbpf_gpu_ctx, mem_site), 4},
+	};
+	const char *kind = env->attach == GBPF_ATTACH_GPU_ENTRY  ? "gpu/entry"
+			   : env->attach == GBPF_ATTACH_GPU_EXIT ? "gpu/exit"
+								 : "gpu/barrier";
+
+	for (size_t i = 0; i < sizeof(mem_fields) / sizeof(mem_fields[0]); i++)
+		if (first < mem_fields[i].off + mem_fields[i].size && last > mem_fields[i].off)
+			return verr(env, idx, -GBPF_ERRNO__VERIFY,
+				    "invalid access to ctx: off=%" PRId64 " size=%" PRId64
+				    " reads %s, a gpu/mem field a %s probe does not have (it reads "
+				    "kernel_id, params, launch_id and device)",
+				    first, last - first, mem_fields[i].name, kind);
+	return 0;
+}
+
 static int bounds(struct venv *env, uint32_t idx, const struct reg *ptr, int64_t off,
 		  uint64_t size, bool write, const char *what, int64_t *first, int64_t *last)
 {
@@ -132,6 +164,13 @@ static int bounds(struct venv *env, uint32_t idx, const struct reg *ptr, int64_t
 	if (ptr->type == REG_PTR_CTX && !sval_is_const(&ptr->v))
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
 			    "variable ctx access prohibited: the offset must be a constant");
+	if (ptr->type == REG_PTR_CTX && !write &&
+	    (env->attach == GBPF_ATTACH_GPU_ENTRY || env->attach == GBPF_ATTACH_GPU_EXIT ||
+	     env->attach == GBPF_ATTACH_GPU_BARRIER)) {
+		err = ctx_hole(env, idx, *first, *last);
+		if (err)
+			return err;
+	}
 	if (size > 1 && size <= 8 && (env->device || ptr->type == REG_PTR_CTX)) {
 		uint64_t bits = (ptr->v.t.value + (uint64_t)off) | ptr->v.t.mask;
 

@@ -93,7 +93,7 @@ struct gbpf_cuda_inject_opts {
 #define GBPF_CUDA_CTX_UNUSED_PARAMS (1U << 1)    /**< params (and its parameter copy) */
 #define GBPF_CUDA_CTX_UNUSED_LAUNCH_ID (1U << 2) /**< launch_id */
 #define GBPF_CUDA_CTX_UNUSED_MEM (1U << 3)       /**< every mem_* field */
-#define GBPF_CUDA_CTX_UNUSED_DEVICE (1U << 4)    /**< device (gpu/block contexts: gbpf_gpu_block_ctx) */
+#define GBPF_CUDA_CTX_UNUSED_DEVICE (1U << 4)    /**< device (gbpf_gpu_ctx.device, gbpf_gpu_block_ctx.device) */
 #define GBPF_CUDA_CTX_UNUSED_ALL 0x1fU           /**< no field read: the probes get a NULL context */
 
 /** One kernel found in the file. */

@@ -31,8 +31,10 @@ typedef uint32_t gbpf_u32;
 #define GBPF_SPACE_LOCAL 3
 
 /**
- * Context of GPU probes: gpu/entry, gpu/exit, gpu/barrier read the first
- * three fields (24 bytes); gpu/mem reads the whole struct.
+ * Context of GPU probes. gpu/entry, gpu/exit and gpu/barrier probes read
+ * the first three fields ([0, 24)) and device ([56, 64)); the verifier
+ * rejects their reads of the mem_* fields. gpu/mem probes read the whole
+ * struct. device was appended after mem_site so that no older field moved.
  */
 struct gbpf_gpu_ctx {
 	gbpf_u64 kernel_id;  /**< FNV-1a 64 of the kernel's mangled name */
@@ -45,8 +47,14 @@ struct gbpf_gpu_ctx {
 	gbpf_u32 mem_kind;   /**< GBPF_MEM_* */
 	gbpf_u32 mem_space;  /**< GBPF_SPACE_* */
 	gbpf_u32 mem_site;   /**< index of the access in the kernel */
+	/* every GPU probe: */
+	gbpf_u32 device;     /**< device the kernel runs on: host/launch's ctx->device of its launch */
+	gbpf_u32 device_pad; /**< reads as 0 */
 };
+/** Bytes of struct gbpf_gpu_ctx that every GPU probe reads before the mem_* fields. */
 #define GBPF_GPU_CTX_KERNEL_SIZE 24u
+/** Offset of gbpf_gpu_ctx.device: the end of the mem_* fields that only gpu/mem probes read. */
+#define GBPF_GPU_CTX_DEVICE_OFF 56u
 
 /**
  * Context of gpu/block probes (entry of every basic block of a kernel,

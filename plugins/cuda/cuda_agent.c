@@ -1101,13 +1101,14 @@ static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p)
 		 offsetof(struct gbpf_gpu_ctx, params) + 8},
 		{GBPF_CUDA_CTX_UNUSED_LAUNCH_ID, offsetof(struct gbpf_gpu_ctx, launch_id),
 		 offsetof(struct gbpf_gpu_ctx, launch_id) + 8},
-		{GBPF_CUDA_CTX_UNUSED_MEM, offsetof(struct gbpf_gpu_ctx, mem_addr), sizeof(struct gbpf_gpu_ctx)},
+		{GBPF_CUDA_CTX_UNUSED_MEM, offsetof(struct gbpf_gpu_ctx, mem_addr),
+		 offsetof(struct gbpf_gpu_ctx, device)},
 	};
 	static const int16_t size_bytes[4] = {4, 2, 1, 8};
-	/* Only gpu/block contexts have the device field so far (gbpf/probe_ctx.h). */
+	/* device and its padding: read as one u64 too; gpu/block has it at another offset. */
 	const int16_t dev_lo = p->attach.kind == GBPF_ATTACH_GPU_BLOCK
 				       ? (int16_t)offsetof(struct gbpf_gpu_block_ctx, device)
-				       : INT16_MAX;
+				       : (int16_t)offsetof(struct gbpf_gpu_ctx, device);
 	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL;
 
 	for (size_t k = 0; k < p->insn_cnt; k++) {
@@ -1121,7 +1122,7 @@ static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p)
 		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
 			if (in->off < fields[f].hi && in->off + size_bytes[(in->code >> 3) & 3] > fields[f].lo)
 				unused &= ~fields[f].bit;
-		if (dev_lo != INT16_MAX && in->off < dev_lo + 4 && in->off + size_bytes[(in->code >> 3) & 3] > dev_lo)
+		if (in->off < dev_lo + 8 && in->off + size_bytes[(in->code >> 3) & 3] > dev_lo)
 			unused &= ~GBPF_CUDA_CTX_UNUSED_DEVICE;
 	}
 	return unused;

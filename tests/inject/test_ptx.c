@@ -212,7 +212,7 @@ static void check_nvcc_ptx(const char *path)
 			       iu_count(inj, "__gbpf_probe_3, (") == c.barrier,
 		       "%s: probe calls in the text match the reported counts", path);
 		tap_ok(iu_count(inj, "%__gbpf_r0, [__gbpf_device];") == c.kernels &&
-			       iu_count(inj, "[__gbpf_ctx+56], %__gbpf_r0;") == c.kernels,
+			       iu_count(inj, "[__gbpf_ctx+56], %__gbpf_rd1;") == c.kernels,
 		       "%s: every field read: each kernel's entry loads __gbpf_device into the context", path);
 		if (ptxas) {
 			tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
@@ -230,8 +230,8 @@ static void check_nvcc_ptx(const char *path)
 	inject_ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
 	inj = inject_text(text, len, iu_fragment, 15, NULL, &c, &err, log, sizeof(log));
 	inject_ctx_unused = 0;
-	tap_ok(inj && c.instrumented == c.kernels && !strstr(inj, "st.local.u64 [__gbpf_ctx") &&
-		       !strstr(inj, "st.local.u32 [__gbpf_ctx") && strstr(inj, "%__gbpf_rd0, 0;"),
+	tap_ok(inj && c.instrumented == c.kernels && !strstr(inj, "[__gbpf_ctx+") &&
+		       strstr(inj, "%__gbpf_rd0, 0;"),
 	       "%s: with no context field read, no context stores and a NULL context", path);
 	/* ctx->device is read whenever its bit is clear: loaded at entry from __gbpf_device. */
 	if (inj)
@@ -511,6 +511,111 @@ static void check_launch_param(void)
 	free(inj);
 }
 
+/*
+ * gbpf_gpu_ctx.device (offset 56) at entry, exit and memory sites: one
+ * load of __gbpf_device and one 8-byte store (device and its zeroed
+ * padding) per thread at kernel entry, and only when a probe reads it.
+ */
+static const char dev_ptx[] =
+	".version 7.5\n"
+	".target sm_75\n"
+	".address_size 64\n"
+	".visible .entry devk(.param .u64 p)\n"
+	"{\n\t.reg .b64 %rd<3>;\n"
+	"\tld.param.u64 %rd1, [p];\n\tcvta.to.global.u64 %rd2, %rd1;\n"
+	"\tst.global.u32 [%rd2], 1;\n\tret;\n}\n";
+
+/* Probes 0 (entry, block), 1 (exit) and 2 (memory) count by ctx->device. */
+static const char dev_fragment[] =
+	".version 7.5\n"
+	".target sm_75\n"
+	".address_size 64\n"
+	".global .align 8 .u64 __gbpf_devhits[4];\n"
+	".visible .func (.param .b64 __ret) __gbpf_probe_0(.param .b64 __ctx)\n"
+	"{\n\t.reg .b64 %rd<4>;\n\t.reg .b32 %r<2>;\n"
+	"\tld.param.u64 %rd1, [__ctx];\n\tld.u32 %r1, [%rd1+56];\n\tcvt.u64.u32 %rd2, %r1;\n"
+	"\tatom.global.add.u64 %rd3, [__gbpf_devhits], %rd2;\n"
+	"\tst.param.b64 [__ret], 0;\n\tret;\n}\n"
+	".visible .func (.param .b64 __ret) __gbpf_probe_1(.param .b64 __ctx)\n"
+	"{\n\t.reg .b64 %rd<4>;\n"
+	"\tld.param.u64 %rd1, [__ctx];\n\tld.u64 %rd2, [%rd1+56];\n"
+	"\tatom.global.add.u64 %rd3, [__gbpf_devhits+8], %rd2;\n"
+	"\tst.param.b64 [__ret], 0;\n\tret;\n}\n"
+	".visible .func (.param .b64 __ret) __gbpf_probe_2(.param .b64 __ctx)\n"
+	"{\n\t.reg .b64 %rd<5>;\n\t.reg .b32 %r<2>;\n"
+	"\tld.param.u64 %rd1, [__ctx];\n\tld.u64 %rd2, [%rd1+24];\n"
+	"\tld.u32 %r1, [%rd1+56];\n\tcvt.u64.u32 %rd4, %r1;\n"
+	"\tatom.global.add.u64 %rd3, [__gbpf_devhits+16], %rd4;\n"
+	"\tst.param.b64 [__ret], 0;\n\tret;\n}\n";
+
+static char *dev_inject(unsigned sites, unsigned unused, struct counts *c, const char *what)
+{
+	char log[512] = "";
+	int err;
+	char *inj;
+
+	inject_ctx_unused = unused;
+	inj = inject_text(dev_ptx, strlen(dev_ptx), dev_fragment, sites, NULL, c, &err, log, sizeof(log));
+	inject_ctx_unused = 0;
+	tap_ok(inj && err == 1 && c->instrumented == 1, "device, %s: devk instrumented (%d, %s)", what, err,
+	       log);
+	if (inj && ptxas) {
+		tap_ok(iu_ptxas(ptxas, "sm_75", inj, strlen(inj), NULL) == 0,
+		       "device, %s: instrumented PTX assembles for sm_75", what);
+		tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
+		       "device, %s: instrumented PTX assembles for sm_90", what);
+	}
+	return inj;
+}
+
+static void check_device_field(void)
+{
+	static const char store[] = "[__gbpf_ctx+56], %__gbpf_rd1;";
+	const unsigned only_device = GBPF_CUDA_CTX_UNUSED_ALL & ~GBPF_CUDA_CTX_UNUSED_DEVICE;
+	struct counts c;
+	char *inj;
+
+	/* Only device read, at entry and exit: its load and store, no other context store. */
+	inj = dev_inject(GBPF_PTX_SITE_ENTRY | GBPF_PTX_SITE_EXIT, only_device, &c, "entry+exit read it");
+	if (inj) {
+		const char *ld = strstr(inj, "%__gbpf_r0, [__gbpf_device];");
+		const char *cvt = strstr(inj, "%__gbpf_rd1, %__gbpf_r0;");
+		const char *st = strstr(inj, store);
+
+		tap_ok(iu_count(inj, "[__gbpf_device]") == 1 && iu_count(inj, store) == 1 && ld && cvt && st &&
+			       ld < cvt && cvt < st,
+		       "device, entry+exit: one __gbpf_device load, widened, one 8-byte store at ctx+56 "
+		       "(padding zeroed)");
+		tap_ok(iu_count(inj, "[__gbpf_ctx+") == 1,
+		       "device, entry+exit: no other context field stored");
+		tap_ok(st && strstr(inj, "__gbpf_inl_end") > st,
+		       "device, entry+exit: the store precedes the inlined probes that read it");
+		tap_ok(!strstr(inj, "%__gbpf_rd0, 0;"), "device, entry+exit: the probes get the context, not NULL");
+	}
+	free(inj);
+	/* Every other field read, device not: not one instruction for it. */
+	inj = dev_inject(GBPF_PTX_SITE_ENTRY | GBPF_PTX_SITE_EXIT, GBPF_CUDA_CTX_UNUSED_DEVICE, &c,
+			 "device unread");
+	if (inj)
+		tap_ok(!strstr(inj, "[__gbpf_device]") && !strstr(inj, "[__gbpf_ctx+56]") &&
+			       !strstr(inj, "%__gbpf_rd1, %__gbpf_r0;") &&
+			       strstr(inj, "[__gbpf_ctx+16], %__gbpf_rd1;"),
+		       "device, unread: no __gbpf_device load and no ctx+56 store (launch_id still stored)");
+	free(inj);
+	/* A memory probe reads it from the entry's store (the site folds only its own fields). */
+	inj = dev_inject(GBPF_PTX_SITE_MEM, only_device & ~GBPF_CUDA_CTX_UNUSED_MEM, &c, "memory site reads it");
+	if (inj)
+		tap_ok(iu_count(inj, store) == 1 && c.mem == 1 && strstr(inj, store) < strstr(inj, "[%rd2], 1;"),
+		       "device, memory site: stored once at entry, before the access (%u mem sites)", c.mem);
+	free(inj);
+	/* Block sites store gbpf_gpu_block_ctx.device themselves: no entry store at 56. */
+	inj = dev_inject(GBPF_PTX_SITE_BLOCK, only_device, &c, "block sites only");
+	if (inj)
+		tap_ok(!strstr(inj, "[__gbpf_ctx+56]") && strstr(inj, "[__gbpf_ctx+32], %__gbpf_r0;"),
+		       "device, block sites only: block ctx device at 32, nothing at 56");
+	free(inj);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -524,6 +629,7 @@ int main(int argc, char **argv)
 	check_handwritten(argv[2]);
 	check_old_version();
 	check_launch_param();
+	check_device_field();
 	for (int i = 3; i < argc; i++)
 		check_nvcc_ptx(argv[i]);
 	return tap_done();

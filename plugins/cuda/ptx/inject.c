@@ -444,9 +444,15 @@ static int tx_entry(struct kctx *k, struct text *t)
 		gbpf_ptx_tx(t, "ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
 		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
 	}
-	if (!(unused & GBPF_CUDA_CTX_UNUSED_DEVICE)) {
+	/*
+	 * gbpf_gpu_ctx.device with its padding zeroed, in one store. Block
+	 * sites store their own (gbpf_gpu_block_ctx.device lies elsewhere):
+	 * a kernel with only block sites needs none here.
+	 */
+	if (!(unused & GBPF_CUDA_CTX_UNUSED_DEVICE) && (k->plan->sites & ~GBPF_PTX_SITE_BLOCK)) {
 		gbpf_ptx_tx(t, "ld.global.u32 %%__gbpf_r0, [" DEVICE_NAME "];\n");
-		gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", OFF_DEVICE);
+		gbpf_ptx_tx(t, "cvt.u64.u32 %%__gbpf_rd1, %%__gbpf_r0;\n");
+		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_DEVICE);
 	}
 	if (k->plan->sites & GBPF_PTX_SITE_ENTRY) {
 		gbpf_ptx_site_call(t, k, k->plan->entry_probe, INLINE_MAX_STMTS, NULL);

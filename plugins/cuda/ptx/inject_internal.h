@@ -35,7 +35,7 @@
 #define OFF_MEM_KIND 44
 #define OFF_MEM_SPACE 48
 #define OFF_MEM_SITE 52
-#define OFF_DEVICE 56
+#define OFF_DEVICE 56 /* u32 device and u32 padding (0): every site kind but gpu/block */
 #define CTX_SIZE 64
 /*
  * struct gbpf_gpu_block_ctx (gpu/block) shares the buffer: its fields after

@@ -14,6 +14,15 @@
 
 #include <gbpf/cuda_inject.h>
 #include <gbpf/probe_ctx.h>
+
+_Static_assert(offsetof(struct gbpf_gpu_ctx, device) == OFF_DEVICE &&
+		       offsetof(struct gbpf_gpu_ctx, mem_site) == OFF_MEM_SITE &&
+		       sizeof(struct gbpf_gpu_ctx) == CTX_SIZE,
+	       "the injector's context offsets match struct gbpf_gpu_ctx");
+_Static_assert(offsetof(struct gbpf_gpu_block_ctx, device) == OFF_BLOCK_DEVICE &&
+		       sizeof(struct gbpf_gpu_block_ctx) <= CTX_SIZE,
+	       "the injector's block context offsets match struct gbpf_gpu_block_ctx");
+
 static const struct gbpf_ptx_func *probe_func(const struct gbpf_ptx_module *m, unsigned idx)
 {
 	char name[48];

@@ -9,20 +9,75 @@ exit
 
 === gpu/entry may not read memory-probe fields
 kind: gpu/entry
-expect: reject @0 invalid access to ctx
+expect: reject @0 invalid access to ctx: off=24 size=8 reads mem_addr, a gpu/mem field a gpu/entry probe does not have
 ldxdw %r0, [%r1+24]
+exit
+
+=== gpu/entry may not read the last memory-probe field
+kind: gpu/entry
+expect: reject @1 reads mem_site, a gpu/mem field
+ldxw %r2, [%r1+56]
+ldxw %r0, [%r1+52]
+exit
+
+=== gpu/entry may not read a byte of mem_space
+kind: gpu/entry
+expect: reject @0 reads mem_space
+ldxb %r0, [%r1+51]
+exit
+
+=== gpu/entry may not read across the hole into device
+kind: gpu/entry
+expect: reject @0 reads mem_space
+ldxdw %r0, [%r1+48]
+exit
+
+=== gpu/entry reads device
+kind: gpu/entry
+expect: accept
+ldxw %r2, [%r1+56]
+ldxw %r3, [%r1+60]
+ldxdw %r0, [%r1+56]
+exit
+
+=== gpu/exit reads device after the kernel fields
+kind: gpu/exit
+expect: accept
+ldxdw %r2, [%r1+16]
+ldxw %r0, [%r1+56]
+add %r0, %r2
+exit
+
+=== gpu/barrier reads device through a moved pointer
+kind: gpu/barrier
+expect: accept
+add %r1, 48
+ldxw %r0, [%r1+8]
+exit
+
+=== gpu/barrier reads past device
+kind: gpu/barrier
+expect: reject @0 invalid access to ctx
+ldxw %r0, [%r1+64]
 exit
 
 === gpu/exit may not read memory-probe fields
 kind: gpu/exit
-expect: reject @0 invalid access to ctx
+expect: reject @0 reads mem_size, a gpu/mem field a gpu/exit probe does not have
 ldxw %r0, [%r1+40]
 exit
 
 === gpu/barrier may not read memory-probe fields
 kind: gpu/barrier
-expect: reject @0 invalid access to ctx
+expect: reject @0 reads mem_value, a gpu/mem field a gpu/barrier probe does not have
 ldxdw %r0, [%r1+32]
+exit
+
+=== memory-probe fields stay unreadable when the pointer is moved
+kind: gpu/exit
+expect: reject @1 reads mem_size, a gpu/mem field a gpu/exit probe does not have
+add %r1, 40
+ldxw %r0, [%r1+0]
 exit
 
 === gpu/mem reads the whole struct
@@ -33,13 +88,20 @@ ldxdw %r3, [%r1+32]
 ldxw %r4, [%r1+40]
 ldxw %r5, [%r1+44]
 ldxw %r6, [%r1+48]
-ldxw %r0, [%r1+52]
+ldxw %r6, [%r1+52]
+ldxw %r0, [%r1+56]
+exit
+
+=== gpu/mem reads device as one word with its padding
+kind: gpu/mem
+expect: accept
+ldxdw %r0, [%r1+56]
 exit
 
 === gpu/mem reads past the struct
 kind: gpu/mem
-expect: reject @0 invalid access to ctx
-ldxdw %r0, [%r1+56]
+expect: reject @0 invalid access to ctx: off=64..64 size=8 outside [0, 64)
+ldxdw %r0, [%r1+64]
 exit
 
 === write into the context
@@ -95,9 +157,23 @@ exit
 
 === constant offset added past the context
 kind: gpu/entry
-expect: reject @1 invalid access to ctx
+expect: reject @1 invalid access to ctx: off=64..64 size=8 outside [0, 64)
+add %r1, 64
+ldxdw %r0, [%r1+0]
+exit
+
+=== constant offset added into the memory-probe fields
+kind: gpu/entry
+expect: reject @1 reads mem_addr
 add %r1, 24
 ldxdw %r0, [%r1+0]
+exit
+
+=== device may not be written
+kind: gpu/exit
+expect: reject @0 cannot write into ctx
+stw [%r1+56], 1
+mov %r0, 0
 exit
 
 === host/launch reads the kernel name

@@ -42,6 +42,13 @@ int read_mem_field_at_entry(struct gbpf_gpu_ctx *ctx)
 	return ctx->mem_addr;
 }
 
+/* EXPECT read_mem_value_at_barrier: reject reads mem_value, a gpu/mem field a gpu/barrier probe does not have */
+SEC("gpu/barrier/*")
+int read_mem_value_at_barrier(struct gbpf_gpu_ctx *ctx)
+{
+	return ctx->device + ctx->mem_value;
+}
+
 /* EXPECT deref_app_memory: reject invalid mem access 'scalar' */
 SEC("gpu/mem/*")
 int deref_app_memory(struct gbpf_gpu_ctx *ctx)

@@ -110,6 +110,18 @@ int first_thread_only(struct gbpf_gpu_ctx *ctx)
 	return 0;
 }
 
+/* EXPECT exits_per_device: accept */
+SEC("gpu/exit/*")
+int exits_per_device(struct gbpf_gpu_ctx *ctx)
+{
+	__u32 dev = ctx->device & 3;
+	__u64 *v = bpf_map_lookup_elem(&counters, &dev);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	return 0;
+}
+
 /* EXPECT lane_histogram: accept */
 SEC("gpu/barrier/*")
 int lane_histogram(struct gbpf_gpu_ctx *ctx)
