@@ -193,6 +193,12 @@ struct gbpf_spirv_inject_opts {
 	uint32_t flags;     /**< GBPF_SPIRV_TIMER_IMPORT */
 	/** Memory probes may replace the stored value (GBPF_AGENT_F_ALLOW_APP_WRITES). */
 	uint32_t allow_writes;
+	/**
+	 * gbpf_gpu_ctx.device of every GPU probe of the module: the index of
+	 * the device the backend builds it for, as its host/launch probes see
+	 * it (a module is built per device). 0 when sz does not reach it.
+	 */
+	uint32_t device;
 };
 
 /** Per-kernel outcome of gbpf_spirv_inject(). */

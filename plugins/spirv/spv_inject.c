@@ -60,6 +60,7 @@ struct inj {
 	const struct gbpf_prog_desc *const *progs;
 	size_t n;
 	uint32_t *probe_fid;
+	uint32_t device;    /* gbpf_gpu_ctx.device (gbpf_spirv_inject_opts.device) */
 	char *err;
 	size_t err_size;
 };
@@ -431,6 +432,11 @@ static size_t copy_function(struct inj *j, size_t at, struct site *st)
 
 			st->ctx = spv_un(m, SpvOpConvertPtrToU, m->t_u64, g);
 			in_vars = 0;
+			/*
+			 * device and its padding: the same at every site and no site
+			 * overwrites them, so once per work-item, whichever sites exist.
+			 */
+			put64(m, st->ctx, offsetof(struct gbpf_gpu_ctx, device), spv_c64(m, j->device));
 			if (any(st->entry, j->n)) {
 				fill_head(j, st);
 				call_probes(j, st, st->entry, &st->n_entry);
@@ -536,6 +542,9 @@ int gbpf_spirv_inject(const uint32_t *app_words, size_t app_count,
 		goto out;
 	g.m = &m;
 	g.ctx_table = opts ? opts->ctx_table : 0;
+	j.device = opts && opts->sz >= offsetof(struct gbpf_spirv_inject_opts, device) + sizeof(opts->device)
+			   ? opts->device
+			   : 0;
 	g.flags = opts ? (opts->flags & GBPF_SPIRV_TIMER_IMPORT) : 0;
 	spv_cap(&m, SpvCapabilityAddresses);
 	spv_cap(&m, SpvCapabilityKernel);

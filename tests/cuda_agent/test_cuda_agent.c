@@ -3,8 +3,8 @@
  * tests/cuda_agent/test_cuda_agent.c - `gbpf run --backend cuda` on an app
  * driven by the fake driver of this folder (no GPU): the real controller,
  * the real agent and the cuda plugin preloaded into the app.
- * Args: gbpf, app, plugin, probe object, fake driver directory, devcount and
- * blockdev probe objects.
+ * Args: gbpf, app, plugin, probe object, fake driver directory, devcount,
+ * blockdev and devctx_exit probe objects.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 
 #include "tap.h"
 
-static const char *gbpf, *app, *plugin, *obj, *fakedir, *devcount_obj, *blockdev_obj;
+static const char *gbpf, *app, *plugin, *obj, *fakedir, *devcount_obj, *blockdev_obj, *devctx_exit_obj;
 static char dir[] = "/tmp/gbpf-cuda-agent-XXXXXX";
 static char out_buf[65536], err_buf[65536], log_buf[65536];
 
@@ -149,6 +149,30 @@ static void test_device(void)
 		diag_lines("stdout", out_buf), diag_lines("stderr", err_buf), diag_lines("log", log_buf);
 }
 
+/*
+ * gpu/exit ctx->device (gbpf_gpu_ctx.device): the exit probe reading it
+ * makes the agent set __gbpf_device and the kernel entry load it, as for
+ * gpu/block; the fake driver runs no PTX, so the counts are the device
+ * script's (tools_matrix.sh devctx_exit).
+ */
+static void test_device_exit(void)
+{
+	int rc = run_with("GBPF_FAKE_DEVICE=3", devctx_exit_obj, "2");
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: 3 launches ok"), "gpu/exit device 3: app runs to the end (rc %d)",
+	       rc);
+	tap_ok(count(log_buf, "load instrumented=1 reads_device=1") == 2,
+	       "gpu/exit reading ctx->device: both kernels' modules load __gbpf_device at entry");
+	tap_ok(count(log_buf, "instrumented=1 grid=4 block=32") == 2 && count(log_buf, " device=3 ") == 3,
+	       "gpu/exit: the agent set __gbpf_device = 3 (%d launches logged device=3)",
+	       count(log_buf, " device=3 "));
+	tap_ok(strstr(out_buf, "\"host_device_launches\"") && strstr(out_buf, "{\"key\":3,\"value\":3}"),
+	       "gpu/exit object: host/launch ctx->device == 3 for the 3 launches");
+	tap_ok(!strstr(err_buf, "not instrumented") && !strstr(err_buf, "error"), "gpu/exit: nothing reported as failed");
+	if (tap_failed)
+		diag_lines("stdout", out_buf), diag_lines("stderr", err_buf), diag_lines("log", log_buf);
+}
+
 static void test_instrumented(void)
 {
 	unsigned long long ids[3] = {0};
@@ -264,8 +288,8 @@ int main(int argc, char **argv)
 {
 	char cmd[256];
 
-	if (argc < 8) {
-		tap_skip("usage: test_cuda_agent GBPF APP PLUGIN OBJ FAKEDIR DEVCOUNT_OBJ BLOCKDEV_OBJ");
+	if (argc < 9) {
+		tap_skip("usage: test_cuda_agent GBPF APP PLUGIN OBJ FAKEDIR DEVCOUNT_OBJ BLOCKDEV_OBJ DEVCTX_EXIT_OBJ");
 		return tap_done();
 	}
 	gbpf = argv[1];
@@ -275,6 +299,7 @@ int main(int argc, char **argv)
 	fakedir = argv[5];
 	devcount_obj = argv[6];
 	blockdev_obj = argv[7];
+	devctx_exit_obj = argv[8];
 	if (!mkdtemp(dir)) {
 		tap_ok(0, "mkdtemp");
 		return tap_done();
@@ -287,6 +312,7 @@ int main(int argc, char **argv)
 	test_register_fails();
 	test_two_contexts();
 	test_device();
+	test_device_exit();
 	if (tap_failed)
 		diag_lines("stderr", err_buf);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

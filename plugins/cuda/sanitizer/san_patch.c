@@ -154,6 +154,14 @@ static void san_emit_callback(struct ptx_buf *b, const struct san_site *site,
 		ptx_buf_printf(b, "ld.global.u64 %%x1, [%%x0+%zu];\nst.local.u64 [__c+%zu], %%x1;\n",
 			       copied[f].rec_off, copied[f].ctx_off);
 	}
+	/*
+	 * gbpf_gpu_ctx.device: struct gbpf_san_record has no device yet, so a
+	 * probe reading it sees 0 (and padding 0) rather than stale .local
+	 * bytes; right on one GPU, not on several (docs/ATTACH.md).
+	 */
+	if (!(o->ctx_unused & GBPF_CUDA_CTX_UNUSED_DEVICE))
+		ptx_buf_printf(b, "mov.u64 %%x1, 0;\nst.local.u64 [__c+%zu], %%x1;\n",
+			       offsetof(struct gbpf_gpu_ctx, device));
 	if (site->kind == GBPF_ATTACH_GPU_MEM && !(o->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM))
 		san_emit_mem_fields(b, site->space, tag);
 	ptx_buf_puts(b, "mov.u64 %x5, __c;\ncvta.local.u64 %x5, %x5;\n");

@@ -34,6 +34,9 @@ and exits 0 or 1. The expected values:
   blockdev        (tests/cuda_agent/progs/blockdev.bpf.c) the GPU's ctx->device
                   counts every thread under the device the host/launch probe
                   saw for the launches (one device: the app runs on one GPU)
+  devctx_exit     (tests/cuda_agent/progs/devctx_exit.bpf.c) the same with a
+                  gpu/exit probe (gbpf_gpu_ctx.device, padding 0): every
+                  thread's exit under the host/launch probe's device
 """
 import json
 import re
@@ -237,11 +240,11 @@ def check_vec_add(_cfgs, out):
     return True, "64 elements, c[i] == 1001 (i + 1)"
 
 
-def check_blockdev(cfgs, out):
+def check_blockdev(cfgs, out, gpu_map="gpu_device_threads"):
     maps = last_maps(out)
-    g, h = maps.get("gpu_device_threads"), maps.get("host_device_launches")
+    g, h = maps.get(gpu_map), maps.get("host_device_launches")
     if not g or not h or g[0] != "entries" or h[0] != "entries":
-        return False, "gpu_device_threads or host_device_launches not printed"
+        return False, f"{gpu_map} or host_device_launches not printed"
     gpu = {e["key"]: e["value"] for e in g[1]}
     host = {e["key"]: e["value"] for e in h[1]}
     threads = sum(c["threads"] * c["launches"] for c in cfgs)
@@ -250,6 +253,10 @@ def check_blockdev(cfgs, out):
         return False, f"host/launch devices {host}, want one device with {launches} launches"
     dev = list(host)[0]
     return gpu == {dev: threads}, f"GPU ctx->device counts {gpu}, want {{{dev}: {threads}}} (host saw device {dev})"
+
+
+def check_devctx_exit(cfgs, out):
+    return check_blockdev(cfgs, out, "gpu_device_exits")
 
 
 def main():

@@ -95,6 +95,23 @@ if [ -f "$BIN/blockdev.bpf.o" ] && [ -f "$O/m-multictx.plain" ]; then
 		echo "not ok - ctx->device x multictx (rc $rc): $verdict $(grep '^gbpf run' "$O/m-blockdev.err" | head -3 | tr '\n' '|')" >> "$O/matrix.table"
 	fi
 fi
+# The same for gpu/exit (gbpf_gpu_ctx.device at offset 56): thread exits per device == threads launched.
+if [ -f "$BIN/devctx_exit.bpf.o" ] && [ -f "$O/m-multictx.plain" ]; then
+	timeout 60 "$BIN/gbpf" -j run "$BIN/devctx_exit.bpf.o" -- "$A/multictx" > "$O/m-devctx_exit.out" 2> "$O/m-devctx_exit.err"
+	rc=$?
+	grep -v '^{' "$O/m-devctx_exit.out" > "$O/m-devctx_exit.appout"
+	verdict=$(python3 "$ROOT/tests/cuda_agent/apps/check_tools.py" devctx_exit "$O/m-multictx.plain" "$O/m-devctx_exit.out" 2>&1 | tail -1)
+	if [ $rc = 0 ] && cmp -s "$O/m-multictx.plain" "$O/m-devctx_exit.appout" && [ "${verdict#ok }" != "$verdict" ]; then
+		matrix_ok=$((matrix_ok + 1))
+		echo "ok - gpu/exit ctx->device x multictx: ${verdict#ok - }" >> "$O/matrix.table"
+	else
+		matrix_bad=$((matrix_bad + 1))
+		echo "not ok - gpu/exit ctx->device x multictx (rc $rc): $verdict $(grep '^gbpf run' "$O/m-devctx_exit.err" | head -3 | tr '\n' '|')" >> "$O/matrix.table"
+	fi
+else
+	matrix_bad=$((matrix_bad + 1))
+	echo "not ok - gpu/exit ctx->device x multictx: $BIN/devctx_exit.bpf.o or the multictx run missing" >> "$O/matrix.table"
+fi
 sed 's/^/# /' "$O/matrix.table"
 check "tools matrix: $matrix_ok of $((matrix_ok + matrix_bad)) (tool, app) runs exact, app output identical" \
 	"[ $matrix_bad = 0 ]"
