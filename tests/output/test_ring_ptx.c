@@ -84,9 +84,13 @@ int main(void)
 	       "the warp's stores are ordered before the headers' release");
 	tap_ok(strstr(b.p, "@%q7 st.release.gpu.u32 [%a4], %b0;\n@!%q7 st.release.sys.u32 [%a4], %b0;") != NULL,
 	       "the commit's scope follows the device ring's header word");
-	tap_ok(strstr(b.p, "ld.u32 %b14, [%a0+116];") && strstr(b.p, "@!%q5 ld.acquire.sys.u64") &&
-		       strstr(b.p, "@%q5 ld.acquire.gpu.u64"),
-	       "the reservation reads the consumer at the ring's scope");
+	tap_ok(strstr(b.p, "ld.u32 %b14, [%a0+116];") && count(b.p, "@!%q5 ld.acquire.sys.u64") == 2 &&
+		       count(b.p, "@%q5 ld.relaxed.gpu.u64 %a") == 4 && !strstr(b.p, "ld.acquire.gpu"),
+	       "the reservation reads the consumer at the ring's scope (relaxed on device copies: no L1 invalidation)");
+	tap_ok(strstr(b.p, "@%q2 bra $Lgot;\nmov.u64 %a9, %a17;") != NULL &&
+		       strstr(b.p, "$Lrecheck:") && strstr(b.p, "setp.eq.u64 %q2, %a24, %a10;\nsetp.eq.u64 %q3, %a25, %a9;\nand.pred %q2, %q2, %q3;\n@%q2 bra $Lfull;") &&
+		       strstr(b.p, "$Lrecheck:") > strstr(b.p, "atom.cas.relaxed.gpu.b64"),
+	       "a failed CAS retries with the position it returned; full only if neither position has moved");
 	tap_ok(strstr(b.p, "@%q6 st.v2.u32 [%a18], {%b2, %b1};") != NULL,
 	       "reserve writes header and sub-ring in one store, only when asked");
 	ptx_buf_free(&b);
