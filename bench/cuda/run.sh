@@ -127,14 +127,16 @@ echo "# hash_update_percpu: sum of counts $sum, expected $(( (1 << 26) * 106 ))"
 fi
 if want krs; then
 # 5. kernelretsnoop: one event per thread, 2^20 threads
-# 2 warm-up + 2 timed launches (+ init): 5 x 2^20 events; a 1 GiB device ring holds them all.
+# init + 5 warm-up + 6 timed launches: 12 x 2^20 events (768 MB of records); a 1 GiB device ring
+# holds them all. GBPF_CUDA_RING_SUBS / GBPF_CUDA_RING_HOLD=1 (cuda_devmaps.c) vary the sub-rings
+# per SM and hold the forwarder until exit, to measure their effect.
 # kernelretsnoop.bpf.o copies a stack event with bpf_ringbuf_output (the warp writes the records
 # with whole-sector stores); kernelretsnoop_reserve.bpf.o writes the reserved record field by field.
-run vecadd20-plain "$O/vecadd20.plain" "$A/vecadd" 20 2
+run vecadd20-plain "$O/vecadd20.plain" "$A/vecadd" 20 6
 p=$(value vecadd "$O/vecadd20.plain" median_us)
 for krs in kernelretsnoop kernelretsnoop_reserve; do
 	# The controller's JSON goes to a file (a pipe into a slow reader would make the controller the bottleneck).
-	GBPF_CUDA_RING_MB=1024 "$BIN/gbpf" -j run "$BIN/$krs.bpf.o" -- "$A/vecadd" 20 2 > "$O/vecadd20.$krs.json" 2> "$O/vecadd20.$krs.err"
+	GBPF_CUDA_RING_MB=1024 "$BIN/gbpf" -j run "$BIN/$krs.bpf.o" -- "$A/vecadd" 20 6 > "$O/vecadd20.$krs.json" 2> "$O/vecadd20.$krs.err"
 	{ grep -v '^{' "$O/vecadd20.$krs.json"
 	  printf 'gbpf-bench krs events=%d lost=%d\n' "$(grep -c '"type":"event"' "$O/vecadd20.$krs.json")" \
 		"$(grep -o '"type":"lost_events"[^}]*"count":[0-9]*' "$O/vecadd20.$krs.json" | sed 's/.*"count"://' | awk '{ s += $1 } END { print s + 0 }')"
@@ -143,7 +145,7 @@ for krs in kernelretsnoop kernelretsnoop_reserve; do
 	t=$(value vecadd "$O/vecadd20.$krs" median_us); r=$(ratio "$t" "$p")
 	ev=$(value krs "$O/vecadd20.$krs" events); lost=$(value krs "$O/vecadd20.$krs" lost)
 	row "$krs, 2^20 threads" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
-	echo "# $krs: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), threads launched $(( (1 << 20) * 5 ))"
+	echo "# $krs: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), threads launched $(( (1 << 20) * 12 ))"
 done
 # 6. memory access statistics aggregated on the device (mem_trace), 2^24 elements
 run vecadd24-mem "$O/vecadd24.mem" "$BIN/gbpf" -j run --thread-slots 16777216 "$BIN/mem_trace.bpf.o" -- "$A/vecadd" 24 50
