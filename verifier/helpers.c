@@ -313,6 +313,8 @@ int check_helper_call(struct venv *env, uint32_t idx, struct vstate *st, int32_t
 			if (r->type != REG_PTR_CTX || !sval_is_const(&r->v) || r->v.t.value != 0)
 				return verr(env, idx, -GBPF_ERRNO__VERIFY,
 					    "%s type=%s expected=ctx", what, reg_type_name(r->type));
+			/* The helper may read any of it. */
+			env->ctx_read_mask = ~0ULL;
 			break;
 		case ARG_RB_REC:
 			if (r->type != REG_PTR_RINGBUF || !r->ref)

@@ -164,6 +164,12 @@ static int bounds(struct venv *env, uint32_t idx, const struct reg *ptr, int64_t
 	if (ptr->type == REG_PTR_CTX && !sval_is_const(&ptr->v))
 		return verr(env, idx, -GBPF_ERRNO__VERIFY,
 			    "variable ctx access prohibited: the offset must be a constant");
+	if (ptr->type == REG_PTR_CTX && !write) {
+		/* Constant offset (checked above), inside a context of at most 64 bytes. */
+		for (int64_t b = *first; b < *last && b < 64; b++)
+			if (b >= 0)
+				env->ctx_read_mask |= 1ULL << b;
+	}
 	if (ptr->type == REG_PTR_CTX && !write &&
 	    (env->attach == GBPF_ATTACH_GPU_ENTRY || env->attach == GBPF_ATTACH_GPU_EXIT ||
 	     env->attach == GBPF_ATTACH_GPU_BARRIER)) {

@@ -55,6 +55,7 @@ static void fill_result(struct venv *env, struct gbpf_verify_result *res, int er
 	r.max_stack_depth = env->max_stack;
 	r.subprog_cnt = env->subprog_cnt;
 	r.insn_cnt = env->insn_cnt;
+	r.ctx_read_mask = err ? ~0ULL : env->ctx_read_mask;
 	n = res->sz < sizeof(r) ? res->sz : sizeof(r);
 	if (n > sizeof(size_t)) {
 		memcpy((char *)res + sizeof(size_t), (char *)&r + sizeof(size_t),

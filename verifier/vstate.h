@@ -182,6 +182,7 @@ struct venv {
 	/* results */
 	uint64_t processed, stored, pruned, worst;
 	uint32_t max_stack;
+	uint64_t ctx_read_mask; /* bit i: some path reads context byte i (0..63); all ones: a helper got ctx */
 	bool have_r0;
 	struct sval r0;
 	int err;

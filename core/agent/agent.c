@@ -326,6 +326,13 @@ static int agent_verify_all(struct agent_staged *st, char *why, size_t why_size)
 	size_t i;
 	int err = agent_check_rodata(st, why, why_size);
 
+	if (!err) {
+		st->ctx_reads = calloc(st->setup.prog_cnt ? st->setup.prog_cnt : 1, sizeof(*st->ctx_reads));
+		if (!st->ctx_reads) {
+			snprintf(why, why_size, "out of memory verifying %zu programs", st->setup.prog_cnt);
+			return -ENOMEM;
+		}
+	}
 	for (i = 0; !err && i < st->setup.prog_cnt; i++) {
 		const struct gbpf_prog_desc *p = &st->setup.progs[i];
 		struct gbpf_verify_result res = {.sz = sizeof(res)};
@@ -342,6 +349,7 @@ static int agent_verify_all(struct agent_staged *st, char *why, size_t why_size)
 					 : gbpf_agent_app_write_hint(p, res.reason));
 			return err ? err : -GBPF_ERRNO__VERIFY;
 		}
+		st->ctx_reads[i] = res.ctx_read_mask;
 	}
 	return err;
 }
@@ -449,6 +457,7 @@ static int agent_attach(struct agent_state *a, char *why, size_t why_size)
 		.services = &a->services,
 		.cache_dir = getenv("GBPF_CACHE_DIR"),
 		.flags = a->setup.flags,
+		.prog_ctx_reads = a->ctx_reads,
 	};
 	/* Host programs must be runnable before the first interposed call. */
 	atomic_store(&a->attached, 1);
@@ -469,6 +478,8 @@ static void agent_staged_free(struct agent_staged *st)
 	agent_host_progs_free(st->interps, st->faults, st->setup.prog_cnt);
 	st->interps = NULL;
 	st->faults = NULL;
+	free(st->ctx_reads);
+	st->ctx_reads = NULL;
 	gbpf_agent_setup_free(&st->setup);
 	memset(&st->setup, 0, sizeof(st->setup));
 	gbpf_shm_destroy(&st->shm);
@@ -536,6 +547,7 @@ static void agent_install(struct agent_state *a, struct agent_staged *st)
 	a->shm = st->shm;
 	a->interps = st->interps;
 	a->faults = st->faults;
+	a->ctx_reads = st->ctx_reads;
 	memset(st, 0, sizeof(*st));
 	st->shm.fd = -1;
 }
@@ -687,6 +699,8 @@ void agent_session_end(struct agent_state *a, const char *why)
 	agent_host_progs_free(a->interps, a->faults, a->setup.prog_cnt);
 	a->interps = NULL;
 	a->faults = NULL;
+	free(a->ctx_reads);
+	a->ctx_reads = NULL;
 	gbpf_agent_setup_free(&a->setup);
 	memset(&a->setup, 0, sizeof(a->setup));
 	gbpf_shm_destroy(&a->shm);

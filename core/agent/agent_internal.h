@@ -44,6 +44,7 @@ struct agent_staged {
 	struct gbpf_shm shm;
 	struct gbpf_interp **interps; /* per program; NULL for device programs */
 	atomic_uint *faults;          /* per program: run failures seen */
+	uint64_t *ctx_reads;          /* per program: context bytes it may read (the verifier's) */
 };
 
 /*
@@ -111,6 +112,7 @@ struct agent_state {
 	struct gbpf_agent_services services;
 	struct gbpf_interp **interps; /* per program; NULL for device programs */
 	atomic_uint *faults;          /* per program: run failures seen */
+	uint64_t *ctx_reads;          /* per program: context bytes it may read (the verifier's) */
 
 	/* Timeline ring (services->timeline), guarded by tl_lock, not by lock. */
 	pthread_mutex_t tl_lock;

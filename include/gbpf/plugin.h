@@ -269,6 +269,12 @@ struct gbpf_agent_attach_opts {
 	const struct gbpf_agent_services *services;
 	const char *cache_dir;              /**< on-disk JIT cache, NULL = none */
 	uint32_t flags;                     /**< GBPF_AGENT_F_* */
+	/**
+	 * Per program (prog_cnt entries), or NULL: the context bytes it may
+	 * read, as the agent's verifier found them (gbpf_verify_result's
+	 * ctx_read_mask). A context field no program reads need not be filled.
+	 */
+	const uint64_t *prog_ctx_reads;
 };
 /** Let memory probes write application memory (the user asked for it explicitly). */
 #define GBPF_AGENT_F_ALLOW_APP_WRITES (1U << 0)

@@ -101,6 +101,13 @@ struct gbpf_verify_result {
 	uint32_t subprog_cnt;      /**< functions, the entry included */
 	uint32_t insn_cnt;         /**< slots in the program */
 	uint32_t pad;
+	/**
+	 * Accepted programs: bit i set when some path may read byte i of the
+	 * context (i < 64); all ones when a helper is handed the context.
+	 * A backend fills only the fields a program reads. All ones when
+	 * rejected.
+	 */
+	uint64_t ctx_read_mask;
 };
 
 /**

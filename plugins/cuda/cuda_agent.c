@@ -1089,7 +1089,24 @@ static void ca_call_post(void *ctx, const struct gbpf_cu_call_event *ev)
  * of another pointer at those offsets counts too, and a helper that is
  * handed the context (perf_event_output) makes every field read.
  */
-static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p)
+/* Bits lo..hi-1 of a context byte mask. */
+static uint64_t ca_byte_range(int lo, int hi)
+{
+	uint64_t m = 0;
+
+	for (int b = lo; b < hi && b < 64; b++)
+		m |= 1ULL << b;
+	return m;
+}
+
+/*
+ * GBPF_CUDA_CTX_UNUSED_* bits of the context fields @p p never reads.
+ * @p reads: the context bytes the agent's verifier found it may read
+ * (followed through copies and offsets of the context pointer, helpers
+ * handed the context count as reading all of it), or NULL: then every
+ * load at a field's offset, from any register, counts as reading it.
+ */
+static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p, const uint64_t *reads)
 {
 	static const struct {
 		unsigned bit;
@@ -1111,6 +1128,14 @@ static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p)
 				       : (int16_t)offsetof(struct gbpf_gpu_ctx, device);
 	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL;
 
+	if (reads) {
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+			if (*reads & ca_byte_range(fields[f].lo, fields[f].hi))
+				unused &= ~fields[f].bit;
+		if (*reads & ca_byte_range(dev_lo, dev_lo + 8))
+			unused &= ~GBPF_CUDA_CTX_UNUSED_DEVICE;
+		return unused;
+	}
 	for (size_t k = 0; k < p->insn_cnt; k++) {
 		const struct gbpf_insn *in = &p->insns[k];
 
@@ -1252,7 +1277,10 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		dp[s->dev_cnt] = p;
 		s->dev[s->dev_cnt++] = i;
 		s->uses_print |= gbpf_printq_prog_prints(p);
-		s->ctx_unused &= ca_ctx_unused(p);
+		s->ctx_unused &= ca_ctx_unused(p, o->sz >= offsetof(struct gbpf_agent_attach_opts, prog_ctx_reads) +
+								 sizeof(o->prog_ctx_reads) && o->prog_ctx_reads
+							    ? &o->prog_ctx_reads[i]
+							    : NULL);
 		s->need_launch_id = !(s->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID);
 	}
 	if (s->dev_cnt) {

@@ -70,9 +70,32 @@ int main(void)
 	       r.r0_known_value, r.r0_known_mask);
 	tap_ok(r.worst_case_insns == 5, "worst-case path is 5 instructions (got %" PRIu64 ")",
 	       r.worst_case_insns);
+	tap_ok(r.ctx_read_mask == 0xffULL, "context bytes read: 0..7 (mask 0x%" PRIx64 ")", r.ctx_read_mask);
 	tap_ok(r.error_insn == -1 && r.reason[0] == '\0' && r.error == 0,
 	       "accepted: no error index or reason");
 	tap_ok(r.insn_cnt == 5 && r.subprog_cnt == 1, "insn_cnt 5, one function");
+	free(p);
+
+	/* Context bytes read, followed through a copy and an offset, over every path. */
+	p = assemble("mov %r2, %r1\nadd %r2, 48\nldxw %r0, [%r2+8]\nexit\n", &n);
+	tap_ok(p && vt_verify(p, n, GBPF_ATTACH_GPU_EXIT, NULL, 0, 0, &r, log, sizeof(log)) == 0 &&
+		       r.ctx_read_mask == 0x0f00000000000000ULL,
+	       "ctx + 48, then +8: bytes 56..59 read (mask 0x%" PRIx64 ")", r.ctx_read_mask);
+	free(p);
+	p = assemble("ldxdw %r2, [%r1+16]\nmov %r0, 0\njeq %r2, 0, +1\nldxw %r0, [%r1+60]\nexit\n", &n);
+	tap_ok(p && vt_verify(p, n, GBPF_ATTACH_GPU_ENTRY, NULL, 0, 0, &r, log, sizeof(log)) == 0 &&
+		       r.ctx_read_mask == (0xff0000ULL | 0xf000000000000000ULL),
+	       "bytes 16..23 and, on one path, 60..63 (mask 0x%" PRIx64 ")", r.ctx_read_mask);
+	free(p);
+	p = assemble("mov %r0, 0\nexit\n", &n);
+	tap_ok(p && vt_verify(p, n, GBPF_ATTACH_GPU_ENTRY, NULL, 0, 0, &r, log, sizeof(log)) == 0 &&
+		       r.ctx_read_mask == 0,
+	       "a program that reads no context: mask 0 (got 0x%" PRIx64 ")", r.ctx_read_mask);
+	free(p);
+	p = assemble("ldxdw %r0, [%r1+24]\nexit\n", &n);
+	tap_ok(p && vt_verify(p, n, GBPF_ATTACH_GPU_ENTRY, NULL, 0, 0, &r, log, sizeof(log)) != 0 &&
+		       r.ctx_read_mask == ~0ULL,
+	       "rejected (mem_addr on gpu/entry): mask all ones (got 0x%" PRIx64 ")", r.ctx_read_mask);
 	free(p);
 
 	/* worst case counts loop iterations */
