@@ -33,6 +33,7 @@
 
 #include "cuda_agent.h"
 #include "cuda_devmaps.h"
+#include "cuda_primary.h"
 #include "cuda_printq_host.h"
 #include "cuda_timeline.h"
 #include "plugins/cuda/intercept/intercept.h"
@@ -111,6 +112,7 @@ struct ca_printq {
 /** Everything the agent side holds: one per process (the plugin is attached once). */
 static struct cuda_agent_state {
 	pthread_mutex_t lock;
+	struct ca_primary_refs primaries; /* primary contexts kept alive while attached (cuda_primary.h) */
 	atomic_int attached;
 	struct gbpf_agent_services svc;
 	const struct gbpf_prog_desc *progs;
@@ -611,6 +613,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 			  "the image of its module was not recorded (loaded from a file, or before gbpf)");
 		return;
 	}
+	ca_primary_keep(&s->primaries, k->ctx);
 	rc = s->map_cnt ? ca_devmaps_table(s->devmaps, k->ctx, s->dmaps, why, sizeof(why)) : 0;
 	if (rc) {
 		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "maps unreachable from the GPU: %s", why);
@@ -862,6 +865,7 @@ static int ca_san_maps(void *arg, CUcontext ctx, CUdeviceptr *table, char *why, 
 	int rc;
 
 	pthread_mutex_lock(&s->lock);
+	ca_primary_keep(&s->primaries, ctx);
 	rc = ca_devmaps_table(s->devmaps, ctx, table, why, why_size);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
@@ -1012,6 +1016,7 @@ static void ca_context_gone(struct cuda_agent_state *s, const struct gbpf_cu_cal
 		return;
 	ca_devmaps_context_destroyed(s->devmaps, ctx);
 	pthread_mutex_lock(&s->lock);
+	ca_primary_forget(&s->primaries, ctx);
 	for (pq = &s->printqs; *pq;) {
 		struct ca_printq *e = *pq;
 
@@ -1372,5 +1377,7 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	cuda_agent_state.devmaps = NULL;
 	free(cuda_agent_state.dmaps);
 	cuda_agent_state.dmaps = NULL;
+	/* Flushed: the primary contexts kept for it are the application's alone again. */
+	ca_primary_release_all(&cuda_agent_state.primaries);
 	pthread_mutex_unlock(&cuda_agent_state.lock);
 }
