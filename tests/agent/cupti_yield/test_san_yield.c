@@ -148,7 +148,6 @@ static void test_process_yield(void)
 	rc = gbpf_san_process_yield("cuptiSubscribe", msg, sizeof(msg));
 	tap_ok(rc == -ENOENT, "a second yield finds nothing (%d)", rc);
 	gbpf_san_engine_destroy(e);
-	tap_ok(1, "the yielded engine is destroyed (detach) without waiting on anything");
 }
 
 int main(int argc, char **argv)
