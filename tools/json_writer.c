@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void jw_init(struct json_writer *w, FILE *out, bool pretty)
@@ -188,13 +190,37 @@ int jwb_init(struct jw_block *b, int fd, FILE *stdio, size_t cap)
 	return 0;
 }
 
+/*
+ * How much of p[0..n) to write at once to a pipe: whole lines, at most
+ * PIPE_BUF bytes when they fit. `gbpf run` shares its stdout with the
+ * application, and only writes of at most PIPE_BUF bytes are atomic on a
+ * pipe: a larger one blocked on a full pipe lets the application's lines
+ * in between its pieces, and a controller killed while blocked leaves half
+ * a line that the application's next line is glued to.
+ */
+static size_t pipe_piece(const char *p, size_t n)
+{
+	const char *nl;
+
+	if (n <= PIPE_BUF)
+		return n;
+	nl = memrchr(p, '\n', PIPE_BUF);
+	if (nl)
+		return (size_t)(nl - p) + 1;
+	/* a line longer than PIPE_BUF cannot be atomic: write it whole */
+	nl = memchr(p, '\n', n);
+	return nl ? (size_t)(nl - p) + 1 : n;
+}
+
 /* write(2) all of it; the first error sticks (later blocks are discarded). */
 static int write_all(int fd, const char *p, size_t n, uint64_t *bytes)
 {
+	struct stat st;
+	bool is_pipe = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 	size_t off = 0;
 
 	while (off < n) {
-		ssize_t w = write(fd, p + off, n - off);
+		ssize_t w = write(fd, p + off, is_pipe ? pipe_piece(p + off, n - off) : n - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;

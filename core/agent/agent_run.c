@@ -365,8 +365,20 @@ void agent_sender_flush(struct agent_state *a, int ms)
 		if (a->tl_dropped != a->tl_sent_drops)
 			left++;
 		pthread_mutex_unlock(&a->tl_lock);
-		if (!left || atomic_load(&a->orphaned))
+		if (atomic_load(&a->orphaned))
 			return;
+		/*
+		 * An empty queue is not enough: the sender pops a message before it
+		 * sends it (holding tx_lock), and a process that exits meanwhile
+		 * loses it. Done when tx_lock is free and no half frame waits.
+		 */
+		if (!left && !pthread_mutex_trylock(&a->tx_lock)) {
+			size_t rest = a->tx_rest_len;
+
+			pthread_mutex_unlock(&a->tx_lock);
+			if (!rest)
+				return;
+		}
 		/* The timeline is only sent on wake-ups: ask for one now. */
 		if (i == 0 && a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
 			/* saturated: the sender is awake */

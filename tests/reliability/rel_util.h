@@ -260,4 +260,47 @@ static inline void ru_diag(const char *title, const char *text, int max)
 	}
 }
 
+/*
+ * The application's output alone and under gbpf, as diagnostics, when they
+ * differ: @p alone, the app's lines of the traced run (@p lines, NULL if
+ * none), and for each line of @p alone the raw line of @p traced that holds
+ * it, so that a line glued to a JSON line (and so dropped from @p lines)
+ * shows how it was glued.
+ */
+static inline void ru_diag_app_differs(const char *alone, const char *lines, const char *traced)
+{
+	const char *l = alone;
+
+	if (lines && !strcmp(lines, alone))
+		return;
+	ru_diag("app alone", alone, 40);
+	ru_diag("app lines under gbpf", lines ? lines : "(none)", 40);
+	printf("# where the app's lines are in gbpf's stdout (%zu bytes):\n", strlen(traced));
+	while (*l) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		char want[256];
+		const char *at, *start, *end;
+
+		snprintf(want, sizeof(want), "%.*s", (int)(len < sizeof(want) - 1 ? len : sizeof(want) - 1), l);
+		l += len + (nl ? 1 : 0);
+		if (!want[0])
+			continue;
+		at = strstr(traced, want);
+		if (!at) {
+			printf("#   missing: %s\n", want);
+			continue;
+		}
+		for (start = at; start > traced && start[-1] != '\n'; start--)
+			;
+		end = strchr(at, '\n');
+		if (!end)
+			end = at + strlen(at);
+		/* The raw line, its start cut to the last 160 bytes before the app's text. */
+		printf("#   %s%.*s%s\n", at - start > 160 ? "..." : "",
+		       (int)(end - (at - start > 160 ? at - 160 : start)), at - start > 160 ? at - 160 : start,
+		       *end ? "" : " (no newline)");
+	}
+}
+
 #endif
