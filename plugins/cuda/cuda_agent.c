@@ -32,6 +32,7 @@
 #include <gbpf/probe_ctx.h>
 
 #include "cuda_agent.h"
+#include "cuda_clock.h"
 #include "cuda_devmaps.h"
 #include "cuda_primary.h"
 #include "cuda_printq_host.h"
@@ -600,6 +601,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	int jo[2] = {CA_JIT_ERROR_LOG_BUFFER, CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
 	void *jv[2] = {jit_log, (void *)(uintptr_t)sizeof(jit_log)};
 	uint64_t pid_tgid = ((uint64_t)getpid() << 32) | (uint32_t)gettid();
+	uint64_t clock_off = cuda_clock_offset_ns();
 	size_t sz, i;
 	CUresult r;
 	int rc;
@@ -665,6 +667,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	}
 	if ((s->map_cnt && ca_set_global(k->mod, "__gbpf_maps", s->dmaps, s->map_cnt * sizeof(*s->dmaps), 1)) ||
 	    ca_set_global(k->mod, "__gbpf_pid_tgid", &pid_tgid, sizeof(pid_tgid), 0) ||
+	    ca_set_global(k->mod, "__gbpf_clock_off", &clock_off, sizeof(clock_off), 0) ||
 	    (!(s->ctx_unused & GBPF_CUDA_CTX_UNUSED_DEVICE) && ca_set_device(s, k)) ||
 	    getg(&k->launch_id_addr, &sz, k->mod, "__gbpf_launch_id") != GBPF_CUDA_SUCCESS || sz < 8) {
 		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "cannot set the module globals (__gbpf_maps, "

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "cuda_clock.h"
+
 typedef int CUresult;
 typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;

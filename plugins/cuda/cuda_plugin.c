@@ -290,6 +290,11 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 			goto fail;
 		}
 	}
+	if (d->cuModuleGetGlobal(&sym, &sym_size, p->mod, "__gbpf_clock_off") == CUDA_SUCCESS) {
+		uint64_t off = cuda_clock_offset_ns();
+
+		d->cuMemcpyHtoD(sym, &off, sizeof(off));
+	}
 	if (d->cuModuleGetGlobal(&sym, &sym_size, p->mod, "__gbpf_pid_tgid") == CUDA_SUCCESS) {
 		uint64_t v = ((uint64_t)getpid() << 32) | (uint32_t)gettid();
 

@@ -131,6 +131,15 @@ static void emit_inline(struct ptx_cg *cg, uint32_t id)
 	switch (id) {
 	case GBPF_HELPER_KTIME_GET_NS:
 	case GBPF_HELPER_KTIME_GET_BOOT_NS:
+		/*
+		 * %globaltimer counts Unix-epoch nanoseconds; bpf_ktime_get_ns is
+		 * the host's CLOCK_MONOTONIC, as host probes see it: the host sets
+		 * __gbpf_clock_off (CLOCK_REALTIME - CLOCK_MONOTONIC) in each module,
+		 * so GPU and host timestamps of one object compare (launchlate).
+		 */
+		ptx_buf_puts(b, "mov.u64 %r0, %globaltimer;\nld.global.u64 %t10, [__gbpf_clock_off];\n"
+				"sub.u64 %r0, %r0, %t10;\n");
+		break;
 	case GBPF_HELPER_GPU_GLOBALTIMER:
 		ptx_buf_puts(b, "mov.u64 %r0, %globaltimer;\n");
 		break;
@@ -319,6 +328,7 @@ void ptx_emit_module_helpers(struct ptx_buf *b, const uint8_t *used, size_t map_
 
 	ptx_buf_printf(b, ".visible .global .align 8 .u64 __gbpf_maps[%zu];\n", map_cnt ? map_cnt : 1);
 	ptx_buf_puts(b, ".visible .global .align 8 .u64 __gbpf_pid_tgid;\n"
+			".visible .global .align 8 .u64 __gbpf_clock_off;\n"
 			".visible .global .align 8 .u64 __gbpf_printq;\n");
 	if (used[GBPF_HELPER_PROBE_READ] || used[GBPF_HELPER_PROBE_READ_USER] ||
 	    used[GBPF_HELPER_PROBE_READ_KERNEL])

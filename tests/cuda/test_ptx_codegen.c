@@ -105,6 +105,24 @@ static void assemble(const char *what, const char *ptx, int fragment)
 	free(mod);
 }
 
+/* bpf_ktime_get_ns reads the host's CLOCK_MONOTONIC: %globaltimer less the module's __gbpf_clock_off. */
+static void test_ktime(void)
+{
+	const struct gbpf_insn prog[] = {
+		INSN(0x85, 0, 0, 0, GBPF_HELPER_KTIME_GET_NS),
+		INSN(0x95, 0, 0, 0, 0),
+	};
+	struct gbpf_prog_desc p = mkprog(prog, 2, NULL, 0);
+	char err[512], *ptx = NULL;
+	int rc = emit(&p, 0, &ptx, err, sizeof(err));
+
+	tap_ok(rc == 0 && ptx && strstr(ptx, ".visible .global .align 8 .u64 __gbpf_clock_off;") &&
+		       strstr(ptx, "mov.u64 %r0, %globaltimer;\nld.global.u64 %t10, [__gbpf_clock_off];\n"
+				   "sub.u64 %r0, %r0, %t10;"),
+	       "bpf_ktime_get_ns: the GPU timer less the module's host clock offset (%s)", rc ? err : "ok");
+	free(ptx);
+}
+
 int main(void)
 {
 	static const struct gbpf_map_desc maps[2] = {
@@ -113,6 +131,7 @@ int main(void)
 		{.sz = sizeof(struct gbpf_map_desc), .name = ".bss", .type = GBPF_MAP_TYPE_ARRAY,
 		 .key_size = 4, .value_size = 16, .max_entries = 1, .origin = GBPF_MAP_ORIGIN_BSS},
 	};
+	test_ktime();
 	/* A probe using most helper kinds, a local call, an array value and atomics. */
 	const struct gbpf_insn probe[] = {
 		INSN(0x85, 0, 0, 0, GBPF_HELPER_GPU_THREAD_IDX - 0), /* 0 r1..r3 junk: fine for codegen */
@@ -151,6 +170,8 @@ int main(void)
 		tap_ok(!strstr(ptx, ".version") && !strstr(ptx, ".entry"), "fragment has no header and no entry");
 		tap_ok(module_names_prefixed(ptx, bad, sizeof(bad)), "every module-scope name starts with __gbpf_ %s", bad);
 		tap_ok(strstr(ptx, "%globaltimer") && strstr(ptx, "%tid.x"), "timer and thread index inline");
+		tap_ok(strstr(ptx, "mov.u64 %r0, %globaltimer;\n") && !strstr(ptx, "sub.u64 %r0, %r0, %t10;"),
+		       "gbpf_gpu_globaltimer: the raw GPU timer");
 		tap_ok(strstr(ptx, "[__gbpf_stack+504]") != NULL, "r10-8 addressed as .local frame");
 		tap_ok(!strstr(ptx, "membar.sys") && !strstr(ptx, "fence.sc.sys"),
 		       "no system-scope fence without a helper that needs one");
