@@ -300,7 +300,7 @@ static int hdr_check(const struct gbpf_map_hdr *in, size_t size)
 	struct gbpf_map_hdr h;
 
 	if (in->magic != GBPF_MAP_MAGIC || in->version != GBPF_MAP_LAYOUT_VERSION ||
-	    in->hdr_size != GBPF_MAP_HDR_SIZE || in->reserved0 || in->reserved1)
+	    in->hdr_size != GBPF_MAP_HDR_SIZE || in->ring_gpu_consumer || in->reserved1)
 		return -EBADMSG;
 	h = *in;
 	if (gbpf_mapi_layout_compute(&h, NULL, 0))

@@ -85,7 +85,12 @@ struct gbpf_map_hdr {
 	uint64_t drops;        /**< 96: atomic: rings: records dropped (full); hash: E2BIG failures */
 	uint64_t clock;        /**< 104: atomic: hash: LRU clock, +1 per insert/update */
 	uint32_t hdr_size;     /**< 112: GBPF_MAP_HDR_SIZE */
-	uint32_t reserved0;    /**< 116: zero */
+	/**
+	 * 116: rings: 1 in a device copy whose only consumer is on the same
+	 * GPU (the cuda forwarder): producers order records at GPU scope;
+	 * 0 in every host block (the consumer is a CPU: system scope).
+	 */
+	uint32_t ring_gpu_consumer;
 	uint64_t reserved1;    /**< 120: zero */
 };
 

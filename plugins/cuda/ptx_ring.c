@@ -18,6 +18,9 @@
 #include "maps/map_layout.h"
 #include "ptx_maps.h"
 
+/* The PTX below reads the header's ring_gpu_consumer as [%a0+116]. */
+_Static_assert(offsetof(struct gbpf_map_hdr, ring_gpu_consumer) == 116, "ring_gpu_consumer moved");
+
 _Static_assert(GBPF_RING_BUSY == 0x80000000u && GBPF_RING_DISCARD == 0x40000000u &&
 		       GBPF_RING_LEN_MASK == 268435455u,
 	       "device record bits match the layout");

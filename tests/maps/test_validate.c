@@ -33,7 +33,7 @@ static void test_random_memory(void)
 			h->magic = GBPF_MAP_MAGIC;
 			h->version = GBPF_MAP_LAYOUT_VERSION;
 			h->hdr_size = GBPF_MAP_HDR_SIZE;
-			h->reserved0 = 0;
+			h->ring_gpu_consumer = 0;
 			h->reserved1 = 0;
 			h->type = (uint32_t[]){
 				1, 2, 4, 5, 6, 9, 27, 1501, 1502, 1503, 1527}[iter % 11];
