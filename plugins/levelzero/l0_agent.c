@@ -21,6 +21,12 @@
  * before the launch (after its wait events) and a barrier, so that launches
  * queued on regular lists and run later see their own id.
  *
+ * Devices: gbpf_gpu_ctx.device is a constant of each instrumented module
+ * (zeModuleCreate builds a module for one device): the device's number
+ * among the GPU devices of every driver (l0_device_ordinal). host/launch
+ * probes see the same number for kernels of instrumented modules; 0 for
+ * other kernels (the agent does not record their module's device).
+ *
  * trace_printk / puts: one print queue (page-aligned host memory, imported
  * as the table) drained by a printer thread while kernels run, and flushed
  * after every successful host wait for the device (queue, event and fence
@@ -53,6 +59,7 @@ struct l0_module {
 	struct gbpf_spirv_inject_result res;
 	ze_module_handle_t handle;
 	int live; /* 1 once created with the instrumented words */
+	uint32_t device; /* l0_device_ordinal() of the device it is built for */
 	struct l0_module *next;
 };
 
@@ -60,6 +67,7 @@ struct l0_kernel {
 	ze_kernel_handle_t handle;
 	char name[64];
 	int instrumented;
+	uint32_t device; /* its module's device (l0_device_ordinal), 0 when its module was not instrumented */
 	uint32_t group[3];
 	struct l0_kernel *next;
 };
@@ -253,6 +261,38 @@ fail:
 	return -EIO;
 }
 
+/*
+ * The number of device @p dev as gbpf numbers Level Zero devices (`gbpf
+ * --device N`, the plugin's device list, l0_query): its index among the
+ * GPU devices of every driver, in zeDriverGet then zeDeviceGet order. 0
+ * when it is not one of them (a sub-device handle, say).
+ */
+static uint32_t l0_device_ordinal(const struct l0_loader *l, ze_device_handle_t dev)
+{
+	ze_driver_handle_t drivers[16];
+	uint32_t nd = 16, n_gpu = 0;
+
+	if (!dev || l->zeDriverGet(&nd, drivers) != ZE_RESULT_SUCCESS)
+		return 0;
+	for (uint32_t i = 0; i < nd && i < 16; i++) {
+		ze_device_handle_t devs[64];
+		uint32_t n = 64;
+
+		if (l->zeDeviceGet(drivers[i], &n, devs) != ZE_RESULT_SUCCESS)
+			continue;
+		for (uint32_t j = 0; j < n && j < 64; j++) {
+			ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+
+			if (l->zeDeviceGetProperties(devs[j], &p) != ZE_RESULT_SUCCESS || p.type != ZE_DEVICE_TYPE_GPU)
+				continue;
+			if (devs[j] == dev)
+				return n_gpu;
+			n_gpu++;
+		}
+	}
+	return 0;
+}
+
 const ze_module_desc_t *l0_agent_module_pre(ze_context_handle_t ctx, ze_device_handle_t dev,
 					    const ze_module_desc_t *desc, int trial, void **cookie)
 {
@@ -295,6 +335,8 @@ const ze_module_desc_t *l0_agent_module_pre(ze_context_handle_t ctx, ze_device_h
 	io.select_ctx = s;
 	io.ctx_table = (uint64_t)(uintptr_t)s->table;
 	io.allow_writes = !!(s->flags & GBPF_AGENT_F_ALLOW_APP_WRITES);
+	/* a module is built for one device: its number is a constant of the module */
+	m->device = io.device = l0_device_ordinal(l, dev);
 	rc = gbpf_spirv_inject((const uint32_t *)desc->pInputModule, desc->inputSize / 4, s->dp,
 			       s->dev_cnt, &io, &m->res, err, sizeof(err));
 	if (rc) {
@@ -392,8 +434,10 @@ void l0_agent_kernel_created(ze_module_handle_t mod, const char *name, ze_kernel
 		if (!m->live || m->handle != mod)
 			continue;
 		for (i = 0; i < m->res.kernel_cnt; i++)
-			if (m->res.kernels[i].instrumented && !strcmp(m->res.kernels[i].name, name))
+			if (m->res.kernels[i].instrumented && !strcmp(m->res.kernels[i].name, name)) {
 				rec->instrumented = 1;
+				rec->device = m->device;
+			}
 	}
 	rec->next = s->kernels;
 	s->kernels = rec;
@@ -460,6 +504,7 @@ void l0_agent_launch_pre(ze_command_list_handle_t list, ze_kernel_handle_t k,
 			hc.stream = (uint64_t)(uintptr_t)list;
 			hc.launch_id = id;
 			hc.time_ns = l0_now_ns();
+			hc.device = rec.device;
 			if (count) {
 				hc.grid[0] = count->groupCountX;
 				hc.grid[1] = count->groupCountY;

@@ -23,7 +23,9 @@
  * fine-grained system SVM; other devices are reported, uninstrumented.
  * One table per instrumented program: launch_id is written there before
  * each instrumented launch, after the previous instrumented launch of the
- * same program has finished, so every launch reads its own id.
+ * same program has finished, so every launch reads its own id; the
+ * device of the launch's queue (gbpf_gpu_ctx.device) goes there too, as
+ * one instrumented program serves every device it was built for.
  *
  * trace_printk / puts: device records go to one print queue (host memory
  * the device reaches, as the table) that a printer thread drains while
@@ -775,6 +777,7 @@ static int oa_instrument_prog(struct ocl_agent_state *s, const struct ocl_api *c
 	io.select_ctx = s;
 	io.ctx_table = (uint64_t)(uintptr_t)op->table;
 	io.allow_writes = s->allow_writes;
+	io.flags = GBPF_SPIRV_DEVICE_TABLE;
 	if (oa_fault("inject")) {
 		snprintf(op->why, sizeof(op->why), "injection failed: forced by GBPF_OPENCL_FAULT=inject");
 		rc = -EPROTO;
@@ -924,6 +927,38 @@ static int oa_kernel_ready(struct ocl_agent_state *s, const struct ocl_api *cl, 
 	return 0;
 }
 
+/*
+ * The number of the device queue @p q feeds, as gbpf numbers OpenCL
+ * devices everywhere (`gbpf --device N`, gbpf_spirv_cl_open, the plugin's
+ * device list): its index in the devices of every platform
+ * (clGetPlatformIDs order, then clGetDeviceIDs(CL_DEVICE_TYPE_ALL) order
+ * within each platform). 0 when the queue's device cannot be found there.
+ */
+static uint32_t oa_queue_device(const struct ocl_api *cl, cl_command_queue q)
+{
+	cl_platform_id plats[16];
+	cl_device_id dev = NULL, devs[64];
+	cl_uint np = 0, total = 0;
+
+	if (!cl || !q || !cl->GetCommandQueueInfo ||
+	    cl->GetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(dev), &dev, NULL) != CL_SUCCESS || !dev ||
+	    cl->GetPlatformIDs(16, plats, &np) != CL_SUCCESS)
+		return 0;
+	for (cl_uint i = 0; i < np && i < 16 && total < 64; i++) {
+		cl_uint nd = 0;
+
+		if (cl->GetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 64 - total, devs + total, &nd) != CL_SUCCESS)
+			continue;
+		if (nd > 64 - total)
+			nd = 64 - total;
+		for (cl_uint k = 0; k < nd; k++)
+			if (devs[total + k] == dev)
+				return total + k;
+		total += nd;
+	}
+	return 0;
+}
+
 static void oa_run_host_launch(struct ocl_agent_state *s, cl_command_queue q, const struct oa_kernel *ok,
 			       cl_uint dim, const size_t *global, const size_t *local, uint64_t *id)
 {
@@ -941,6 +976,7 @@ static void oa_run_host_launch(struct ocl_agent_state *s, cl_command_queue q, co
 			c.stream = (uint64_t)(uintptr_t)q;
 			c.launch_id = *id;
 			c.time_ns = oa_now_ns();
+			c.device = oa_queue_device(ocl_real(), q);
 			/* grid = work-groups, block = work-group size, as CUDA counts them */
 			for (cl_uint d = 0; d < 3; d++) {
 				size_t g = d < dim && global ? global[d] : 1, l = d < dim && local ? local[d] : 0;
@@ -1000,6 +1036,8 @@ int ocl_agent_enqueue(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t
 		op->last = NULL;
 	}
 	op->table->launch_id = id;
+	/* the program may be built for several devices: the module reads the device from the table */
+	op->table->device = oa_queue_device(cl, q);
 	op->table->time_base_ns = oa_now_ns();
 	{
 		uint64_t threads = 1;

@@ -91,6 +91,16 @@
  */
 #define GBPF_SPIRV_KERNEL_EACH (1U << 2)
 
+/**
+ * gbpf_spirv_inject(): gbpf_gpu_ctx.device is loaded at each work-item's
+ * entry from gbpf_spirv_ctx_table.device, which the backend writes before
+ * each launch, instead of the module constant gbpf_spirv_inject_opts.device.
+ * For backends whose one instrumented module serves several devices (an
+ * OpenCL program built for several devices of its context); needs
+ * ctx_table.
+ */
+#define GBPF_SPIRV_DEVICE_TABLE (1U << 3)
+
 /** Name of the run kernel's entry point. */
 #define GBPF_SPIRV_RUN_ENTRY "__gbpf_run"
 /** Name of the imported timer function (GBPF_SPIRV_TIMER_IMPORT). */
@@ -118,6 +128,14 @@ struct gbpf_spirv_ctx_table {
 	uint64_t map_cnt;      /**< 48: entries used in maps[] */
 	uint64_t reserved;     /**< 56: zero; fences are atomic ORs of 0 on this word */
 	uint64_t maps[GBPF_SPIRV_MAX_MAPS]; /**< 64: device address of each map block */
+	/**
+	 * 576: gbpf_gpu_ctx.device of the next launch, for modules injected with
+	 * GBPF_SPIRV_DEVICE_TABLE (written with launch_id, before the launch).
+	 * Appended after maps[] so that no older offset moved.
+	 */
+	uint64_t device;
+	/** zero; keeps the size a multiple of 64 (callers use aligned_alloc(64, sizeof)) */
+	uint64_t reserved2[7];
 };
 
 /** Reduction of r0 over all work-items of a run (as struct gbpf_ptx_run_stats). */
@@ -190,13 +208,14 @@ struct gbpf_spirv_inject_opts {
 	int (*kernel_selected)(void *ctx, size_t prog_index, const char *name);
 	void *select_ctx;
 	uint64_t ctx_table; /**< as gbpf_spirv_opts.ctx_table */
-	uint32_t flags;     /**< GBPF_SPIRV_TIMER_IMPORT */
+	uint32_t flags;     /**< GBPF_SPIRV_TIMER_IMPORT, GBPF_SPIRV_DEVICE_TABLE */
 	/** Memory probes may replace the stored value (GBPF_AGENT_F_ALLOW_APP_WRITES). */
 	uint32_t allow_writes;
 	/**
 	 * gbpf_gpu_ctx.device of every GPU probe of the module: the index of
 	 * the device the backend builds it for, as its host/launch probes see
 	 * it (a module is built per device). 0 when sz does not reach it.
+	 * Ignored with GBPF_SPIRV_DEVICE_TABLE (the value is read at run time).
 	 */
 	uint32_t device;
 };

@@ -61,6 +61,7 @@ struct inj {
 	size_t n;
 	uint32_t *probe_fid;
 	uint32_t device;    /* gbpf_gpu_ctx.device (gbpf_spirv_inject_opts.device) */
+	int device_table;   /* GBPF_SPIRV_DEVICE_TABLE: device from the context table instead */
 	char *err;
 	size_t err_size;
 };
@@ -436,7 +437,10 @@ static size_t copy_function(struct inj *j, size_t at, struct site *st)
 			 * device and its padding: the same at every site and no site
 			 * overwrites them, so once per work-item, whichever sites exist.
 			 */
-			put64(m, st->ctx, offsetof(struct gbpf_gpu_ctx, device), spv_c64(m, j->device));
+			put64(m, st->ctx, offsetof(struct gbpf_gpu_ctx, device),
+			      j->device_table ? spv_ld64(m, spv_c64(m, j->g->ctx_table),
+							 offsetof(struct gbpf_spirv_ctx_table, device))
+					      : spv_c64(m, j->device));
 			if (any(st->entry, j->n)) {
 				fill_head(j, st);
 				call_probes(j, st, st->entry, &st->n_entry);
@@ -546,6 +550,12 @@ int gbpf_spirv_inject(const uint32_t *app_words, size_t app_count,
 			   ? opts->device
 			   : 0;
 	g.flags = opts ? (opts->flags & GBPF_SPIRV_TIMER_IMPORT) : 0;
+	j.device_table = opts && (opts->flags & GBPF_SPIRV_DEVICE_TABLE);
+	if (j.device_table && !g.ctx_table) {
+		snprintf(err, err_size, "spirv inject: GBPF_SPIRV_DEVICE_TABLE needs a context table (ctx_table is 0)");
+		rc = -EINVAL;
+		goto out;
+	}
 	spv_cap(&m, SpvCapabilityAddresses);
 	spv_cap(&m, SpvCapabilityKernel);
 	spv_cap(&m, SpvCapabilityInt64);
