@@ -22,12 +22,27 @@ ARCH=${GBPF_BENCH_ARCH:-sm_90}
 # few percent (docs/SANITIZER.md): measured in its own row below.
 export GBPF_CUDA_ENGINE=${GBPF_CUDA_ENGINE:-ptx}
 
+# GBPF_BENCH_ROWS: the sections to run (empty, launch, threadhist, hash, krs, mem, bb, printk);
+# unset: all of them.
+want() { [ -z "${GBPF_BENCH_ROWS:-}" ] || [[ " $GBPF_BENCH_ROWS " == *" $1 "* ]]; }
 cd "$ROOT/bench/cuda/apps" || exit 1
 # the apps build in parallel (each nvcc is single-threaded)
 build() { nvcc -O3 -arch=$ARCH "$@" || echo "$*" >> "$A/build.failed"; }
 rm -f "$A/build.failed"
 build -o "$A/vecadd" vecadd_bench.cu &
 build -DHAND_THREADHIST -o "$A/vecadd_hand" vecadd_bench.cu &
+# the probes of the threadhist and hash rows written by hand in CUDA (vecadd_bench.cu says which is which)
+if want threadhist; then
+build -DHAND_THREADHIST_ATOMIC -o "$A/vecadd_hand_atomic" vecadd_bench.cu &
+fi
+if want hash; then
+build -DHAND_HASH=1 -o "$A/vecadd_hhash" vecadd_bench.cu &
+build -DHAND_HASH=2 -o "$A/vecadd_hhash_warp" vecadd_bench.cu &
+build -DHAND_HASH=3 -o "$A/vecadd_hhash_wagg" vecadd_bench.cu &
+build -DHAND_HASH=1 -DHAND_HASH_LOAD=1 -o "$A/vecadd_hhash_relaxed" vecadd_bench.cu &
+build -DHAND_HASH=1 -DHAND_HASH_LOAD=2 -o "$A/vecadd_hhash_acquire" vecadd_bench.cu &
+build -DHAND_COUNTS_FLOOR -o "$A/vecadd_floor" vecadd_bench.cu &
+fi
 build -o "$A/gemm" gemm_bench.cu &
 build -DHAND_THREADHIST -o "$A/gemm_hand" gemm_bench.cu &
 build -o "$A/launch" launch_bench.cu &
@@ -40,6 +55,12 @@ value() { sed -n "s/^gbpf-bench $1 .*$3=\([0-9.]*\).*/\1/p" "$2" | tail -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 verdict() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a"; else if (r + 0 <= t + 0) print "met"; else print "MISSED" }'; }
 row() { printf 'bench|%-44s|%-22s|%-8s|%-8s|%s\n' "$1" "$2" "$3" "$4" "$5"; }
+# hash_keys FILE NAME: `gbpf -j` prints at most its row cap of a hash's keys; each one printed must
+# hold 2^26 / 4096 x 106 launches (vec_add's 105 and init's 1, every key hit equally often)
+hash_keys() {
+	grep -o '"[0-9a-f]*":[0-9]*' "$1" | awk -F: -v name="$2" -v want=$(( (1 << 26) / 4096 * 106 )) \
+		'{ n++; if ($2 == want) ok++ } END { printf "# %s: %d keys printed, %d of them = %d\n", name, n, ok, want }'
+}
 # run NAME OUTFILE [gbpf args --] APP ARGS: stdout to OUTFILE, stderr to OUTFILE.err
 run() {
 	local name=$1 out=$2; shift 2
@@ -49,9 +70,6 @@ run() {
 	return $rc
 }
 
-# GBPF_BENCH_ROWS: the sections to run (empty, launch, threadhist, hash, krs, mem, bb, printk);
-# unset: all of them.
-want() { [ -z "${GBPF_BENCH_ROWS:-}" ] || [[ " $GBPF_BENCH_ROWS " == *" $1 "* ]]; }
 row "benchmark" "measured" "ratio" "target" "verdict"
 if want empty || want hash; then
 # 1. empty entry+exit probe on vector add (memory bound) and GEMM (compute bound)
@@ -97,6 +115,26 @@ run vecadd-threadhist "$O/vecadd.th" "$BIN/gbpf" run --thread-slots 16777216 "$B
 p=$(value vecadd "$O/vecadd24.plain" median_us); t=$(value vecadd "$O/vecadd.th" median_us); h=$(value vecadd "$O/vecadd.hand" median_us)
 r=$(ratio "$t" "$p"); row "threadhist (per-thread counter), vecadd 2^24" "$t vs $p us" "$r" "1.10" "$(verdict "$r" 1.10)"
 r=$(ratio "$t" "$h"); row "injected threadhist vs hand-written in CUDA" "$t vs $h us" "$r" "1.05" "$(verdict "$r" 1.05)"
+# The row above compares the atomic probe with a plain `+= 1`: not the same probe. Like with like:
+# threadhist.bpf.c (atomic add) vs the hand-written atomicAdd, and threadhist_plain.bpf.c (`*count += 1`)
+# vs the hand-written `+= 1`. The hand-written apps check every counter (hand_check line).
+if want threadhist; then
+run vecadd-hand-atomic "$O/vecadd.handa" "$A/vecadd_hand_atomic" 24 100
+run vecadd-threadhist-plain "$O/vecadd.thp" "$BIN/gbpf" run --thread-slots 16777216 "$BIN/threadhist_plain.bpf.o" -- "$A/vecadd" 24 100
+ha=$(value vecadd "$O/vecadd.handa" median_us); tp=$(value vecadd "$O/vecadd.thp" median_us)
+r=$(ratio "$t" "$ha"); row "threadhist atomic vs hand-written atomicAdd" "$t vs $ha us" "$r" "1.05" "$(verdict "$r" 1.05)"
+r=$(ratio "$tp" "$p"); row "threadhist_plain (+= 1), vecadd 2^24" "$tp vs $p us" "$r" "1.10" "$(verdict "$r" 1.10)"
+r=$(ratio "$tp" "$h"); row "threadhist_plain vs hand-written += 1" "$tp vs $h us" "$r" "1.05" "$(verdict "$r" 1.05)"
+r=$(ratio "$ha" "$p"); row "hand-written atomicAdd counter itself, 2^24" "$ha vs $p us" "$r" "-" "info"
+r=$(ratio "$h" "$p"); row "hand-written += 1 counter itself, 2^24" "$h vs $p us" "$r" "-" "info"
+for f in vecadd.hand vecadd.handa; do
+	echo "# $f: $(grep -h '^gbpf-bench hand_check' "$O/$f" | cut -d' ' -f3-) (every slot = launches)"
+done
+# gbpf prints the per-thread array as "N non-empty entries" and its first 64 slots: 106 each (105 vec_add + init)
+for f in vecadd.th vecadd.thp; do
+	echo "# $f: $(sed -n 's/.*: \([0-9]*\) non-empty entries.*/\1/p' "$O/$f") non-empty slots (expected $(( 1 << 24 ))), $(grep -c 'slot [0-9]*: 106$' "$O/$f") of the printed = 106"
+done
+fi
 # the same on compute-bound SGEMM 4096 (2-D grid, 2^20 threads): on memory-bound vecadd the
 # hand-written counter itself costs 2x, here neither should cost much
 run gemm-hand "$O/gemm.hand" "$A/gemm_hand" 4096 20
@@ -114,16 +152,51 @@ p=$(value vecadd "$O/vecadd.plain" median_us); t=$(value vecadd "$O/vecadd.hash"
 sum=$(grep -o '"[0-9a-f]*":[0-9]*' "$O/vecadd.hash" | awk -F: '{ s += $2 } END { print s + 0 }')
 row "hash update from every thread, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 echo "# hash_update: sum of counts $sum, expected $(( (1 << 26) * 106 )) (106 launches of 2^26 threads)"
+hash_keys "$O/vecadd.hash" hash_update
+th=$t
 # the same with the key shared by a warp's lanes (block index mod 4096): one probe run per warp
 run vecadd-hashw "$O/vecadd.hashw" "$BIN/gbpf" -j run "$BIN/hash_update_warp.bpf.o" -- "$A/vecadd" 26 100
 t=$(value vecadd "$O/vecadd.hashw" median_us); r=$(ratio "$t" "$p")
 row "hash update, key shared by a warp, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
+hash_keys "$O/vecadd.hashw" hash_update_warp
+thw=$t
 # every thread again, into a per-CPU (per-SM) hash: the same keys and sums (the host adds the copies)
 run vecadd-hashp "$O/vecadd.hashp" "$BIN/gbpf" -j run "$BIN/hash_update_percpu.bpf.o" -- "$A/vecadd" 26 100
 t=$(value vecadd "$O/vecadd.hashp" median_us); r=$(ratio "$t" "$p")
 sum=$(grep -o '"[0-9a-f]*":[0-9]*' "$O/vecadd.hashp" | awk -F: '{ s += $2 } END { print s + 0 }')
 row "hash update per-CPU (per-SM) hash, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 echo "# hash_update_percpu: sum of counts $sum, expected $(( (1 << 26) * 106 ))"
+hash_keys "$O/vecadd.hashp" hash_update_percpu
+thp=$t
+# The same probes written by hand in CUDA inside vec_add (vecadd_bench.cu -DHAND_HASH): a 16384-slot
+# open-addressing table (gbpf's slots for max_entries 8192), linear probing, a key claimed by atomicCAS,
+# the count by atomicAdd; the same key functions. The apps check every key's count (hand_check line).
+run vecadd-hhash "$O/vecadd.hhash" "$A/vecadd_hhash" 26 100
+run vecadd-hhash-warp "$O/vecadd.hhashw" "$A/vecadd_hhash_warp" 26 100
+run vecadd-hhash-wagg "$O/vecadd.hhashwa" "$A/vecadd_hhash_wagg" 26 100
+run vecadd-floor "$O/vecadd.floor" "$A/vecadd_floor" 26 100
+h=$(value vecadd "$O/vecadd.hhash" median_us); hw=$(value vecadd "$O/vecadd.hhashw" median_us)
+hwa=$(value vecadd "$O/vecadd.hhashwa" median_us); fl=$(value vecadd "$O/vecadd.floor" median_us)
+r=$(ratio "$th" "$h"); row "hash every thread: injected vs hand-written" "$th vs $h us" "$r" "1.05" "$(verdict "$r" 1.05)"
+r=$(ratio "$thw" "$hw"); row "hash warp key: injected vs hand-written" "$thw vs $hw us" "$r" "1.05" "$(verdict "$r" 1.05)"
+# no per-SM table by hand: the per-SM probe against the hand-written global table of the same keys
+r=$(ratio "$thp" "$h"); row "hash per-SM: injected vs hand (global table)" "$thp vs $h us" "$r" "1.05" "$(verdict "$r" 1.05)"
+r=$(ratio "$h" "$p"); row "hand-written hash itself, every thread 2^26" "$h vs $p us" "$r" "-" "info"
+r=$(ratio "$hw" "$p"); row "hand-written hash itself, warp key 2^26" "$hw vs $p us" "$r" "-" "info"
+r=$(ratio "$hwa" "$p"); row "hand hash, warp key, one lookup per warp" "$hwa vs $p us" "$r" "-" "info"
+r=$(ratio "$thw" "$hwa"); row "hash warp key: injected vs that" "$thw vs $hwa us" "$r" "-" "info"
+r=$(ratio "$fl" "$p"); row "floor: atomicAdd on 4096 counters, no hash" "$fl vs $p us" "$r" "-" "info"
+r=$(ratio "$h" "$fl"); row "hand-written hash vs that floor" "$h vs $fl us" "$r" "-" "info"
+# Diagnostic: the hand-written table's key-word probe (home slot first) as ld.relaxed.gpu and as
+# ld.acquire.gpu (what gbpf's inline lookup does with the home bucket's state) instead of a plain load.
+run vecadd-hhash-relaxed "$O/vecadd.hhashr" "$A/vecadd_hhash_relaxed" 26 100
+run vecadd-hhash-acquire "$O/vecadd.hhasha" "$A/vecadd_hhash_acquire" 26 100
+hr=$(value vecadd "$O/vecadd.hhashr" median_us); ha=$(value vecadd "$O/vecadd.hhasha" median_us)
+r=$(ratio "$hr" "$h"); row "diag: hand hash, ld.relaxed.gpu vs plain ld" "$hr vs $h us" "$r" "-" "info"
+r=$(ratio "$ha" "$h"); row "diag: hand hash, ld.acquire.gpu vs plain ld" "$ha vs $h us" "$r" "-" "info"
+for f in vecadd.hhash vecadd.hhashw vecadd.hhashwa vecadd.floor vecadd.hhashr vecadd.hhasha; do
+	echo "# $f: $(grep -h '^gbpf-bench hand_check' "$O/$f" | cut -d' ' -f3-) (every key = sum / 4096; home: keys in their first slot)"
+done
 fi
 if want krs; then
 # 5. kernelretsnoop: one event per thread, 2^20 threads

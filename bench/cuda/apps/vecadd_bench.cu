@@ -1,9 +1,27 @@
 // SPDX-License-Identifier: MIT
 // Vector add of 2^LOG2N floats (default 2^26), inputs from a hash (not zeros),
-// timed with CUDA events; checks the result. Built twice: plain, and with
-// -DHAND_THREADHIST, where the kernel itself counts each thread's exit in a
-// per-thread array - threadhist written by hand, to compare gbpf's injected
-// probe with.
+// timed with CUDA events; checks the result. Built plain, and with one of the
+// -D flags below, where the kernel itself runs a probe written by hand in
+// CUDA at its exit - the same work as a gbpf probe, to compare gbpf's
+// injected code with (bench/cuda/run.sh):
+//   HAND_THREADHIST         per-thread counter, plain `+= 1`
+//                           (bench/cuda/probes/threadhist_plain.bpf.c)
+//   HAND_THREADHIST_ATOMIC  per-thread counter, atomicAdd
+//                           (examples/threadhist/threadhist.bpf.c)
+//   HAND_HASH=1             device hash counter, key = global thread id & 4095
+//                           (bench/cuda/probes/hash_update.bpf.c)
+//   HAND_HASH=2             the same, key = block index & 4095
+//                           (bench/cuda/probes/hash_update_warp.bpf.c)
+//   HAND_HASH=3             key = block index & 4095, aggregated by hand: the
+//                           lanes of a warp with one key elect a leader that
+//                           looks up once and adds their count (what a CUDA
+//                           programmer would write for a per-block key)
+//   HAND_HASH_LOAD=0|1|2    with HAND_HASH: the probe of each bucket's key
+//                           word by a plain load (default), ld.relaxed.gpu or
+//                           ld.acquire.gpu (diagnostic of what an acquire costs)
+//   HAND_COUNTS_FLOOR       atomicAdd(&counts[global thread id & 4095], 1): no
+//                           hash at all, the floor of any keyed counter
+// Each hand-written variant checks its counts on the host after the run.
 #include "bench_common.h"
 
 __global__ void init(float *a, float *b, int n)
@@ -16,14 +34,167 @@ __global__ void init(float *a, float *b, int n)
 	}
 }
 
+#define NKEYS 4096u /* the probes' key range: & 4095 */
+
+#ifdef HAND_HASH
+#ifndef HAND_HASH_LOAD
+#define HAND_HASH_LOAD 0
+#endif
+// The probes' map holds max_entries 8192; gbpf lays a hash out in a power of
+// two >= 2 * max_entries buckets (maps/map_layout.h), so the hand-written
+// table has the same number of slots and load factor (4096 keys in 16384).
+#define HSLOTS 16384u
+#define HEMPTY 0xffffffffu /* no key is 0xffffffff: keys are < 4096 */
+struct hslot {
+	unsigned key; /* HEMPTY, or the key, claimed once by atomicCAS */
+	unsigned pad;
+	unsigned long long value;
+};
+
+// murmur3's 32-bit finalizer: keys 0..4095 spread like random ones (a
+// multiplicative hash would map them to distinct slots with no collision at
+// all, which neither gbpf's hash nor real keys give).
+__host__ __device__ __forceinline__ unsigned hhash(unsigned k)
+{
+	k ^= k >> 16;
+	k *= 0x85ebca6bu;
+	k ^= k >> 13;
+	k *= 0xc2b2ae35u;
+	k ^= k >> 16;
+	return k;
+}
+
+// The read of a slot's key word: the only load of the lookup.
+__device__ __forceinline__ unsigned hload(const unsigned *p)
+{
+	unsigned v;
+#if HAND_HASH_LOAD == 1
+	asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#elif HAND_HASH_LOAD == 2
+	// what gbpf's inline lookup does with the home bucket's state word
+	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#else
+	// A plain load is enough here: the value is only touched atomically and
+	// was zeroed before the kernel, and a stale HEMPTY read falls to the CAS,
+	// which returns the key word as it is.
+	v = *p;
+#endif
+	return v;
+}
+
+// Open addressing, linear probing: find key's slot (claiming an empty one by
+// CAS on its key word), then count with one atomic add on the value.
+__device__ __forceinline__ void hand_hash_add(hslot *t, unsigned key, unsigned long long add)
+{
+	unsigned s = hhash(key) & (HSLOTS - 1);
+
+	for (unsigned n = 0; n < HSLOTS; n++, s = (s + 1) & (HSLOTS - 1)) {
+		unsigned k = hload(&t[s].key);
+
+		if (k == HEMPTY)
+			k = atomicCAS(&t[s].key, HEMPTY, key); /* HEMPTY back: ours now */
+		if (k == HEMPTY || k == key) {
+			atomicAdd(&t[s].value, add);
+			return;
+		}
+	}
+	/* table full: cannot happen with 4096 keys in 16384 slots (the host check would see the loss) */
+}
+#endif
+
 __global__ void vec_add(const float *a, const float *b, float *c, int n, unsigned long long *hand)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
 		c[i] = a[i] + b[i];
-#ifdef HAND_THREADHIST
+	// the probes run at the kernel's exit, for every thread (also those past n)
+#if defined(HAND_THREADHIST)
 	hand[(size_t)blockIdx.x * blockDim.x + threadIdx.x] += 1;
+#elif defined(HAND_THREADHIST_ATOMIC)
+	atomicAdd(&hand[(size_t)blockIdx.x * blockDim.x + threadIdx.x], 1ull);
+#elif defined(HAND_COUNTS_FLOOR)
+	atomicAdd(&hand[(blockIdx.x * blockDim.x + threadIdx.x) & (NKEYS - 1)], 1ull);
+#elif defined(HAND_HASH) && HAND_HASH == 3
+	{
+		unsigned key = blockIdx.x & (NKEYS - 1), peers = __match_any_sync(__activemask(), key);
+
+		if ((threadIdx.x & 31) == (unsigned)__ffs(peers) - 1) /* 1-D blocks of 256: lane = tid & 31 */
+			hand_hash_add(reinterpret_cast<hslot *>(hand), key, __popc(peers));
+	}
+#elif defined(HAND_HASH) && HAND_HASH == 2
+	hand_hash_add(reinterpret_cast<hslot *>(hand), blockIdx.x & (NKEYS - 1), 1);
+#elif defined(HAND_HASH)
+	hand_hash_add(reinterpret_cast<hslot *>(hand), (blockIdx.x * blockDim.x + threadIdx.x) & (NKEYS - 1), 1);
 #endif
+}
+
+#if defined(HAND_THREADHIST) || defined(HAND_THREADHIST_ATOMIC)
+#define HAND_WORDS ((size_t)blocks * threads)
+#elif defined(HAND_COUNTS_FLOOR)
+#define HAND_WORDS ((size_t)NKEYS)
+#elif defined(HAND_HASH)
+#define HAND_WORDS ((size_t)HSLOTS * sizeof(hslot) / 8)
+#endif
+
+// The hand-written probe's counts after `launches` launches of blocks x threads:
+// every one exact, or the run fails. Returns 0 when they are.
+static int check_hand(const unsigned long long *dev, int blocks, int threads, long long launches)
+{
+#ifdef HAND_WORDS
+	std::vector<unsigned long long> h(HAND_WORDS);
+	unsigned long long total = (unsigned long long)blocks * threads * launches, sum = 0;
+	size_t bad = 0, keys = 0, home = 0;
+
+	CK(cudaMemcpy(h.data(), dev, HAND_WORDS * 8, cudaMemcpyDeviceToHost));
+#if defined(HAND_THREADHIST) || defined(HAND_THREADHIST_ATOMIC)
+	for (size_t i = 0; i < h.size(); i++) {
+		bad += h[i] != (unsigned long long)launches;
+		sum += h[i];
+	}
+	keys = h.size();
+#elif defined(HAND_COUNTS_FLOOR)
+	unsigned long long per_key = total / NKEYS; /* blocks * threads is a multiple of 4096 */
+
+	for (size_t i = 0; i < h.size(); i++) {
+		bad += h[i] != per_key;
+		sum += h[i];
+	}
+	keys = h.size();
+#else
+	const hslot *t = reinterpret_cast<const hslot *>(h.data());
+	std::vector<int> seen(NKEYS, 0);
+	// both key functions hit each key equally often (a block is 256 threads,
+	// the grid a multiple of 4096 blocks at the sizes run.sh uses)
+	unsigned long long per_key = total / NKEYS;
+
+	for (unsigned s = 0; s < HSLOTS; s++) {
+		unsigned k = t[s].key;
+
+		if (k == HEMPTY) {
+			bad += t[s].value != 0;
+			continue;
+		}
+		if (k >= NKEYS || seen[k]++) {
+			bad++; /* a key out of range, or in two slots */
+			continue;
+		}
+		keys++;
+		bad += t[s].value != per_key;
+		sum += t[s].value;
+		home += (hhash(k) & (HSLOTS - 1)) == s; /* keys found at their first probe */
+	}
+	bad += keys != NKEYS;
+#endif
+	printf("gbpf-bench hand_check entries=%zu sum=%llu expected=%llu bad=%zu home=%zu launches=%lld\n", keys,
+	       sum, total, bad, home, launches);
+	if (bad || sum != total) {
+		printf("vecadd: hand-written probe counts wrong\n");
+		return 1;
+	}
+#else
+	(void)dev, (void)blocks, (void)threads, (void)launches;
+#endif
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -32,19 +203,27 @@ int main(int argc, char **argv)
 	int n = 1 << log2n, threads = 256, blocks = (n + threads - 1) / threads;
 	float *a, *b, *c;
 	unsigned long long *hand = nullptr;
+	long long launches = 0;
 	std::vector<float> hc(n);
 
 	CK(cudaMalloc(&a, n * sizeof(float)));
 	CK(cudaMalloc(&b, n * sizeof(float)));
 	CK(cudaMalloc(&c, n * sizeof(float)));
-#ifdef HAND_THREADHIST
-	CK(cudaMalloc(&hand, (size_t)blocks * threads * sizeof(*hand)));
-	CK(cudaMemset(hand, 0, (size_t)blocks * threads * sizeof(*hand)));
+#ifdef HAND_WORDS
+	CK(cudaMalloc(&hand, HAND_WORDS * 8));
+	CK(cudaMemset(hand, 0, HAND_WORDS * 8));
+#ifdef HAND_HASH
+	std::vector<hslot> empty(HSLOTS, hslot{HEMPTY, 0, 0}); /* every key word HEMPTY, values 0 */
+	CK(cudaMemcpy(hand, empty.data(), HSLOTS * sizeof(hslot), cudaMemcpyHostToDevice));
+#endif
 #endif
 	init<<<blocks, threads>>>(a, b, n);
 	CK(cudaGetLastError());
-	time_launches(argc > 3 ? argv[3] : "vecadd", 5, iters,
-		      [&] { vec_add<<<blocks, threads>>>(a, b, c, n, hand); });
+	time_launches(argc > 3 ? argv[3] : "vecadd", 5, iters, [&] {
+		vec_add<<<blocks, threads>>>(a, b, c, n, hand);
+		launches++;
+	});
+	CK(cudaGetLastError());
 	CK(cudaMemcpy(hc.data(), c, n * sizeof(float), cudaMemcpyDeviceToHost));
 	for (int i = 0; i < n; i += 4099) {
 		unsigned h = (unsigned)i * 2654435761u;
@@ -54,6 +233,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (check_hand(hand, blocks, threads, launches))
+		return 1;
 	printf("vecadd: %d elements ok\n", n);
 	return 0;
 }
