@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cuda_sanitizer/device.sh BIN - the Compute Sanitizer engine on a CUDA
 # machine (H200). BIN: what tests/device/pack.sh packs (with the probe
-# objects of tests/cuda_sanitizer/progs: santhreads, sanlaunch, memkern),
+# objects of tests/cuda_sanitizer/progs: santhreads, sanlaunch, memkern,
+# sanclock; and tests/cuda_agent's devctx_exit),
 # plus BIN/apps from tests/cuda_sanitizer/build_apps.sh (compiled here
 # where absent).
 #
@@ -12,7 +13,9 @@
 #   apps    examples/apps/vecadd.cu built SASS-only (-gencode
 #           arch=compute_90,code=sm_90) under `gbpf run` with
 #           GBPF_CUDA_ENGINE=sanitizer: exitcount, threadhist, kernelretsnoop,
-#           mem_trace CHECKED exactly, app output identical; engine choices.
+#           mem_trace CHECKED exactly, app output identical; ctx->device
+#           (devctx_exit) and bpf_ktime_get_ns against the host's launch time
+#           (sanclock); engine choices.
 #   cublas  tests/cuda_sanitizer/apps/sgemm_cublas.cu (cuBLAS SGEMM, SASS only)
 #   torch   tests/cuda_sanitizer/apps/torch_train.py (convolutions, ReLU,
 #           pooling, linear, cross-entropy, SGD: cuDNN, cuBLAS and PyTorch
@@ -91,6 +94,10 @@ app() {
 }
 # The exit count (key 0) and others from the last print of an array map.
 mapval() { grep -o "{\"key\":$2,\"value\":[0-9]*}" "$1" | tail -1 | grep -o '[0-9]*}$' | tr -d '}'; }
+# mapkv FILE MAP KEY: KEY's value in the last print of array map MAP (one JSON line per map).
+mapkv() { grep "\"name\":\"$2\"" "$1" | tail -1 | grep -o "{\"key\":$3,\"value\":[0-9]*}" | grep -o '[0-9]*}$' | tr -d '}'; }
+# mapkeys FILE MAP: "key:value" of MAP's non-zero entries in its last print, space separated.
+mapkeys() { grep "\"name\":\"$2\"" "$1" | tail -1 | grep -o '{"key":[0-9]*,"value":[1-9][0-9]*}' | sed 's/{"key":\([0-9]*\),"value":\([0-9]*\)}/\1:\2/' | tr '\n' ' ' | sed 's/ $//'; }
 
 echo "== setup ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); $(nvcc --version | tail -2 | head -1))"
 cd "$ROOT"
@@ -156,6 +163,32 @@ if want apps; then
 	sed 's/^/# /' "$O/mem.check" | cut -c1-400
 	check "mem_trace: exactly 131072 global 4-byte loads and 65536 stores, output identical" \
 		"[ $mem_rc = 0 ] && cmp -s $O/plain.app $O/sass-mem.app"
+	# ctx->device (issue #5): devctx_exit (tests/cuda_agent/progs) counts thread exits under the
+	# device its gpu/exit probe reads from the engine's record, launches under host/launch's
+	# ctx->device (the agent's cuCtxGetDevice). On one GPU both are 0, as the old constant was:
+	# the pad and the agreement are what this shows there; the fake-driver test (san_engine)
+	# shows other ordinals.
+	if [ -f "$BIN/devctx_exit.bpf.o" ]; then
+		gbpfrun sass-devctx sanitizer devctx_exit "$A/vecadd_sass"
+		hostdev=$(mapkeys "$O/sass-devctx.out" host_device_launches)
+		gpudev=$(mapkeys "$O/sass-devctx.out" gpu_device_exits)
+		echo "# devctx_exit: launches per host device {$hostdev}, thread exits per GPU ctx->device {$gpudev}"
+		check "ctx->device under the Sanitizer engine: 65536 exits under the launch's device (cuCtxGetDevice), none elsewhere, pad 0" \
+			"[ -n '$hostdev' ] && [ '$hostdev' = '${hostdev%%:*}:1' ] && [ '$gpudev' = '${hostdev%%:*}:65536' ] && cmp -s $O/plain.app $O/sass-devctx.app"
+	else
+		check "ctx->device under the Sanitizer engine: $BIN/devctx_exit.bpf.o packed" false
+	fi
+	# bpf_ktime_get_ns (issue #5): GPU entry time less the host's launch time (launchlate's way).
+	if [ -f "$BIN/sanclock.bpf.o" ]; then
+		gbpfrun sass-clock sanitizer sanclock "$A/vecadd_sass"
+		c_n=$(mapkv "$O/sass-clock.out" san_clock 0); c_ok=$(mapkv "$O/sass-clock.out" san_clock 1)
+		c_bad=$(mapkv "$O/sass-clock.out" san_clock 2); c_last=$(mapkv "$O/sass-clock.out" san_clock 3)
+		echo "# sanclock: launches ${c_n:-0}, latency in [0, 10 s] ${c_ok:-0}, outside ${c_bad:-0}, last ${c_last:-0} ns (zero entries are not printed)"
+		check "bpf_ktime_get_ns under the Sanitizer engine is the host's CLOCK_MONOTONIC: launch-to-entry latency in [0, 10 s] (${c_last:-?} ns)" \
+			"[ '${c_n:-0}' -ge 1 ] && [ '$c_ok' = '$c_n' ] && [ '${c_bad:-0}' = 0 ] && cmp -s $O/plain.app $O/sass-clock.app"
+	else
+		check "bpf_ktime_get_ns under the Sanitizer engine: $BIN/sanclock.bpf.o packed" false
+	fi
 	gbpfrun sass-auto auto exitcount "$A/vecadd_sass"
 	check "engine auto on the SASS-only app: Sanitizer engine, 65536 exits" "[ '$(mapval "$O/sass-auto.out" 0)' = 65536 ]"
 	gbpfrun ptx-san sanitizer exitcount "$A/vecadd_ptx"

@@ -2,7 +2,8 @@
 /*
  * tests/cuda_sanitizer/fake_sanitizer.c - a stand-in for NVIDIA's
  * libsanitizer-public.so (the entry points san_api.c resolves), for
- * test_san_subscribe: it records which callbacks the subscription enables.
+ * test_san_subscribe: it records which callbacks the subscription enables;
+ * for test_san_engine, the last patch image and callback data it was given.
  * FAKE_SAN_REFUSE_CALLBACK=1 makes sanitizerEnableCallback fail, as a library
  * that knows no single callback ids would.
  */
@@ -21,7 +22,13 @@ static void fake_san_note(const char *what)
 	snprintf(fake_san_calls + n, sizeof(fake_san_calls) - n, "%s%s", n ? " " : "", what);
 }
 
+/* The last patch image and callback data the engine gave (test_san_engine reads what it bound). */
+static const void *fake_san_image;
+static const void *fake_san_userdata;
+
 const char *fake_san_log(void);
+const void *fake_san_last_image(void);
+const void *fake_san_last_userdata(void);
 int sanitizerSubscribe(void **sub, void *cb, void *userdata);
 int sanitizerUnsubscribe(void *sub);
 int sanitizerEnableDomain(uint32_t enable, void *sub, int domain);
@@ -36,6 +43,16 @@ int sanitizerGetResultString(int result, const char **str);
 const char *fake_san_log(void)
 {
 	return fake_san_calls;
+}
+
+const void *fake_san_last_image(void)
+{
+	return fake_san_image;
+}
+
+const void *fake_san_last_userdata(void)
+{
+	return fake_san_userdata;
 }
 
 int sanitizerSubscribe(void **sub, void *cb, void *userdata)
@@ -77,8 +94,8 @@ int sanitizerEnableCallback(uint32_t enable, void *sub, int domain, uint32_t cbi
 
 int sanitizerAddPatches(const void *image, void *ctx)
 {
-	(void)image;
 	(void)ctx;
+	fake_san_image = image;
 	return 0;
 }
 
@@ -105,7 +122,7 @@ int sanitizerUnpatchModule(void *module)
 int sanitizerSetCallbackData(void *kernel, const void *userdata)
 {
 	(void)kernel;
-	(void)userdata;
+	fake_san_userdata = userdata;
 	return 0;
 }
 

@@ -3,15 +3,18 @@
  * The Compute Sanitizer engine without a GPU: the patch module's PTX
  * (callbacks per site kind, context fields, probe masks, placeholders),
  * ptxas --compile-as-tools-patch and the disk cache, the placeholder
- * replacement, the engine choice and the library loader's errors.
+ * replacement (checked at the globals' ELF symbols of a real cubin), the
+ * engine choice and the library loader's errors.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gbpf/cuda_inject.h>
+#include <gbpf/helper_ids.h>
 #include <gbpf/insn.h>
 #include <gbpf/plugin.h>
 #include <gbpf/probe_ctx.h>
@@ -20,6 +23,7 @@
 #include "plugins/cuda/sanitizer/san_api.h"
 #include "plugins/cuda/sanitizer/san_engine.h"
 #include "plugins/cuda/sanitizer/san_patch.h"
+#include "tests/cuda_sanitizer/san_elf.h"
 #include "tests/tap.h"
 
 #define INSN(c, d, s, o, i) ((struct gbpf_insn){.code = (c), .dst = (d), .src = (s), .off = (o), .imm = (i)})
@@ -35,6 +39,21 @@ static const struct gbpf_insn prog_mem[] = {
 	INSN(GBPF_LDX | GBPF_MEM | GBPF_DW, 0, 1, 24, 0),
 	INSN(GBPF_LDX | GBPF_MEM | GBPF_DW, 2, 1, 0, 0),
 	INSN(GBPF_ALU64 | GBPF_ADD | GBPF_X, 0, 2, 0, 0),
+	INSN(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0),
+};
+
+/* r0 = ctx->device + (ctx->device_pad << 32); exit: reads offsets 56..63 */
+static const struct gbpf_insn prog_device[] = {
+	INSN(GBPF_LDX | GBPF_MEM | GBPF_W, 0, 1, 56, 0),
+	INSN(GBPF_LDX | GBPF_MEM | GBPF_W, 2, 1, 60, 0),
+	INSN(GBPF_ALU64 | GBPF_LSH | GBPF_K, 2, 0, 0, 32),
+	INSN(GBPF_ALU64 | GBPF_ADD | GBPF_X, 0, 2, 0, 0),
+	INSN(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0),
+};
+
+/* r0 = bpf_ktime_get_ns(); exit */
+static const struct gbpf_insn prog_ktime[] = {
+	INSN(GBPF_JMP | GBPF_CALL, 0, GBPF_CALL_HELPER, 0, GBPF_HELPER_KTIME_GET_NS),
 	INSN(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0),
 };
 
@@ -115,14 +134,29 @@ static void test_ptx_text(char **out_ptx)
 		       count(ptx, "mov.u32 %y4, 2;\nst.local.u32 [__c+48], %y4;") == 1,
 	       "mem_space: global in the global callback, shared in the shared one");
 	tap_ok(strstr(ptx, "__gbpf_maps[1] = {0x67627066f0000d00};") &&
-		       strstr(ptx, "__gbpf_pid_tgid = 0x67627066f1000eff;") && count(ptx, "__gbpf_maps[") == 1,
-	       "module globals carry placeholders");
+		       strstr(ptx, "__gbpf_pid_tgid = 0x67627066f1000eff;") && count(ptx, "__gbpf_maps[") == 1 &&
+		       count(ptx, ".visible .global .align 8 .u64 __gbpf_clock_off = 0x67627066f2000c1f;") == 1 &&
+		       !strstr(ptx, "__gbpf_clock_off;"),
+	       "module globals carry placeholders (maps, pid_tgid, clock_off; the clock declared once)");
+	/* ctx->device: the record's device word (device, pad) at 32 into the context's 56, in each callback. */
+	tap_ok(offsetof(struct gbpf_san_record, device) == 32 && offsetof(struct gbpf_san_record, device_pad) == 36 &&
+		       sizeof(struct gbpf_san_record) == 40 && offsetof(struct gbpf_gpu_ctx, device) == 56,
+	       "record layout as documented: device at 32, pad at 36, 40 bytes; gbpf_gpu_ctx.device at 56");
+	tap_ok(count(ptx, "ld.global.u64 %x1, [%x0+32];\nst.local.u64 [__c+56], %x1;") == 3 &&
+		       !strstr(ptx, "mov.u64 %x1, 0;\nst.local.u64 [__c+56]"),
+	       "ctx->device loaded from the record's device word in all 3 callbacks (not a constant 0)");
 	free(ptx);
 
 	o.ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
 	rc = gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why));
-	tap_ok(rc == 0 && !strstr(ptx, "[%x0+0]") && !strstr(ptx, "[__ptr]"),
+	tap_ok(rc == 0 && !strstr(ptx, "[%x0+0]") && !strstr(ptx, "[__ptr]") && !strstr(ptx, "[%x0+32]") &&
+		       !strstr(ptx, "[__c+56]"),
 	       "no context stores when no probe reads the context");
+	free(ptx);
+	o.ctx_unused = GBPF_CUDA_CTX_UNUSED_DEVICE;
+	rc = gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why));
+	tap_ok(rc == 0 && !strstr(ptx, "[%x0+32]") && !strstr(ptx, "[__c+56]") && strstr(ptx, "[%x0+16]"),
+	       "device not read: neither loaded nor stored (the other fields are)");
 	free(ptx);
 	o.ctx_unused = 0;
 	rc = gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why));
@@ -141,6 +175,23 @@ static void test_ptx_text(char **out_ptx)
 		     ".visible .global .align 8 .u64 __gbpf_pid_tgid;\n";
 	tap_ok(gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why)) == -EINVAL,
 	       "map count over the limit refused: %s", why);
+	/* A fragment that declares no __gbpf_clock_off still gets the placeholder, once, before its helpers. */
+	o.fragment = ".visible .global .align 8 .u64 __gbpf_maps[1];\n"
+		     ".visible .global .align 8 .u64 __gbpf_pid_tgid;\n"
+		     ".func (.param .b64 r) __gbpf_probe_0(.param .b64 c)\n{\nst.param.b64 [r], 0;\nret;\n}\n";
+	o.flags = GBPF_SAN_PATCH_VISIBLE_FUNCS;
+	rc = gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why));
+	tap_ok(rc == 0 && count(ptx, "__gbpf_clock_off = 0x67627066f2000c1f;") == 1 &&
+		       strstr(ptx, "__gbpf_clock_off") < strstr(ptx, "__gbpf_probe_0") &&
+		       strstr(ptx, ".visible .func (.param .b64 r) __gbpf_probe_0"),
+	       "fragment without a clock declaration: placeholder added once, helpers still made visible (%s)", why);
+	free(ptx);
+	o.fragment = ".visible .global .align 8 .u64 __gbpf_clock_off;\n"
+		     ".visible .global .align 8 .u64 __gbpf_maps[1];\n"
+		     ".visible .global .align 8 .u64 __gbpf_pid_tgid;\n";
+	o.flags = 0;
+	tap_ok(gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why)) == -EINVAL && strstr(why, "__gbpf_clock_off"),
+	       "clock declared before pid_tgid refused (the text would keep a bare declaration): %s", why);
 	tap_ok(gbpf_san_patch_callback(kinds, 3, GBPF_SAN_INSTRUCTION_BLOCK_EXIT) &&
 		       !strcmp(gbpf_san_patch_callback(kinds, 3, GBPF_SAN_INSTRUCTION_SHARED_MEMORY_ACCESS),
 			       GBPF_SAN_CB_SMEM) &&
@@ -163,7 +214,10 @@ static void test_globals(void)
 	memcpy(img + 21, &v, 8);
 	v = GBPF_SAN_MAGIC_PID;
 	memcpy(img + 100, &v, 8);
-	tap_ok(gbpf_san_patch_set_globals(img, sizeof(img), maps, 2, 0x1234ull, why, sizeof(why)) == 0,
+	v = GBPF_SAN_MAGIC_CLOCK;
+	memcpy(img + 131, &v, 8);
+	tap_ok(gbpf_san_patch_set_globals(img, sizeof(img), maps, 2, 0x1234ull, 0x17d0000000000005ull, why,
+					  sizeof(why)) == 0,
 	       "placeholders replaced (%s)", why);
 	memcpy(&v, img + 13, 8);
 	tap_ok(v == maps[0], "map 0 address written at its placeholder (unaligned)");
@@ -171,14 +225,43 @@ static void test_globals(void)
 	tap_ok(v == maps[1], "map 1 address written");
 	memcpy(&v, img + 100, 8);
 	tap_ok(v == 0x1234ull, "pid_tgid written");
-	tap_ok(gbpf_san_patch_set_globals(img, sizeof(img), maps, 2, 1, why, sizeof(why)) == -ENOENT &&
-		       strstr(why, "pid_tgid 0"),
+	memcpy(&v, img + 131, 8);
+	tap_ok(v == 0x17d0000000000005ull, "clock offset written (unaligned)");
+	tap_ok(gbpf_san_patch_set_globals(img, sizeof(img), maps, 2, 1, 2, why, sizeof(why)) == -ENOENT &&
+		       strstr(why, "pid_tgid 0") && strstr(why, "clock_off 0"),
 	       "an image without placeholders refused: %s", why);
 	v = GBPF_SAN_MAGIC_PID;
 	memcpy(img + 40, &v, 8);
 	memcpy(img + 60, &v, 8);
-	tap_ok(gbpf_san_patch_set_globals(img, sizeof(img), NULL, 0, 1, why, sizeof(why)) == -ENOENT,
+	v = GBPF_SAN_MAGIC_CLOCK;
+	memcpy(img + 80, &v, 8);
+	tap_ok(gbpf_san_patch_set_globals(img, sizeof(img), NULL, 0, 1, 2, why, sizeof(why)) == -ENOENT,
 	       "a placeholder found twice refused: %s", why);
+	memset(img, 0xab, sizeof(img));
+	v = GBPF_SAN_MAGIC_PID;
+	memcpy(img + 8, &v, 8);
+	tap_ok(gbpf_san_patch_set_globals(img, sizeof(img), NULL, 0, 1, 2, why, sizeof(why)) == -ENOENT &&
+		       strstr(why, "clock_off 0 (want 1)"),
+	       "an image without the clock placeholder refused (a cubin of before could not be bound): %s", why);
+}
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, read here, brackets the engine's value. */
+static void test_clock_offset(void)
+{
+	struct timespec rt0, mo0, rt1, mo1;
+	uint64_t got, lo, hi;
+
+	clock_gettime(CLOCK_REALTIME, &rt0);
+	clock_gettime(CLOCK_MONOTONIC, &mo0);
+	got = gbpf_san_clock_offset_ns();
+	clock_gettime(CLOCK_MONOTONIC, &mo1);
+	clock_gettime(CLOCK_REALTIME, &rt1);
+	lo = ((uint64_t)rt0.tv_sec * 1000000000ull + (uint64_t)rt0.tv_nsec) -
+	     ((uint64_t)mo1.tv_sec * 1000000000ull + (uint64_t)mo1.tv_nsec);
+	hi = ((uint64_t)rt1.tv_sec * 1000000000ull + (uint64_t)rt1.tv_nsec) -
+	     ((uint64_t)mo0.tv_sec * 1000000000ull + (uint64_t)mo0.tv_nsec);
+	tap_ok(got >= lo && got <= hi && got != 0, "clock offset = CLOCK_REALTIME - CLOCK_MONOTONIC (%llu in [%llu, %llu])",
+	       (unsigned long long)got, (unsigned long long)lo, (unsigned long long)hi);
 }
 
 static void test_compile(const char *ptx)
@@ -209,7 +292,7 @@ static void test_compile(const char *ptx)
 	if (a) {
 		uint64_t maps[1] = {0xdead000ull};
 
-		rc = gbpf_san_patch_set_globals(a, as, maps, 1, 42, why, sizeof(why));
+		rc = gbpf_san_patch_set_globals(a, as, maps, 1, 42, 0x17d0123456789abcull, why, sizeof(why));
 		tap_ok(rc == 0, "placeholders found once each in the compiled cubin (%s)", why);
 	}
 	free(a);
@@ -232,6 +315,108 @@ static void test_compile(const char *ptx)
 		if (system(cmd))
 			tap_diag("cannot remove %s", dir);
 	}
+}
+
+static int have_ptxas(void)
+{
+	return !access("/usr/local/cuda/bin/ptxas", X_OK) || getenv("CUDA_HOME") || getenv("GBPF_PTXAS");
+}
+
+static uint64_t u64_at(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/*
+ * A gpu/entry probe calling bpf_ktime_get_ns and a gpu/exit probe reading
+ * ctx->device: the patch PTX subtracts __gbpf_clock_off from %globaltimer
+ * and loads the device from the record; compiled by ptxas as a tools patch,
+ * the cached cubin keeps the clock placeholder at __gbpf_clock_off's
+ * symbol, and each binding (two "processes" with two offsets) writes its own
+ * offset there, the map address and pid_tgid at theirs.
+ */
+static void test_ktime_device_cubin(void)
+{
+	struct gbpf_prog_desc kt = mkprog("on_entry_ktime", prog_ktime, 2, GBPF_ATTACH_GPU_ENTRY);
+	struct gbpf_prog_desc dv = mkprog("on_exit_device", prog_device, 5, GBPF_ATTACH_GPU_EXIT);
+	const struct gbpf_prog_desc *progs[] = {&kt, &dv};
+	uint32_t kinds[] = {GBPF_ATTACH_GPU_ENTRY, GBPF_ATTACH_GPU_EXIT};
+	struct gbpf_san_patch_opts o = {.sz = sizeof(o), .probe_kind = kinds, .probe_cnt = 2,
+					.ctx_unused = GBPF_CUDA_CTX_UNUSED_KERNEL_ID | GBPF_CUDA_CTX_UNUSED_PARAMS |
+						      GBPF_CUDA_CTX_UNUSED_LAUNCH_ID | GBPF_CUDA_CTX_UNUSED_MEM,
+					.arch = "sm_90"};
+	char dir[] = "/tmp/gbpf-san-clock-XXXXXX", why[2048] = "", *ptx = NULL, *frag = fragment_of(progs, 2);
+	const char *enter, *exitcb;
+	void *a = NULL, *b = NULL;
+	size_t as = 0, bs = 0;
+	uint64_t maps[1] = {0x7f00beef0000ull};
+	const uint64_t off1 = 0x17d4f00ba5000001ull, off2 = 0x17d4f00ba5000002ull;
+	int cached = -1, rc;
+
+	tap_ok(frag != NULL, "fragment of a ktime entry probe and a ctx->device exit probe");
+	if (!frag)
+		return;
+	o.fragment = frag;
+	rc = gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why));
+	tap_ok(rc == 0, "patch PTX built (%s)", why);
+	if (rc) {
+		free(frag);
+		return;
+	}
+	tap_ok(strstr(ptx, "mov.u64 %r0, %globaltimer;\nld.global.u64 %t10, [__gbpf_clock_off];\n"
+			   "sub.u64 %r0, %r0, %t10;") != NULL &&
+		       count(ptx, "__gbpf_clock_off = 0x67627066f2000c1f;") == 1,
+	       "bpf_ktime_get_ns: %%globaltimer less __gbpf_clock_off, whose initialiser is the placeholder");
+	enter = strstr(ptx, GBPF_SAN_CB_ENTER "(");
+	exitcb = strstr(ptx, GBPF_SAN_CB_EXIT "(");
+	tap_ok(enter && exitcb && strstr(enter, "ld.global.u64 %x1, [%x0+32];\nst.local.u64 [__c+56], %x1;") &&
+		       strstr(exitcb, "ld.global.u64 %x1, [%x0+32];\nst.local.u64 [__c+56], %x1;") &&
+		       !strstr(ptx, "[%x0+0]"),
+	       "both callbacks copy the record's device word (offset 32) into ctx->device (56), nothing else");
+	if (!have_ptxas()) {
+		tap_skip("ptxas not installed: the clock placeholder of a real cubin not checked");
+		goto out;
+	}
+	if (!mkdtemp(dir)) {
+		tap_ok(0, "temporary cache folder");
+		goto out;
+	}
+	setenv("GBPF_CACHE_DIR", dir, 1);
+	rc = gbpf_san_patch_compile(ptx, strlen(ptx), "sm_90", &a, &as, &cached, why, sizeof(why));
+	tap_ok(rc == 0 && cached == 0, "ptxas --compile-as-tools-patch of the ktime/device module (%d: %.300s)", rc, why);
+	if (rc)
+		goto clean;
+	tap_ok(elf_global(a, as, "__gbpf_clock_off") && u64_at(elf_global(a, as, "__gbpf_clock_off")) == GBPF_SAN_MAGIC_CLOCK,
+	       "the cubin holds the clock placeholder at __gbpf_clock_off's symbol");
+	rc = gbpf_san_patch_set_globals(a, as, maps, 1, 0x1111000022ull, off1, why, sizeof(why));
+	tap_ok(rc == 0 && elf_global(a, as, "__gbpf_clock_off") && u64_at(elf_global(a, as, "__gbpf_clock_off")) == off1 &&
+		       u64_at(elf_global(a, as, "__gbpf_pid_tgid")) == 0x1111000022ull &&
+		       u64_at(elf_global(a, as, "__gbpf_maps")) == maps[0],
+	       "bound: __gbpf_clock_off, __gbpf_pid_tgid and __gbpf_maps[0] hold this binding's values (%s)", why);
+	rc = gbpf_san_patch_compile(ptx, strlen(ptx), "sm_90", &b, &bs, &cached, why, sizeof(why));
+	tap_ok(rc == 0 && cached == 1 && elf_global(b, bs, "__gbpf_clock_off") &&
+		       u64_at(elf_global(b, bs, "__gbpf_clock_off")) == GBPF_SAN_MAGIC_CLOCK,
+	       "the disk cache kept the placeholder, not the first binding's offset");
+	rc = b ? gbpf_san_patch_set_globals(b, bs, maps, 1, 0x3333000044ull, off2, why, sizeof(why)) : -1;
+	tap_ok(rc == 0 && u64_at(elf_global(b, bs, "__gbpf_clock_off")) == off2,
+	       "a second binding of the cached cubin gets its own offset");
+clean:
+	unsetenv("GBPF_CACHE_DIR");
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			tap_diag("cannot remove %s", dir);
+	}
+out:
+	free(a);
+	free(b);
+	free(ptx);
+	free(frag);
 }
 
 /* A real library where the loader looks after GBPF_SANITIZER_LIB: the not-found path cannot be shown. */
@@ -290,7 +475,9 @@ int main(void)
 
 	test_ptx_text(&ptx);
 	test_globals();
+	test_clock_offset();
 	test_compile(ptx);
+	test_ktime_device_cubin();
 	test_choice_and_loader();
 	free(ptx);
 	return tap_done();

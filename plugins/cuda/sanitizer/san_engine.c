@@ -40,6 +40,7 @@ typedef CUresult (*san_ctx_sync_fn)(void);
 struct san_ctx {
 	CUcontext ctx;
 	int ok;
+	uint32_t device; /* its device's ordinal: the records' device (ctx->device) */
 	void *cubin; /* kept: the library may refer to the image it was given */
 	struct san_ctx *next;
 };
@@ -271,6 +272,7 @@ static struct san_ctx *san_ctx_for(struct gbpf_san_engine *e, CUcontext ctx, con
 		san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: cannot read the device's architecture");
 		return NULL;
 	}
+	c->device = (uint32_t)dev;
 	snprintf(arch, sizeof(arch), "sm_%d%d", major, minor);
 	if (e->map_cnt) {
 		table = calloc(e->map_cnt, sizeof(*table));
@@ -306,8 +308,10 @@ static struct san_ctx *san_ctx_for(struct gbpf_san_engine *e, CUcontext ctx, con
 			break;
 		}
 		e->stats.cubin_cached = cached;
+		/* The clock offset of now, as the PTX engine's modules get theirs when loaded. */
 		rc = gbpf_san_patch_set_globals(c->cubin, size, (const uint64_t *)table, e->map_cnt,
-						((uint64_t)getpid() << 32) | (uint32_t)gettid(), why, sizeof(why));
+						((uint64_t)getpid() << 32) | (uint32_t)gettid(),
+						gbpf_san_clock_offset_ns(), why, sizeof(why));
 		if (rc) {
 			san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: %s", why);
 			break;
@@ -421,6 +425,7 @@ static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, cons
 	san_htod_fn htod = (san_htod_fn)gbpf_cu_real_proc("cuMemcpyHtoD", 3020, 0);
 	struct gbpf_san_record rec = {.kernel_id = gbpf_kernel_id(l->name)};
 	struct gbpf_cu_handle_info info;
+	struct san_ctx *c;
 	CUfunction fn = l->func;
 	CUmodule mod = NULL;
 	gbpf_san_result r;
@@ -462,8 +467,11 @@ static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, cons
 			return;
 		}
 	}
-	if (!san_ctx_for(e, k->ctx, l->name) || san_patch_module(e, mod, k->ctx, l->name))
+	c = san_ctx_for(e, k->ctx, l->name);
+	if (!c || san_patch_module(e, mod, k->ctx, l->name))
 		return;
+	/* A record serves one kernel handle in one context, hence one device. */
+	rec.device = c->device;
 	if (alloc(&k->record, sizeof(rec)) != GBPF_CUDA_SUCCESS ||
 	    htod(k->record, &rec, sizeof(rec)) != GBPF_CUDA_SUCCESS) {
 		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cannot allocate the kernel's record");

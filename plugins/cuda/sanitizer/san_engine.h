@@ -9,10 +9,11 @@
  * CUPTI; one Sanitizer subscriber per process: san_process.h). At the
  * first launch of a kernel a probe targets it: compiles the patch module
  * for the device's architecture (san_patch.h; disk cache), binds its placeholders to the
- * context's maps and loads it (sanitizerAddPatches, once per context),
+ * context's maps, the pid and the clock offset and loads it (sanitizerAddPatches, once per context),
  * patches the kernel's module at the probes' patch points
  * (sanitizerPatchInstructions + sanitizerPatchModule, once per module)
- * and gives the kernel its device record (sanitizerSetCallbackData). The
+ * and gives the kernel its device record (sanitizerSetCallbackData; with
+ * the ordinal of the context's device). The
  * application's own function is launched: the patch is in place, nothing
  * is replaced. Every failure is reported; the kernel then runs
  * uninstrumented.

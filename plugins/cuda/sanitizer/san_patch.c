@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gbpf/cuda_inject.h>
@@ -24,6 +25,19 @@
 #include "san_patch.h"
 
 extern char **environ;
+
+/*
+ * The callbacks copy record fields into the context with 8-byte loads and
+ * stores at these offsets: device and its zero padding travel as one word.
+ */
+_Static_assert(offsetof(struct gbpf_san_record, device) % 8 == 0 &&
+		       offsetof(struct gbpf_san_record, device_pad) == offsetof(struct gbpf_san_record, device) + 4,
+	       "gbpf_san_record: device and device_pad form one aligned 8-byte word");
+_Static_assert(offsetof(struct gbpf_gpu_ctx, device) == GBPF_GPU_CTX_DEVICE_OFF &&
+		       offsetof(struct gbpf_gpu_ctx, device) % 8 == 0 &&
+		       offsetof(struct gbpf_gpu_ctx, device_pad) == offsetof(struct gbpf_gpu_ctx, device) + 4,
+	       "gbpf_gpu_ctx: device and device_pad form one aligned 8-byte word");
+_Static_assert(sizeof(struct gbpf_san_record) == 40, "gbpf_san_record layout (san_patch.h) changed");
 
 /* One patch point the module may serve. */
 struct san_site {
@@ -128,6 +142,9 @@ static void san_emit_callback(struct ptx_buf *b, const struct san_site *site,
 		 offsetof(struct gbpf_san_record, params)},
 		{GBPF_CUDA_CTX_UNUSED_LAUNCH_ID, offsetof(struct gbpf_gpu_ctx, launch_id),
 		 offsetof(struct gbpf_san_record, launch_id)},
+		/* device and device_pad (0) in one word: the static assertions above. */
+		{GBPF_CUDA_CTX_UNUSED_DEVICE, offsetof(struct gbpf_gpu_ctx, device),
+		 offsetof(struct gbpf_san_record, device)},
 	};
 
 	ptx_buf_printf(b, ".visible .func (.param .b32 __r) %s", site->name);
@@ -154,14 +171,6 @@ static void san_emit_callback(struct ptx_buf *b, const struct san_site *site,
 		ptx_buf_printf(b, "ld.global.u64 %%x1, [%%x0+%zu];\nst.local.u64 [__c+%zu], %%x1;\n",
 			       copied[f].rec_off, copied[f].ctx_off);
 	}
-	/*
-	 * gbpf_gpu_ctx.device: struct gbpf_san_record has no device yet, so a
-	 * probe reading it sees 0 (and padding 0) rather than stale .local
-	 * bytes; right on one GPU, not on several (docs/ATTACH.md).
-	 */
-	if (!(o->ctx_unused & GBPF_CUDA_CTX_UNUSED_DEVICE))
-		ptx_buf_printf(b, "mov.u64 %%x1, 0;\nst.local.u64 [__c+%zu], %%x1;\n",
-			       offsetof(struct gbpf_gpu_ctx, device));
 	if (site->kind == GBPF_ATTACH_GPU_MEM && !(o->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM))
 		san_emit_mem_fields(b, site->space, tag);
 	ptx_buf_puts(b, "mov.u64 %x5, __c;\ncvta.local.u64 %x5, %x5;\n");
@@ -186,12 +195,40 @@ static void san_emit_callback(struct ptx_buf *b, const struct san_site *site,
 		       tag);
 }
 
-/* Copy the fragment, giving __gbpf_maps and __gbpf_pid_tgid placeholder initialisers. */
+/* Copy @p text, making every module-scope `.func` .visible when @p visible. */
+static void san_copy_funcs(struct ptx_buf *b, const char *text, size_t n, int visible)
+{
+	if (!visible) {
+		ptx_buf_printf(b, "%.*s", (int)n, text);
+		return;
+	}
+	/* Module-scope helpers become .visible: some loaders take only global functions. */
+	for (const char *line = text, *end = text + n; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t ln = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
+
+		if (ln >= 6 && !strncmp(line, ".func ", 6))
+			ptx_buf_puts(b, ".visible ");
+		ptx_buf_printf(b, "%.*s", (int)ln, line);
+		line += ln;
+	}
+}
+
+/*
+ * Copy the fragment, giving __gbpf_maps, __gbpf_pid_tgid and
+ * __gbpf_clock_off placeholder initialisers. The fragment declares
+ * __gbpf_clock_off (ptx_emit_module_helpers) whether a probe calls
+ * bpf_ktime_get_ns or not; a fragment without the declaration gets one, so
+ * that the placeholder is always in the cubin and gbpf_san_patch_set_globals
+ * can insist on finding it once.
+ */
 static int san_emit_fragment(struct ptx_buf *b, const char *frag, uint32_t flags, char *why, size_t why_size)
 {
 	static const char maps_decl[] = ".visible .global .align 8 .u64 __gbpf_maps[";
 	static const char pid_decl[] = ".visible .global .align 8 .u64 __gbpf_pid_tgid;";
-	const char *m = strstr(frag, maps_decl), *p = strstr(frag, pid_decl), *end;
+	static const char clock_decl[] = ".visible .global .align 8 .u64 __gbpf_clock_off;";
+	const char *m = strstr(frag, maps_decl), *p = strstr(frag, pid_decl), *c, *end;
+	int visible = !!(flags & GBPF_SAN_PATCH_VISIBLE_FUNCS);
 	unsigned long n;
 	char *num_end;
 
@@ -206,6 +243,11 @@ static int san_emit_fragment(struct ptx_buf *b, const char *frag, uint32_t flags
 		return -EINVAL;
 	}
 	end = num_end + 2;
+	c = strstr(frag, clock_decl);
+	if (c && c < p) {
+		snprintf(why, why_size, "patch module: __gbpf_clock_off declared before __gbpf_pid_tgid in the fragment");
+		return -EINVAL;
+	}
 	ptx_buf_printf(b, "%.*s%s%lu] = {", (int)(m - frag), frag, maps_decl, n);
 	for (unsigned long i = 0; i < n; i++)
 		ptx_buf_printf(b, "%s0x%016llx", i ? ", " : "", (unsigned long long)GBPF_SAN_MAGIC_MAP(i));
@@ -213,20 +255,15 @@ static int san_emit_fragment(struct ptx_buf *b, const char *frag, uint32_t flags
 	ptx_buf_printf(b, ".visible .global .align 8 .u64 __gbpf_pid_tgid = 0x%016llx;",
 		       (unsigned long long)GBPF_SAN_MAGIC_PID);
 	p += sizeof(pid_decl) - 1;
-	if (!(flags & GBPF_SAN_PATCH_VISIBLE_FUNCS)) {
-		ptx_buf_puts(b, p);
-		return 0;
+	if (c) {
+		san_copy_funcs(b, p, (size_t)(c - p), visible);
+		p = c + sizeof(clock_decl) - 1;
+	} else {
+		ptx_buf_puts(b, "\n");
 	}
-	/* Module-scope helpers become .visible: some loaders take only global functions. */
-	for (const char *line = p; *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t ln = nl ? (size_t)(nl - line) + 1 : strlen(line);
-
-		if (!strncmp(line, ".func ", 6))
-			ptx_buf_puts(b, ".visible ");
-		ptx_buf_printf(b, "%.*s", (int)ln, line);
-		line += ln;
-	}
+	ptx_buf_printf(b, ".visible .global .align 8 .u64 __gbpf_clock_off = 0x%016llx;",
+		       (unsigned long long)GBPF_SAN_MAGIC_CLOCK);
+	san_copy_funcs(b, p, strlen(p), visible);
 	return 0;
 }
 
@@ -276,10 +313,10 @@ int gbpf_san_patch_ptx(const struct gbpf_san_patch_opts *o, char **ptx, size_t *
 }
 
 int gbpf_san_patch_set_globals(void *cubin, size_t size, const uint64_t *maps, size_t map_cnt,
-			       uint64_t pid_tgid, char *why, size_t why_size)
+			       uint64_t pid_tgid, uint64_t clock_off, char *why, size_t why_size)
 {
 	unsigned char *img = cubin;
-	size_t found_maps = 0, found_pid = 0;
+	size_t found_maps = 0, found_pid = 0, found_clock = 0;
 
 	if (!cubin || (map_cnt && !maps) || map_cnt > GBPF_SAN_MAX_MAPS || !why)
 		return -EINVAL;
@@ -298,6 +335,12 @@ int gbpf_san_patch_set_globals(void *cubin, size_t size, const uint64_t *maps, s
 			off += 7;
 			continue;
 		}
+		if (v == GBPF_SAN_MAGIC_CLOCK) {
+			memcpy(img + off, &clock_off, 8);
+			found_clock++;
+			off += 7;
+			continue;
+		}
 		if ((v & ~0xfff000ull) != GBPF_SAN_MAGIC_MAP(0))
 			continue;
 		size_t i = (size_t)((v - GBPF_SAN_MAGIC_MAP(0)) >> 12);
@@ -307,13 +350,25 @@ int gbpf_san_patch_set_globals(void *cubin, size_t size, const uint64_t *maps, s
 		found_maps++;
 		off += 7;
 	}
-	if (found_pid != 1 || found_maps < map_cnt) {
+	if (found_pid != 1 || found_clock != 1 || found_maps < map_cnt) {
 		snprintf(why, why_size,
-			 "patch cubin: placeholders found: pid_tgid %zu (want 1), maps %zu (want >= %zu)",
-			 found_pid, found_maps, map_cnt);
+			 "patch cubin: placeholders found: pid_tgid %zu (want 1), clock_off %zu (want 1), "
+			 "maps %zu (want >= %zu)",
+			 found_pid, found_clock, found_maps, map_cnt);
 		return -ENOENT;
 	}
 	return 0;
+}
+
+uint64_t gbpf_san_clock_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	/* Read in the order cuda_clock_offset_ns() reads them: both engines get the same value. */
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return ((uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec) -
+	       ((uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec);
 }
 
 /* ---- ptxas and the cache ---- */

@@ -20,10 +20,13 @@
  * struct gbpf_gpu_ctx on its stack from the record and its arguments and
  * calls every probe of its kind whose bit is set in record.probes.
  *
- * Module globals: __gbpf_maps[] and __gbpf_pid_tgid get initialisers with
- * placeholder values, so that one compiled cubin (cached on disk) serves
- * every process and context: gbpf_san_patch_set_globals() writes the real
- * values into a copy before sanitizerAddPatches().
+ * Module globals: __gbpf_maps[], __gbpf_pid_tgid and __gbpf_clock_off get
+ * initialisers with placeholder values, so that one compiled cubin (cached
+ * on disk) serves every process and context: gbpf_san_patch_set_globals()
+ * writes the real values into a copy before sanitizerAddPatches().
+ * __gbpf_clock_off is what bpf_ktime_get_ns subtracts from %globaltimer
+ * (ptx_helpers.c), as in the PTX engine's modules: without it the GPU's
+ * timestamps would be Unix-epoch ones, not the host probes' CLOCK_MONOTONIC.
  */
 #ifndef GBPF_CUDA_SAN_PATCH_H
 #define GBPF_CUDA_SAN_PATCH_H
@@ -47,18 +50,28 @@
 #define GBPF_SAN_CB_SMEM "__gbpf_san_smem"
 #define GBPF_SAN_CB_BARRIER "__gbpf_san_barrier"
 
-/** Per-kernel record in device memory; its address is the callbacks' userdata. */
+/**
+ * Per-kernel record in device memory; its address is the callbacks'
+ * userdata. The generated callbacks read it at offsetof() of these fields
+ * (san_patch.c); launch_id is written on the launch's stream (san_engine.c).
+ *
+ *   0 kernel_id   8 params   16 launch_id   24 probes   32 device   36 device_pad   (40 bytes)
+ */
 struct gbpf_san_record {
-	uint64_t kernel_id; /**< gbpf_kernel_id() of the mangled name */
-	uint64_t params;    /**< 0: the patch points do not give the parameter address */
-	uint64_t launch_id; /**< set on the launch's stream before each launch */
-	uint64_t probes;    /**< bit i: probe i runs in this kernel */
+	uint64_t kernel_id;  /**< gbpf_kernel_id() of the mangled name */
+	uint64_t params;     /**< 0: the patch points do not give the parameter address */
+	uint64_t launch_id;  /**< set on the launch's stream before each launch */
+	uint64_t probes;     /**< bit i: probe i runs in this kernel */
+	uint32_t device;     /**< ordinal of the device of the kernel's context (cuCtxGetDevice) */
+	uint32_t device_pad; /**< 0: copied with device as gbpf_gpu_ctx.device_pad, one 8-byte load */
 };
 
 /** Placeholder of __gbpf_maps[i] (i < GBPF_SAN_MAX_MAPS) in the compiled module. */
 #define GBPF_SAN_MAGIC_MAP(i) (0x67627066f0000d00ull + ((uint64_t)(i) << 12))
 /** Placeholder of __gbpf_pid_tgid. */
 #define GBPF_SAN_MAGIC_PID 0x67627066f1000effull
+/** Placeholder of __gbpf_clock_off (always in the module, read or not). */
+#define GBPF_SAN_MAGIC_CLOCK 0x67627066f2000c1full
 
 /** Options of gbpf_san_patch_ptx(). Zero-initialise, set sz. */
 struct gbpf_san_patch_opts {
@@ -109,11 +122,21 @@ int gbpf_san_patch_compile(const char *ptx, size_t len, const char *arch, void *
 
 /**
  * Replace the placeholders of a compiled patch module (in place) by the
- * device addresses of the maps and the pid_tgid value.
+ * device addresses of the maps, the pid_tgid value and the clock offset
+ * (gbpf_san_clock_offset_ns(), taken when the copy is bound to a context).
  * @return 0; -ENOENT when a placeholder is missing or appears twice
  *         (reason in @p why); -EINVAL for bad arguments
  */
 int gbpf_san_patch_set_globals(void *cubin, size_t size, const uint64_t *maps, size_t map_cnt,
-			       uint64_t pid_tgid, char *why, size_t why_size);
+			       uint64_t pid_tgid, uint64_t clock_off, char *why, size_t why_size);
+
+/**
+ * CLOCK_REALTIME - CLOCK_MONOTONIC in nanoseconds, now: the value of
+ * __gbpf_clock_off, so that bpf_ktime_get_ns (%globaltimer, Unix-epoch
+ * nanoseconds, less this) reads the host probes' CLOCK_MONOTONIC. The
+ * same quantity as the PTX engine's cuda_clock_offset_ns() (cuda_driver.c,
+ * which this library does not link).
+ */
+uint64_t gbpf_san_clock_offset_ns(void);
 
 #endif /* GBPF_CUDA_SAN_PATCH_H */
