@@ -20,6 +20,8 @@
 
 #include <gbpf/gbpf.h>
 
+#include <gbpf/probe_ctx.h>
+
 #include "amdgcn_codegen.h"
 #include "amdgcn_internal.h"
 #include "amdgcn_rt_blob.h"
@@ -245,19 +247,48 @@ static LLVMValueRef call_entry(struct amd_cg *cg, LLVMValueRef r1, LLVMValueRef 
 	return LLVMBuildCall2(cg->b, cg->sub_ty, cg->funcs[0].fn, args, 6, "r0");
 }
 
+/*
+ * i64 __gbpf_probe_<i>(i64 kernel_id, i64 params, i64 launch_id, i32 device):
+ * the rewritten kernel's stub passes the context fields by value (it has
+ * them in registers) and the probe builds struct gbpf_gpu_ctx in its own
+ * private frame, so that LLVM handles the private address space and the
+ * stub stores nothing. Fields the program never reads (ctx_reads) are
+ * stored as 0 and the stub does not set their registers.
+ */
 static void emit_probe_wrapper(struct amd_cg *cg)
 {
-	LLVMTypeRef pt[1] = {cg->i64};
-	LLVMTypeRef ty = LLVMFunctionType(cg->i64, pt, 1, 0);
+	LLVMTypeRef pt[4] = {cg->i64, cg->i64, cg->i64, cg->i32};
+	LLVMTypeRef ty = LLVMFunctionType(cg->i64, pt, 4, 0);
+	LLVMTypeRef cty = LLVMArrayType2(cg->i64, sizeof(struct gbpf_gpu_ctx) / 8);
+	const uint64_t reads = cg->ctx_reads ? cg->ctx_reads[cg->prog_idx] : ~0ULL;
+	static const unsigned field_off[4] = {offsetof(struct gbpf_gpu_ctx, kernel_id),
+					      offsetof(struct gbpf_gpu_ctx, params),
+					      offsetof(struct gbpf_gpu_ctx, launch_id),
+					      offsetof(struct gbpf_gpu_ctx, device)};
 	char name[64];
-	LLVMValueRef fn, flag, r0;
+	LLVMValueRef fn, flag, r0, ctx;
 
 	snprintf(name, sizeof(name), GBPF_AMDGCN_PROBE_PREFIX "%zu", cg->prog_idx);
 	fn = LLVMAddFunction(cg->mod, name, ty);
 	cg->fn = fn;
 	LLVMPositionBuilderAtEnd(cg->b, LLVMAppendBasicBlockInContext(cg->ctx, fn, "entry"));
 	flag = LLVMBuildAlloca(cg->b, cg->i8, "exited");
-	r0 = call_entry(cg, LLVMGetParam(fn, 0), amd_const64(cg, 0), flag);
+	ctx = LLVMBuildAlloca(cg->b, cty, "ctx");
+	LLVMSetAlignment(ctx, 8);
+	/* every word first (mem_* fields, device_pad and unread fields read as 0) */
+	LLVMBuildStore(cg->b, LLVMConstNull(cty), ctx);
+	for (unsigned f = 0; f < 4; f++) {
+		LLVMValueRef v = LLVMGetParam(fn, f), idx = LLVMConstInt(cg->i64, field_off[f] / 8, 0);
+
+		if (!(reads & (0xffULL << field_off[f])))
+			continue;
+		if (f == 3)
+			v = LLVMBuildZExt(cg->b, v, cg->i64, "");
+		LLVMSetAlignment(LLVMBuildStore(cg->b, v, LLVMBuildGEP2(cg->b, cty, ctx, (LLVMValueRef[]){
+			amd_const64(cg, 0), idx}, 2, "")), 8);
+	}
+	r0 = call_entry(cg, LLVMBuildPtrToInt(cg->b, LLVMBuildAddrSpaceCast(cg->b, ctx, cg->ptr, ""), cg->i64, "r1"),
+			amd_const64(cg, 0), flag);
 	LLVMBuildRet(cg->b, r0);
 }
 
@@ -477,7 +508,8 @@ static int emit_module(struct amd_cg *cg, const struct gbpf_prog_desc *const *pr
 			maps = progs[i]->map_cnt;
 	cg->g_maps = add_global(cg, "__gbpf_maps", LLVMArrayType2(cg->i64, maps));
 	cg->g_pid = add_global(cg, "__gbpf_pid_tgid", cg->i64);
-	add_global(cg, "__gbpf_probe_ctx", cg->i64);
+	/* launch id and device of the current launch (GBPF_AMDGCN_LAUNCH_GLOBAL) */
+	add_global(cg, GBPF_AMDGCN_LAUNCH_GLOBAL, LLVMArrayType2(cg->i64, 2));
 	for (i = 0; i < 5; i++)
 		pt[i] = cg->i64;
 	pt[5] = cg->ptr;
@@ -566,6 +598,9 @@ int gbpf_amdgcn_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 	cg.void_t = LLVMVoidTypeInContext(cg.ctx);
 	cg.ptr = LLVMPointerTypeInContext(cg.ctx, AMD_AS_FLAT);
 	cg.pptr = LLVMPointerTypeInContext(cg.ctx, AMD_AS_FLAT);
+	cg.ctx_reads = opts && opts->sz >= offsetof(struct gbpf_amdgcn_opts, ctx_reads) + sizeof(opts->ctx_reads)
+			       ? opts->ctx_reads
+			       : NULL;
 	rc = emit_module(&cg, progs, n, flags & GBPF_AMDGCN_KERNEL, arch, tm, cov);
 	if (rc)
 		goto out;

@@ -7,14 +7,17 @@
  * (plugins/cuda/ptx_codegen.h):
  *
  *  - PROBE FUNCTIONS (default): one externally visible device function
- *      i64 __gbpf_probe_<i>(i64 ctx)
- *    per program i, where ctx is the flat address of a struct
- *    gbpf_gpu_ctx, plus module-scope globals (addrspace 1) that the host
- *    sets with hipModuleGetGlobal:
+ *      i64 __gbpf_probe_<i>(i64 kernel_id, i64 params, i64 launch_id, i32 device)
+ *    per program i: the fields of struct gbpf_gpu_ctx that the rewritten
+ *    kernel's stub passes (co_instrument.h); the function builds the
+ *    struct in its private frame and runs the program with r1 = its flat
+ *    address. Fields the program does not read (opts.ctx_reads) are 0
+ *    there, and so are device_pad and the gpu/mem fields. Module-scope
+ *    globals (addrspace 1) that the host sets with hipModuleGetGlobal:
  *      __gbpf_maps[n]   u64  device address of each map's memory (map_layout.h)
  *      __gbpf_pid_tgid  u64  value of get_current_pid_tgid
- *      __gbpf_probe_ctx u64  address of the probe context the rewritten
- *                            kernels pass (set per launch; .bss)
+ *      __gbpf_launch[2] u64  launch id and device of the launch (.bss;
+ *                            GBPF_AMDGCN_LAUNCH_GLOBAL), read by the stubs
  *
  *  - RUN KERNEL (GBPF_AMDGCN_KERNEL): an amdgpu_kernel
  *      __gbpf_run(u64 data, u64 size, u64 stride, u64 r0_out, u64 n, u64 stats)
@@ -45,6 +48,14 @@
 /** Prefix of the probe functions (followed by the program index). */
 #define GBPF_AMDGCN_PROBE_PREFIX "__gbpf_probe_"
 
+/**
+ * Module global the stubs of rewritten kernels read the launch's id (u64
+ * at 0) and device (u64 at 8: gbpf_gpu_ctx.device, zero-extended) from.
+ * The host writes it in stream order before each launch of a kernel whose
+ * probes read them (hipMemcpyToSymbolAsync / hipModuleGetGlobal).
+ */
+#define GBPF_AMDGCN_LAUNCH_GLOBAL "__gbpf_launch"
+
 /** Tag of a subprogram address loaded by lddw (src GBPF_PSEUDO_FUNC), as the PTX backend. */
 #define GBPF_AMDGCN_FUNC_TAG 0x6762706600000000ull
 
@@ -65,6 +76,12 @@ struct gbpf_amdgcn_opts {
 	/** code object version 4 or 5 (0 = 5); an app's code object and the
 	 *  probe module linked into it must agree (ld.lld rejects a mix) */
 	uint32_t cov;
+	/**
+	 * Per program (n entries), or NULL: the context bytes it may read
+	 * (gbpf_verify_result.ctx_read_mask). Probe functions store 0 for the
+	 * fields a program does not read. Appended: read only when sz covers it.
+	 */
+	const uint64_t *ctx_reads;
 };
 
 /** Reduction of r0 written by the run kernel (min initialised to ~0 by the host). */

@@ -38,6 +38,7 @@ struct amd_cg {
 	const struct gbpf_insn *insns;
 	size_t n;
 	size_t prog_idx;
+	const uint64_t *ctx_reads; /* gbpf_amdgcn_opts.ctx_reads, or NULL (every field read) */
 	char *err;
 	size_t err_size;
 

@@ -14,6 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <gbpf/plugin.h>
+#include <gbpf/probe_ctx.h>
+
 #include "amdgcn_codegen.h"
 #include "co_elf.h"
 #include "co_instrument.h"
@@ -251,9 +254,10 @@ static void mov_in(struct co_sbuf *b, const struct kplan *k, unsigned dst, int k
 }
 
 /* The call of __gbpf_probe_<prog> with the ABI inputs rebuilt from the saved block. */
-static void emit_call(struct co_sbuf *b, const struct kplan *k, int prog, int flat_scratch)
+static void emit_call(struct co_sbuf *b, const struct kplan *k, int prog, int flat_scratch, uint64_t reads)
 {
 	unsigned R = k->R;
+	const unsigned ka = R + (unsigned)k->npos[IN_KA];
 
 	if (!flat_scratch) {
 		unsigned wo = R + (unsigned)k->npos[IN_WAVEOFF], psb = R + (unsigned)k->npos[IN_PSB],
@@ -268,8 +272,8 @@ static void emit_call(struct co_sbuf *b, const struct kplan *k, int prog, int fl
 	mov_in(b, k, 5, IN_DP, 1);
 	mov_in(b, k, 6, IN_QP, 0);
 	mov_in(b, k, 7, IN_QP, 1);
-	co_sb_printf(b, "\ts_add_u32 s8, s%u, 0x%llx\n\ts_addc_u32 s9, s%u, 0\n", R + (unsigned)k->npos[IN_KA],
-		     (unsigned long long)k->imp_off, R + (unsigned)k->npos[IN_KA] + 1);
+	co_sb_printf(b, "\ts_add_u32 s8, s%u, 0x%llx\n\ts_addc_u32 s9, s%u, 0\n", ka,
+		     (unsigned long long)k->imp_off, ka + 1);
 	mov_in(b, k, 10, IN_DID, 0);
 	mov_in(b, k, 11, IN_DID, 1);
 	mov_in(b, k, 12, IN_WGX, 0);
@@ -277,20 +281,54 @@ static void emit_call(struct co_sbuf *b, const struct kplan *k, int prog, int fl
 	mov_in(b, k, 14, IN_WGZ, 0);
 	co_sb_printf(b, "\ts_mov_b32 s15, 0\n\ts_mov_b32 s32, 0x%x\n", k->sp);
 	co_sb_printf(b, "\tv_mov_b32 v31, v%u\n", k->RV);
-	co_sb_printf(b, "\ts_getpc_b64 s[16:17]\n"
-			"\ts_add_u32 s16, s16, __gbpf_probe_ctx@rel32@lo+4\n"
-			"\ts_addc_u32 s17, s17, __gbpf_probe_ctx@rel32@hi+12\n"
-			"\ts_load_dwordx2 s[16:17], s[16:17], 0x0\n"
-			"\ts_getpc_b64 s[30:31]\n"
+	/*
+	 * The context fields the probe reads, as its arguments (amdgcn_codegen.h):
+	 * v[0:1] kernel id, v[2:3] the kernarg segment (the kernel's raw
+	 * parameters), v[4:5] launch id and v6 device from GBPF_AMDGCN_LAUNCH_GLOBAL.
+	 */
+	if (reads & CO_CTX_KERNEL_ID) {
+		uint64_t id = gbpf_kernel_id(k->mk->name);
+
+		co_sb_printf(b, "\tv_mov_b32 v0, 0x%08x\n\tv_mov_b32 v1, 0x%08x\t// kernel id of %s\n",
+			     (unsigned)(id & 0xffffffffu), (unsigned)(id >> 32), k->mk->name);
+	}
+	if (reads & CO_CTX_PARAMS)
+		co_sb_printf(b, "\tv_mov_b32 v2, s%u\n\tv_mov_b32 v3, s%u\t// kernarg segment\n", ka, ka + 1);
+	if (reads & (CO_CTX_LAUNCH_ID | CO_CTX_DEVICE)) {
+		co_sb_printf(b, "\ts_getpc_b64 s[16:17]\n"
+				"\ts_add_u32 s16, s16, " GBPF_AMDGCN_LAUNCH_GLOBAL "@rel32@lo+4\n"
+				"\ts_addc_u32 s17, s17, " GBPF_AMDGCN_LAUNCH_GLOBAL "@rel32@hi+12\n"
+				"\ts_load_dwordx4 s[20:23], s[16:17], 0x0\n"
+				"\ts_waitcnt lgkmcnt(0)\n");
+		if (reads & CO_CTX_LAUNCH_ID)
+			co_sb_printf(b, "\tv_mov_b32 v4, s20\n\tv_mov_b32 v5, s21\t// launch id\n");
+		if (reads & CO_CTX_DEVICE)
+			co_sb_printf(b, "\tv_mov_b32 v6, s22\t// device\n");
+	}
+	co_sb_printf(b, "\ts_getpc_b64 s[30:31]\n"
 			"\ts_add_u32 s30, s30, " GBPF_AMDGCN_PROBE_PREFIX "%d@rel32@lo+4\n"
 			"\ts_addc_u32 s31, s31, " GBPF_AMDGCN_PROBE_PREFIX "%d@rel32@hi+12\n"
-			"\ts_waitcnt lgkmcnt(0)\n"
-			"\tv_mov_b32 v0, s16\n\tv_mov_b32 v1, s17\n"
 			"\ts_swappc_b64 s[30:31], s[30:31]\n",
 		     prog, prog);
 }
 
-static void emit_entry_stub(struct co_sbuf *b, const struct kplan *k, int flat_scratch)
+/* CO_CTX_* fields probe @p prog reads (every field without a mask). */
+static uint64_t probe_reads(const struct co_instr_opts *o, int prog)
+{
+	uint64_t m = o->ctx_reads && (size_t)prog < o->n_ctx_reads ? o->ctx_reads[prog] : ~0ULL, f = 0;
+
+	if (m & (0xffULL << offsetof(struct gbpf_gpu_ctx, kernel_id)))
+		f |= CO_CTX_KERNEL_ID;
+	if (m & (0xffULL << offsetof(struct gbpf_gpu_ctx, params)))
+		f |= CO_CTX_PARAMS;
+	if (m & (0xffULL << offsetof(struct gbpf_gpu_ctx, launch_id)))
+		f |= CO_CTX_LAUNCH_ID;
+	if (m & (0xffULL << offsetof(struct gbpf_gpu_ctx, device)))
+		f |= CO_CTX_DEVICE;
+	return f;
+}
+
+static void emit_entry_stub(struct co_sbuf *b, const struct kplan *k, int flat_scratch, const struct co_instr_opts *o)
 {
 	co_sb_printf(b, "\t// gbpf: entry probe %d of %s (inputs saved in s%u.., exec in s[%u:%u], ids in v%u)\n",
 		     k->probes.entry, k->mk->name, k->R, k->E, k->E + 1, k->RV);
@@ -298,7 +336,7 @@ static void emit_entry_stub(struct co_sbuf *b, const struct kplan *k, int flat_s
 		co_sb_printf(b, "\ts_mov_b32 s%u, s%u\n", k->R + i, i);
 	co_sb_printf(b, "\ts_mov_b64 s[%u:%u], exec\n\tv_mov_b32 v%u, v0\n", k->E, k->E + 1, k->RV);
 	if (k->probes.entry >= 0)
-		emit_call(b, k, k->probes.entry, flat_scratch);
+		emit_call(b, k, k->probes.entry, flat_scratch, probe_reads(o, k->probes.entry));
 	/* the layout the original code expects */
 	for (int key = 0; key < IN_N; key++)
 		for (unsigned w = 0; k->opos[key] >= 0 && w < in_size[key]; w++)
@@ -308,11 +346,11 @@ static void emit_entry_stub(struct co_sbuf *b, const struct kplan *k, int flat_s
 		     k->E, k->E + 1);
 }
 
-static void emit_exit_stub(struct co_sbuf *b, const struct kplan *k, int flat_scratch)
+static void emit_exit_stub(struct co_sbuf *b, const struct kplan *k, int flat_scratch, const struct co_instr_opts *o)
 {
 	co_sb_printf(b, "\t// gbpf: exit probe %d of %s\n\ts_mov_b64 exec, s[%u:%u]\n", k->probes.exit, k->mk->name,
 		     k->E, k->E + 1);
-	emit_call(b, k, k->probes.exit, flat_scratch);
+	emit_call(b, k, k->probes.exit, flat_scratch, probe_reads(o, k->probes.exit));
 }
 
 static void emit_bytes(struct co_sbuf *b, const uint8_t *p, size_t n)
@@ -409,7 +447,8 @@ static const struct kplan *plan_at(const struct kplan *kp, size_t nk, uint32_t o
 
 /* .text: raw words, branches as labels, symbols, stubs. */
 static void emit_text(struct co_sbuf *b, const struct co_code *c, const struct co_sym *syms, size_t nsyms,
-		      struct kplan *kp, size_t nk, int flat_scratch, const uint8_t *lab, const struct gpc *gp, size_t ngp)
+		      struct kplan *kp, size_t nk, int flat_scratch, const uint8_t *lab, const struct gpc *gp, size_t ngp,
+		      const struct co_instr_opts *o)
 {
 	/* the stubs call the probes PC-relative: they must not be preemptible */
 	for (size_t j = 0; j < nk; j++)
@@ -431,7 +470,7 @@ static void emit_text(struct co_sbuf *b, const struct co_code *c, const struct c
 			if (syms[s].type == STT_FUNC && syms[s].value == c->text_addr + in->off)
 				declare_sym(b, &syms[s]);
 		if (k && k->on && kentry)
-			emit_entry_stub(b, k, flat_scratch);
+			emit_entry_stub(b, k, flat_scratch, o);
 		if (lab[in->off] & 2)
 			co_sb_printf(b, ".Lgbpf_a%llx:\n", (unsigned long long)(c->text_addr + in->off));
 		if (lab[in->off] & 1)
@@ -450,7 +489,7 @@ static void emit_text(struct co_sbuf *b, const struct co_code *c, const struct c
 			}
 		}
 		if (k && k->on && in->kind == CO_INSN_ENDPGM && k->probes.exit >= 0) {
-			emit_exit_stub(b, k, flat_scratch);
+			emit_exit_stub(b, k, flat_scratch, o);
 			k->rep->n_exit++;
 		}
 		if (in->kind == CO_INSN_BRANCH && in->target <= c->text_size) {
@@ -779,7 +818,7 @@ int co_instrument(const uint8_t *elf, size_t size, const struct co_instr_opts *o
 		}
 	}
 	co_sb_printf(&b, "// gbpf: rewritten %s code object with probes\n%s\n", c.arch, o->probe_asm);
-	emit_text(&b, &c, syms, nsyms, kp, (size_t)nk, fs, lab, gp, ngp);
+	emit_text(&b, &c, syms, nsyms, kp, (size_t)nk, fs, lab, gp, ngp, o);
 	if ((rc = emit_data(&b, elf, syms, nsyms, kp, (size_t)nk, gp, ngp, err, err_size)))
 		goto out;
 	if ((rc = emit_note(&b, elf, size, meta2, meta2_n))) {

@@ -22,8 +22,11 @@
  * callee-saved set v40-v47, v56-v63, ...), rebuilds the ABI inputs of a
  * call (s[0:3] scratch resource, s[4:5] dispatch ptr, s[8:9] implicit
  * argument ptr, s12-s14 workgroup ids, v31 packed workitem ids, s32 stack
- * pointer above the kernel's own private segment, v[0:1] the probe context
- * read from the module global __gbpf_probe_ctx), calls
+ * pointer above the kernel's own private segment), puts the context fields
+ * the probe reads in its argument registers (v[0:1] the kernel id, a
+ * literal: gbpf_kernel_id() of the kernel's name; v[2:3] the kernarg
+ * segment pointer; v[4:5] the launch id and v6 the device, loaded from the
+ * module global GBPF_AMDGCN_LAUNCH_GLOBAL), calls
  * __gbpf_probe_<i> with s_swappc_b64, and then restores the register
  * layout the original kernel expects. The exit stub restores the entry
  * EXEC from its reserved pair and makes the same call.
@@ -79,7 +82,21 @@ struct co_instr_opts {
 	struct co_probe_res res;
 	co_select_fn select;
 	void *select_ctx;
+	/**
+	 * Per probe function (n_ctx_reads entries), or NULL: the context bytes
+	 * it may read (gbpf_verify_result.ctx_read_mask). The stubs set only
+	 * the argument registers of fields some path reads, and load the
+	 * launch global only when launch id or device is read.
+	 */
+	const uint64_t *ctx_reads;
+	size_t n_ctx_reads;
 };
+
+/** Context fields a stub passes (co_instrument.c's reading of ctx_reads). */
+#define CO_CTX_KERNEL_ID (1u << 0)
+#define CO_CTX_PARAMS (1u << 1)
+#define CO_CTX_LAUNCH_ID (1u << 2)
+#define CO_CTX_DEVICE (1u << 3)
 
 /** What happened to one kernel of the code object. */
 struct co_instr_kernel {

@@ -10,8 +10,14 @@
  * rewritten copy. Anything that fails is reported and the original image
  * is used: the application always runs.
  *
+ * Probe context: the stubs pass kernel_id (gbpf_kernel_id of the kernel's
+ * name, as host/launch sees it) and params (the kernarg segment) and read
+ * launch_id and device from GBPF_AMDGCN_LAUNCH_GLOBAL, for the fields the
+ * programs read (prog_ctx_reads).
+ *
  * Not done: placing the maps where a GPU can reach them and setting the
- * probe module's globals (__gbpf_maps, __gbpf_pid_tgid). Until then a
+ * probe module's globals (__gbpf_maps, __gbpf_pid_tgid, __gbpf_launch:
+ * the launch id of hip_agent_launch and the device). Until then a
  * rewritten image would fault on a real device, so images are rewritten
  * only where the runtime reports no AMD device (the fake-device test
  * runtime, or a machine without a GPU); with a device the originals run and
@@ -80,6 +86,7 @@ static struct hip_agent_state {
 	/* device programs of the probe module: __gbpf_probe_<i> is dev[i] */
 	const struct gbpf_prog_desc *dev[HIP_MAX_DEV_PROGS];
 	size_t dev_idx[HIP_MAX_DEV_PROGS];
+	uint64_t dev_reads[HIP_MAX_DEV_PROGS]; /* context bytes each may read (prog_ctx_reads; all without it) */
 	size_t n_dev;
 	struct hip_probe_mod mods[HIP_MAX_PROBE_MODS];
 	size_t n_mods;
@@ -164,6 +171,24 @@ int gbpf_hip_agent_attach(struct gbpf_backend *backend, const struct gbpf_agent_
 			       "into AMD code objects yet (only gpu/entry and gpu/exit)",
 			       p->name ? p->name : "?", p->section ? p->section : "?");
 		hip_agent.dev[hip_agent.n_dev] = p;
+		hip_agent.dev_reads[hip_agent.n_dev] =
+			opts->sz >= offsetof(struct gbpf_agent_attach_opts, prog_ctx_reads) + sizeof(opts->prog_ctx_reads) &&
+					opts->prog_ctx_reads
+				? opts->prog_ctx_reads[i]
+				: ~0ULL;
+		/*
+		 * launch_id and device reach the stubs through the code object's
+		 * GBPF_AMDGCN_LAUNCH_GLOBAL, which the host writes before each launch
+		 * only once rewritten images run on a device (see the top of this
+		 * file): say so rather than let a probe read 0 unawares.
+		 */
+		if (hip_agent.dev_reads[hip_agent.n_dev] &
+		    ((0xffULL << offsetof(struct gbpf_gpu_ctx, launch_id)) | (0xffULL << offsetof(struct gbpf_gpu_ctx, device))))
+			report(GBPF_AGENT_EVENT_INFO, NULL,
+			       "program '%s' reads ctx->launch_id / ctx->device: on AMD they come from the rewritten code "
+			       "object's " GBPF_AMDGCN_LAUNCH_GLOBAL " global, which the agent does not write yet (no rewritten "
+			       "image runs on a device); kernel_id and params are filled by the stubs",
+			       p->name ? p->name : "?");
 		hip_agent.dev_idx[hip_agent.n_dev++] = i;
 	}
 	atomic_store(&hip_agent.attached, 1);
@@ -280,7 +305,7 @@ static int rewrite_allowed(const char *where)
 static const struct hip_probe_mod *probe_mod(const char *arch, unsigned cov, const char *where)
 {
 	struct gbpf_amdgcn_opts o = {.sz = sizeof(o), .arch = arch, .output = GBPF_AMDGCN_OUT_ASM, .opt_level = 2,
-				     .cov = cov};
+				     .cov = cov, .ctx_reads = hip_agent.dev_reads};
 	struct hip_probe_mod *m;
 	char *text = NULL, err[512] = "";
 	size_t len = 0;
@@ -334,7 +359,8 @@ static int instrument_co(const uint8_t *co, size_t size, const char *arch, const
 			 size_t *out_size)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)co;
-	struct co_instr_opts o = {.mc = mc_path(), .lld = lld_path(), .select = select_kernel};
+	struct co_instr_opts o = {.mc = mc_path(), .lld = lld_path(), .select = select_kernel,
+				  .ctx_reads = hip_agent.dev_reads, .n_ctx_reads = hip_agent.n_dev};
 	struct co_instr_result r = {0};
 	const struct hip_probe_mod *m;
 	char err[512] = "";

@@ -142,8 +142,8 @@ int main(void)
 				missing++;
 		}
 		tap_ok(rc == 0 && out && missing == 0, "every probe function exported (%zu missing)", missing);
-		tap_ok(out && strstr(out, "__gbpf_maps") && strstr(out, "__gbpf_probe_ctx") && strstr(out, "gfx90a"),
-		       "globals __gbpf_maps/__gbpf_probe_ctx exported; target gfx90a in the notes");
+		tap_ok(out && strstr(out, "__gbpf_maps") && strstr(out, GBPF_AMDGCN_LAUNCH_GLOBAL) && strstr(out, "gfx90a"),
+		       "globals __gbpf_maps/" GBPF_AMDGCN_LAUNCH_GLOBAL " exported; target gfx90a in the notes");
 		free(out);
 	}
 	free(obj);
