@@ -39,6 +39,20 @@ static void show_prog(const struct gbpf_prog_desc *p)
 	printf("    %zu instructions\n", p->insn_cnt);
 }
 
+/* How `gbpf run` will print the map (its print tag, or the name rule). */
+static const char *map_shown_as(const struct gbpf_map_desc *m)
+{
+	switch (gbpf_map_desc__hist_shape(m)) {
+	case GBPF_MAP_HIST_ARRAY:
+	case GBPF_MAP_HIST_SLOT_KEY:
+		return "log2_hist";
+	case GBPF_MAP_HIST_PER_KEY:
+		return "log2_hist_per_key";
+	default:
+		return "default";
+	}
+}
+
 static void show_map(const struct gbpf_map_desc *m)
 {
 	if (cli.json) {
@@ -51,12 +65,15 @@ static void show_map(const struct gbpf_map_desc *m)
 		jw_kv_uint(&cli.jw, "max_entries", m->max_entries);
 		jw_kv_uint(&cli.jw, "flags", m->map_flags);
 		jw_kv_string(&cli.jw, "origin", map_origin_name(m->origin));
+		jw_kv_string(&cli.jw, "printed_as", map_shown_as(m));
 		jw_end_object(&cli.jw);
 		return;
 	}
-	printf("map %s  %s (%u)  key %uB  value %uB  max_entries %u  flags 0x%x  %s\n", m->name,
+	printf("map %s  %s (%u)  key %uB  value %uB  max_entries %u  flags 0x%x  %s%s%s\n", m->name,
 	       map_type_name(m->type), m->type, m->key_size, m->value_size, m->max_entries,
-	       m->map_flags, map_origin_name(m->origin));
+	       m->map_flags, map_origin_name(m->origin),
+	       gbpf_map_desc__hist_shape(m) ? "  printed as " : "",
+	       gbpf_map_desc__hist_shape(m) ? map_shown_as(m) : "");
 }
 
 static int do_show(int argc, char **argv)

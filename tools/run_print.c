@@ -36,12 +36,6 @@ static bool is_hash(uint32_t t)
 	       t == GBPF_MAP_TYPE_GPU_HASH || t == GBPF_MAP_TYPE_PERCPU_HASH;
 }
 
-static bool is_array(uint32_t t)
-{
-	return t == GBPF_MAP_TYPE_ARRAY || t == GBPF_MAP_TYPE_GPU_ARRAY ||
-	       t == GBPF_MAP_TYPE_PERCPU_ARRAY;
-}
-
 static void hex(char *out, size_t cap, const unsigned char *p, size_t n)
 {
 	size_t i, o = 0;
@@ -202,11 +196,6 @@ void run_drain_rings(struct run_ctx *ctx)
 
 /* ---- maps ----------------------------------------------------------------------- */
 
-static bool named_hist(const char *name)
-{
-	return strstr(name, "hist") != NULL;
-}
-
 /* Sum of the per-CPU copies of a u64 value (or the value itself). */
 static uint64_t value_sum(struct gbpf_map_instance *m, const void *key, size_t word)
 {
@@ -224,17 +213,40 @@ static uint64_t value_sum(struct gbpf_map_instance *m, const void *key, size_t w
 	return sum;
 }
 
-/* ARRAY of u64 named like a histogram: slot i is array element i. */
-static bool print_array_hist(struct gbpf_map_instance *m, const struct gbpf_map_desc *d)
+/*
+ * One log2 histogram: an ARRAY of u64 (slot i is element i) or a hash keyed
+ * by the slot (bcc's BPF_HISTOGRAM: slot i is key i, absent keys count 0).
+ */
+static bool print_slot_hist(struct gbpf_map_instance *m, const struct gbpf_map_desc *d,
+			    enum gbpf_map_hist_shape shape)
 {
 	uint64_t slots[64] = {0};
-	uint32_t i, n = d->max_entries < 64 ? d->max_entries : 64;
+	uint32_t i, n = 64;
 	bool any = false;
 
-	for (i = 0; i < n; i++) {
-		slots[i] = value_sum(m, &i, 0);
-		any |= slots[i] != 0;
+	if (shape == GBPF_MAP_HIST_ARRAY) {
+		n = d->max_entries < 64 ? d->max_entries : 64;
+		for (i = 0; i < n; i++)
+			slots[i] = value_sum(m, &i, 0);
+	} else {
+		unsigned char key[8] = {0}, next[8];
+		bool have = false;
+		uint64_t k;
+
+		while (gbpf_map__get_next_key(m, have ? key : NULL, next) == 0) {
+			memcpy(key, next, d->key_size);
+			have = true;
+			k = 0;
+			memcpy(&k, key, d->key_size); /* little-endian: a u32 key lands in the low word */
+			if (k < 64)
+				slots[k] = value_sum(m, key, 0);
+		}
+		/* Up to the last non-empty slot, as the array form prints. */
+		for (n = 64; n > 0 && !slots[n - 1]; n--)
+			;
 	}
+	for (i = 0; i < n; i++)
+		any |= slots[i] != 0;
 	if (!any)
 		return true;
 	if (cli.json) {
@@ -367,6 +379,7 @@ void run_print_maps(struct run_ctx *ctx, bool interval)
 	for (i = 0; i < ctx->map_cnt; i++) {
 		const struct gbpf_map_desc *d = &ctx->maps[i];
 		struct gbpf_map_instance *m = &ctx->shm.maps[i];
+		enum gbpf_map_hist_shape shape;
 
 		if (is_ring(d->type) || d->origin == GBPF_MAP_ORIGIN_RODATA)
 			continue;
@@ -375,12 +388,12 @@ void run_print_maps(struct run_ctx *ctx, bool interval)
 				"not printed\n", ctx->who, d->name);
 			continue;
 		}
-		if (is_array(d->type) && d->value_size == 8 && named_hist(d->name)) {
-			print_array_hist(m, d);
+		shape = gbpf_map_desc__hist_shape(d);
+		if (shape == GBPF_MAP_HIST_ARRAY || shape == GBPF_MAP_HIST_SLOT_KEY) {
+			print_slot_hist(m, d, shape);
 			continue;
 		}
-		if (d->value_size % 8 == 0 && d->value_size >= 16 && named_hist(d->name) &&
-		    d->key_size) {
+		if (shape == GBPF_MAP_HIST_PER_KEY) {
 			print_keyed(m, d, true);
 			continue;
 		}

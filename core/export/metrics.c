@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <gbpf/maps.h>
+#include <gbpf/object.h>
 
 uint64_t gbpf_metric_slot_le(size_t i)
 {
@@ -151,7 +152,8 @@ static void hist_finish(struct gbpf_metric_sample *s, size_t n)
 static int from_map(struct gbpf_metric_set *set, const struct gbpf_map_desc *d,
 		    struct gbpf_map_instance *mi)
 {
-	int hist = strstr(d->name, "hist") != NULL;
+	enum gbpf_map_hist_shape shape = gbpf_map_desc__hist_shape(d);
+	int hist = shape == GBPF_MAP_HIST_PER_KEY;
 	size_t vs = d->value_size, words = vs / 8, n = 0, w;
 	unsigned char *key = NULL, *next = NULL;
 	struct gbpf_metric *m;
@@ -183,7 +185,7 @@ static int from_map(struct gbpf_metric_set *set, const struct gbpf_map_desc *d,
 	if (d->origin == GBPF_MAP_ORIGIN_RODATA || !d->key_size ||
 	    !(is_array(d->type) || is_hash(d->type)))
 		return 0;
-	if (hist && is_array(d->type) && vs == 8) {
+	if (shape == GBPF_MAP_HIST_ARRAY || shape == GBPF_MAP_HIST_SLOT_KEY) {
 		struct gbpf_metric_sample *s;
 		uint32_t i, cnt = d->max_entries < GBPF_METRIC_HIST_SLOTS ? d->max_entries
 									  : GBPF_METRIC_HIST_SLOTS;
@@ -194,12 +196,29 @@ static int from_map(struct gbpf_metric_set *set, const struct gbpf_map_desc *d,
 		s = m ? add_sample(m) : NULL;
 		if (!s)
 			return -ENOMEM;
-		for (i = 0; i < cnt; i++)
-			s->slots[i] = value_word(mi, &i, 0, 8);
+		if (shape == GBPF_MAP_HIST_ARRAY) {
+			for (i = 0; i < cnt; i++)
+				s->slots[i] = value_word(mi, &i, 0, 8);
+		} else {
+			/* bcc's BPF_HISTOGRAM: the key is the slot; absent slots count 0. */
+			unsigned char k[8] = {0}, nk[8];
+			int started = 0;
+			uint64_t slot;
+
+			cnt = GBPF_METRIC_HIST_SLOTS;
+			while (gbpf_map__get_next_key(mi, started ? k : NULL, nk) == 0) {
+				memcpy(k, nk, d->key_size);
+				started = 1;
+				slot = 0;
+				memcpy(&slot, k, d->key_size);
+				if (slot < cnt)
+					s->slots[slot] = value_word(mi, k, 0, 8);
+			}
+		}
 		hist_finish(s, cnt);
 		return 0;
 	}
-	if (hist && vs % 8 == 0 && vs >= 16) {
+	if (hist) {
 		snprintf(help, sizeof(help),
 			 "log2 histograms of map %s per key (_sum approximate: slot midpoints)", d->name);
 		m = add_metric(set, d->name, GBPF_METRIC_HISTOGRAM, help);

@@ -15,6 +15,8 @@
  * gives its offset.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +191,83 @@ static int parse_btf_map(struct gbpf_object *obj, const struct btf *btf, const c
 	return 0;
 }
 
+static bool hist_array_type(uint32_t t)
+{
+	return t == GBPF_MAP_TYPE_ARRAY || t == GBPF_MAP_TYPE_GPU_ARRAY ||
+	       t == GBPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+static bool hist_hash_type(uint32_t t)
+{
+	return t == GBPF_MAP_TYPE_HASH || t == GBPF_MAP_TYPE_LRU_HASH ||
+	       t == GBPF_MAP_TYPE_GPU_HASH || t == GBPF_MAP_TYPE_PERCPU_HASH;
+}
+
+enum gbpf_map_hist_shape gbpf_map_desc__hist_shape(const struct gbpf_map_desc *desc)
+{
+	uint32_t print = GBPF_MAP_PRINT_AUTO;
+
+	if (!desc || !desc->name || desc->origin == GBPF_MAP_ORIGIN_RODATA)
+		return GBPF_MAP_HIST_NONE;
+	if (desc->sz >= offsetof(struct gbpf_map_desc, print) + sizeof(desc->print))
+		print = desc->print;
+	if (print == GBPF_MAP_PRINT_TABLE ||
+	    (print == GBPF_MAP_PRINT_AUTO && !strstr(desc->name, "hist")))
+		return GBPF_MAP_HIST_NONE;
+	if (hist_array_type(desc->type) && desc->value_size == 8)
+		return GBPF_MAP_HIST_ARRAY;
+	if (print == GBPF_MAP_PRINT_LOG2_HIST && hist_hash_type(desc->type) && desc->value_size == 8 &&
+	    (desc->key_size == 4 || desc->key_size == 8))
+		return GBPF_MAP_HIST_SLOT_KEY;
+	if (desc->key_size && desc->value_size >= 16 && desc->value_size % 8 == 0 &&
+	    (hist_array_type(desc->type) || hist_hash_type(desc->type)))
+		return GBPF_MAP_HIST_PER_KEY;
+	return GBPF_MAP_HIST_NONE;
+}
+
+/*
+ * Declaration tags on the map variable ("gbpf:print=log2_hist", from
+ * GBPF_PRINT_LOG2_HIST in gbpf/probe.h) say how the controller shows it. Tags
+ * outside the "gbpf:" namespace belong to other tools and are ignored; an
+ * unknown gbpf tag is an error, so that a misspelt one is not silently lost.
+ */
+static int parse_map_tags(struct gbpf_object *obj, const struct btf *btf, uint32_t var_id,
+			  struct gbpf_map_desc *m)
+{
+	uint32_t id, n = btf__type_cnt(btf);
+
+	for (id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *tag;
+
+		if (!t || !btf_is_decl_tag(t) || t->type != var_id)
+			continue;
+		tag = btf__name_by_offset(btf, t->name_off);
+		if (!tag || strncmp(tag, "gbpf:", 5))
+			continue;
+		if (btf_decl_tag(t)->component_idx != -1)
+			return ld_err(obj, -GBPF_ERRNO__FORMAT,
+				      "section '.maps': map '%s': tag '%s' is on a member; put it on the map",
+				      m->name, tag);
+		if (!strcmp(tag, "gbpf:print=log2_hist"))
+			m->print = GBPF_MAP_PRINT_LOG2_HIST;
+		else if (!strcmp(tag, "gbpf:print=table"))
+			m->print = GBPF_MAP_PRINT_TABLE;
+		else
+			return ld_err(obj, -GBPF_ERRNO__FORMAT,
+				      "section '.maps': map '%s': unknown tag '%s' (known: "
+				      "gbpf:print=log2_hist, gbpf:print=table)",
+				      m->name, tag);
+	}
+	if (m->print == GBPF_MAP_PRINT_LOG2_HIST && gbpf_map_desc__hist_shape(m) == GBPF_MAP_HIST_NONE)
+		return ld_err(obj, -GBPF_ERRNO__FORMAT,
+			      "section '.maps': map '%s': gbpf:print=log2_hist needs u64 slots: an array "
+			      "of u64, a hash from a 4- or 8-byte slot to u64, or u64[n] values "
+			      "(type %u, key %u bytes, value %u bytes)",
+			      m->name, m->type, m->key_size, m->value_size);
+	return 0;
+}
+
 static int collect_btf_maps(struct gbpf_object *obj)
 {
 	const struct ld_sec *bs, *ms = &obj->secs[obj->maps_btf_idx];
@@ -255,6 +334,8 @@ static int collect_btf_maps(struct gbpf_object *obj)
 		obj->map_extra[obj->map_cnt - 1] =
 			(struct ld_map_extra){obj->maps_btf_idx, sym->st_value, sym->st_size};
 		err = parse_btf_map(obj, btf, m->name, var->type, m);
+		if (!err)
+			err = parse_map_tags(obj, btf, vi->type, m);
 		if (err)
 			goto out;
 	}

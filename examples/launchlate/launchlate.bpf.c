@@ -23,7 +23,7 @@ struct {
 	__uint(max_entries, SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
-} usecs SEC(".maps");
+} usecs SEC(".maps") GBPF_PRINT_LOG2_HIST;
 
 SEC("host/launch")
 int on_launch(struct gbpf_host_launch_ctx *ctx)

@@ -37,7 +37,7 @@ struct {
 	__uint(max_entries, SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
-} stride SEC(".maps");
+} stride SEC(".maps") GBPF_PRINT_LOG2_HIST;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERGPUTHREAD_ARRAY);

@@ -186,6 +186,23 @@ GBPF_API int gbpf_kernel_name_match(const char *pattern, const char *kernel);
  */
 GBPF_API int gbpf_prog_targets_kernel(const struct gbpf_prog_desc *prog, const char *kernel);
 
+/** How a map is shown as a log2 histogram (see enum gbpf_map_print). */
+enum gbpf_map_hist_shape {
+	GBPF_MAP_HIST_NONE = 0,    /**< not a histogram: a table or the generic printer */
+	GBPF_MAP_HIST_ARRAY = 1,   /**< array of u64: element i is slot i */
+	GBPF_MAP_HIST_SLOT_KEY = 2, /**< hash keyed by the slot (4 or 8 bytes) with u64 values */
+	GBPF_MAP_HIST_PER_KEY = 3, /**< values are u64[slots]: one histogram per key */
+};
+
+/**
+ * The histogram shape of a map as declared: the map's print tag
+ * (desc->print, honoured only when desc->sz covers it), else the name rule
+ * (a name containing "hist"); GBPF_MAP_HIST_NONE when the map is not a
+ * histogram or its shape cannot be one. Slot-keyed hashes are histograms
+ * only when tagged. Slots beyond 64 are not shown.
+ */
+GBPF_API enum gbpf_map_hist_shape gbpf_map_desc__hist_shape(const struct gbpf_map_desc *desc);
+
 #ifdef __cplusplus
 }
 #endif

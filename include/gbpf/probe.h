@@ -65,6 +65,20 @@ typedef __u32 __wsum;
 #define BPF_MAP_TYPE_GPU_ARRAY 1503         /* array shared by all GPU threads */
 #define BPF_MAP_TYPE_GPU_RINGBUF 1527       /* ring buffer written from the GPU */
 
+/*
+ * How `gbpf run` prints a map: put one after the map's name.
+ *   struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 32);
+ *            __type(key, __u32); __type(value, __u64); } usecs SEC(".maps") GBPF_PRINT_LOG2_HIST;
+ * GBPF_PRINT_LOG2_HIST: a log2 histogram as bcc prints it (slot i counts
+ * [2^i, 2^(i+1))): an array of u64, a hash from the slot to u64, or u64[n]
+ * values (one histogram per key). GBPF_PRINT_TABLE: keys and values, even
+ * when the name contains "hist" (untagged u64 maps named like "*hist*" are
+ * histograms). They are BTF declaration tags (clang 14 or later, -g);
+ * libbpf and the kernel ignore them.
+ */
+#define GBPF_PRINT_LOG2_HIST __attribute__((btf_decl_tag("gbpf:print=log2_hist")))
+#define GBPF_PRINT_TABLE __attribute__((btf_decl_tag("gbpf:print=table")))
+
 /* GPU helpers. Each returns 0 unless said otherwise. */
 
 /** Print a NUL-terminated string (asynchronously, through the host). */

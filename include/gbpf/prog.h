@@ -57,6 +57,25 @@ enum gbpf_map_origin {
 #define GBPF_F_RDONLY_PROG (1U << 7)
 #define GBPF_F_MMAPABLE (1U << 10)
 
+/**
+ * How the controller shows a map, from a BTF declaration tag on the map
+ * variable (`GBPF_PRINT_LOG2_HIST` / `GBPF_PRINT_TABLE` in gbpf/probe.h,
+ * the tag text "gbpf:print=log2_hist" / "gbpf:print=table").
+ */
+enum gbpf_map_print {
+	/** No tag: by shape; a u64 map whose name contains "hist" is a log2 histogram. */
+	GBPF_MAP_PRINT_AUTO = 0,
+	/**
+	 * Log2 histogram: slot i counts values in [2^i, 2^(i+1)) (slot 0: 0 and 1).
+	 * An array of u64 (element i is slot i), a hash with a 4- or 8-byte
+	 * slot key and u64 values (bcc's BPF_HISTOGRAM), or a map whose values
+	 * are u64[slots] (one histogram per key).
+	 */
+	GBPF_MAP_PRINT_LOG2_HIST = 1,
+	/** Keys and values, never a histogram (whatever the name). */
+	GBPF_MAP_PRINT_TABLE = 2,
+};
+
 /** A map as declared by the object: its shape, not its memory. */
 struct gbpf_map_desc {
 	size_t sz;             /**< sizeof(struct gbpf_map_desc) of the producer */
@@ -69,6 +88,11 @@ struct gbpf_map_desc {
 	uint32_t origin;       /**< enum gbpf_map_origin */
 	const void *init_data; /**< initial value bytes for DATA/RODATA, else NULL */
 	size_t init_size;      /**< bytes at init_data */
+	/**
+	 * enum gbpf_map_print (appended: gbpf_map_desc__hist_shape() reads it
+	 * when @c sz covers it).
+	 */
+	uint32_t print;
 };
 
 /** What a program attaches to, decoded from its section name. */

@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: MIT
 """End-to-end checks of what `gbpf run` exports, on the hosttest backend (no GPU).
 
-argv: GBPF HOSTTEST_PLUGIN COUNT_OBJ LAUNCH_APP ASYNC_APP GOLDEN_DIR WORK_DIR
+argv: GBPF HOSTTEST_PLUGIN COUNT_OBJ LAUNCH_APP ASYNC_APP GOLDEN_DIR WORK_DIR PRINT_TAGS_OBJ
  - timeline: summary numbers against the simulated GPU (exact) and the app's own
    measure of its waits (within 5%), the --trace file through check_trace.py;
  - Prometheus: --prom-file and --prom (HTTP) through a strict parser (prom_parse.py)
    and prometheus_client's parser when python3-prometheus-client is installed;
  - OTLP/HTTP JSON: --otlp to a receiver in this test that checks the structure;
  - JSON (-j) and text output of maps against golden files
-   (GBPF_UPDATE_GOLDEN=1 rewrites them).
+   (GBPF_UPDATE_GOLDEN=1 rewrites them);
+ - print tags (GBPF_PRINT_LOG2_HIST / GBPF_PRINT_TABLE): which maps print as
+   log2 histograms, in text, JSON and Prometheus.
 Prints TAP.
 """
 import http.server
@@ -26,7 +28,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prom_parse  # noqa: E402
 
-GBPF, PLUGIN, OBJ, LAUNCH, ASYNC, GOLDEN, WORK = sys.argv[1:8]
+GBPF, PLUGIN, OBJ, LAUNCH, ASYNC, GOLDEN, WORK, TAGS_OBJ = sys.argv[1:9]
 ENV = dict(os.environ, GBPF_PLUGIN_PATH=PLUGIN)
 ENV.pop("GBPF_BACKEND", None)
 n = 0
@@ -347,6 +349,54 @@ def test_golden():
        and "--otlp URL" in r.stderr, "gbpf run --help documents the export options")
 
 
+def test_print_tags():
+    """8 launches of grid 1, 2, .., 128 (kern_a, kern_b alternating): log2 slots 0..7 once each."""
+    base = [GBPF, "run", "--backend", "hosttest"]
+    app = ["--", LAUNCH, "8", "1", "0", "0", "plain"]
+    r = subprocess.run(base + ["-j", TAGS_OBJ] + app, env=ENV, capture_output=True, text=True,
+                       timeout=60)
+    ok(r.returncode == 0, "print tags: run exits 0 (%d)" % r.returncode)
+    hists, others = {}, {}
+    for ln in r.stdout.splitlines():
+        if not ln.startswith("{"):
+            continue
+        o = json.loads(ln)
+        if o.get("type") == "hist":
+            hists.update(o["data"])
+        elif o.get("type") == "maps":
+            for m in o.get("maps", []):
+                others[m["name"]] = m
+    want = [{"min": 0 if i == 0 else 1 << i, "max": (1 << (i + 1)) - 1, "count": 1} for i in range(8)]
+    ok(hists.get("grid_log2") == want,
+       "an array tagged log2_hist prints as a histogram, one launch per slot 0..7")
+    ok(hists.get("grid_slots") == want,
+       "a hash keyed by the slot tagged log2_hist prints the same histogram")
+    per = hists.get("per_kernel", {})
+    ok(isinstance(per, dict) and len(per) == 2 and
+       sorted(sum(s["count"] for s in h) for h in per.values()) == [4, 4],
+       "u64[16] values tagged log2_hist: one histogram per kernel, 4 launches each (%s)" % per)
+    ok("grid_hist_raw" not in hists and "grid_hist_raw" in others,
+       "an array named like a histogram but tagged table prints as a table")
+    golden("run_print_tags.jsonl", gbpf_lines(r.stdout))
+    r = subprocess.run(base + [TAGS_OBJ] + app, env=ENV, capture_output=True, text=True, timeout=60)
+    ok(r.returncode == 0 and "grid_slots:\n     value               : count    distribution" in r.stdout,
+       "text: the slot-keyed hash is drawn as a bcc histogram")
+    golden("run_print_tags.txt", gbpf_lines(r.stdout))
+    prom = os.path.join(WORK, "print-tags.prom")
+    r = subprocess.run(base + ["--prom-file", prom, TAGS_OBJ] + app, env=ENV, capture_output=True,
+                       text=True, timeout=60)
+    fams = {}
+    try:
+        fams = prom_parse.parse(open(prom).read())
+    except (OSError, ValueError) as e:
+        diag(e)
+    ok(fams.get("gbpf_grid_slots", {}).get("type") == "histogram" and
+       fams.get("gbpf_grid_log2", {}).get("type") == "histogram" and
+       fams.get("gbpf_grid_hist_raw", {}).get("type") in ("gauge", "counter"),
+       "Prometheus: tagged maps are histograms, the table-tagged one is not (%s)" %
+       {k: v.get("type") for k, v in fams.items() if k.startswith("gbpf_grid")})
+
+
 def main():
     test_timeline()
     test_timeline_drops()
@@ -354,6 +404,7 @@ def main():
     test_prom_http()
     test_otlp()
     test_golden()
+    test_print_tags()
     print("1..%d" % n)
     return 1 if failed else 0
 

@@ -94,6 +94,15 @@ static uint64_t map_total(const char *name)
 			sum += strtoull(p + 8, NULL, 10);
 		return sum;
 	}
+	/* a map printed as a log2 histogram: "NAME":[{"min":..,"max":..,"count":N},...] */
+	snprintf(k, sizeof(k), "\"%s\":[", name);
+	p = strstr(o.out, k);
+	if (p) {
+		end = strchr(p, ']');
+		for (; (p = strstr(p, "\"count\":")) && (!end || p < end); p += 8)
+			sum += strtoull(p + 8, NULL, 10);
+		return sum;
+	}
 	snprintf(k, sizeof(k), "\"%s\":{", name);
 	p = strstr(o.out, k);
 	if (!p)

@@ -308,6 +308,41 @@ static void check_api(const struct gbpf_object *obj, const char *path, const cha
 	       "%s: out-of-range and unknown names give NULL / -ENOENT", tag);
 }
 
+/* Print tags: each map's tag, and the histogram shape the printer derives from tag, name and shape. */
+static void check_print_tags(const struct gbpf_object *obj, const char *tag)
+{
+	static const struct {
+		const char *map;
+		uint32_t print;
+		enum gbpf_map_hist_shape shape;
+	} want[] = {
+		{"usecs", GBPF_MAP_PRINT_LOG2_HIST, GBPF_MAP_HIST_ARRAY},
+		{"slots", GBPF_MAP_PRINT_LOG2_HIST, GBPF_MAP_HIST_SLOT_KEY},
+		{"per_kernel", GBPF_MAP_PRINT_LOG2_HIST, GBPF_MAP_HIST_PER_KEY},
+		{"history", GBPF_MAP_PRINT_TABLE, GBPF_MAP_HIST_NONE},
+		{"lat_hist", GBPF_MAP_PRINT_AUTO, GBPF_MAP_HIST_ARRAY},
+		{"events", GBPF_MAP_PRINT_AUTO, GBPF_MAP_HIST_NONE},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct gbpf_map_desc *m = gbpf_object__find_map(obj, want[i].map);
+
+		tap_ok(m && m->print == want[i].print && gbpf_map_desc__hist_shape(m) == want[i].shape,
+		       "%s: map %s: print tag %u, histogram shape %d (got %d, %d)", tag, want[i].map,
+		       want[i].print, want[i].shape, m ? (int)m->print : -1,
+		       m ? (int)gbpf_map_desc__hist_shape(m) : -1);
+	}
+	{
+		/* A producer whose struct ends before the field: the name rule alone. */
+		struct gbpf_map_desc old = *gbpf_object__find_map(obj, "history");
+
+		old.sz = offsetof(struct gbpf_map_desc, print);
+		tap_ok(gbpf_map_desc__hist_shape(&old) == GBPF_MAP_HIST_ARRAY,
+		       "%s: a description without the print field falls back to the name rule", tag);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int i, seen = 0;
@@ -333,6 +368,8 @@ int main(int argc, char **argv)
 			check_globals(obj, base);
 		else if (strncmp(base, "subprogs.", 9) == 0)
 			check_subprogs(obj, base);
+		else if (strncmp(base, "print_tags.", 11) == 0)
+			check_print_tags(obj, base);
 		gbpf_object__close(obj);
 
 		/* The same bytes from memory give the same object. */

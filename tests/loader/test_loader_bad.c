@@ -304,6 +304,32 @@ static int m_map_member(uint8_t *b, size_t *size)
 	return 0;
 }
 
+/* Replace the first @p from in .BTF by @p to (same length). */
+static int btf_rename(uint8_t *b, const char *from, const char *to)
+{
+	Elf64_Shdr *sh = find_shdr(b, ".BTF");
+	uint8_t *p;
+
+	if (!sh || strlen(from) != strlen(to))
+		return -1;
+	p = memmem(b + sh->sh_offset, sh->sh_size, from, strlen(from) + 1);
+	if (!p)
+		return -1;
+	memcpy(p, to, strlen(to));
+	return 0;
+}
+
+static int m_print_tag_unknown(uint8_t *b, size_t *size)
+{
+	return btf_rename(b, "gbpf:print=table", "gbpf:print=tablf");
+}
+
+static int m_print_tag_shape(uint8_t *b, size_t *size)
+{
+	/* the ring's foreign tag becomes a gbpf histogram tag a ring cannot take */
+	return btf_rename(b, "ebpf:print=log2_hist", "gbpf:print=log2_hist");
+}
+
 struct bad_case {
 	const char *obj;  /* object base name prefix */
 	const char *what;
@@ -343,6 +369,8 @@ static const struct bad_case cases[] = {
 	{"maps_btf", "BTF maps without BTF", m_no_btf, "section '.maps'", "need a .BTF", GBPF_ERRNO__FORMAT},
 	{"maps_btf", "corrupt BTF", m_btf_magic, "section '.BTF'", "cannot parse", GBPF_ERRNO__FORMAT},
 	{"maps_btf", "unknown BTF map member", m_map_member, "section '.maps'", "unknown member 'max_entriez'", GBPF_ERRNO__FORMAT},
+	{"print_tags", "unknown print tag", m_print_tag_unknown, "map 'history'", "unknown tag 'gbpf:print=tablf'", GBPF_ERRNO__FORMAT},
+	{"print_tags", "histogram tag on a ring", m_print_tag_shape, "map 'events'", "gbpf:print=log2_hist needs u64 slots", GBPF_ERRNO__FORMAT},
 	{"legacy_maps", "legacy map definition too small", m_legacy_size, "section 'maps'", "struct bpf_map_def", GBPF_ERRNO__FORMAT},
 };
 

@@ -65,8 +65,17 @@ static uint64_t array_total(const char *out, const char *name)
 
 	snprintf(key, sizeof(key), "\"name\":\"%s\"", name);
 	p = strstr(out, key);
-	if (!p)
-		return 0;
+	if (!p) {
+		/* a map printed as a log2 histogram: "NAME":[{"min":..,"max":..,"count":N},...] */
+		snprintf(key, sizeof(key), "\"%s\":[", name);
+		p = strstr(out, key);
+		if (!p)
+			return 0;
+		end = strchr(p, ']');
+		for (; (p = strstr(p, "\"count\":")) && (!end || p < end); p += 8)
+			total += strtoull(p + 8, NULL, 10);
+		return total;
+	}
 	end = strchr(p, ']');
 	for (; (p = strstr(p, "\"value\":")) && (!end || p < end); p += 8)
 		total += strtoull(p + 8, NULL, 10);
