@@ -95,16 +95,6 @@ int cuda_driver_open(struct cuda_driver *drv, char *why, size_t why_size)
 	return rc;
 }
 
-uint64_t cuda_clock_offset_ns(void)
-{
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	return ((uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec) -
-	       ((uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec);
-}
-
 void cuda_driver_close(struct cuda_driver *drv)
 {
 	if (drv->handle)

@@ -20,6 +20,7 @@
 #include <gbpf/probe_ctx.h>
 
 #include "plugins/cuda/ptx_codegen.h"
+#include "plugins/cuda/cuda_clock.h"
 #include "plugins/cuda/sanitizer/san_api.h"
 #include "plugins/cuda/sanitizer/san_engine.h"
 #include "plugins/cuda/sanitizer/san_patch.h"
@@ -253,7 +254,7 @@ static void test_clock_offset(void)
 
 	clock_gettime(CLOCK_REALTIME, &rt0);
 	clock_gettime(CLOCK_MONOTONIC, &mo0);
-	got = gbpf_san_clock_offset_ns();
+	got = cuda_clock_offset_ns();
 	clock_gettime(CLOCK_MONOTONIC, &mo1);
 	clock_gettime(CLOCK_REALTIME, &rt1);
 	lo = ((uint64_t)rt0.tv_sec * 1000000000ull + (uint64_t)rt0.tv_nsec) -

@@ -14,6 +14,7 @@
 #include <gbpf/cuda_inject.h>
 #include <gbpf/plugin.h>
 
+#include "plugins/cuda/cuda_clock.h"
 #include "san_api.h"
 #include "san_engine.h"
 #include "san_patch.h"
@@ -311,7 +312,7 @@ static struct san_ctx *san_ctx_for(struct gbpf_san_engine *e, CUcontext ctx, con
 		/* The clock offset of now, as the PTX engine's modules get theirs when loaded. */
 		rc = gbpf_san_patch_set_globals(c->cubin, size, (const uint64_t *)table, e->map_cnt,
 						((uint64_t)getpid() << 32) | (uint32_t)gettid(),
-						gbpf_san_clock_offset_ns(), why, sizeof(why));
+						cuda_clock_offset_ns(), why, sizeof(why));
 		if (rc) {
 			san_report(e, GBPF_AGENT_EVENT_ERROR, kernel, "sanitizer engine: %s", why);
 			break;

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <gbpf/cuda_inject.h>
@@ -358,17 +357,6 @@ int gbpf_san_patch_set_globals(void *cubin, size_t size, const uint64_t *maps, s
 		return -ENOENT;
 	}
 	return 0;
-}
-
-uint64_t gbpf_san_clock_offset_ns(void)
-{
-	struct timespec rt, mono;
-
-	/* Read in the order cuda_clock_offset_ns() reads them: both engines get the same value. */
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	return ((uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec) -
-	       ((uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec);
 }
 
 /* ---- ptxas and the cache ---- */

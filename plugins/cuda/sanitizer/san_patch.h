@@ -123,20 +123,12 @@ int gbpf_san_patch_compile(const char *ptx, size_t len, const char *arch, void *
 /**
  * Replace the placeholders of a compiled patch module (in place) by the
  * device addresses of the maps, the pid_tgid value and the clock offset
- * (gbpf_san_clock_offset_ns(), taken when the copy is bound to a context).
+ * (cuda_clock_offset_ns() of plugins/cuda/cuda_clock.h, taken when the copy
+ * is bound to a context).
  * @return 0; -ENOENT when a placeholder is missing or appears twice
  *         (reason in @p why); -EINVAL for bad arguments
  */
 int gbpf_san_patch_set_globals(void *cubin, size_t size, const uint64_t *maps, size_t map_cnt,
 			       uint64_t pid_tgid, uint64_t clock_off, char *why, size_t why_size);
-
-/**
- * CLOCK_REALTIME - CLOCK_MONOTONIC in nanoseconds, now: the value of
- * __gbpf_clock_off, so that bpf_ktime_get_ns (%globaltimer, Unix-epoch
- * nanoseconds, less this) reads the host probes' CLOCK_MONOTONIC. The
- * same quantity as the PTX engine's cuda_clock_offset_ns() (cuda_driver.c,
- * which this library does not link).
- */
-uint64_t gbpf_san_clock_offset_ns(void);
 
 #endif /* GBPF_CUDA_SAN_PATCH_H */
