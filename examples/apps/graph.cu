@@ -6,6 +6,9 @@
 // times. Every element's final value is checked. Prints one
 // "grid=.. block=.. launches=.." line per kernel configuration, with the
 // global accesses of one launch ("mem=KIND.SPACE.BYTES:COUNT,...").
+// (3) Two graphs captured from the same kernel, each launched twice on its
+// own stream, alternately, so that they may run at once (each launch must
+// still be told apart by a tool).
 // `graph --warm` first launches both kernels once outside any graph (on a
 // scratch buffer), so that a tool instrumenting kernels at their first
 // launch does that work before the capture begins rather than inside it.
@@ -57,6 +60,8 @@ static int want_warm(int) { return 2; }
 static int want_first(int) { return 9; }
 // Updated node on the second buffer: += 5, two launches, from 0.
 static int want_second(int) { return 10; }
+// Concurrent graphs: += 7 twice, from i.
+static int want_concurrent(int i) { return i + 14; }
 
 int main(int argc, char **argv)
 {
@@ -148,8 +153,55 @@ int main(int argc, char **argv)
 		       b2, n2, n2);
 		printf("graph: updated node add_k grid=%dx1x1 block=%dx1x1 launches=2 mem=ld.global.4:%d,st.global.4:%d\n",
 		       g3, b3, n3, n3);
-		printf("graph: all results ok\n");
 	}
+
+	// (3) two captured graphs of add_k on two buffers and two streams, launched alternately
+	cudaStream_t st2;
+	cudaGraph_t ga, gb;
+	cudaGraphExec_t gae, gbe;
+	int *ya, *yb;
+	CK(cudaStreamCreateWithFlags(&st2, cudaStreamNonBlocking));
+	CK(cudaMalloc(&ya, n1 * sizeof(int)));
+	CK(cudaMalloc(&yb, n1 * sizeof(int)));
+	{
+		int *hi = (int *)malloc(n1 * sizeof(int));
+		if (!hi)
+			return 2;
+		for (int i = 0; i < n1; i++)
+			hi[i] = i;
+		CK(cudaMemcpy(ya, hi, n1 * sizeof(int), cudaMemcpyHostToDevice));
+		CK(cudaMemcpy(yb, hi, n1 * sizeof(int), cudaMemcpyHostToDevice));
+		free(hi);
+	}
+	CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+	add_k<<<g1, b1, 0, st>>>(ya, n1, 7);
+	CK(cudaStreamEndCapture(st, &ga));
+	CK(cudaStreamBeginCapture(st2, cudaStreamCaptureModeGlobal));
+	add_k<<<g1, b1, 0, st2>>>(yb, n1, 7);
+	CK(cudaStreamEndCapture(st2, &gb));
+	CK(cudaGraphInstantiate(&gae, ga, 0));
+	CK(cudaGraphInstantiate(&gbe, gb, 0));
+	for (int r = 0; r < 2; r++) {
+		CK(cudaGraphLaunch(gae, st));
+		CK(cudaGraphLaunch(gbe, st2));
+	}
+	CK(cudaStreamSynchronize(st));
+	CK(cudaStreamSynchronize(st2));
+	bad |= check("concurrent graph a", ya, n1, want_concurrent);
+	bad |= check("concurrent graph b", yb, n1, want_concurrent);
+	if (!bad)
+		printf("graph: captured concurrent add_k grid=%dx1x1 block=%dx1x1 launches=4 "
+		       "mem=ld.global.4:%d,st.global.4:%d\n", g1, b1, n1, n1);
+	if (!bad)
+		printf("graph: all results ok\n");
+	CK(cudaGraphExecDestroy(gae));
+	CK(cudaGraphExecDestroy(gbe));
+	CK(cudaGraphDestroy(ga));
+	CK(cudaGraphDestroy(gb));
+	CK(cudaFree(ya));
+	CK(cudaFree(yb));
+	CK(cudaStreamDestroy(st2));
+
 	CK(cudaGraphExecDestroy(cge));
 	CK(cudaGraphExecDestroy(ege));
 	CK(cudaGraphDestroy(cg));

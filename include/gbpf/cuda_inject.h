@@ -77,8 +77,9 @@ struct gbpf_cuda_inject_opts {
 	 * Give each instrumented kernel one hidden trailing parameter
 	 * `.param .u64 __gbpf_lid` that carries the launch id per launch (so
 	 * that concurrent launches of one kernel never share it). A value with
-	 * bit 63 set (GBPF_CUDA_LAUNCH_ID_FROM_GLOBAL) makes the kernel read
-	 * `__gbpf_launch_id` instead (graph nodes). A kernel whose parameters
+	 * bit 63 set (GBPF_CUDA_LAUNCH_ID_FROM_GRID, graph nodes, whose
+	 * parameters are fixed when the graph is built) makes the kernel use
+	 * GBPF_CUDA_LAUNCH_ID_GRAPH | %gridid instead. A kernel whose parameters
 	 * leave no room for it is not instrumented (see its reason). Whoever
 	 * launches the instrumented kernel must pass the parameter
 	 * (gbpf_cuda_kernel_info.n_params, .launch_param_off).
@@ -86,8 +87,15 @@ struct gbpf_cuda_inject_opts {
 	bool launch_id_param;
 };
 
-/** Hidden launch-id parameter value that says "read the module's __gbpf_launch_id". */
-#define GBPF_CUDA_LAUNCH_ID_FROM_GLOBAL (1ULL << 63)
+/** Hidden launch-id parameter value that says "this launch is a graph node's: use %gridid". */
+#define GBPF_CUDA_LAUNCH_ID_FROM_GRID (1ULL << 63)
+/**
+ * Bit set in the launch id of a graph node's launch: the rest is the GPU's
+ * %gridid (the context's launch number), so ids of graph launches never
+ * equal ids of the host's counter (which host/launch probes see; graph
+ * nodes run no host/launch probe).
+ */
+#define GBPF_CUDA_LAUNCH_ID_GRAPH (1ULL << 62)
 
 #define GBPF_CUDA_CTX_UNUSED_KERNEL_ID (1U << 0) /**< kernel_id */
 #define GBPF_CUDA_CTX_UNUSED_PARAMS (1U << 1)    /**< params (and its parameter copy) */

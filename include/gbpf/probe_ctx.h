@@ -39,7 +39,8 @@ typedef uint32_t gbpf_u32;
 struct gbpf_gpu_ctx {
 	gbpf_u64 kernel_id;  /**< FNV-1a 64 of the kernel's mangled name */
 	gbpf_u64 params;     /**< device address of the kernel's raw parameters */
-	gbpf_u64 launch_id;  /**< sequence number of the launch in the process */
+	gbpf_u64 launch_id;  /**< sequence number of the launch in the process (CUDA graph node
+			      *   launches: bit 62 | the GPU's %gridid, docs/ATTACH.md) */
 	/* gpu/mem only: */
 	gbpf_u64 mem_addr;   /**< effective address of the access */
 	gbpf_u64 mem_value;  /**< value stored (stores, atomics), else 0 */

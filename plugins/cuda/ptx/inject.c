@@ -433,12 +433,18 @@ static int tx_entry(struct kctx *k, struct text *t)
 	if (!(unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID) && k->plan->launch_param) {
 		/*
 		 * The launch's own id, from its hidden parameter (concurrent
-		 * launches of this kernel never share it); graph nodes pass bit
-		 * 63 set: their id is the module variable, set per graph launch.
+		 * launches of this kernel never share it). Graph nodes pass bit
+		 * 63 set: a node's parameters are fixed when the graph is built,
+		 * so its id is the GPU's own launch number, %gridid (distinct for
+		 * every launch in the context, concurrent graphs included), with
+		 * GBPF_CUDA_LAUNCH_ID_GRAPH set so that it never equals an id
+		 * of the host's counter.
 		 */
 		gbpf_ptx_tx(t, "ld.param.u64 %%__gbpf_rd1, [" LID_PARAM_NAME "];\n");
 		gbpf_ptx_tx(t, "setp.lt.s64 " LID_PRED ", %%__gbpf_rd1, 0;\n");
-		gbpf_ptx_tx(t, "@" LID_PRED " ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
+		gbpf_ptx_tx(t, "@" LID_PRED " mov.u64 %%__gbpf_rd1, %%gridid;\n");
+		gbpf_ptx_tx(t, "@" LID_PRED " or.b64 %%__gbpf_rd1, %%__gbpf_rd1, 0x%016llx;\n",
+			    (unsigned long long)GBPF_CUDA_LAUNCH_ID_GRAPH);
 		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);
 	} else if (!(unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID)) {
 		gbpf_ptx_tx(t, "ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");

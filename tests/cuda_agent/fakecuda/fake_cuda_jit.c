@@ -307,8 +307,11 @@ static uint64_t fake_launch_id(const struct ffunc *f, void **p, void **e, int *h
 	if (!*hidden)
 		return f->mod->globals[2][0];
 	if (v >> 63) {
+		/* a graph node's launch: the GPU's launch number (%gridid) with the graph bit */
+		static uint64_t gridid;
+
 		*sentinel = 1;
-		return f->mod->globals[2][0];
+		return (1ULL << 62) | ++gridid;
 	}
 	return v;
 }
