@@ -528,6 +528,48 @@ static uint8_t min8(uint8_t a, uint8_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * Track what registers point to after the instruction at pc: r0 of an
+ * inlined map lookup (set by its emitter through call_r0_ptr), kept
+ * through 64-bit moves and constant offsets (the verifier keeps a map
+ * value pointer inside its value, and a constant added by every lane keeps
+ * per-thread slots apart). Anything else written to a register makes it
+ * unknown: loads (a pointer reloaded from a stack spill included), ALU
+ * results, atomics' fetched values; every call clobbers r0..r5 (the
+ * callee-saved r6..r9 are the caller's own PTX registers across a .func
+ * call). Joins are handled by the caller resetting at every label.
+ */
+static void ptr_update(struct ptx_cg *cg, const struct gbpf_insn *in)
+{
+	uint8_t *p = cg->ptr, cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
+	unsigned d = in->dst;
+
+	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
+		memset(p, PTX_PTR_UNKNOWN, 6);
+		if (in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER)
+			p[0] = cg->call_r0_ptr;
+		cg->call_r0_ptr = PTX_PTR_UNKNOWN;
+		return;
+	}
+	if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC) {
+		if (in->imm == GBPF_ATOMIC_CMPXCHG)
+			p[0] = PTX_PTR_UNKNOWN;
+		else if ((in->imm & GBPF_FETCH) && in->src < 10)
+			p[in->src] = PTX_PTR_UNKNOWN;
+		return;
+	}
+	if (d >= 10 || (cls != GBPF_ALU && cls != GBPF_ALU64 && cls != GBPF_LDX && cls != GBPF_LD))
+		return;
+	if (cls == GBPF_ALU64 && op == GBPF_MOV && GBPF_SRC(in->code) == GBPF_X && !in->off &&
+	    in->src < 10) {
+		p[d] = p[in->src];
+		return;
+	}
+	if (cls == GBPF_ALU64 && (op == GBPF_ADD || op == GBPF_SUB) && GBPF_SRC(in->code) == GBPF_K)
+		return;
+	p[d] = PTX_PTR_UNKNOWN;
+}
+
 /* Track known alignment of registers after the instruction at pc. */
 static void align_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 {
@@ -583,6 +625,7 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 		if (cg->label[pc]) {
 			ptx_buf_printf(cg->b, "$L%zu:\n", pc);
 			memset(cg->align, 0, 10);
+			memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 		}
 		switch (GBPF_CLASS(in->code)) {
 		case GBPF_ALU:
@@ -612,6 +655,7 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 			rc = ptx_emit_mem(cg, pc);
 			break;
 		}
+		ptr_update(cg, in);
 		align_update(cg, in);
 	}
 	if (!rc && pc == fn->end) {
@@ -628,6 +672,8 @@ static int emit_subprogram(struct ptx_cg *cg, size_t f)
 
 	cg->cur = f;
 	memset(cg->align, 0, sizeof(cg->align));
+	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
+	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[10] = 3;
 	emit_sub_proto(cg, f, 0);
 	emit_decls(cg, &cg->funcs[f]);
@@ -650,6 +696,8 @@ static int emit_probe_main(struct ptx_cg *cg)
 	ptx_buf_puts(cg->b, "ld.param.b64 %r1, [__ctx];\n");
 	/* the context and the frame are 8-byte aligned */
 	memset(cg->align, 0, sizeof(cg->align));
+	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
+	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);
 	ptx_buf_puts(cg->b, "$Lexit:\nst.param.b64 [__ret], %r0;\nret;\n}\n");
@@ -674,6 +722,8 @@ static int emit_kernel_main(struct ptx_cg *cg)
 			"mad.lo.u64 %r1, %gtid, %t1, %r1;\nld.param.u64 %r2, [__size];\n");
 	/* data copies start 8-byte aligned (device allocation, stride rounded to 8) */
 	memset(cg->align, 0, sizeof(cg->align));
+	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
+	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);
 	/* r0 per thread, then a warp-aggregated min/max so the host learns

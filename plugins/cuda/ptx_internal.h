@@ -52,9 +52,25 @@ struct ptx_cg {
 	 *  (set by the helper's emitter, consumed and reset by the alignment
 	 *  pass): an inlined array lookup returns an 8-byte aligned pointer. */
 	uint8_t call_r0_align;
+	/** What each register is known to point to at the current instruction
+	 *  (PTX_PTR_*), from the same linear pass as align (reset at every
+	 *  label, every call's r0..r5, every write that is not a move or a
+	 *  constant offset): an atomic through map memory needs no .local
+	 *  check and addresses .global directly; one through a per-GPU-thread
+	 *  slot no warp aggregation (the lanes' slots differ). */
+	uint8_t ptr[GBPF_REG_COUNT];
+	/** PTX_PTR_* of r0 after the helper call being emitted (as call_r0_align). */
+	uint8_t call_r0_ptr;
 	char *err;
 	size_t err_size;
 };
+
+/**
+ * Register facts (ptx_cg.ptr): unknown; a value in a map block (global
+ * memory: device memory or host memory registered for the device) or NULL;
+ * a per-GPU-thread array slot (a map value too) or NULL.
+ */
+enum { PTX_PTR_UNKNOWN, PTX_PTR_MAP, PTX_PTR_THREAD_SLOT };
 
 /** Record an error naming file, section and instruction; returns @p code. */
 int ptx_fail(struct ptx_cg *cg, size_t pc, int code, const char *fmt, ...)

@@ -395,6 +395,7 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 		       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
 	/* map blocks are allocated aligned, data_off is 128 and strides are multiples of 8 */
 	cg->call_r0_align = 3;
+	cg->call_r0_ptr = d->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY ? PTX_PTR_THREAD_SLOT : PTX_PTR_MAP;
 	return 1;
 }
 
@@ -436,7 +437,42 @@ static int emit_hash_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, co
 			"st.param.b64 [__h1], %r1;\nst.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %t10;\n"
 			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
 			"ld.param.b64 %r0, [__hr];\n}\n");
+	cg->call_r0_ptr = PTX_PTR_MAP;
 	return 1;
+}
+
+/*
+ * Group the active lanes whose keys are equal (key words in %w10..%w13 /
+ * %t13, %t14, hash in %t10): the group's lane mask into %w1, its leader
+ * (lowest lane) into %w2, the lane's id into %w3. match.any costs about a
+ * loop over the distinct values on sm_90 (see emit_warp_aggregated_add in
+ * ptx_mem.c), so it runs only when some lane shares the hash of the lowest
+ * active lane (one broadcast and a ballot): a warp with a key per lane
+ * (32 different keys) pays the test only and every lane is its own group.
+ * The branch around match.any depends on the ballot alone, so every
+ * member of the mask executes it or none does.
+ */
+static void emit_key_group(struct ptx_cg *cg, unsigned words, unsigned id)
+{
+	struct ptx_buf *b = cg->b;
+
+	ptx_buf_printf(b, "activemask.b32 %%w0;\nneg.s32 %%w2, %%w0;\nand.b32 %%w2, %%w2, %%w0;\nbfind.u32 %%w2, %%w2;\n"
+			  "mov.b64 {%%w4, %%w5}, %%t10;\nshfl.sync.idx.b32 %%w4, %%w4, %%w2, 31, %%w0;\n"
+			  "shfl.sync.idx.b32 %%w5, %%w5, %%w2, 31, %%w0;\nmov.b64 %%t0, {%%w4, %%w5};\n"
+			  "setp.eq.u64 %%p1, %%t0, %%t10;\nvote.sync.ballot.b32 %%w4, %%p1, %%w0;\n"
+			  "mov.u32 %%w1, %%lanemask_eq;\npopc.b32 %%w5, %%w4;\nsetp.lt.u32 %%p1, %%w5, 2;\n"
+			  "@%%p1 bra $Lhk%u_%zu;\n",
+		       id, cg->prog_idx);
+	/* equal keys exactly: every word equal (the AND of the words' groups) */
+	if (words == 1)
+		ptx_buf_puts(b, "match.any.sync.b32 %w1, %w10, %w0;\n");
+	else
+		ptx_buf_puts(b, "match.any.sync.b64 %w1, %t13, %w0;\n");
+	if (words > 2)
+		ptx_buf_puts(b, "match.any.sync.b64 %w4, %t14, %w0;\nand.b32 %w1, %w1, %w4;\n");
+	ptx_buf_printf(b, "$Lhk%u_%zu:\nneg.s32 %%w2, %%w1;\nand.b32 %%w2, %%w2, %%w1;\nbfind.u32 %%w2, %%w2;\n"
+			  "mov.u32 %%w3, %%laneid;\n",
+		       id, cg->prog_idx);
 }
 
 /*
@@ -444,18 +480,29 @@ static int emit_hash_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, co
  * cannot change under the reader (cg->hash_stable, not LRU): the key's
  * words into registers (4-byte loads, as the probe stored them, so that
  * the injector's fold forwards a key built from constants and ptxas
- * computes its hash and home bucket), the hash inline, then the home
- * bucket read inline: READY (acquire) and the key equal give the value's
- * address with no call, no warp grouping and no fence. Anything else (a
- * miss, a collision) takes the full lookup.
+ * computes its hash and home bucket), the hash inline, the lanes with
+ * equal keys grouped, then the group's leader runs the probe run inline
+ * for up to PTX_HASH_INLINE_PROBES buckets from home, with the map's own
+ * rules (__gbpf_m_hprobe): EMPTY ends the run (a miss), BUSY and
+ * TOMBSTONE are passed, READY with the key equal is the entry. A READY
+ * bucket keeps its key for the whole kernel when nothing deletes (no
+ * device delete, no LRU eviction; host deletes happen between launches),
+ * so the acquire load of the state word orders the key and value reads
+ * and no seqlock re-check or fence is needed. A run longer than that
+ * takes the full lookup. The leader's answer goes to the group by
+ * shuffles within the group's mask.
  */
+#define PTX_HASH_INLINE_PROBES 4
+
 static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks)
 {
 	struct ptx_buf *b = cg->b;
 	long long fo = (long long)GBPF_STACK_SIZE + ks->off;
 	uint32_t kstride = (d->key_size + 7u) & ~7u, vstride = (d->value_size + 7u) & ~7u;
 	unsigned id = cg->uniq++, words = d->key_size / 4;
+	size_t pi = cg->prog_idx;
 
+	_Static_assert(GBPF_BUCKET_EMPTY == 0 && GBPF_BUCKET_READY == 2, "bucket states the PTX tests");
 	if (d->key_size == 4) {
 		emit_key_u32(cg, ks);
 		ptx_buf_puts(b, "cvt.u64.u32 %t13, %w10;\n");
@@ -478,38 +525,49 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 			  "mul.lo.u64 %%t10, %%t10, 0x%016llX;\nshr.b64 %%t11, %%t10, 33;\n"
 			  "xor.b64 %%t10, %%t10, %%t11;\n",
 		       (unsigned long long)GBPF_HASH_MUL2);
-	/* home bucket = data_off + (h & (nr_buckets - 1)) * bucket_size (map_layout.h) */
-	ptx_buf_printf(b, "ld.u32 %%w14, [%%r1+40];\nadd.u32 %%w14, %%w14, -1;\ncvt.u32.u64 %%w15, %%t10;\n"
-			  "and.b32 %%w15, %%w15, %%w14;\nld.u32 %%w14, [%%r1+44];\nmul.wide.u32 %%t12, %%w15, %%w14;\n"
-			  "ld.u64 %%t11, [%%r1+56];\nadd.u64 %%t12, %%t12, %%t11;\nadd.u64 %%t12, %%t12, %%r1;\n"
+	emit_key_group(cg, words, id);
+	ptx_buf_printf(b, "setp.ne.u32 %%p2, %%w2, %%w3;\n@%%p2 bra $Lhg%u_%zu;\n", id, pi);
+	/* bucket i of the run = data_off + ((h + i) & (nr_buckets - 1)) * bucket_size (map_layout.h) */
+	ptx_buf_printf(b, "ld.u32 %%w4, [%%r1+40];\nadd.u32 %%w4, %%w4, -1;\nld.u32 %%w5, [%%r1+44];\n"
+			  "ld.u64 %%t11, [%%r1+56];\nadd.u64 %%t11, %%t11, %%r1;\ncvt.u32.u64 %%w15, %%t10;\n"
+			  "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\nadd.u32 %%w7, %%w15, %%w6;\nand.b32 %%w7, %%w7, %%w4;\n"
+			  "mul.wide.u32 %%t12, %%w7, %%w5;\nadd.u64 %%t12, %%t12, %%t11;\n"
 			  "ld.acquire.gpu.u32 %%w14, [%%t12];\nand.b32 %%w14, %%w14, 3;\n"
-			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n",
-		       GBPF_BUCKET_READY, id, cg->prog_idx);
+			  "setp.eq.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhm%u_%zu;\n"
+			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhn%u_%zu;\n",
+		       id, pi, GBPF_BUCKET_EMPTY, id, pi, GBPF_BUCKET_READY, id, pi);
 	if (d->key_size == 4) {
-		ptx_buf_printf(b, "ld.u32 %%w14, [%%t12+24];\nsetp.ne.u32 %%p6, %%w14, %%w10;\n@%%p6 bra $Lhs%u_%zu;\n",
-			       id, cg->prog_idx);
+		ptx_buf_printf(b, "ld.u32 %%w14, [%%t12+24];\nsetp.ne.u32 %%p6, %%w14, %%w10;\n@%%p6 bra $Lhn%u_%zu;\n",
+			       id, pi);
 	} else {
-		ptx_buf_printf(b, "ld.u64 %%t11, [%%t12+24];\nsetp.ne.u64 %%p6, %%t11, %%t13;\n@%%p6 bra $Lhs%u_%zu;\n",
-			       id, cg->prog_idx);
+		ptx_buf_printf(b, "ld.u64 %%t0, [%%t12+24];\nsetp.ne.u64 %%p6, %%t0, %%t13;\n@%%p6 bra $Lhn%u_%zu;\n",
+			       id, pi);
 		if (words == 3)
 			ptx_buf_printf(b, "ld.u32 %%w14, [%%t12+32];\nsetp.ne.u32 %%p6, %%w14, %%w12;\n"
-					  "@%%p6 bra $Lhs%u_%zu;\n", id, cg->prog_idx);
+					  "@%%p6 bra $Lhn%u_%zu;\n", id, pi);
 		else if (words == 4)
-			ptx_buf_printf(b, "ld.u64 %%t11, [%%t12+32];\nsetp.ne.u64 %%p6, %%t11, %%t14;\n"
-					  "@%%p6 bra $Lhs%u_%zu;\n", id, cg->prog_idx);
+			ptx_buf_printf(b, "ld.u64 %%t0, [%%t12+32];\nsetp.ne.u64 %%p6, %%t0, %%t14;\n"
+					  "@%%p6 bra $Lhn%u_%zu;\n", id, pi);
 	}
 	ptx_buf_printf(b, "add.u64 %%r0, %%t12, %u;\n", GBPF_HASH_BUCKET_HDR + kstride);
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
-		/* the SM's copy, as __gbpf_m_hval */
+		/* the SM's copy, as __gbpf_m_hval (the group is one warp: one SM) */
 		ptx_buf_printf(b, "mov.u32 %%w14, %%smid;\nld.u32 %%w15, [%%r1+28];\nsetp.ge.u32 %%p6, %%w14, %%w15;\n"
 				  "@%%p6 rem.u32 %%w14, %%w14, %%w15;\nmul.wide.u32 %%t11, %%w14, %u;\n"
 				  "add.u64 %%r0, %%r0, %%t11;\n", vstride);
-	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhs%u_%zu:\n", id, cg->prog_idx, id, cg->prog_idx);
+	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
+			  "@%%p6 bra $Lhp%u_%zu;\n",
+		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi);
 	ptx_buf_puts(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n.param .b64 __h3;\n"
 			"st.param.b64 [__h1], %r1;\nst.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %t10;\n"
 			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
 			"ld.param.b64 %r0, [__hr];\n}\n");
-	ptx_buf_printf(b, "$Lhd%u_%zu:\n", id, cg->prog_idx);
+	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhm%u_%zu:\nmov.u64 %%r0, 0;\n$Lhd%u_%zu:\n$Lhg%u_%zu:\n"
+			  "popc.b32 %%w4, %%w1;\nsetp.eq.u32 %%p6, %%w4, 1;\n@%%p6 bra $Lhx%u_%zu;\n"
+			  "mov.b64 {%%w4, %%w5}, %%r0;\nshfl.sync.idx.b32 %%w4, %%w4, %%w2, 31, %%w1;\n"
+			  "shfl.sync.idx.b32 %%w5, %%w5, %%w2, 31, %%w1;\nmov.b64 %%r0, {%%w4, %%w5};\n$Lhx%u_%zu:\n",
+		       id, pi, id, pi, id, pi, id, pi, id, pi, id, pi);
+	cg->call_r0_ptr = PTX_PTR_MAP;
 	return 1;
 }
 

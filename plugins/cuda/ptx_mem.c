@@ -16,7 +16,8 @@
  *
  * Atomics on local memory are undefined in PTX, so atomics on the frame
  * are done as plain read-modify-write (the frame is private to the
- * thread), and atomics through other pointers check isspacep.local first.
+ * thread), and atomics through other pointers check isspacep.local first,
+ * except through a pointer known to be a map value (ptx_cg.ptr).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -233,7 +234,7 @@ static void emit_atomic_result(struct ptx_cg *cg, const struct gbpf_insn *in, in
  * slots) runs as a loop on sm_90 and made threadhist 8.9x slower than
  * per-lane atomics (sm_70+, PTX 6.0+).
  */
-static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id)
+static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id, const char *sp)
 {
 	const char *w = is64 ? "64" : "32", *v = is64 ? "%t7" : "%w7";
 
@@ -250,11 +251,12 @@ static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id)
 		       "popc.b32 %%ag4, %%ag0;\n",
 		       id, cg->prog_idx, w, v, id, cg->prog_idx, id, cg->prog_idx);
 	if (is64)
-		ptx_buf_puts(cg->b, "cvt.u64.u32 %t8, %ag4;\nmul.lo.u64 %t8, %t8, %t7;\nred.add.u64 [%t5], %t8;\n");
+		ptx_buf_printf(cg->b, "cvt.u64.u32 %%t8, %%ag4;\nmul.lo.u64 %%t8, %%t8, %%t7;\nred%s.add.u64 [%%t5], %%t8;\n",
+			       sp);
 	else
-		ptx_buf_puts(cg->b, "mul.lo.u32 %w8, %ag4, %w7;\nred.add.u32 [%t5], %w8;\n");
-	ptx_buf_printf(cg->b, "bra.uni $Lgd%u_%zu;\n$Lgs%u_%zu:\nred.add.u%s [%%t5], %s;\n$Lgd%u_%zu:\n}\n",
-		       id, cg->prog_idx, id, cg->prog_idx, w, v, id, cg->prog_idx);
+		ptx_buf_printf(cg->b, "mul.lo.u32 %%w8, %%ag4, %%w7;\nred%s.add.u32 [%%t5], %%w8;\n", sp);
+	ptx_buf_printf(cg->b, "bra.uni $Lgd%u_%zu;\n$Lgs%u_%zu:\nred%s.add.u%s [%%t5], %s;\n$Lgd%u_%zu:\n}\n",
+		       id, cg->prog_idx, id, cg->prog_idx, sp, w, v, id, cg->prog_idx);
 }
 
 static int emit_atomic(struct ptx_cg *cg, size_t pc)
@@ -265,7 +267,9 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 	const char *w = is64 ? "64" : "32";
 	struct ptx_addr a;
 	char as[64];
+	const char *sp;
 	unsigned id;
+	uint8_t prov;
 
 	if (sz != 4 && sz != 8)
 		return ptx_fail(cg, pc, -EINVAL, "atomic of %d bytes", sz);
@@ -289,35 +293,46 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 		return 0;
 	}
 	id = cg->uniq++;
+	/* Through a map value (an inlined lookup's result, ptr_update): global
+	 * memory (device memory, or host memory registered for the device, both
+	 * in the global window), so no .local path and .global addressing; a
+	 * per-GPU-thread slot is the lane's own, so no warp aggregation. */
+	prov = in->dst < 10 ? cg->ptr[in->dst] : PTX_PTR_UNKNOWN;
+	sp = prov != PTX_PTR_UNKNOWN ? ".global" : "";
 	ptx_buf_printf(b, "add.u64 %%t5, %%r%u, %d;\n", in->dst, in->off);
-	ptx_buf_printf(b, "isspacep.local %%p5, %%t5;\n@%%p5 bra $La%u_%zu;\n", id, cg->prog_idx);
+	if (prov == PTX_PTR_UNKNOWN)
+		ptx_buf_printf(b, "isspacep.local %%p5, %%t5;\n@%%p5 bra $La%u_%zu;\n", id, cg->prog_idx);
+	else
+		ptx_buf_puts(b, "cvta.to.global.u64 %t5, %t5;\n");
 	if (is64)
 		ptx_buf_printf(b, "mov.b64 %%t7, %%r%u;\n", in->src);
 	else
 		ptx_buf_printf(b, "cvt.u32.u64 %%w7, %%r%u;\n", in->src);
 	if (in->imm == GBPF_ATOMIC_XCHG) {
-		ptx_buf_printf(b, "atom.exch.b%s %s, [%%t5], %s;\n", w, is64 ? "%t6" : "%w6",
+		ptx_buf_printf(b, "atom%s.exch.b%s %s, [%%t5], %s;\n", sp, w, is64 ? "%t6" : "%w6",
 			       is64 ? "%t7" : "%w7");
 	} else if (in->imm == GBPF_ATOMIC_CMPXCHG) {
 		if (!is64)
 			ptx_buf_puts(b, "cvt.u32.u64 %w9, %r0;\n");
-		ptx_buf_printf(b, "atom.cas.b%s %s, [%%t5], %s, %s;\n", w, is64 ? "%t6" : "%w6",
+		ptx_buf_printf(b, "atom%s.cas.b%s %s, [%%t5], %s, %s;\n", sp, w, is64 ? "%t6" : "%w6",
 			       is64 ? "%r0" : "%w9", is64 ? "%t7" : "%w7");
 	} else {
 		const char *o = op == GBPF_ATOMIC_ADD ? "add.u" : op == GBPF_ATOMIC_OR ? "or.b"
 				: op == GBPF_ATOMIC_AND ? "and.b" : "xor.b";
 
 		if (in->imm & GBPF_FETCH)
-			ptx_buf_printf(b, "atom.%s%s %s, [%%t5], %s;\n", o, w, is64 ? "%t6" : "%w6",
+			ptx_buf_printf(b, "atom%s.%s%s %s, [%%t5], %s;\n", sp, o, w, is64 ? "%t6" : "%w6",
 				       is64 ? "%t7" : "%w7");
-		else if (op == GBPF_ATOMIC_ADD)
-			emit_warp_aggregated_add(cg, is64, id);
+		else if (op == GBPF_ATOMIC_ADD && prov != PTX_PTR_THREAD_SLOT)
+			emit_warp_aggregated_add(cg, is64, id, sp);
 		else
-			ptx_buf_printf(b, "red.%s%s [%%t5], %s;\n", o, w, is64 ? "%t7" : "%w7");
+			ptx_buf_printf(b, "red%s.%s%s [%%t5], %s;\n", sp, o, w, is64 ? "%t7" : "%w7");
 	}
-	ptx_buf_printf(b, "bra.uni $Lb%u_%zu;\n$La%u_%zu:\n", id, cg->prog_idx, id, cg->prog_idx);
-	emit_atomic_emulated(cg, in, "", "[%t5]", is64);
-	ptx_buf_printf(b, "$Lb%u_%zu:\n", id, cg->prog_idx);
+	if (prov == PTX_PTR_UNKNOWN) {
+		ptx_buf_printf(b, "bra.uni $Lb%u_%zu;\n$La%u_%zu:\n", id, cg->prog_idx, id, cg->prog_idx);
+		emit_atomic_emulated(cg, in, "", "[%t5]", is64);
+		ptx_buf_printf(b, "$Lb%u_%zu:\n", id, cg->prog_idx);
+	}
 	emit_atomic_result(cg, in, is64);
 	return 0;
 }

@@ -10,11 +10,13 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <gbpf/helper_ids.h>
 #include <gbpf/plugin.h>
 
 #include "map_progs.h"
@@ -281,6 +283,127 @@ static void test_lru(uint64_t *r0)
 	gbpf_map_instance_destroy(&mi);
 }
 
+/* Bucket distance of @p key from its home (the host's layout), or -1 when absent. */
+static int64_t home_distance(struct gbpf_map_instance *mi, uint32_t key)
+{
+	struct gbpf_map_hdr *h = hdr_of(mi);
+	uint32_t nb = h->nr_buckets, home = (uint32_t)gbpf_map_hash(&key, 4) & (nb - 1);
+
+	for (uint32_t i = 0; i < nb; i++) {
+		const uint8_t *bk = (const uint8_t *)mi->mem + h->data_off + (uint64_t)((home + i) & (nb - 1)) * h->bucket_size;
+		uint32_t st, k;
+
+		memcpy(&st, bk, 4);
+		memcpy(&k, bk + GBPF_HASH_BUCKET_HDR, 4);
+		if (GBPF_BUCKET_STATE(st) == GBPF_BUCKET_READY && k == key)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Lookups of keys placed by the host along long probe runs (the inline
+ * lookup reads 4 buckets from home and calls the full lookup after): key 1
+ * two buckets past its home, key 3 at least five past it with a tombstone
+ * on the way, misses that end at an EMPTY bucket inline or past 4 buckets,
+ * in four key patterns per warp: all different, all equal, groups of 4,
+ * and 5 keys spread over the lanes. Every thread's answer (the value, or
+ * 0xFFFFFFFF for absent) is compared with the host's lookup.
+ */
+static void test_hash_runs(uint64_t *r0)
+{
+	static const struct { uint32_t div, mod, mul; const char *what; } pat[] = {
+		{1, 1024, 1, "a key per lane"}, {32, 1024, 1, "one key per warp"},
+		{4, 1024, 1, "groups of 4 lanes"}, {1, 5, 1, "5 keys spread over the lanes"},
+		{1, 3, 3, "keys 0, 3, 6"}};
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "runs", .type = GBPF_MAP_TYPE_HASH,
+				   .key_size = 4, .value_size = 8, .max_entries = 64};
+	struct gbpf_insn prog[24];
+	struct gbpf_map_instance mi;
+	uint32_t first_other = UINT32_MAX, c1 = 0, c3 = 0, nb;
+	uint64_t threads = nthreads < (1u << 20) ? nthreads : (1u << 20);
+	int64_t d1, d3;
+
+	if (gbpf_map_instance_create(&mi, &md, 1)) {
+		tap_ok(0, "hash for probe runs created");
+		return;
+	}
+	nb = hdr_of(&mi)->nr_buckets;
+#define HOME(k) ((uint32_t)gbpf_map_hash(&(k), 4) & (nb - 1))
+#define PUT(k)                                                                                     \
+	do {                                                                                       \
+		uint64_t v_ = (uint64_t)(k) * 1000 + 7;                                            \
+		gbpf_map_update(&mi, &(k), &v_, GBPF_ANY, 0);                                      \
+	} while (0)
+	{
+		uint32_t one = 1, three = 3;
+
+		for (uint32_t k = 1024; k < (1u << 24) && c1 < 2; k++)
+			if (HOME(k) == HOME(one)) {
+				PUT(k);
+				c1++;
+			}
+		PUT(one);
+		for (uint32_t k = 1024; k < (1u << 24) && c3 < 5; k++)
+			if (HOME(k) == HOME(three) && HOME(k) != HOME(one)) {
+				PUT(k);
+				if (first_other == UINT32_MAX)
+					first_other = k;
+				c3++;
+			}
+		PUT(three);
+		if (first_other != UINT32_MAX)
+			gbpf_map_delete(&mi, &first_other);
+		for (uint32_t k = 100, n = 0; k < 1024 && n < 40; k += 23, n++)
+			if (!gbpf_map_lookup(&mi, &k, 0))
+				PUT(k);
+		d1 = home_distance(&mi, one);
+		d3 = home_distance(&mi, three);
+	}
+#undef PUT
+#undef HOME
+	tap_ok(d1 >= 2 && d3 >= 5 && first_other != UINT32_MAX,
+	       "probe runs set up: key 1 %lld and key 3 %lld buckets from home (past a tombstone; run keys from 1024 up), %llu keys",
+	       (long long)d1, (long long)d3, (unsigned long long)hdr_of(&mi)->count);
+	for (size_t p = 0; p < sizeof(pat) / sizeof(pat[0]); p++) {
+		size_t n = 0;
+		uint64_t bad = 0, hits = 0;
+		int rc;
+
+#define E(c, d, s, o, i) (prog[n++] = (struct gbpf_insn){.code = (c), .dst = (d), .src = (s), .off = (o), .imm = (i)})
+		E(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+		E(0x37, 0, 0, 0, (int32_t)pat[p].div);
+		E(0x97, 0, 0, 0, (int32_t)pat[p].mod);
+		E(0x27, 0, 0, 0, (int32_t)pat[p].mul);
+		E(0x57, 0, 0, 0, 1023);
+		E(0x63, 10, 0, -4, 0);
+		E(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0);
+		E(0, 0, 0, 0, 0);
+		E(0xbf, 2, 10, 0, 0);
+		E(0x07, 2, 0, 0, -4);
+		E(0x85, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM);
+		E(0x15, 0, 0, 2, 0); /* if r0 == 0 goto miss */
+		E(0x79, 0, 0, 0, 0);
+		E(0x95, 0, 0, 0, 0);
+		E(0xb4, 0, 0, 0, -1); /* miss: 0xFFFFFFFF */
+		E(0x95, 0, 0, 0, 0);
+#undef E
+		rc = run("hash runs", prog, n, &mi, threads, r0, NULL);
+		for (uint64_t t = 0; t < threads && !rc; t++) {
+			uint32_t key = (uint32_t)(((t / pat[p].div) % pat[p].mod) * pat[p].mul & 1023);
+			const uint64_t *v = gbpf_map_lookup(&mi, &key, 0);
+			uint64_t want = v ? *v : 0xFFFFFFFFull;
+
+			bad += r0[t] != want;
+			hits += v != NULL;
+		}
+		tap_ok(rc == 0 && bad == 0 && hits > 0 && hits < threads,
+		       "hash lookups along probe runs, %s: %llu threads, %llu hits, %llu wrong", pat[p].what,
+		       (unsigned long long)threads, (unsigned long long)hits, (unsigned long long)bad);
+	}
+	gbpf_map_instance_destroy(&mi);
+}
+
 struct consumed {
 	uint8_t *seen;
 	uint64_t records, bad, dup, odd;
@@ -465,6 +588,7 @@ int main(void)
 		test_hash_count(GBPF_MAP_TYPE_PERCPU_HASH, 1000, r0);
 		test_array_count(GBPF_MAP_TYPE_ARRAY, 16, r0);
 		test_array_count(GBPF_MAP_TYPE_PERCPU_ARRAY, 16, r0);
+		test_hash_runs(r0);
 		test_lru(r0);
 		test_rings(r0);
 		test_printk(r0);

@@ -176,8 +176,11 @@ int main(void)
 		tap_ok(!strstr(ptx, "membar.sys") && !strstr(ptx, "fence.sc.sys"),
 		       "no system-scope fence without a helper that needs one");
 		tap_ok(strstr(ptx, "match.any.sync.b64") && strstr(ptx, "match.all.sync.b64") &&
-			       strstr(ptx, "popc.b32") && strstr(ptx, "red.add.u64 [%t5], %t8;"),
+			       strstr(ptx, "popc.b32") && strstr(ptx, "red.global.add.u64 [%t5], %t8;"),
 		       "counter update aggregated within the warp (one atomic of value x peers)");
+		/* the counter is the value an inlined hash lookup returned: global memory */
+		tap_ok(strstr(ptx, "cvta.to.global.u64 %t5, %t5;") && !strstr(ptx, "isspacep.local"),
+		       "atomic through a map value: .global, no .local check");
 		assemble("probe fragment", ptx, 1);
 		free(ptx);
 	}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gbpf/helper_ids.h>
 #include <gbpf/prog.h>
 
 #include "cuda_test_util.h"
@@ -161,6 +162,155 @@ static void test_inline_lookups(void)
 		   &md, hash, no_fast);
 }
 
+/* The call of a lookup in map 0 with the u32 key at r10-4 (r0 = the value pointer or NULL). */
+#define LOOKUP_K4(v)                                                                               \
+	I(0xb7, 1, 0, 0, (v)), I(0x63, 10, 1, -4, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4),  \
+		I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1)
+
+/*
+ * Atomics through a pointer an inlined lookup returned: a map value is
+ * global memory (no isspacep.local path, .global addressing) and a
+ * per-GPU-thread slot is the lane's own (no match.all warp aggregation).
+ * What the code generator cannot prove (a join, a reload from the stack,
+ * a register clobbered by a call, an offset from a register) keeps both.
+ */
+static void test_atomic_provenance(void)
+{
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "a", .type = GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY,
+				   .key_size = 4, .value_size = 16, .max_entries = 1};
+	/* threadhist as clang emits it: if (count) __sync_fetch_and_add(count, 1) */
+	const struct gbpf_insn th[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* the same, 32-bit, with fetch (the old value is used) */
+	const struct gbpf_insn th_fetch[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1),
+		I(0xc3, 0, 1, 0, GBPF_ATOMIC_ADD | GBPF_FETCH), I(0xbf, 0, 1, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* the pointer moved to r6, then a constant offset: still the lane's slot */
+	const struct gbpf_insn moved[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 4, 0), I(0xbf, 6, 0, 0, 0), I(0x07, 6, 0, 0, 8),
+		I(0xb7, 1, 0, 0, 1), I(0xdb, 6, 1, -8, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),
+		I(0x95, 0, 0, 0, 0)};
+	/* the atomic is a jump target (ja +0 lands on it): what flows in is not tracked */
+	const struct gbpf_insn join[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 3, 0), I(0xb7, 1, 0, 0, 1), I(0x05, 0, 0, 0, 0),
+		I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* spilled to the stack and reloaded */
+	const struct gbpf_insn spill[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 4, 0), I(0x7b, 10, 0, -16, 0), I(0x79, 0, 10, -16, 0),
+		I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),
+		I(0x95, 0, 0, 0, 0)};
+	/* copied into r1, which a helper call clobbers */
+	const struct gbpf_insn call[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 5, 0), I(0xbf, 6, 0, 0, 0), I(0xbf, 1, 0, 0, 0),
+		I(0x85, 0, 0, 0, 5), I(0xb7, 2, 0, 0, 1), I(0xdb, 1, 2, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* an offset from a register */
+	const struct gbpf_insn regoff[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 4, 0), I(0xb7, 1, 0, 0, 8), I(0x0f, 0, 1, 0, 0),
+		I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, -8, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),
+		I(0x95, 0, 0, 0, 0)};
+	static const char *const slot_fast[] = {"cvta.to.global.u64 %t5, %t5;", "red.global.add.u64 [%t5], %t7;",
+						NULL};
+	static const char *const slot_fetch[] = {"cvta.to.global.u64 %t5, %t5;",
+						 "atom.global.add.u32 %w6, [%t5], %w7;", NULL};
+	static const char *const no_checks[] = {"isspacep.local", "match.all.sync", NULL};
+	static const char *const shared_fast[] = {"cvta.to.global.u64 %t5, %t5;",
+						  "match.all.sync.b64 %ag1|%agp0, %t5, %ag0;",
+						  "red.global.add.u64 [%t5], %t8;", NULL};
+	static const char *const no_local[] = {"isspacep.local", NULL};
+	static const char *const checked[] = {"isspacep.local %p5, %t5;", "match.all.sync.b64 %ag1|%agp0, %t5",
+					      "red.add.u64 [%t5], %t8;", NULL};
+	static const char *const no_global[] = {"cvta.to.global", "red.global", NULL};
+
+	check_text("per-GPU-thread slot atomic add (threadhist): no .local check, no warp test", th,
+		   sizeof(th) / sizeof(th[0]), &md, slot_fast, no_checks);
+	check_text("per-GPU-thread slot fetch-add (32-bit): .global atom, no .local check", th_fetch,
+		   sizeof(th_fetch) / sizeof(th_fetch[0]), &md, slot_fetch, no_checks);
+	check_text("per-GPU-thread slot through a move and a constant offset", moved,
+		   sizeof(moved) / sizeof(moved[0]), &md, slot_fast, no_checks);
+	check_text("slot pointer at a join: checks kept", join, sizeof(join) / sizeof(join[0]), &md, checked,
+		   no_global);
+	check_text("slot pointer reloaded from the stack: checks kept", spill, sizeof(spill) / sizeof(spill[0]),
+		   &md, checked, no_global);
+	check_text("slot pointer in a register a call clobbers: checks kept", call,
+		   sizeof(call) / sizeof(call[0]), &md, checked, no_global);
+	check_text("slot pointer plus a register: checks kept", regoff, sizeof(regoff) / sizeof(regoff[0]), &md,
+		   checked, no_global);
+	/* a counter every lane may share (array, per-SM array, hash value): warp test kept, .global */
+	md.type = GBPF_MAP_TYPE_ARRAY;
+	md.max_entries = 16;
+	check_text("array value atomic add: warp aggregation on .global, no .local check", th,
+		   sizeof(th) / sizeof(th[0]), &md, shared_fast, no_local);
+	md.type = GBPF_MAP_TYPE_PERCPU_ARRAY;
+	check_text("per-SM array value atomic add: warp aggregation on .global", th, sizeof(th) / sizeof(th[0]),
+		   &md, shared_fast, no_local);
+	md.type = GBPF_MAP_TYPE_HASH;
+	md.max_entries = 1024;
+	md.value_size = 8;
+	check_text("hash value atomic add: warp aggregation on .global, no .local check", th,
+		   sizeof(th) / sizeof(th[0]), &md, shared_fast, no_local);
+}
+
+/*
+ * The inline hash lookup: lanes with equal keys grouped (match.any on the
+ * whole key, only when some lane shares the first lane's hash), the
+ * leader's probe run over up to 4 buckets with the map's state rules
+ * (EMPTY: miss, READY and the key equal: hit, else the next bucket), the
+ * full lookup after that, the answer shuffled to the group.
+ */
+static void test_hash_inline_run(void)
+{
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "h", .type = GBPF_MAP_TYPE_HASH,
+				   .key_size = 4, .value_size = 8, .max_entries = 1024};
+	/* lookup of the thread id as a key of 4, 8, 12 or 16 bytes at r10-16 */
+	const struct gbpf_insn wide[] = {
+		I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0x7b, 10, 0, -16, 0), I(0x7b, 10, 0, -8, 0),
+		I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -16), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0),
+		I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	static const char *const run4[] = {
+		/* grouping: first lane's hash broadcast, ballot, match.any only if shared */
+		"vote.sync.ballot.b32 %w4, %p1, %w0;", "setp.lt.u32 %p1, %w5, 2;",
+		"match.any.sync.b32 %w1, %w10, %w0;",
+		/* the probe run: bucket (h + i) & (nr_buckets - 1), EMPTY ends it, READY compares */
+		"add.u32 %w7, %w15, %w6;\nand.b32 %w7, %w7, %w4;", "ld.acquire.gpu.u32 %w14, [%t12];",
+		"setp.eq.u32 %p6, %w14, 0;\n@%p6 bra $Lhm", "setp.ne.u32 %p6, %w14, 2;\n@%p6 bra $Lhn",
+		"ld.u32 %w14, [%t12+24];\nsetp.ne.u32 %p6, %w14, %w10;", "add.u64 %r0, %t12, 32;",
+		"add.u32 %w6, %w6, 1;\nsetp.lt.u32 %p6, %w6, 4;\n@%p6 bra $Lhp",
+		/* after 4 buckets: the full lookup; a miss is NULL; the group gets the leader's answer */
+		"call (__hr), __gbpf_m_hash_lookup_kh", "mov.u64 %r0, 0;\n$Lhd",
+		"shfl.sync.idx.b32 %w4, %w4, %w2, 31, %w1;\nshfl.sync.idx.b32 %w5, %w5, %w2, 31, %w1;", NULL};
+	static const char *const run8[] = {"match.any.sync.b64 %w1, %t13, %w0;",
+					   "ld.u64 %t0, [%t12+24];\nsetp.ne.u64 %p6, %t0, %t13;",
+					   "add.u64 %r0, %t12, 32;", NULL};
+	static const char *const run12[] = {"match.any.sync.b64 %w4, %t14, %w0;\nand.b32 %w1, %w1, %w4;",
+					    "ld.u32 %w14, [%t12+32];\nsetp.ne.u32 %p6, %w14, %w12;",
+					    "add.u64 %r0, %t12, 40;", NULL};
+	static const char *const run16[] = {"match.any.sync.b64 %w4, %t14, %w0;\nand.b32 %w1, %w1, %w4;",
+					    "ld.u64 %t0, [%t12+32];\nsetp.ne.u64 %p6, %t0, %t14;",
+					    "add.u64 %r0, %t12, 40;", NULL};
+	static const char *const no_match8[] = {"match.any.sync.b32 %w1", "match.any.sync.b64 %w4, %t14", NULL};
+	static const char *const no_match4[] = {"match.any.sync.b64 %w1", NULL};
+	const struct gbpf_insn th[] = {
+		LOOKUP_K4(7), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+
+	check_text("hash 4-byte key: grouped lanes, inline probe run of 4 buckets", th, sizeof(th) / sizeof(th[0]),
+		   &md, run4, no_match4);
+	md.type = GBPF_MAP_TYPE_GPU_HASH;
+	check_text("GPU hash 4-byte key: inline probe run", th, sizeof(th) / sizeof(th[0]), &md, run4, no_match4);
+	md.type = GBPF_MAP_TYPE_HASH;
+	md.key_size = 8;
+	check_text("hash 8-byte key: inline probe run, one 64-bit match", wide, sizeof(wide) / sizeof(wide[0]),
+		   &md, run8, no_match8);
+	md.key_size = 12;
+	check_text("hash 12-byte key: inline probe run, both halves matched", wide,
+		   sizeof(wide) / sizeof(wide[0]), &md, run12, NULL);
+	md.key_size = 16;
+	check_text("hash 16-byte key: inline probe run, both halves matched", wide,
+		   sizeof(wide) / sizeof(wide[0]), &md, run16, NULL);
+}
+
 int main(void)
 {
 	static const uint32_t hash_types[] = {GBPF_MAP_TYPE_HASH, GBPF_MAP_TYPE_PERCPU_HASH,
@@ -204,5 +354,7 @@ int main(void)
 		check("perf_event_output", prog, n, &md);
 	}
 	test_inline_lookups();
+	test_atomic_provenance();
+	test_hash_inline_run();
 	return tap_done();
 }
