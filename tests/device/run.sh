@@ -36,14 +36,14 @@ step "build ($CC)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"
 # The plugin also links the parts cuda_plugin.c registers (injector, agent, interception);
 # only the entry symbol is exported, so a dlopen'ed plugin interposes nothing.
-PLUGIN_EXTRA=$(ls plugins/cuda/cuda_inject_op.c plugins/cuda/cuda_agent*.c plugins/cuda/cuda_devmaps.c plugins/cuda/cuda_timeline.c \
+PLUGIN_EXTRA=$(ls plugins/cuda/cuda_inject_op.c plugins/cuda/cuda_agent*.c plugins/cuda/cuda_primary.c plugins/cuda/cuda_devmaps.c plugins/cuda/cuda_timeline.c \
 	plugins/cuda/map_mirror.c plugins/cuda/ptx/*.c plugins/cuda/fatbin/*.c plugins/cuda/intercept/*.c plugins/cuda/sanitizer/*.c \
 	$MAPS 2>/dev/null | tr '\n' ' ')
 ZSTD=-lzstd
 for f in /usr/lib/x86_64-linux-gnu/libzstd.so /usr/lib/x86_64-linux-gnu/libzstd.so.1 /usr/lib64/libzstd.so.1; do
 	if [ -e "$f" ]; then ZSTD=$f; break; fi
 done
-$CC $CF -fPIC -shared -fvisibility=hidden -Wl,--version-script=plugins/plugin.map -o "$PLUGIN" \
+$CC $CF -fPIC -shared -fvisibility=hidden -Wl,--version-script=plugins/plugin.map -Wl,--no-undefined -o "$PLUGIN" \
 	$CODEGEN plugins/cuda/cuda_printq.c core/helpers/*.c plugins/cuda/cuda_plugin.c plugins/cuda/cuda_driver.c $PLUGIN_EXTRA $ZSTD -ldl -lpthread 2>&1 | tee -a "$LOG"
 T=("-DGBPF_PTXAS=\"$PTXAS\"" "-DGBPF_CUDA_PLUGIN_PATH=\"$PLUGIN\"")
 $CC $CF "${T[@]}" -o "$B/test_ptx_codegen" tests/cuda/test_ptx_codegen.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
