@@ -79,7 +79,10 @@ struct gbpf_cuda_inject_opts {
 	 * that concurrent launches of one kernel never share it). A value with
 	 * bit 63 set (GBPF_CUDA_LAUNCH_ID_FROM_GRID, graph nodes, whose
 	 * parameters are fixed when the graph is built) makes the kernel use
-	 * GBPF_CUDA_LAUNCH_ID_GRAPH | %gridid instead. A kernel whose parameters
+	 * GBPF_CUDA_LAUNCH_ID_GRAPH | `__gbpf_launch_id` << 32 | the low half
+	 * of %gridid instead (the module variable is set before each graph
+	 * launch; %gridid tells apart nodes of graphs running at the same
+	 * time). A kernel whose parameters
 	 * leave no room for it is not instrumented (see its reason). Whoever
 	 * launches the instrumented kernel must pass the parameter
 	 * (gbpf_cuda_kernel_info.n_params, .launch_param_off).
@@ -87,13 +90,12 @@ struct gbpf_cuda_inject_opts {
 	bool launch_id_param;
 };
 
-/** Hidden launch-id parameter value that says "this launch is a graph node's: use %gridid". */
+/** Hidden launch-id parameter value that says "this launch is a graph node's" (see launch_id_param). */
 #define GBPF_CUDA_LAUNCH_ID_FROM_GRID (1ULL << 63)
 /**
- * Bit set in the launch id of a graph node's launch: the rest is the GPU's
- * %gridid (the context's launch number), so ids of graph launches never
- * equal ids of the host's counter (which host/launch probes see; graph
- * nodes run no host/launch probe).
+ * Bit set in the launch id of a graph node's launch, so that ids of graph
+ * launches never equal ids of the host's counter (which host/launch probes
+ * see; graph nodes run no host/launch probe).
  */
 #define GBPF_CUDA_LAUNCH_ID_GRAPH (1ULL << 62)
 

@@ -40,7 +40,7 @@ struct gbpf_gpu_ctx {
 	gbpf_u64 kernel_id;  /**< FNV-1a 64 of the kernel's mangled name */
 	gbpf_u64 params;     /**< device address of the kernel's raw parameters */
 	gbpf_u64 launch_id;  /**< sequence number of the launch in the process (CUDA graph node
-			      *   launches: bit 62 | the GPU's %gridid, docs/ATTACH.md) */
+			      *   launches: bit 62 set, docs/ATTACH.md) */
 	/* gpu/mem only: */
 	gbpf_u64 mem_addr;   /**< effective address of the access */
 	gbpf_u64 mem_value;  /**< value stored (stores, atomics), else 0 */

@@ -84,6 +84,7 @@ struct ca_kernel {
 	/* The instrumented kernel takes the launch id as a hidden trailing parameter. */
 	int lid_param;
 	unsigned n_params, lid_off; /* its own parameter count; the hidden one's byte offset */
+	atomic_int in_graph; /* a graph node (or a launch captured into a graph) runs it */
 	struct gbpf_printq *printq; /* its context's print queues, when a probe prints */
 	struct ca_global *globals;  /* the app's module variables, mirrored around launches */
 	size_t n_globals;
@@ -797,6 +798,37 @@ static int ca_capturing(struct cuda_agent_state *s, const struct gbpf_cu_launch 
 	return status != 0; /* CU_STREAM_CAPTURE_STATUS_ACTIVE or _INVALIDATED */
 }
 
+/*
+ * A graph launch: every instrumented kernel of this context that a graph
+ * node runs gets a fresh number in __gbpf_launch_id, set on the graph's
+ * stream before the graph (stream order). Graph nodes pass the sentinel
+ * GBPF_CUDA_LAUNCH_ID_FROM_GRID in their hidden parameter (a node's
+ * parameters are fixed when the graph is built) and combine this number
+ * with the GPU's %gridid, which is fixed per node of an executable graph
+ * (measured on the H200: it does not change between launches of one
+ * graph). Launches of one graph are serialised, so each reads its own
+ * number; two graphs running at once may read the same number but differ
+ * in %gridid. Direct launches carry their own id and never read it.
+ */
+static void ca_graph_launch_ids(struct cuda_agent_state *s, const struct gbpf_cu_call_event *ev)
+{
+	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)ca_proc_once(&s->p_ctx_get, "cuCtxGetCurrent", 4000, 0);
+	CUcontext ctx = NULL;
+	struct ca_kernel *k;
+
+	if (ctx_get)
+		ctx_get(&ctx);
+	pthread_mutex_lock(&s->lock);
+	for (k = s->kernels; k; k = k->next) {
+		if (!k->ok || k->ctx != ctx || !atomic_load_explicit(&k->in_graph, memory_order_relaxed))
+			continue;
+		if (ca_set_launch_id_on(k, ev->stream, ev->ptds, s->svc.next_launch_id(s->svc.ctx)))
+			ca_report(GBPF_AGENT_EVENT_ERROR, k->name,
+				  "cannot set __gbpf_launch_id on the stream of a graph launch");
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_launch *l, uint64_t *id)
 {
 	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
@@ -865,9 +897,8 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 	/*
 	 * A graph kernel node gets the instrumented function too (every launch
 	 * of the graph runs the probes); it is no launch yet: no host launch
-	 * probe, no id here (each launch of the graph takes the GPU's own
-	 * launch number, GBPF_CUDA_LAUNCH_ID_FROM_GRID) and no mirrored module
-	 * variables. A launch into a capturing stream is
+	 * probe, no id here (each cuGraphLaunch sets one: ca_graph_launch_ids)
+	 * and no mirrored module variables. A launch into a capturing stream is
 	 * a node too, but its mirrors of module variables are captured with it
 	 * (copies the graph repeats at each launch, as it should).
 	 */
@@ -880,16 +911,16 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 	k = s->engine != GBPF_SAN_CHOICE_SANITIZER ? ca_kernel_for(s, l) : NULL;
 	if (!k)
 		return node ? -ENOENT : ca_san_launch(s, l, &id);
+	if ((node || captured) && !atomic_load_explicit(&k->in_graph, memory_order_relaxed))
+		atomic_store(&k->in_graph, 1);
 	if (!node && !captured && !id)
 		id = s->svc.next_launch_id(s->svc.ctx);
 	if (k->lid_param) {
 		/*
 		 * The id travels in the launch's own hidden parameter; a graph
-		 * node (captured or explicit) runs at every graph launch with the
-		 * parameters it was built with: its sentinel makes each launch
-		 * take the GPU's launch number (%gridid), so graphs running at
-		 * once never share an id and no graph launch needs a store on
-		 * the app's stream.
+		 * node (captured or explicit) runs at every graph launch: its
+		 * sentinel makes the kernel combine the module variable, which
+		 * each cuGraphLaunch sets (ca_graph_launch_ids), with %gridid.
 		 */
 		l->extra_param.on = 1;
 		l->extra_param.n_params = k->n_params;
@@ -1023,6 +1054,8 @@ static void ca_call_pre(void *ctx, const struct gbpf_cu_call_event *ev)
 		return;
 	if (ev->kind == GBPF_CU_CALL_CTX_DESTROY)
 		ca_context_gone(s, ev);
+	if (ev->kind == GBPF_CU_CALL_GRAPH_LAUNCH && s->need_launch_id)
+		ca_graph_launch_ids(s, ev);
 	ca_timeline_call_pre(s->timeline, ev);
 }
 

@@ -489,12 +489,13 @@ static void check_launch_param(void)
 	if (inj) {
 		tap_ok(iu_count(inj, ".param .u64 __gbpf_lid") == 3 &&
 			       iu_count(inj, "%__gbpf_rd1, [__gbpf_lid];") == 3 &&
-			       iu_count(inj, "@%__gbpf_lp mov.u64 \t%__gbpf_rd1, %gridid;") == 3 &&
+			       iu_count(inj, "@%__gbpf_lp ld.global.u64 \t%__gbpf_rd1, [__gbpf_launch_id];") == 3 &&
+			       iu_count(inj, "@%__gbpf_lp shl.b64 \t%__gbpf_rd1, %__gbpf_rd1, 32;") == 3 &&
+			       iu_count(inj, "@%__gbpf_lp mov.u64 \t%__gbpf_rd2, %gridid;") == 3 &&
 			       iu_count(inj, "@%__gbpf_lp or.b64 \t%__gbpf_rd1, %__gbpf_rd1, 0x4000000000000000;") == 3 &&
-			       iu_count(inj, "[__gbpf_launch_id]") == 0 &&
 			       iu_count(inj, ".reg .pred %__gbpf_lp;") == 3,
 		       "launch param: each instrumented kernel reads its hidden parameter; on the graph "
-		       "sentinel the id is GBPF_CUDA_LAUNCH_ID_GRAPH | %%gridid (no module variable)");
+		       "sentinel the id is GBPF_CUDA_LAUNCH_ID_GRAPH | __gbpf_launch_id << 32 | %%gridid's low half");
 		tap_ok(strstr(inj, "k_full_big[4092]\n)\n{\n\tret;") != NULL, "launch param: k_full unchanged");
 		if (ptxas)
 			tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,

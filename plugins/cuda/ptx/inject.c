@@ -434,15 +434,19 @@ static int tx_entry(struct kctx *k, struct text *t)
 		/*
 		 * The launch's own id, from its hidden parameter (concurrent
 		 * launches of this kernel never share it). Graph nodes pass bit
-		 * 63 set: a node's parameters are fixed when the graph is built,
-		 * so its id is the GPU's own launch number, %gridid (distinct for
-		 * every launch in the context, concurrent graphs included), with
-		 * GBPF_CUDA_LAUNCH_ID_GRAPH set so that it never equals an id
-		 * of the host's counter.
+		 * 63 set (their parameters are fixed when the graph is built):
+		 * GBPF_CUDA_LAUNCH_ID_GRAPH | the module variable, set before
+		 * each graph launch, << 32 | the low half of %gridid, which is
+		 * fixed per node of an executable graph, so that two graphs
+		 * running at once never share an id (cuda_agent.c).
 		 */
 		gbpf_ptx_tx(t, "ld.param.u64 %%__gbpf_rd1, [" LID_PARAM_NAME "];\n");
 		gbpf_ptx_tx(t, "setp.lt.s64 " LID_PRED ", %%__gbpf_rd1, 0;\n");
-		gbpf_ptx_tx(t, "@" LID_PRED " mov.u64 %%__gbpf_rd1, %%gridid;\n");
+		gbpf_ptx_tx(t, "@" LID_PRED " ld.global.u64 %%__gbpf_rd1, [" LAUNCH_ID_NAME "];\n");
+		gbpf_ptx_tx(t, "@" LID_PRED " shl.b64 %%__gbpf_rd1, %%__gbpf_rd1, 32;\n");
+		gbpf_ptx_tx(t, "@" LID_PRED " mov.u64 %%__gbpf_rd2, %%gridid;\n");
+		gbpf_ptx_tx(t, "@" LID_PRED " and.b64 %%__gbpf_rd2, %%__gbpf_rd2, 0xffffffff;\n");
+		gbpf_ptx_tx(t, "@" LID_PRED " or.b64 %%__gbpf_rd1, %%__gbpf_rd1, %%__gbpf_rd2;\n");
 		gbpf_ptx_tx(t, "@" LID_PRED " or.b64 %%__gbpf_rd1, %%__gbpf_rd1, 0x%016llx;\n",
 			    (unsigned long long)GBPF_CUDA_LAUNCH_ID_GRAPH);
 		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_LAUNCH_ID);

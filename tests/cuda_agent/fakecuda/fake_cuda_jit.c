@@ -307,11 +307,9 @@ static uint64_t fake_launch_id(const struct ffunc *f, void **p, void **e, int *h
 	if (!*hidden)
 		return f->mod->globals[2][0];
 	if (v >> 63) {
-		/* a graph node's launch: the GPU's launch number (%gridid) with the graph bit */
-		static uint64_t gridid;
-
+		/* a graph node's launch: bit 62 | __gbpf_launch_id << 32 | a per-node %gridid (here 7) */
 		*sentinel = 1;
-		return (1ULL << 62) | ++gridid;
+		return (1ULL << 62) | (f->mod->globals[2][0] << 32) | 7;
 	}
 	return v;
 }
