@@ -670,6 +670,25 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The device a launch runs on: its stream's (hipGetStreamDeviceId; a
+ * stream belongs to the device current when it was created), else the
+ * calling thread's current device (the null stream, or a runtime without
+ * the call); 0 when the runtime answers neither.
+ */
+static uint32_t launch_device(const struct hip_launch *l)
+{
+	int (*stream_dev)(void *) = (int (*)(void *))hip_real(HIP_FN_GET_STREAM_DEVICE_ID);
+	int (*cur_dev)(int *) = (int (*)(int *))hip_real(HIP_FN_GET_DEVICE);
+	int d = -1;
+
+	if (l->stream && stream_dev)
+		d = stream_dev(l->stream);
+	if (d < 0 && cur_dev && cur_dev(&d) != 0)
+		d = -1;
+	return d < 0 ? 0 : (uint32_t)d;
+}
+
 /* host/launch programs that target this kernel run on the host before the launch. */
 static void run_launch_probes(const struct hip_launch *l, uint64_t launch_id)
 {
@@ -685,6 +704,7 @@ static void run_launch_probes(const struct hip_launch *l, uint64_t launch_id)
 
 	if (!hip_agent.svc.run_host_prog)
 		return;
+	ctx.device = launch_device(l);
 	snprintf(ctx.kernel_name, sizeof(ctx.kernel_name), "%s", l->kernel ? l->kernel : "");
 	for (size_t i = 0; i < hip_agent.prog_cnt; i++) {
 		if (hip_agent.progs[i].attach.kind != GBPF_ATTACH_HOST_LAUNCH)

@@ -40,6 +40,8 @@ static const char *const hip_fn_names[HIP_FN_N] = {
 	[HIP_FN_LAUNCH_COOPERATIVE_KERNEL] = "hipLaunchCooperativeKernel",
 	[HIP_FN_EXT_LAUNCH_KERNEL] = "hipExtLaunchKernel",
 	[HIP_FN_GET_DEVICE_COUNT] = "hipGetDeviceCount",
+	[HIP_FN_GET_DEVICE] = "hipGetDevice",
+	[HIP_FN_GET_STREAM_DEVICE_ID] = "hipGetStreamDeviceId",
 };
 
 /*

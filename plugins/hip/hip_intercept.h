@@ -45,6 +45,8 @@ enum hip_fn {
 	HIP_FN_LAUNCH_COOPERATIVE_KERNEL,
 	HIP_FN_EXT_LAUNCH_KERNEL,
 	HIP_FN_GET_DEVICE_COUNT,
+	HIP_FN_GET_DEVICE,           /**< the calling thread's current device */
+	HIP_FN_GET_STREAM_DEVICE_ID, /**< the device a stream belongs to */
 	HIP_FN_N,
 };
 

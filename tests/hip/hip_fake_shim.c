@@ -240,6 +240,15 @@ SHIM_EXPORT int hipGetDeviceCount(int *n)
 	return 100; /* hipErrorNoDevice */
 }
 
+/* The current device: 2, so that a host/launch probe's ctx->device shows where it came from. */
+SHIM_EXPORT int hipGetDevice(int *d);
+SHIM_EXPORT int hipGetDevice(int *d)
+{
+	if (d)
+		*d = 2;
+	return 0;
+}
+
 /* ---- modules ---- */
 
 struct shim_module {

@@ -183,6 +183,8 @@ static void test_multi_kernel(const char *app, const char *tmp)
 	tap_ok(count(out, "no AMD device (hipGetDeviceCount returned 100)") == 1,
 	       "multi_kernel: the missing device is reported once");
 	tap_ok(has_row(out, "0", "4"), "multi_kernel: the host/launch probe counted the 4 launches (map 'hits', key 0)");
+	tap_ok(has_row(out, "1002", "4") && !has_row(out, "1000", "4"),
+	       "multi_kernel: host/launch ctx->device is the runtime's current device (2) at each of the 4 launches");
 	orig = dumped(d0, "fatbin-0.bin", &olen);
 	rw = dumped(d1, "fatbin-0.bin", &rlen);
 	if (tap_ok(orig && rw, "multi_kernel: the fat binaries the runtime got were dumped"))

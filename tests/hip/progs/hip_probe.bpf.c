@@ -2,7 +2,8 @@
 /*
  * Probe of the hip interception tests: entry and exit of grid2d (the
  * multi_kernel app) and the entry of reduce_loop (a C kernel of the
- * module app's code object), plus a host/launch counter. Only these
+ * module app's code object), plus a host/launch counter (launches and their
+ * device). Only these
  * kernels get rewritten: vector_add of both apps is left alone.
  */
 #include <gbpf/probe.h>
@@ -49,6 +50,7 @@ SEC("host/launch")
 int launches(struct gbpf_host_launch_ctx *ctx)
 {
 	count(0);
+	count(1000 + ctx->device); /* the launch's device (the fake runtime's current device is 2) */
 	return 0;
 }
 
