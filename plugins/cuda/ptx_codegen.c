@@ -570,6 +570,43 @@ static void ptr_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	p[d] = PTX_PTR_UNKNOWN;
 }
 
+/*
+ * Track which registers hold r10 plus a constant after the instruction at
+ * pc: set by a 64-bit move of r10 (or of such a register), kept by 64-bit
+ * constant adds and subtracts; any other write, a call (r0..r5) or a label
+ * forgets it. r10 itself is the frame pointer of every function.
+ */
+static void stk_update(struct ptx_cg *cg, const struct gbpf_insn *in)
+{
+	uint8_t cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
+	unsigned d = in->dst;
+
+	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
+		memset(cg->stk_known, 0, 6);
+		return;
+	}
+	if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC) {
+		if (in->imm == GBPF_ATOMIC_CMPXCHG)
+			cg->stk_known[0] = 0;
+		else if ((in->imm & GBPF_FETCH) && in->src < 10)
+			cg->stk_known[in->src] = 0;
+		return;
+	}
+	if (d >= 10 || (cls != GBPF_ALU && cls != GBPF_ALU64 && cls != GBPF_LDX && cls != GBPF_LD))
+		return;
+	if (cls == GBPF_ALU64 && op == GBPF_MOV && GBPF_SRC(in->code) == GBPF_X && !in->off && in->src <= 10) {
+		cg->stk_known[d] = in->src == 10 || cg->stk_known[in->src];
+		cg->stk_off[d] = in->src == 10 ? 0 : cg->stk_off[in->src];
+		return;
+	}
+	if (cls == GBPF_ALU64 && (op == GBPF_ADD || op == GBPF_SUB) && GBPF_SRC(in->code) == GBPF_K &&
+	    cg->stk_known[d]) {
+		cg->stk_off[d] += op == GBPF_ADD ? (long long)in->imm : -(long long)in->imm;
+		return;
+	}
+	cg->stk_known[d] = 0;
+}
+
 /* Track known alignment of registers after the instruction at pc. */
 static void align_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 {
@@ -626,6 +663,7 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 			ptx_buf_printf(cg->b, "$L%zu:\n", pc);
 			memset(cg->align, 0, 10);
 			memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
+			memset(cg->stk_known, 0, sizeof(cg->stk_known));
 		}
 		switch (GBPF_CLASS(in->code)) {
 		case GBPF_ALU:
@@ -656,6 +694,7 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 			break;
 		}
 		ptr_update(cg, in);
+		stk_update(cg, in);
 		align_update(cg, in);
 	}
 	if (!rc && pc == fn->end) {
@@ -673,6 +712,7 @@ static int emit_subprogram(struct ptx_cg *cg, size_t f)
 	cg->cur = f;
 	memset(cg->align, 0, sizeof(cg->align));
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
+	memset(cg->stk_known, 0, sizeof(cg->stk_known));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[10] = 3;
 	emit_sub_proto(cg, f, 0);
@@ -697,6 +737,7 @@ static int emit_probe_main(struct ptx_cg *cg)
 	/* the context and the frame are 8-byte aligned */
 	memset(cg->align, 0, sizeof(cg->align));
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
+	memset(cg->stk_known, 0, sizeof(cg->stk_known));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);
@@ -723,6 +764,7 @@ static int emit_kernel_main(struct ptx_cg *cg)
 	/* data copies start 8-byte aligned (device allocation, stride rounded to 8) */
 	memset(cg->align, 0, sizeof(cg->align));
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
+	memset(cg->stk_known, 0, sizeof(cg->stk_known));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);

@@ -116,11 +116,23 @@ static void emit_xyz(struct ptx_cg *cg, const char *sreg)
 	static const char axis[3] = {'x', 'y', 'z'};
 	int i;
 
-	/* bpftime's helpers write through three pointers; NULL ones are skipped. */
-	for (i = 0; i < 3; i++)
-		ptx_buf_printf(cg->b, "setp.ne.u64 %%p6, %%r%d, 0;\nmov.u32 %%w10, %s.%c;\n"
-				      "cvt.u64.u32 %%t10, %%w10;\n@%%p6 st.u64 [%%r%d], %%t10;\n",
-			       i + 1, sreg, axis[i], i + 1);
+	/*
+	 * bpftime's helpers write through three pointers; NULL ones are
+	 * skipped. A pointer known to be the frame plus an aligned constant
+	 * (the usual `&x` of a stack variable) is stored as a .local access
+	 * at that offset, as the probe's own stack loads are addressed, so
+	 * that ptxas can forward the value instead of a generic store.
+	 */
+	for (i = 0; i < 3; i++) {
+		long long fo = (long long)GBPF_STACK_SIZE + cg->stk_off[i + 1];
+
+		ptx_buf_printf(cg->b, "mov.u32 %%w10, %s.%c;\ncvt.u64.u32 %%t10, %%w10;\n", sreg, axis[i]);
+		if (cg->stk_known[i + 1] && fo >= 0 && fo + 8 <= GBPF_STACK_SIZE && fo % 8 == 0)
+			ptx_buf_printf(cg->b, "st.local.u64 [__gbpf_stack+%lld], %%t10;\n", fo);
+		else
+			ptx_buf_printf(cg->b, "setp.ne.u64 %%p6, %%r%d, 0;\n@%%p6 st.u64 [%%r%d], %%t10;\n", i + 1,
+				       i + 1);
+	}
 	ptx_buf_puts(cg->b, "mov.u64 %r0, 0;\n");
 }
 

@@ -61,6 +61,12 @@ struct ptx_cg {
 	uint8_t ptr[GBPF_REG_COUNT];
 	/** PTX_PTR_* of r0 after the helper call being emitted (as call_r0_align). */
 	uint8_t call_r0_ptr;
+	/** Registers known to hold r10 + stk_off[i] (the frame pointer plus a
+	 *  constant), from the same linear pass: a helper that writes through
+	 *  such a pointer stores to the frame's .local array at a constant
+	 *  offset, which ptxas can forward to the probe's later loads. */
+	uint8_t stk_known[GBPF_REG_COUNT];
+	long long stk_off[GBPF_REG_COUNT];
 	char *err;
 	size_t err_size;
 };

@@ -311,6 +311,41 @@ static void test_hash_inline_run(void)
 		   sizeof(wide) / sizeof(wide[0]), &md, run16, NULL);
 }
 
+/*
+ * bpf_gpu_block_idx(&x, &y, &z) with x, y, z on the stack: the three stores
+ * address the frame's .local array at constant offsets (as the probe's own
+ * stack loads do) without a NULL test; pointers not known to be the frame
+ * (one loaded from memory, one past a join) keep the NULL-tested generic
+ * store.
+ */
+static void test_helper_stack_stores(void)
+{
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "a", .type = GBPF_MAP_TYPE_ARRAY,
+				   .key_size = 4, .value_size = 8, .max_entries = 4};
+	/* r1 = r10 - 16, r2 = r10 - 24, r3 = r2 - 8 (r10 - 32), call, a lookup (key at r10 - 4), r0 = x */
+	const struct gbpf_insn known[] = {
+		I(0xbf, 1, 10, 0, 0), I(0x07, 1, 0, 0, -16), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -24),
+		I(0xbf, 3, 2, 0, 0), I(0x17, 3, 0, 0, 8), I(0x85, 0, 0, 0, GBPF_HELPER_GPU_BLOCK_IDX),
+		LOOKUP_K4(0), I(0x79, 0, 10, -16, 0), I(0x95, 0, 0, 0, 0)};
+	/* r1 loaded from the stack, r2 = r10 - 16 set before a jump target, r3 = 0 */
+	const struct gbpf_insn unknown[] = {
+		I(0x79, 1, 10, -32, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -16), I(0x05, 0, 0, 0, 0),
+		I(0xb7, 3, 0, 0, 0), I(0x85, 0, 0, 0, GBPF_HELPER_GPU_BLOCK_IDX), LOOKUP_K4(0),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	static const char *const local3[] = {"st.local.u64 [__gbpf_stack+496], %t10;",
+					     "st.local.u64 [__gbpf_stack+488], %t10;",
+					     "st.local.u64 [__gbpf_stack+480], %t10;", NULL};
+	static const char *const no_generic[] = {"@%p6 st.u64", NULL};
+	static const char *const generic3[] = {"@%p6 st.u64 [%r1], %t10;", "@%p6 st.u64 [%r2], %t10;",
+					       "@%p6 st.u64 [%r3], %t10;", NULL};
+	static const char *const no_local_store[] = {"st.local.u64 [__gbpf_stack+496]", NULL};
+
+	check_text("bpf_gpu_block_idx into stack variables: .local stores at constant offsets", known,
+		   sizeof(known) / sizeof(known[0]), &md, local3, no_generic);
+	check_text("bpf_gpu_block_idx through pointers not known to be the frame: generic, NULL-tested", unknown,
+		   sizeof(unknown) / sizeof(unknown[0]), &md, generic3, no_local_store);
+}
+
 int main(void)
 {
 	static const uint32_t hash_types[] = {GBPF_MAP_TYPE_HASH, GBPF_MAP_TYPE_PERCPU_HASH,
@@ -355,6 +390,7 @@ int main(void)
 	}
 	test_inline_lookups();
 	test_atomic_provenance();
+	test_helper_stack_stores();
 	test_hash_inline_run();
 	return tap_done();
 }
