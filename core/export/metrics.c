@@ -211,9 +211,12 @@ static int from_map(struct gbpf_metric_set *set, const struct gbpf_map_desc *d,
 				started = 1;
 				slot = 0;
 				memcpy(&slot, k, d->key_size);
-				if (slot < cnt)
+				if (slot < GBPF_METRIC_HIST_SLOTS)
 					s->slots[slot] = value_word(mi, k, 0, 8);
 			}
+			/* buckets up to the last slot that counted something, as the text form */
+			while (cnt > 1 && !s->slots[cnt - 1])
+				cnt--;
 		}
 		hist_finish(s, cnt);
 		return 0;

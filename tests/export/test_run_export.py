@@ -395,6 +395,11 @@ def test_print_tags():
        fams.get("gbpf_grid_hist_raw", {}).get("type") in ("gauge", "counter"),
        "Prometheus: tagged maps are histograms, the table-tagged one is not (%s)" %
        {k: v.get("type") for k, v in fams.items() if k.startswith("gbpf_grid")})
+    buckets = [(smp[1]["le"], smp[2]) for smp in fams.get("gbpf_grid_slots", {}).get("samples", [])
+               if smp[0].endswith("_bucket")]
+    ok([b[0] for b in buckets] == [str((1 << (i + 1)) - 1) for i in range(8)] + ["+Inf"] and
+       [b[1] for b in buckets] == [i + 1 for i in range(8)] + [8],
+       "Prometheus: the slot-keyed histogram has buckets up to its last slot, cumulative (%s)" % buckets)
 
 
 def main():
