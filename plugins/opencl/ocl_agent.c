@@ -124,7 +124,11 @@ static struct ocl_agent_state {
 	int printq_state; /* 0 not yet, 1 ready, -1 off (reported) */
 	void *printq;
 	struct gbpf_spirv_printer *printer;
-} ocl_agent_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	/* every platform's devices in gbpf's numbering, listed once (oa_queue_device) */
+	pthread_once_t devs_once;
+	cl_device_id devs[64];
+	cl_uint dev_list_cnt;
+} ocl_agent_state = {.lock = PTHREAD_MUTEX_INITIALIZER, .devs_once = PTHREAD_ONCE_INIT};
 
 /* The real entry points, for the interposers and the agent (loaded once). */
 static pthread_once_t ocl_real_once = PTHREAD_ONCE_INIT;
@@ -928,34 +932,44 @@ static int oa_kernel_ready(struct ocl_agent_state *s, const struct ocl_api *cl, 
 }
 
 /*
- * The number of the device queue @p q feeds, as gbpf numbers OpenCL
- * devices everywhere (`gbpf --device N`, gbpf_spirv_cl_open, the plugin's
- * device list): its index in the devices of every platform
- * (clGetPlatformIDs order, then clGetDeviceIDs(CL_DEVICE_TYPE_ALL) order
- * within each platform). 0 when the queue's device cannot be found there.
+ * Every platform's devices, as gbpf numbers OpenCL devices everywhere
+ * (`gbpf --device N`, gbpf_spirv_cl_open, the plugin's device list):
+ * clGetPlatformIDs order, then clGetDeviceIDs(CL_DEVICE_TYPE_ALL) order
+ * within each platform. Listed once: the set does not change while the
+ * process runs, and listing it costs several runtime calls per launch.
  */
-static uint32_t oa_queue_device(const struct ocl_api *cl, cl_command_queue q)
+static void oa_devs_load(void)
 {
+	const struct ocl_api *cl = ocl_real();
+	struct ocl_agent_state *s = &ocl_agent_state;
 	cl_platform_id plats[16];
-	cl_device_id dev = NULL, devs[64];
 	cl_uint np = 0, total = 0;
 
-	if (!cl || !q || !cl->GetCommandQueueInfo ||
-	    cl->GetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(dev), &dev, NULL) != CL_SUCCESS || !dev ||
-	    cl->GetPlatformIDs(16, plats, &np) != CL_SUCCESS)
-		return 0;
+	if (!cl || cl->GetPlatformIDs(16, plats, &np) != CL_SUCCESS)
+		return;
 	for (cl_uint i = 0; i < np && i < 16 && total < 64; i++) {
 		cl_uint nd = 0;
 
-		if (cl->GetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 64 - total, devs + total, &nd) != CL_SUCCESS)
+		if (cl->GetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 64 - total, s->devs + total, &nd) != CL_SUCCESS)
 			continue;
-		if (nd > 64 - total)
-			nd = 64 - total;
-		for (cl_uint k = 0; k < nd; k++)
-			if (devs[total + k] == dev)
-				return total + k;
-		total += nd;
+		total += nd < 64 - total ? nd : 64 - total;
 	}
+	s->dev_list_cnt = total;
+}
+
+/* The number of the device queue @p q feeds (oa_devs_load); 0 when it is not among them. */
+static uint32_t oa_queue_device(const struct ocl_api *cl, cl_command_queue q)
+{
+	struct ocl_agent_state *s = &ocl_agent_state;
+	cl_device_id dev = NULL;
+
+	if (!cl || !q || !cl->GetCommandQueueInfo ||
+	    cl->GetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(dev), &dev, NULL) != CL_SUCCESS || !dev)
+		return 0;
+	pthread_once(&s->devs_once, oa_devs_load);
+	for (cl_uint k = 0; k < s->dev_list_cnt; k++)
+		if (s->devs[k] == dev)
+			return k;
 	return 0;
 }
 
