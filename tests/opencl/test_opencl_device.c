@@ -30,6 +30,7 @@
 
 #include "maps/map.h"
 #include "maps/map_layout.h"
+#include "ocl_interposers.h"
 #include "tap.h"
 
 #define N 256
@@ -86,17 +87,7 @@ static int svc_kernel_selected(void *ctx, size_t idx, const char *name)
 	return idx < seen.prog_cnt && gbpf_prog_targets_kernel(&seen.progs[idx], name);
 }
 
-static struct {
-	cl_program (*CreateProgramWithSource)(cl_context, cl_uint, const char **, const size_t *, cl_int *);
-	cl_int (*BuildProgram)(cl_program, cl_uint, const cl_device_id *, const char *,
-			       void(CL_CALLBACK *)(cl_program, void *), void *);
-	cl_kernel (*CreateKernel)(cl_program, const char *, cl_int *);
-	cl_int (*SetKernelArg)(cl_kernel, cl_uint, size_t, const void *);
-	cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
-				       const size_t *, cl_uint, const cl_event *, cl_event *);
-	cl_int (*ReleaseKernel)(cl_kernel);
-	cl_int (*ReleaseProgram)(cl_program);
-} icl;
+static struct ocl_interposers icl;
 
 static uint64_t slot(const struct gbpf_map_instance *m, unsigned i)
 {
@@ -151,15 +142,7 @@ int main(int argc, char **argv)
 	if (!tap_ok(entry && entry(GBPF_PLUGIN_ABI_VERSION, &ops, &caps) == 0 && ops.agent_attach,
 		    "plugin %s loads, has agent_attach", argv[1]))
 		return tap_done();
-	*(void **)&icl.CreateProgramWithSource = dlsym(h, "clCreateProgramWithSource");
-	*(void **)&icl.BuildProgram = dlsym(h, "clBuildProgram");
-	*(void **)&icl.CreateKernel = dlsym(h, "clCreateKernel");
-	*(void **)&icl.SetKernelArg = dlsym(h, "clSetKernelArg");
-	*(void **)&icl.EnqueueNDRangeKernel = dlsym(h, "clEnqueueNDRangeKernel");
-	*(void **)&icl.ReleaseKernel = dlsym(h, "clReleaseKernel");
-	*(void **)&icl.ReleaseProgram = dlsym(h, "clReleaseProgram");
-	if (!tap_ok(icl.CreateProgramWithSource && icl.EnqueueNDRangeKernel && icl.ReleaseProgram,
-		    "the plugin exports the OpenCL interposers"))
+	if (!tap_ok(ocl_interposers_load(h, &icl), "the plugin exports the OpenCL interposers"))
 		return tap_done();
 	obj = gbpf_object__open_file(argv[2], NULL);
 	nprog = obj ? gbpf_object__prog_cnt(obj) : 0;
