@@ -21,6 +21,7 @@
 #include "plugins/cuda/ptx_codegen.h"
 #include "plugins/cuda/sanitizer/san_engine.h"
 #include "plugins/cuda/sanitizer/san_process.h"
+#include "tests/cuda_sanitizer/san_test_engine.h"
 #include "tests/tap.h"
 
 static void test_when(void)
@@ -73,33 +74,6 @@ static void test_wanted(void)
 	unsetenv("GBPF_CUDA_ENGINE");
 }
 
-/* r0 = 0; exit */
-static const struct gbpf_insn prog_ret0[] = {
-	{.code = GBPF_ALU64 | GBPF_MOV | GBPF_K},
-	{.code = GBPF_JMP | GBPF_EXIT},
-};
-
-static int make_engine(struct gbpf_san_engine **e, char *why, size_t why_size)
-{
-	struct gbpf_prog_desc p = {.sz = sizeof(p), .name = "on_exit", .section = "gpu/exit/k", .insns = prog_ret0,
-				   .insn_cnt = 2, .source_file = "unit.o"};
-	const struct gbpf_prog_desc *progs[] = {&p};
-	struct gbpf_ptx_opts po = {.sz = sizeof(po), .arch = "sm_90"};
-	struct gbpf_agent_services svc = {0};
-	size_t idx = 0;
-	char *frag = NULL;
-	int rc;
-
-	p.attach.kind = GBPF_ATTACH_GPU_EXIT;
-	if (gbpf_ptx_emit(progs, 1, &po, &frag, NULL, why, why_size))
-		return -EINVAL;
-	struct gbpf_san_engine_opts o = {.sz = sizeof(o), .svc = &svc, .probes = progs, .prog_index = &idx,
-					 .probe_cnt = 1, .fragment = frag};
-	rc = gbpf_san_engine_create(e, &o, why, why_size);
-	free(frag);
-	return rc;
-}
-
 /* A real library where the loader looks after GBPF_SANITIZER_LIB: the not-found path cannot be shown. */
 static int san_lib_installed(void)
 {
@@ -122,7 +96,7 @@ static void test_failed_subscription(void)
 	char why[1024] = "", why2[1024] = "";
 	int rc;
 
-	rc = make_engine(&e, why, sizeof(why));
+	rc = san_test_engine_create(&e, why, sizeof(why));
 	tap_ok(rc == 0 && e, "engine created while no subscription was tried (it subscribes lazily): %d %s", rc, why);
 	gbpf_san_engine_destroy(e);
 	e = NULL;
@@ -139,7 +113,7 @@ static void test_failed_subscription(void)
 	       "the failure is recorded with its moment");
 	rc = gbpf_san_process_subscribe(GBPF_SAN_WHEN_LAZY, &api, why2, sizeof(why2));
 	tap_ok(rc == -ENOENT && !strcmp(why, why2), "final: a second try answers the same reason");
-	rc = make_engine(&e, why2, sizeof(why2));
+	rc = san_test_engine_create(&e, why2, sizeof(why2));
 	tap_ok(rc == -ENOENT && !e && strstr(why2, "/nonexistent/libsanitizer-public.so"),
 	       "engine refused after the process's subscription failed, with the reason (%d)", rc);
 	unsetenv("GBPF_SANITIZER_LIB");

@@ -26,36 +26,10 @@
 #include "plugins/cuda/ptx_codegen.h"
 #include "plugins/cuda/sanitizer/san_engine.h"
 #include "plugins/cuda/sanitizer/san_process.h"
+#include "tests/cuda_sanitizer/san_test_engine.h"
 #include "tests/tap.h"
 
 static const char *(*fake_log)(void);
-
-/* r0 = 0; exit */
-static const struct gbpf_insn prog_ret0[] = {
-	{.code = GBPF_ALU64 | GBPF_MOV | GBPF_K},
-	{.code = GBPF_JMP | GBPF_EXIT},
-};
-
-static int make_engine(struct gbpf_san_engine **e, char *why, size_t why_size)
-{
-	struct gbpf_prog_desc p = {.sz = sizeof(p), .name = "on_exit", .section = "gpu/exit/k", .insns = prog_ret0,
-				   .insn_cnt = 2, .source_file = "unit.o"};
-	const struct gbpf_prog_desc *progs[] = {&p};
-	struct gbpf_ptx_opts po = {.sz = sizeof(po), .arch = "sm_90"};
-	struct gbpf_agent_services svc = {0};
-	size_t idx = 0;
-	char *frag = NULL;
-	int rc;
-
-	p.attach.kind = GBPF_ATTACH_GPU_EXIT;
-	if (gbpf_ptx_emit(progs, 1, &po, &frag, NULL, why, why_size))
-		return -EINVAL;
-	struct gbpf_san_engine_opts o = {.sz = sizeof(o), .svc = &svc, .probes = progs, .prog_index = &idx,
-					 .probe_cnt = 1, .fragment = frag};
-	rc = gbpf_san_engine_create(e, &o, why, why_size);
-	free(frag);
-	return rc;
-}
 
 /* The fake's call log from @p mark on (the library is shared by the plugin's copy and ours). */
 static const char *log_since(size_t mark)
@@ -121,7 +95,7 @@ static void test_process_yield(void)
 
 	rc = gbpf_san_process_subscribe(GBPF_SAN_WHEN_LOAD, &api, why, sizeof(why));
 	tap_ok(rc == 0 && api, "subscribed through the stand-in (%d %s)", rc, why);
-	rc = make_engine(&e, why, sizeof(why));
+	rc = san_test_engine_create(&e, why, sizeof(why));
 	tap_ok(rc == 0 && e, "engine created on it (%d %s)", rc, why);
 	/* Patches loaded into a context: unloading the library is unverified then, the subscription is kept. */
 	gbpf_san_process_note_patches();
@@ -143,7 +117,7 @@ static void test_process_yield(void)
 	rc = gbpf_san_process_subscribe(GBPF_SAN_WHEN_LAZY, &api, why, sizeof(why));
 	tap_ok(rc == -EBUSY && strstr(why, "the CUPTI profiler took the driver's tool subscription (cuptiActivityEnable)"),
 	       "never subscribed again, the reason names CUPTI and the call: %s", why);
-	rc = make_engine(&e2, why, sizeof(why));
+	rc = san_test_engine_create(&e2, why, sizeof(why));
 	tap_ok(rc == -EBUSY && !e2 && strstr(why, "CUPTI"), "a later engine (next attach) is refused with it (%d)", rc);
 	rc = gbpf_san_process_yield("cuptiSubscribe", msg, sizeof(msg));
 	tap_ok(rc == -ENOENT, "a second yield finds nothing (%d)", rc);
