@@ -217,34 +217,12 @@ static uint64_t value_sum(struct gbpf_map_instance *m, const void *key, size_t w
  * One log2 histogram: an ARRAY of u64 (slot i is element i) or a hash keyed
  * by the slot (bcc's BPF_HISTOGRAM: slot i is key i, absent keys count 0).
  */
-static bool print_slot_hist(struct gbpf_map_instance *m, const struct gbpf_map_desc *d,
-			    enum gbpf_map_hist_shape shape)
+static bool print_slot_hist(struct gbpf_map_instance *m, const struct gbpf_map_desc *d)
 {
-	uint64_t slots[64] = {0};
-	uint32_t i, n = 64;
+	uint64_t slots[64];
+	int i, n = gbpf_map__log2_slots(m, d, slots);
 	bool any = false;
 
-	if (shape == GBPF_MAP_HIST_ARRAY) {
-		n = d->max_entries < 64 ? d->max_entries : 64;
-		for (i = 0; i < n; i++)
-			slots[i] = value_sum(m, &i, 0);
-	} else {
-		unsigned char key[8] = {0}, next[8];
-		bool have = false;
-		uint64_t k;
-
-		while (gbpf_map__get_next_key(m, have ? key : NULL, next) == 0) {
-			memcpy(key, next, d->key_size);
-			have = true;
-			k = 0;
-			memcpy(&k, key, d->key_size); /* little-endian: a u32 key lands in the low word */
-			if (k < 64)
-				slots[k] = value_sum(m, key, 0);
-		}
-		/* Up to the last non-empty slot, as the array form prints. */
-		for (n = 64; n > 0 && !slots[n - 1]; n--)
-			;
-	}
 	for (i = 0; i < n; i++)
 		any |= slots[i] != 0;
 	if (!any)
@@ -390,7 +368,7 @@ void run_print_maps(struct run_ctx *ctx, bool interval)
 		}
 		shape = gbpf_map_desc__hist_shape(d);
 		if (shape == GBPF_MAP_HIST_ARRAY || shape == GBPF_MAP_HIST_SLOT_KEY) {
-			print_slot_hist(m, d, shape);
+			print_slot_hist(m, d);
 			continue;
 		}
 		if (shape == GBPF_MAP_HIST_PER_KEY) {

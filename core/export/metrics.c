@@ -187,8 +187,8 @@ static int from_map(struct gbpf_metric_set *set, const struct gbpf_map_desc *d,
 		return 0;
 	if (shape == GBPF_MAP_HIST_ARRAY || shape == GBPF_MAP_HIST_SLOT_KEY) {
 		struct gbpf_metric_sample *s;
-		uint32_t i, cnt = d->max_entries < GBPF_METRIC_HIST_SLOTS ? d->max_entries
-									  : GBPF_METRIC_HIST_SLOTS;
+		uint32_t cnt;
+		int n_slots;
 
 		snprintf(help, sizeof(help), "log2 histogram of map %s (_sum approximate: slot midpoints)",
 			 d->name);
@@ -196,28 +196,11 @@ static int from_map(struct gbpf_metric_set *set, const struct gbpf_map_desc *d,
 		s = m ? add_sample(m) : NULL;
 		if (!s)
 			return -ENOMEM;
-		if (shape == GBPF_MAP_HIST_ARRAY) {
-			for (i = 0; i < cnt; i++)
-				s->slots[i] = value_word(mi, &i, 0, 8);
-		} else {
-			/* bcc's BPF_HISTOGRAM: the key is the slot; absent slots count 0. */
-			unsigned char k[8] = {0}, nk[8];
-			int started = 0;
-			uint64_t slot;
-
-			cnt = GBPF_METRIC_HIST_SLOTS;
-			while (gbpf_map__get_next_key(mi, started ? k : NULL, nk) == 0) {
-				memcpy(k, nk, d->key_size);
-				started = 1;
-				slot = 0;
-				memcpy(&slot, k, d->key_size);
-				if (slot < GBPF_METRIC_HIST_SLOTS)
-					s->slots[slot] = value_word(mi, k, 0, 8);
-			}
-			/* buckets up to the last slot that counted something, as the text form */
-			while (cnt > 1 && !s->slots[cnt - 1])
-				cnt--;
-		}
+		n_slots = gbpf_map__log2_slots(mi, d, s->slots);
+		if (n_slots < 0)
+			return n_slots;
+		/* a slot-keyed histogram: buckets up to its last counted slot, as the text form */
+		cnt = n_slots > 0 ? (uint32_t)n_slots : 1;
 		hist_finish(s, cnt);
 		return 0;
 	}

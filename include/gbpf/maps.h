@@ -76,6 +76,17 @@ GBPF_API int gbpf_map__consume(struct gbpf_map_instance *map, gbpf_map_record_fn
 /** Records dropped because a ring was full, since the map was created. */
 GBPF_API uint64_t gbpf_map__dropped(const struct gbpf_map_instance *map);
 
+/**
+ * The slots of a map that is one log2 histogram (gbpf_map_desc__hist_shape()
+ * of @p desc is GBPF_MAP_HIST_ARRAY or GBPF_MAP_HIST_SLOT_KEY), per-CPU
+ * copies summed, into @p slots (slot i counts values in [2^i, 2^(i+1))).
+ * Returns how many slots to show: an array's entries (at most 64), a
+ * slot-keyed hash's last non-zero slot + 1 (0 when none); -EINVAL when the
+ * map is not such a histogram.
+ */
+GBPF_API int gbpf_map__log2_slots(struct gbpf_map_instance *map, const struct gbpf_map_desc *desc,
+				  uint64_t slots[64]);
+
 #ifdef __cplusplus
 }
 #endif
