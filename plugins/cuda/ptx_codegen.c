@@ -529,81 +529,56 @@ static uint8_t min8(uint8_t a, uint8_t b)
 }
 
 /*
- * Track what registers point to after the instruction at pc: r0 of an
- * inlined map lookup (set by its emitter through call_r0_ptr), kept
- * through 64-bit moves and constant offsets (the verifier keeps a map
- * value pointer inside its value, and a constant added by every lane keeps
- * per-thread slots apart). Anything else written to a register makes it
- * unknown: loads (a pointer reloaded from a stack spill included), ALU
- * results, atomics' fetched values; every call clobbers r0..r5 (the
- * callee-saved r6..r9 are the caller's own PTX registers across a .func
- * call). Joins are handled by the caller resetting at every label.
+ * Track what registers hold after the instruction at pc, for the emitters
+ * of later instructions:
+ * - ptr: r0 of an inlined map lookup (set by its emitter through
+ *   call_r0_ptr), kept through 64-bit moves and constant offsets (the
+ *   verifier keeps a map value pointer inside its value, and a constant
+ *   added by every lane keeps per-thread slots apart);
+ * - stk_known/stk_off: r10 plus a constant (set by a 64-bit move of r10,
+ *   kept by the same moves and constant offsets, the offset adjusted).
+ * Anything else written to a register forgets both: loads (a pointer
+ * reloaded from a stack spill included), ALU results, atomics' fetched
+ * values; every call clobbers r0..r5 (the callee-saved r6..r9 are the
+ * caller's own PTX registers across a .func call). Joins are handled by
+ * the caller forgetting everything at every label. r10 itself is the frame
+ * pointer of every function.
  */
-static void ptr_update(struct ptx_cg *cg, const struct gbpf_insn *in)
+static void reg_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 {
 	uint8_t *p = cg->ptr, cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
 	unsigned d = in->dst;
 
 	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
 		memset(p, PTX_PTR_UNKNOWN, 6);
+		memset(cg->stk_known, 0, 6);
 		if (in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER)
 			p[0] = cg->call_r0_ptr;
 		cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 		return;
 	}
 	if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC) {
-		if (in->imm == GBPF_ATOMIC_CMPXCHG)
-			p[0] = PTX_PTR_UNKNOWN;
-		else if ((in->imm & GBPF_FETCH) && in->src < 10)
-			p[in->src] = PTX_PTR_UNKNOWN;
-		return;
-	}
-	if (d >= 10 || (cls != GBPF_ALU && cls != GBPF_ALU64 && cls != GBPF_LDX && cls != GBPF_LD))
-		return;
-	if (cls == GBPF_ALU64 && op == GBPF_MOV && GBPF_SRC(in->code) == GBPF_X && !in->off &&
-	    in->src < 10) {
-		p[d] = p[in->src];
-		return;
-	}
-	if (cls == GBPF_ALU64 && (op == GBPF_ADD || op == GBPF_SUB) && GBPF_SRC(in->code) == GBPF_K)
-		return;
-	p[d] = PTX_PTR_UNKNOWN;
-}
+		unsigned w = in->imm == GBPF_ATOMIC_CMPXCHG ? 0 : (in->imm & GBPF_FETCH) ? in->src : 10;
 
-/*
- * Track which registers hold r10 plus a constant after the instruction at
- * pc: set by a 64-bit move of r10 (or of such a register), kept by 64-bit
- * constant adds and subtracts; any other write, a call (r0..r5) or a label
- * forgets it. r10 itself is the frame pointer of every function.
- */
-static void stk_update(struct ptx_cg *cg, const struct gbpf_insn *in)
-{
-	uint8_t cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
-	unsigned d = in->dst;
-
-	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
-		memset(cg->stk_known, 0, 6);
-		return;
-	}
-	if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC) {
-		if (in->imm == GBPF_ATOMIC_CMPXCHG)
-			cg->stk_known[0] = 0;
-		else if ((in->imm & GBPF_FETCH) && in->src < 10)
-			cg->stk_known[in->src] = 0;
+		if (w < 10) {
+			p[w] = PTX_PTR_UNKNOWN;
+			cg->stk_known[w] = 0;
+		}
 		return;
 	}
 	if (d >= 10 || (cls != GBPF_ALU && cls != GBPF_ALU64 && cls != GBPF_LDX && cls != GBPF_LD))
 		return;
 	if (cls == GBPF_ALU64 && op == GBPF_MOV && GBPF_SRC(in->code) == GBPF_X && !in->off && in->src <= 10) {
+		p[d] = in->src < 10 ? p[in->src] : PTX_PTR_UNKNOWN;
 		cg->stk_known[d] = in->src == 10 || cg->stk_known[in->src];
 		cg->stk_off[d] = in->src == 10 ? 0 : cg->stk_off[in->src];
 		return;
 	}
-	if (cls == GBPF_ALU64 && (op == GBPF_ADD || op == GBPF_SUB) && GBPF_SRC(in->code) == GBPF_K &&
-	    cg->stk_known[d]) {
+	if (cls == GBPF_ALU64 && (op == GBPF_ADD || op == GBPF_SUB) && GBPF_SRC(in->code) == GBPF_K) {
 		cg->stk_off[d] += op == GBPF_ADD ? (long long)in->imm : -(long long)in->imm;
 		return;
 	}
+	p[d] = PTX_PTR_UNKNOWN;
 	cg->stk_known[d] = 0;
 }
 
@@ -693,8 +668,7 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 			rc = ptx_emit_mem(cg, pc);
 			break;
 		}
-		ptr_update(cg, in);
-		stk_update(cg, in);
+		reg_track_update(cg, in);
 		align_update(cg, in);
 	}
 	if (!rc && pc == fn->end) {

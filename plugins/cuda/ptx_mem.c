@@ -293,7 +293,7 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 		return 0;
 	}
 	id = cg->uniq++;
-	/* Through a map value (an inlined lookup's result, ptr_update): global
+	/* Through a map value (an inlined lookup's result, reg_track_update): global
 	 * memory (device memory, or host memory registered for the device, both
 	 * in the global window), so no .local path and .global addressing; a
 	 * per-GPU-thread slot is the lane's own, so no warp aggregation. */
