@@ -92,6 +92,8 @@ struct gbpf_cuda_inject_opts {
 
 /** Hidden launch-id parameter value that says "this launch is a graph node's" (see launch_id_param). */
 #define GBPF_CUDA_LAUNCH_ID_FROM_GRID (1ULL << 63)
+/** The same value under its earlier name (kept for source compatibility). */
+#define GBPF_CUDA_LAUNCH_ID_FROM_GLOBAL GBPF_CUDA_LAUNCH_ID_FROM_GRID
 /**
  * Bit set in the launch id of a graph node's launch, so that ids of graph
  * launches never equal ids of the host's counter (which host/launch probes

@@ -702,16 +702,22 @@ static void run_launch_probes(const struct hip_launch *l, uint64_t launch_id)
 		.shared_mem_bytes = (uint32_t)l->shmem,
 	};
 
+	int made = 0;
+
 	if (!hip_agent.svc.run_host_prog)
 		return;
-	ctx.device = launch_device(l);
-	snprintf(ctx.kernel_name, sizeof(ctx.kernel_name), "%s", l->kernel ? l->kernel : "");
 	for (size_t i = 0; i < hip_agent.prog_cnt; i++) {
 		if (hip_agent.progs[i].attach.kind != GBPF_ATTACH_HOST_LAUNCH)
 			continue;
 		if (hip_agent.svc.kernel_selected &&
 		    !hip_agent.svc.kernel_selected(hip_agent.svc.ctx, i, l->kernel ? l->kernel : ""))
 			continue;
+		/* the runtime calls only for launches a host/launch program runs on */
+		if (!made) {
+			ctx.device = launch_device(l);
+			snprintf(ctx.kernel_name, sizeof(ctx.kernel_name), "%s", l->kernel ? l->kernel : "");
+			made = 1;
+		}
 		hip_agent.svc.run_host_prog(hip_agent.svc.ctx, i, &ctx, sizeof(ctx), NULL);
 	}
 }
