@@ -119,7 +119,10 @@ static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	if (!size_mul(nvals, h->value_stride, &bucket))
 		return fail(why, why_size, "%u slots x %u bytes is too large", nvals,
 			    h->value_size);
-	bucket += GBPF_HASH_BUCKET_HDR + h->key_stride;
+	/* 16-byte aligned buckets: a bucket's state, lock and hash words then
+	 * share one 32-byte sector, which the CUDA lookup reads with one load
+	 * through L1 (plugins/cuda/ptx_maps.c, emit_hash_weak_probe). */
+	bucket = (bucket + GBPF_HASH_BUCKET_HDR + h->key_stride + 15) & ~(uint64_t)15;
 	if (bucket > UINT32_MAX || !size_mul(bucket, h->nr_buckets, &n))
 		return fail(why, why_size, "%u buckets of %llu bytes is too large", h->nr_buckets,
 			    (unsigned long long)bucket);

@@ -43,6 +43,11 @@ build -DHAND_HASH=1 -DHAND_HASH_LOAD=1 -o "$A/vecadd_hhash_relaxed" vecadd_bench
 build -DHAND_HASH=1 -DHAND_HASH_LOAD=2 -o "$A/vecadd_hhash_acquire" vecadd_bench.cu &
 build -DHAND_COUNTS_FLOOR -o "$A/vecadd_floor" vecadd_bench.cu &
 fi
+if want mem; then
+build -DHAND_MEMTRACE=1 -o "$A/vecadd_hmem" vecadd_bench.cu &
+build -DHAND_MEMTRACE=2 -o "$A/vecadd_hmemc" vecadd_bench.cu &
+build -DHAND_MEMTRACE=3 -o "$A/vecadd_hmems" vecadd_bench.cu &
+fi
 build -o "$A/gemm" gemm_bench.cu &
 build -DHAND_THREADHIST -o "$A/gemm_hand" gemm_bench.cu &
 build -o "$A/launch" launch_bench.cu &
@@ -220,6 +225,8 @@ for krs in kernelretsnoop kernelretsnoop_reserve; do
 	row "$krs, 2^20 threads" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 	echo "# $krs: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), threads launched $(( (1 << 20) * 12 ))"
 done
+fi
+if want mem; then
 # 6. memory access statistics aggregated on the device (mem_trace), 2^24 elements
 run vecadd24-mem "$O/vecadd24.mem" "$BIN/gbpf" -j run --thread-slots 16777216 "$BIN/mem_trace.bpf.o" -- "$A/vecadd" 24 50
 p=$(value vecadd "$O/vecadd24.plain" median_us); t=$(value vecadd "$O/vecadd24.mem" median_us); r=$(ratio "$t" "$p")
@@ -228,6 +235,31 @@ row "mem_trace (device-side stats), vecadd 2^24" "$t vs $p us" "$r" "2.0" "$(ver
 ld=$(grep -o '"01000000010000000400000000000000":[0-9]*' "$O/vecadd24.mem" | tail -1 | cut -d: -f2)
 st=$(grep -o '"02000000010000000400000000000000":[0-9]*' "$O/vecadd24.mem" | tail -1 | cut -d: -f2)
 echo "# mem_trace: global 4-byte loads ${ld:-none} (expected $(( 2 * 55 << 24 ))), stores ${st:-none} (expected $(( (55 + 2) << 24 )))"
+tm=$t
+# Its two halves alone (bench/cuda/probes): the per-SM access counters (mem_count) and the distance
+# histogram with its per-thread last address (mem_stride); and all three written by hand in CUDA at
+# vec_add's three accesses (vecadd_bench.cu -DHAND_MEMTRACE=1/2/3, counts checked on the host).
+run vecadd24-memc "$O/vecadd24.memc" "$BIN/gbpf" -j run "$BIN/mem_count.bpf.o" -- "$A/vecadd" 24 50
+run vecadd24-mems "$O/vecadd24.mems" "$BIN/gbpf" -j run --thread-slots 16777216 "$BIN/mem_stride.bpf.o" -- "$A/vecadd" 24 50
+run vecadd24-hmem "$O/vecadd24.hmem" "$A/vecadd_hmem" 24 50
+run vecadd24-hmemc "$O/vecadd24.hmemc" "$A/vecadd_hmemc" 24 50
+run vecadd24-hmems "$O/vecadd24.hmems" "$A/vecadd_hmems" 24 50
+tc=$(value vecadd "$O/vecadd24.memc" median_us); ts=$(value vecadd "$O/vecadd24.mems" median_us)
+hm=$(value vecadd "$O/vecadd24.hmem" median_us); hc=$(value vecadd "$O/vecadd24.hmemc" median_us); hs=$(value vecadd "$O/vecadd24.hmems" median_us)
+r=$(ratio "$tc" "$p"); row "mem_count (counters only), vecadd 2^24" "$tc vs $p us" "$r" "2.0" "$(verdict "$r" 2.0)"
+r=$(ratio "$ts" "$p"); row "mem_stride (histogram only), vecadd 2^24" "$ts vs $p us" "$r" "-" "info"
+r=$(ratio "$tm" "$hm"); row "mem_trace: injected vs hand-written" "$tm vs $hm us" "$r" "1.05" "$(verdict "$r" 1.05)"
+r=$(ratio "$tc" "$hc"); row "mem_count: injected vs hand-written" "$tc vs $hc us" "$r" "1.05" "$(verdict "$r" 1.05)"
+r=$(ratio "$ts" "$hs"); row "mem_stride: injected vs hand-written" "$ts vs $hs us" "$r" "1.05" "$(verdict "$r" 1.05)"
+r=$(ratio "$hm" "$p"); row "hand-written mem_trace itself, 2^24" "$hm vs $p us" "$r" "-" "info"
+r=$(ratio "$hc" "$p"); row "hand-written counters itself, 2^24" "$hc vs $p us" "$r" "-" "info"
+r=$(ratio "$hs" "$p"); row "hand-written histogram itself, 2^24" "$hs vs $p us" "$r" "-" "info"
+ld=$(grep -o '"01000000010000000400000000000000":[0-9]*' "$O/vecadd24.memc" | tail -1 | cut -d: -f2)
+st=$(grep -o '"02000000010000000400000000000000":[0-9]*' "$O/vecadd24.memc" | tail -1 | cut -d: -f2)
+echo "# mem_count: global 4-byte loads ${ld:-none} (expected $(( 2 * 55 << 24 ))), stores ${st:-none} (expected $(( (55 + 2) << 24 )))"
+for f in vecadd24.hmem vecadd24.hmemc vecadd24.hmems; do
+	echo "# $f: $(grep -h '^gbpf-bench hand_mem\|^gbpf-bench hand_check' "$O/$f" | cut -d' ' -f3- | tr '\n' ' ')"
+done
 fi
 if want bb; then
 # 9. basic-block execution counts (gpu/block, examples/bbcount): its own script prints bench| rows

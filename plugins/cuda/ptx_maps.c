@@ -491,8 +491,62 @@ static void emit_key_group(struct ptx_cg *cg, unsigned words, unsigned id)
  * and no seqlock re-check or fence is needed. A run longer than that
  * takes the full lookup. The leader's answer goes to the group by
  * shuffles within the group's mask.
+ *
+ * Before that run the leader tries the same buckets through the L1 cache
+ * (emit_hash_weak_probe): the acquire load of the run bypasses L1 and
+ * invalidates it for the whole SM, so when every warp looks up one hot key
+ * (a counter per access kind at every memory access, mem_trace), each
+ * lookup of each warp became a chain of L2 round trips to the same two
+ * lines, and mem_count cost 14x vector add where the same counters written
+ * by hand in CUDA cost 1.2x (H200, session 8).
  */
 #define PTX_HASH_INLINE_PROBES 4
+
+/*
+ * The weak probe: one plain 16-byte load of each bucket's state, lock and
+ * hash words (one L1 sector: buckets are 16-byte aligned, map_common.c's
+ * layout_hash; a bucket that is not, from an older layout, takes the run
+ * below). A view of READY with the key's hash is the entry: a READY
+ * bucket keeps its key for the whole kernel (cg->hash_stable, not LRU),
+ * the state and hash come from one snapshot of the sector, and
+ * gbpf_map_hash is a bijection of keys of up to 8 bytes (longer keys
+ * also compare their words, which must equal the key's). The view may be
+ * older than the map, but only towards EMPTY, BUSY or TOMBSTONE, which send
+ * the leader to the ordered run, never to a wrong entry; READY with
+ * another hash is another key for good, so the probe goes on to the next
+ * bucket. The value's initial bytes were written before the bucket became
+ * READY (release), so they reached L2 before any copy of the READY sector
+ * could, and the caller's atomics on the value reach L2 after it.
+ * Registers as emit_hash_lookup_fast's loop (%w4 mask, %w5 bucket size,
+ * %t11 bucket 0, %w15 hash); a hit branches to $Lhf (value address), any
+ * doubt to $Lhs (the ordered run).
+ */
+static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *d, unsigned id)
+{
+	struct ptx_buf *b = cg->b;
+	size_t pi = cg->prog_idx;
+
+	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhw%u_%zu:\nadd.u32 %%w7, %%w15, %%w6;\nand.b32 %%w7, %%w7, %%w4;\n"
+			  "mul.wide.u32 %%t12, %%w7, %%w5;\nadd.u64 %%t12, %%t12, %%t11;\n"
+			  "and.b64 %%t1, %%t12, 15;\nsetp.ne.u64 %%p6, %%t1, 0;\n@%%p6 bra $Lhs%u_%zu;\n"
+			  "ld.v2.u64 {%%t1, %%t2}, [%%t12];\ncvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
+			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n"
+			  "setp.ne.u64 %%p6, %%t2, %%t10;\n@%%p6 bra $Lhwn%u_%zu;\n",
+		       id, pi, id, pi, GBPF_BUCKET_READY, id, pi, id, pi);
+	if (d->key_size > 8) {
+		ptx_buf_printf(b, "ld.u64 %%t1, [%%t12+24];\nsetp.ne.u64 %%p6, %%t1, %%t13;\n@%%p6 bra $Lhs%u_%zu;\n",
+			       id, pi);
+		if (d->key_size == 12)
+			ptx_buf_printf(b, "ld.u32 %%w14, [%%t12+32];\nsetp.ne.u32 %%p6, %%w14, %%w12;\n"
+					  "@%%p6 bra $Lhs%u_%zu;\n", id, pi);
+		else
+			ptx_buf_printf(b, "ld.u64 %%t1, [%%t12+32];\nsetp.ne.u64 %%p6, %%t1, %%t14;\n"
+					  "@%%p6 bra $Lhs%u_%zu;\n", id, pi);
+	}
+	ptx_buf_printf(b, "bra.uni $Lhf%u_%zu;\n$Lhwn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
+			  "@%%p6 bra $Lhw%u_%zu;\n$Lhs%u_%zu:\n",
+		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi, id, pi);
+}
 
 static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks)
 {
@@ -529,8 +583,9 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 	ptx_buf_printf(b, "setp.ne.u32 %%p2, %%w2, %%w3;\n@%%p2 bra $Lhg%u_%zu;\n", id, pi);
 	/* bucket i of the run = data_off + ((h + i) & (nr_buckets - 1)) * bucket_size (map_layout.h) */
 	ptx_buf_printf(b, "ld.u32 %%w4, [%%r1+40];\nadd.u32 %%w4, %%w4, -1;\nld.u32 %%w5, [%%r1+44];\n"
-			  "ld.u64 %%t11, [%%r1+56];\nadd.u64 %%t11, %%t11, %%r1;\ncvt.u32.u64 %%w15, %%t10;\n"
-			  "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\nadd.u32 %%w7, %%w15, %%w6;\nand.b32 %%w7, %%w7, %%w4;\n"
+			  "ld.u64 %%t11, [%%r1+56];\nadd.u64 %%t11, %%t11, %%r1;\ncvt.u32.u64 %%w15, %%t10;\n");
+	emit_hash_weak_probe(cg, d, id);
+	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\nadd.u32 %%w7, %%w15, %%w6;\nand.b32 %%w7, %%w7, %%w4;\n"
 			  "mul.wide.u32 %%t12, %%w7, %%w5;\nadd.u64 %%t12, %%t12, %%t11;\n"
 			  "ld.acquire.gpu.u32 %%w14, [%%t12];\nand.b32 %%w14, %%w14, 3;\n"
 			  "setp.eq.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhm%u_%zu;\n"
@@ -549,7 +604,7 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 			ptx_buf_printf(b, "ld.u64 %%t0, [%%t12+32];\nsetp.ne.u64 %%p6, %%t0, %%t14;\n"
 					  "@%%p6 bra $Lhn%u_%zu;\n", id, pi);
 	}
-	ptx_buf_printf(b, "add.u64 %%r0, %%t12, %u;\n", GBPF_HASH_BUCKET_HDR + kstride);
+	ptx_buf_printf(b, "$Lhf%u_%zu:\nadd.u64 %%r0, %%t12, %u;\n", id, pi, GBPF_HASH_BUCKET_HDR + kstride);
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
 		/* the SM's copy, as __gbpf_m_hval (the group is one warp: one SM) */
 		ptx_buf_printf(b, "mov.u32 %%w14, %%smid;\nld.u32 %%w15, [%%r1+28];\nsetp.ge.u32 %%p6, %%w14, %%w15;\n"

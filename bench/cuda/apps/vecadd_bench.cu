@@ -21,6 +21,13 @@
 //                           ld.acquire.gpu (diagnostic of what an acquire costs)
 //   HAND_COUNTS_FLOOR       atomicAdd(&counts[global thread id & 4095], 1): no
 //                           hash at all, the floor of any keyed counter
+//   HAND_MEMTRACE=1         examples/mem_trace/mem_trace.bpf.c by hand at each
+//                           of vec_add's three global accesses: a per-SM
+//                           counter per access kind and a per-SM log2
+//                           histogram of the distance from the thread's last
+//                           address (kept in a per-thread slot)
+//   HAND_MEMTRACE=2         the counters only (bench/cuda/probes/mem_count.bpf.c)
+//   HAND_MEMTRACE=3         the histogram only (bench/cuda/probes/mem_stride.bpf.c)
 // Each hand-written variant checks its counts on the host after the run.
 #include "bench_common.h"
 
@@ -102,11 +109,51 @@ __device__ __forceinline__ void hand_hash_add(hslot *t, unsigned key, unsigned l
 }
 #endif
 
+#ifdef HAND_MEMTRACE
+// Layout of the hand buffer: per SM (%smid & 255) a row of 64 counters (0: loads,
+// 1: stores, 16 + slot: the distance histogram's 48 slots), then one last
+// address per thread.
+#define HM_SMS 256u
+#define HM_ROW 64u
+#define HM_SLOTS 48u
+__device__ __forceinline__ void hand_mem(unsigned long long *hand, int kind, const void *addr)
+{
+	unsigned sm;
+	asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+	unsigned long long *row = hand + (size_t)(sm & (HM_SMS - 1)) * HM_ROW;
+#if HAND_MEMTRACE != 3
+	atomicAdd(&row[kind], 1ull);
+#endif
+#if HAND_MEMTRACE != 2
+	unsigned long long *last = hand + (size_t)HM_SMS * HM_ROW + (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned long long a = (unsigned long long)addr, l = *last;
+	if (l) {
+		unsigned long long d = a > l ? a - l : l - a;
+		unsigned slot = d ? 63 - __clzll(d) : 0;
+		atomicAdd(&row[16 + (slot < HM_SLOTS ? slot : HM_SLOTS - 1)], 1ull);
+	}
+	*last = a;
+#endif
+}
+#endif
+
 __global__ void vec_add(const float *a, const float *b, float *c, int n, unsigned long long *hand)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
+#ifdef HAND_MEMTRACE
+	// the probe at each access, in the order the instrumented kernel runs them
+	if (i < n) {
+		hand_mem(hand, 0, &a[i]);
+		float x = a[i];
+		hand_mem(hand, 0, &b[i]);
+		float y = b[i];
+		hand_mem(hand, 1, &c[i]);
+		c[i] = x + y;
+	}
+#else
 	if (i < n)
 		c[i] = a[i] + b[i];
+#endif
 	// the probes run at the kernel's exit, for every thread (also those past n)
 #if defined(HAND_THREADHIST)
 	hand[(size_t)blockIdx.x * blockDim.x + threadIdx.x] += 1;
@@ -134,6 +181,8 @@ __global__ void vec_add(const float *a, const float *b, float *c, int n, unsigne
 #define HAND_WORDS ((size_t)NKEYS)
 #elif defined(HAND_HASH)
 #define HAND_WORDS ((size_t)HSLOTS * sizeof(hslot) / 8)
+#elif defined(HAND_MEMTRACE)
+#define HAND_WORDS ((size_t)HM_SMS * HM_ROW + (size_t)blocks * threads)
 #endif
 
 // The hand-written probe's counts after `launches` launches of blocks x threads:
@@ -160,6 +209,27 @@ static int check_hand(const unsigned long long *dev, int blocks, int threads, lo
 		sum += h[i];
 	}
 	keys = h.size();
+#elif defined(HAND_MEMTRACE)
+	// loads 2 and stores 1 per thread and launch; distances 3 per thread and launch
+	// but the thread's very first access (no last address yet)
+	unsigned long long ld = 0, st = 0, strides = 0;
+
+	for (unsigned s = 0; s < HM_SMS; s++) {
+		ld += h[s * HM_ROW];
+		st += h[s * HM_ROW + 1];
+		for (unsigned k = 0; k < HM_SLOTS; k++)
+			strides += h[s * HM_ROW + 16 + k];
+	}
+#if HAND_MEMTRACE != 3
+	bad += ld != 2 * total;
+	bad += st != total;
+#endif
+#if HAND_MEMTRACE != 2
+	bad += strides != 3 * total - (unsigned long long)blocks * threads;
+#endif
+	sum = total;
+	keys = 2;
+	printf("gbpf-bench hand_mem loads=%llu stores=%llu strides=%llu\n", ld, st, strides);
 #else
 	const hslot *t = reinterpret_cast<const hslot *>(h.data());
 	std::vector<int> seen(NKEYS, 0);
