@@ -109,16 +109,15 @@ static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 			    GBPF_MAP_MAX_ENTRIES);
 	if (h->type != GBPF_MAP_TYPE_PERCPU_HASH)
 		h->nr_slots = 1;
-	nvals = h->nr_slots;
+	/* PERCPU_HASH: the values are planes after the buckets (map_layout.h) */
+	nvals = h->type == GBPF_MAP_TYPE_PERCPU_HASH ? 0 : 1;
 	h->value_stride = (uint32_t)GBPF_MAP_ROUND8(h->value_size);
 	h->key_stride = (uint32_t)GBPF_MAP_ROUND8(h->key_size);
 	/* Twice the entries keeps probe runs short and guarantees a free bucket. */
 	h->nr_buckets = 2;
 	while (h->nr_buckets < 2ull * h->max_entries)
 		h->nr_buckets <<= 1;
-	if (!size_mul(nvals, h->value_stride, &bucket))
-		return fail(why, why_size, "%u slots x %u bytes is too large", nvals,
-			    h->value_size);
+	bucket = (uint64_t)nvals * h->value_stride;
 	/* 16-byte aligned buckets: a bucket's state, lock and hash words then
 	 * share one 32-byte sector, which the CUDA lookup reads with one load
 	 * through L1 (plugins/cuda/ptx_maps.c, emit_hash_weak_probe). */
@@ -130,6 +129,16 @@ static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	h->data_off = GBPF_MAP_HDR_SIZE;
 	h->data_size = n;
 	h->total_size = h->data_off + n;
+	if (h->type == GBPF_MAP_TYPE_PERCPU_HASH) {
+		uint64_t planes;
+
+		/* one plane of nr_buckets values per slot, 128-byte aligned */
+		h->aux_off = (h->total_size + 127) & ~(uint64_t)127;
+		if (!size_mul((uint64_t)h->nr_buckets * h->value_stride, h->nr_slots, &planes))
+			return fail(why, why_size, "%u slots x %u buckets x %u bytes is too large", h->nr_slots,
+				    h->nr_buckets, h->value_stride);
+		h->total_size = h->aux_off + planes;
+	}
 	return 0;
 }
 

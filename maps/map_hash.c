@@ -29,9 +29,12 @@ static uint8_t *bucket_key(uint8_t *bk)
 	return bk + GBPF_HASH_BUCKET_HDR;
 }
 
+/* Value of bucket @p bk for @p slot (map_layout.h: PERCPU_HASH values live in per-slot planes). */
 static uint8_t *bucket_value(const struct map_view *v, uint8_t *bk, uint32_t slot)
 {
-	return bk + GBPF_HASH_BUCKET_HDR + v->h.key_stride + (uint64_t)slot * v->h.value_stride;
+	uint64_t b = (uint64_t)(bk - v->base - v->h.data_off) / v->h.bucket_size;
+
+	return v->base + gbpf_hash_value_off(&v->h, b, slot);
 }
 
 static uint32_t value_copies(const struct map_view *v)
@@ -334,7 +337,8 @@ int gbpf_mapi_hash_update(const struct map_view *v, const void *key, const void 
 			      memory_order_relaxed);
 	memset(bucket_key(bk), 0, v->h.key_stride);
 	memcpy(bucket_key(bk), key, v->h.key_size);
-	memset(bucket_value(v, bk, 0), 0, (size_t)value_copies(v) * v->h.value_stride);
+	for (uint32_t s = 0; s < value_copies(v); s++)
+		memset(bucket_value(v, bk, s), 0, v->h.value_stride);
 	memcpy(bucket_value(v, bk, slot), value, v->h.value_size);
 	touch(v, bk, true);
 	/* Publish: key, hash and value become visible with the READY state. */

@@ -35,7 +35,7 @@ extern "C" {
 /** "GBPM" read as a little-endian u32. */
 #define GBPF_MAP_MAGIC 0x4d504247u
 /** Layout version; bumped on any incompatible change of this file. */
-#define GBPF_MAP_LAYOUT_VERSION 1u
+#define GBPF_MAP_LAYOUT_VERSION 2u
 /** Bytes of struct gbpf_map_hdr; every data part starts at or after it. */
 #define GBPF_MAP_HDR_SIZE 128u
 
@@ -79,7 +79,7 @@ struct gbpf_map_hdr {
 	uint64_t total_size;   /**< 48: bytes of the whole block */
 	uint64_t data_off;     /**< 56: arrays: first value; hash: bucket 0; rings: ring controls */
 	uint64_t data_size;    /**< 64: bytes from data_off to the end of that part */
-	uint64_t aux_off;      /**< 72: rings: data of sub-ring 0; else 0 */
+	uint64_t aux_off;      /**< 72: rings: data of sub-ring 0; PERCPU_HASH: values of slot 0; else 0 */
 	uint64_t sub_size;     /**< 80: rings: data bytes of each sub-ring (power of two); else 0 */
 	uint64_t count;        /**< 88: atomic: hash: live + being-inserted entries (<= max_entries) */
 	uint64_t drops;        /**< 96: atomic: rings: records dropped (full); hash: E2BIG failures */
@@ -121,11 +121,23 @@ _Static_assert(offsetof(struct gbpf_map_hdr, hdr_size) == 112, "hdr.hdr_size");
 
 /*
  * HASH (1), PERCPU_HASH (5), LRU_HASH (9), GPU_HASH (1501): nr_buckets
- * buckets of bucket_size bytes at data_off:
+ * buckets of bucket_size bytes (a multiple of 16) at data_off:
  *   bucket b at data_off + b * bucket_size
- *   struct gbpf_hash_bucket, then the key (key_stride bytes), then the
- *   values: nr_slots copies (PERCPU_HASH) or one, value_stride apart.
+ *   struct gbpf_hash_bucket, then the key (key_stride bytes), then (not
+ *   PERCPU_HASH) the value.
+ * PERCPU_HASH keeps its values out of the buckets, slot-major like
+ * PERCPU_ARRAY: the value of bucket b for slot s (CPU or SM) at
+ *   aux_off + (s * nr_buckets + b) * value_stride      (s < nr_slots)
+ * so that the SMs of a GPU counting into one key touch different cache
+ * lines (copies side by side in the bucket cost 5x on the H200, MAPS.md).
  */
+/** Offset in the block of bucket @p b's value for slot @p slot (0 unless PERCPU_HASH). */
+static inline uint64_t gbpf_hash_value_off(const struct gbpf_map_hdr *h, uint64_t b, uint64_t slot)
+{
+	if (h->type == 5u /* GBPF_MAP_TYPE_PERCPU_HASH */)
+		return h->aux_off + (slot * h->nr_buckets + b) * h->value_stride;
+	return h->data_off + b * h->bucket_size + 24u /* GBPF_HASH_BUCKET_HDR */ + h->key_stride;
+}
 struct gbpf_hash_bucket {
 	/**
 	 * 0: atomic state word: (generation << 2) | GBPF_BUCKET_*. The

@@ -47,6 +47,10 @@ if want mem; then
 build -DHAND_MEMTRACE=1 -o "$A/vecadd_hmem" vecadd_bench.cu &
 build -DHAND_MEMTRACE=2 -o "$A/vecadd_hmemc" vecadd_bench.cu &
 build -DHAND_MEMTRACE=3 -o "$A/vecadd_hmems" vecadd_bench.cu &
+build -DHAND_MEMTRACE=4 -o "$A/vecadd_hmemc_stack" vecadd_bench.cu &
+build -DHAND_MEMTRACE=5 -o "$A/vecadd_hmemc_warp" vecadd_bench.cu &
+build -DHAND_MEMTRACE=6 -o "$A/vecadd_hmemc_adj8" vecadd_bench.cu &
+build -DHAND_MEMTRACE=7 -o "$A/vecadd_hmemc_adj32" vecadd_bench.cu &
 fi
 build -o "$A/gemm" gemm_bench.cu &
 build -DHAND_THREADHIST -o "$A/gemm_hand" gemm_bench.cu &
@@ -254,10 +258,23 @@ r=$(ratio "$ts" "$hs"); row "mem_stride: injected vs hand-written" "$ts vs $hs u
 r=$(ratio "$hm" "$p"); row "hand-written mem_trace itself, 2^24" "$hm vs $p us" "$r" "-" "info"
 r=$(ratio "$hc" "$p"); row "hand-written counters itself, 2^24" "$hc vs $p us" "$r" "-" "info"
 r=$(ratio "$hs" "$p"); row "hand-written histogram itself, 2^24" "$hs vs $p us" "$r" "-" "info"
+# Diagnostics: the hand-written counters plus what gbpf's inlined mem_count adds around them: its
+# stores of the key to the probe's stack (local memory), or its warp instructions (match, shuffle).
+run vecadd24-hmemc-stack "$O/vecadd24.hmemcs" "$A/vecadd_hmemc_stack" 24 50
+run vecadd24-hmemc-warp "$O/vecadd24.hmemcw" "$A/vecadd_hmemc_warp" 24 50
+hcs=$(value vecadd "$O/vecadd24.hmemcs" median_us); hcw=$(value vecadd "$O/vecadd24.hmemcw" median_us)
+r=$(ratio "$hcs" "$hc"); row "diag: hand counters + 24 B stack stores" "$hcs vs $hc us" "$r" "-" "info"
+r=$(ratio "$hcw" "$hc"); row "diag: hand counters + match/shuffle" "$hcw vs $hc us" "$r" "-" "info"
+# ... and with the SMs' copies of a counter 8 bytes apart (as a PERCPU_HASH bucket holds them) or 32
+run vecadd24-hmemc-adj8 "$O/vecadd24.hmemca8" "$A/vecadd_hmemc_adj8" 24 50
+run vecadd24-hmemc-adj32 "$O/vecadd24.hmemca32" "$A/vecadd_hmemc_adj32" 24 50
+hca8=$(value vecadd "$O/vecadd24.hmemca8" median_us); hca32=$(value vecadd "$O/vecadd24.hmemca32" median_us)
+r=$(ratio "$hca8" "$hc"); row "diag: hand counters, SM copies 8 B apart" "$hca8 vs $hc us" "$r" "-" "info"
+r=$(ratio "$hca32" "$hc"); row "diag: hand counters, SM copies 32 B apart" "$hca32 vs $hc us" "$r" "-" "info"
 ld=$(grep -o '"01000000010000000400000000000000":[0-9]*' "$O/vecadd24.memc" | tail -1 | cut -d: -f2)
 st=$(grep -o '"02000000010000000400000000000000":[0-9]*' "$O/vecadd24.memc" | tail -1 | cut -d: -f2)
 echo "# mem_count: global 4-byte loads ${ld:-none} (expected $(( 2 * 55 << 24 ))), stores ${st:-none} (expected $(( (55 + 2) << 24 )))"
-for f in vecadd24.hmem vecadd24.hmemc vecadd24.hmems; do
+for f in vecadd24.hmem vecadd24.hmemc vecadd24.hmems vecadd24.hmemcs vecadd24.hmemcw vecadd24.hmemca8 vecadd24.hmemca32; do
 	echo "# $f: $(grep -h '^gbpf-bench hand_mem\|^gbpf-bench hand_check' "$O/$f" | cut -d' ' -f3- | tr '\n' ' ')"
 done
 fi

@@ -34,7 +34,6 @@
 #include "cuda_agent.h"
 #include "cuda_clock.h"
 #include "cuda_devmaps.h"
-#include "cuda_occupancy.h"
 #include "cuda_primary.h"
 #include "cuda_printq_host.h"
 #include "cuda_timeline.h"
@@ -43,7 +42,6 @@
 #include "ptx_codegen.h"
 
 /* Driver values we use (cuda.h is not available at build time). */
-#define CA_JIT_MAX_REGISTERS 0
 #define CA_JIT_ERROR_LOG_BUFFER 5
 #define CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 #define CA_PROC_PER_THREAD_STREAM 2ull
@@ -590,33 +588,6 @@ static int ca_func_attr(const void *fn, int attrib, int *v)
 	return -ENOENT;
 }
 
-/*
- * Registers the instrumented module may use (cuda_occupancy.h): keep the
- * blocks per SM that the original reaches for this launch. 0: no cap
- * (a limit unknown, or GBPF_CUDA_REG_CAP=0); GBPF_CUDA_REG_CAP=N sets N.
- */
-static unsigned ca_register_cap(const struct gbpf_cu_launch *l)
-{
-	const char *env = getenv("GBPF_CUDA_REG_CAP");
-	int regs_sm = 0, regs_block = 0, threads_sm = 0, blocks_sm = 0, smem_sm = 0;
-	int regs = 0, max_threads = 0, smem = 0;
-	struct cuda_sm_limits lim;
-	struct cuda_kernel_shape ks;
-
-	if (env && *env)
-		return (unsigned)strtoul(env, NULL, 10);
-	/* CUdevice_attribute 82, 12, 39, 106, 81; CUfunction_attribute 4, 0, 1 */
-	if (ca_device_attr(82, &regs_sm) || ca_device_attr(12, &regs_block) || ca_device_attr(39, &threads_sm) ||
-	    ca_device_attr(106, &blocks_sm) || ca_device_attr(81, &smem_sm) || ca_func_attr(l->func, 4, &regs) ||
-	    ca_func_attr(l->func, 0, &max_threads) || ca_func_attr(l->func, 1, &smem))
-		return 0;
-	lim = (struct cuda_sm_limits){(unsigned)regs_sm, (unsigned)regs_block, (unsigned)threads_sm,
-				      (unsigned)blocks_sm, (unsigned)smem_sm};
-	ks = (struct cuda_kernel_shape){(unsigned)regs, (unsigned)max_threads,
-					l->block[0] * l->block[1] * l->block[2], (unsigned)smem + l->shared_mem_bytes};
-	return cuda_register_cap(&lim, &ks);
-}
-
 /* SM number of the current context's device (90 for sm_90); 0 when unknown. */
 static unsigned ca_device_sm(void)
 {
@@ -645,10 +616,9 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	ca_get_function_fn getf = (ca_get_function_fn)gbpf_cu_real_proc("cuModuleGetFunction", 2000, 0);
 	ca_get_global_fn getg = (ca_get_global_fn)gbpf_cu_real_proc("cuModuleGetGlobal", 3020, 0);
 	char why[1024] = "", jit_log[4096] = "";
-	int jo[3] = {CA_JIT_ERROR_LOG_BUFFER, CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CA_JIT_MAX_REGISTERS};
-	void *jv[3] = {jit_log, (void *)(uintptr_t)sizeof(jit_log), NULL};
-	unsigned reg_cap = ca_register_cap(l);
-	int regs = 0;
+	int jo[2] = {CA_JIT_ERROR_LOG_BUFFER, CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void *jv[2] = {jit_log, (void *)(uintptr_t)sizeof(jit_log)};
+	int regs = 0, orig_regs = 0;
 	uint64_t pid_tgid = ((uint64_t)getpid() << 32) | (uint32_t)gettid();
 	uint64_t clock_off = cuda_clock_offset_ns();
 	size_t sz, i;
@@ -702,8 +672,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 								: "driver entry points unavailable");
 		goto out;
 	}
-	jv[2] = (void *)(uintptr_t)reg_cap;
-	r = load(&k->mod, mi->ptx, reg_cap ? 3 : 2, jo, jv);
+	r = load(&k->mod, mi->ptx, 2, jo, jv);
 	if (r != GBPF_CUDA_SUCCESS) {
 		k->mod = NULL;
 		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name,
@@ -750,10 +719,13 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	k->n_params = ki->n_params;
 	k->lid_off = ki->launch_param_off;
 	k->ok = 1;
+	/* CU_FUNC_ATTRIBUTE_NUM_REGS: the probe's registers can cost a light kernel its
+	 * occupancy (what a capped JIT did instead is in docs/BENCHMARKS.md, session 8) */
+	ca_func_attr(l->func, 4, &orig_regs);
 	ca_func_attr(k->fn, 4, &regs);
 	ca_report(GBPF_AGENT_EVENT_INFO, k->name,
-		  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u; %d registers, cap %u)",
-		  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier, ki->n_block, regs, reg_cap);
+		  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u; registers %d, uninstrumented %d)",
+		  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier, ki->n_block, regs, orig_regs);
 out:
 	gbpf_cuda_inject_result__free(res);
 }

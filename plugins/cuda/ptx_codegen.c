@@ -156,7 +156,7 @@ static int ptx_analyse(struct ptx_cg *cg)
 					return ptx_fail(cg, i, -EINVAL,
 							"jump target %lld outside function [%zu, %zu)",
 							t, fn->start, fn->end);
-				cg->label[t] = 1;
+				cg->label[t] |= PTX_LABEL | ((size_t)t <= i ? PTX_LABEL_BACK : 0);
 			}
 			/* r10 as a base of ld/st/atomics is addressed through the frame
 			 * symbol; any other use needs its value in a register. */
@@ -626,19 +626,62 @@ static void align_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	}
 }
 
+/* Meet the current register facts into @p t (its first predecessor: a copy). */
+static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
+{
+	if (!t->set) {
+		t->set = 1;
+		memcpy(t->align, cg->align, sizeof(t->align));
+		memcpy(t->ptr, cg->ptr, sizeof(t->ptr));
+		memcpy(t->stk_known, cg->stk_known, sizeof(t->stk_known));
+		memcpy(t->stk_off, cg->stk_off, sizeof(t->stk_off));
+		return;
+	}
+	for (unsigned r = 0; r < GBPF_REG_COUNT; r++) {
+		t->align[r] = t->align[r] < cg->align[r] ? t->align[r] : cg->align[r];
+		if (t->ptr[r] != cg->ptr[r])
+			t->ptr[r] = PTX_PTR_UNKNOWN;
+		t->stk_known[r] = t->stk_known[r] && cg->stk_known[r] && t->stk_off[r] == cg->stk_off[r];
+	}
+}
+
+/*
+ * The facts at label @p pc: those of every jump to it and of the fall-through
+ * (@p falls: the previous instruction continues here), met; none when a
+ * backward jump lands here (its facts are not known yet) or no program
+ * state was recorded (no join table).
+ */
+static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
+{
+	struct ptx_track *t = cg->join ? &cg->join[pc] : NULL;
+
+	if (t && !(cg->label[pc] & PTX_LABEL_BACK)) {
+		if (falls)
+			track_meet_into(cg, t);
+		if (t->set) {
+			memcpy(cg->align, t->align, 10);
+			memcpy(cg->ptr, t->ptr, sizeof(cg->ptr));
+			memcpy(cg->stk_known, t->stk_known, sizeof(cg->stk_known));
+			memcpy(cg->stk_off, t->stk_off, sizeof(cg->stk_off));
+			return;
+		}
+	}
+	memset(cg->align, 0, 10);
+	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
+	memset(cg->stk_known, 0, sizeof(cg->stk_known));
+}
+
 static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 {
 	size_t pc;
-	int rc = 0;
+	int rc = 0, falls = 0;
 
 	for (pc = fn->start; pc < fn->end && !rc; pc++) {
 		const struct gbpf_insn *in = &cg->insns[pc];
 
 		if (cg->label[pc]) {
 			ptx_buf_printf(cg->b, "$L%zu:\n", pc);
-			memset(cg->align, 0, 10);
-			memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
-			memset(cg->stk_known, 0, sizeof(cg->stk_known));
+			track_enter_label(cg, pc, falls && pc > fn->start);
 		}
 		switch (GBPF_CLASS(in->code)) {
 		case GBPF_ALU:
@@ -670,6 +713,14 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 		}
 		reg_track_update(cg, in);
 		align_update(cg, in);
+		/* a jump hands its facts to its target (forward only: a loop's header forgets) */
+		if (is_cond_or_ja(in->code) && cg->join) {
+			long long t = jump_target(in, pc);
+
+			if (t > (long long)pc && t < (long long)fn->end)
+				track_meet_into(cg, &cg->join[t]);
+		}
+		falls = in->code != GBPF_OP_JA && in->code != GBPF_OP_GOTOL && in->code != GBPF_OP_EXIT;
 	}
 	if (!rc && pc == fn->end) {
 		/* Falling off the end is rejected by the verifier; keep PTX well
@@ -837,6 +888,11 @@ static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_
 	int rc;
 
 	rc = ptx_analyse(&cg);
+	/* per-pc join facts (~140 bytes an instruction) for programs of up to 2^16
+	 * instructions; without them (longer programs, no memory) labels forget
+	 * everything, which is only slower */
+	if (!rc && cg.n <= (1u << 16))
+		cg.join = calloc(cg.n + 1, sizeof(*cg.join));
 	for (f = 1; !rc && f < cg.nfuncs; f++)
 		emit_sub_proto(&cg, f, 1);
 	for (f = 1; !rc && f < cg.nfuncs; f++)
@@ -844,6 +900,7 @@ static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_
 	if (!rc)
 		rc = kernel ? emit_kernel_main(&cg) : emit_probe_main(&cg);
 	free(cg.label);
+	free(cg.join);
 	free(cg.funcs);
 	return rc;
 }

@@ -11,7 +11,7 @@
  * Register conventions inside these functions: %a 64-bit, %b 32-bit, %q
  * predicates; map header offsets as in struct gbpf_map_hdr (8 type, 16
  * key_size, 20 value_size, 24 max_entries, 28 nr_slots, 32 value_stride,
- * 36 key_stride, 40 nr_buckets, 44 bucket_size, 56 data_off, 88 count,
+ * 36 key_stride, 40 nr_buckets, 44 bucket_size, 56 data_off, 72 aux_off, 88 count,
  * 96 drops, 104 clock). The lock bound 4194304 is GBPF_HASH_LOCK_SPINS.
  */
 #include "maps/map_layout.h"
@@ -71,17 +71,21 @@ static const char m_hprobe_ptx[] =
 	"st.param.b64 [r+8], 0;\nst.param.b64 [r+16], %a10;\nret;\n}\n";
 
 /*
- * address of bucket b's value copy for the caller: PERCPU_HASH uses the SM's copy
+ * address of bucket b's value for the caller: PERCPU_HASH uses the SM's
+ * plane, aux_off + (slot * nr_buckets + b) * value_stride (map_layout.h)
  */
 static const char m_hval_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hval(.param .b64 m, .param .b64 b)\n{\n.reg .b64 %a<6>;\n"
 	".reg .b32 %b<6>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [b];\n"
+	"cvt.u32.u64 %b1, %a1;\nld.u32 %b3, [%a0+8];\nsetp.eq.u32 %q0, %b3, 5;\n@%q0 bra $Lpc;\n"
 	"ld.u32 %b0, [%a0+44];\nld.u64 %a2, [%a0+56];\nadd.u64 %a2, %a2, %a0;\n"
-	"cvt.u32.u64 %b1, %a1;\nmul.wide.u32 %a3, %b1, %b0;\nadd.u64 %a2, %a2, %a3;\n"
+	"mul.wide.u32 %a3, %b1, %b0;\nadd.u64 %a2, %a2, %a3;\n"
 	"ld.u32 %b2, [%a0+36];\ncvt.u64.u32 %a3, %b2;\nadd.u64 %a2, %a2, %a3;\n"
-	"add.u64 %a2, %a2, 24;\nld.u32 %b3, [%a0+8];\nsetp.ne.u32 %q0, %b3, 5;\n@%q0 bra $Lout;\n"
+	"add.u64 %a2, %a2, 24;\nbra.uni $Lout;\n$Lpc:\n"
 	"mov.u32 %b4, %smid;\nld.u32 %b5, [%a0+28];\nsetp.ge.u32 %q1, %b4, %b5;\n@%q1 rem.u32 %b4, %b4, %b5;\n"
-	"ld.u32 %b5, [%a0+32];\nmul.wide.u32 %a3, %b4, %b5;\nadd.u64 %a2, %a2, %a3;\n$Lout:\n"
+	"ld.u32 %b5, [%a0+40];\nmul.wide.u32 %a3, %b4, %b5;\ncvt.u64.u32 %a4, %b1;\nadd.u64 %a3, %a3, %a4;\n"
+	"ld.u32 %b5, [%a0+32];\ncvt.u64.u32 %a4, %b5;\nmul.lo.u64 %a3, %a3, %a4;\n"
+	"ld.u64 %a2, [%a0+72];\nadd.u64 %a2, %a2, %a0;\nadd.u64 %a2, %a2, %a3;\n$Lout:\n"
 	"st.param.b64 [r], %a2;\nret;\n}\n";
 
 /*
@@ -271,10 +275,14 @@ static const char m_hash_update_ptx[] =
 	"st.param.b64 [y], %a16;\ncall __gbpf_m_zero, (x, y);\n}\n{\n.param .b64 x;\n"
 	".param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a15;\nst.param.b64 [y], %a1;\n"
 	"st.param.b64 [z], %a20;\ncall __gbpf_h_copy, (x, y, z);\n}\nadd.u64 %a15, %a15, %a16;\n"
-	"ld.u32 %b17, [%a0+32];\ncvt.u64.u32 %a16, %b17;\nsetp.ne.u32 %q0, %b10, 5;\n"
-	"ld.u32 %b18, [%a0+28];\ncvt.u64.u32 %a17, %b18;\n@%q0 mov.u64 %a17, 1;\n"
-	"mul.lo.u64 %a16, %a16, %a17;\n{\n.param .b64 x;\n.param .b64 y;\n"
+	/* zero the value: PERCPU_HASH each slot's copy, one per plane (nr_buckets values apart) */
+	"ld.u32 %b17, [%a0+32];\ncvt.u64.u32 %a16, %b17;\nmov.u64 %a19, 0;\nmov.u32 %b19, 1;\n"
+	"setp.ne.u32 %q0, %b10, 5;\n@%q0 bra $Lz;\nld.u32 %b19, [%a0+28];\nld.u32 %b18, [%a0+40];\n"
+	"mul.wide.u32 %a19, %b18, %b17;\nmul.wide.u32 %a15, %b8, %b17;\nld.u64 %a22, [%a0+72];\n"
+	"add.u64 %a15, %a15, %a22;\nadd.u64 %a15, %a15, %a0;\n$Lz:\nsetp.eq.u32 %q0, %b19, 0;\n@%q0 bra $Lzd;\n"
+	"{\n.param .b64 x;\n.param .b64 y;\n"
 	"st.param.b64 [x], %a15;\nst.param.b64 [y], %a16;\ncall __gbpf_m_zero, (x, y);\n}\n"
+	"add.u64 %a15, %a15, %a19;\nsub.u32 %b19, %b19, 1;\nbra.uni $Lz;\n$Lzd:\n"
 	"mov.u64 %a7, 0;\n$Lwrite:\ncvt.u64.u32 %a13, %b8;\n{\n.param .b64 x;\n.param .b64 y;\n"
 	".param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a13;\n"
 	"call (z), __gbpf_m_hval, (x, y);\nld.param.b64 %a18, [z];\n}\n{\n.param .b64 x;\n"

@@ -33,7 +33,11 @@ struct ptx_cg {
 	size_t prog_idx;
 	const struct gbpf_insn *insns;
 	size_t n;
-	uint8_t *label;          /**< per pc: 1 when some jump lands there */
+	uint8_t *label;          /**< per pc: PTX_LABEL_* bits when some jump lands there */
+	/** Register facts where a label's forward jumps left them (per pc, allocated
+	 *  for the programs that have labels): the facts at a label are the meet
+	 *  of its jumps' and the fall-through's, unless a backward jump lands there. */
+	struct ptx_track *join;
 	struct ptx_func *funcs;  /**< sorted by start; funcs[0] is the entry */
 	size_t nfuncs;
 	size_t cur;              /**< function being emitted */
@@ -74,9 +78,24 @@ struct ptx_cg {
 /**
  * Register facts (ptx_cg.ptr): unknown; a value in a map block (global
  * memory: device memory or host memory registered for the device) or NULL;
- * a per-GPU-thread array slot (a map value too) or NULL.
+ * a per-GPU-thread array slot (a map value too) or NULL. Each is a fact
+ * about every lane's own register, so it holds at a join of lanes that
+ * came different ways when it holds on each way.
  */
 enum { PTX_PTR_UNKNOWN, PTX_PTR_MAP, PTX_PTR_THREAD_SLOT };
+
+/** ptx_cg.label bits: some jump lands at the pc; one of them from the pc or later (a loop). */
+#define PTX_LABEL 1u
+#define PTX_LABEL_BACK 2u
+
+/** The register facts of ptx_cg at one point (saved at jumps, met at labels). */
+struct ptx_track {
+	uint8_t set;             /**< some predecessor was recorded */
+	uint8_t align[GBPF_REG_COUNT];
+	uint8_t ptr[GBPF_REG_COUNT];
+	uint8_t stk_known[GBPF_REG_COUNT];
+	long long stk_off[GBPF_REG_COUNT];
+};
 
 /** Record an error naming file, section and instruction; returns @p code. */
 int ptx_fail(struct ptx_cg *cg, size_t pc, int code, const char *fmt, ...)

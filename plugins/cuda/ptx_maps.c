@@ -4,9 +4,11 @@
  * header (maps/map_layout.h) at run time, so one function serves every map
  * of a module and the host never has to patch code per map.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include <gbpf/helper_ids.h>
+#include <gbpf/probe_ctx.h>
 
 #include "maps/map_layout.h"
 #include "ptx_internal.h"
@@ -167,7 +169,30 @@ struct key_src {
 	int kind;        /* KEY_* */
 	uint32_t imm;    /* KEY_IMM: the key's low 32 bits */
 	unsigned reg;    /* KEY_REG: the register whose low 32 bits are the key */
+	/* every key byte was stored from a constant or a context field that is the
+	 * same in every lane of the warp (ctx_field_uniform): lanes need no grouping */
+	int uniform;
 };
+
+/*
+ * 1 when bytes [off, off + size) of the probe context hold the same value
+ * in every lane that runs the probe together: everything but a memory
+ * access's address and value (struct gbpf_gpu_ctx at 24..40), which are
+ * per lane; block, barrier, entry and exit contexts hold kernel, launch,
+ * device and site constants only.
+ */
+static int ctx_field_uniform(const struct ptx_cg *cg, long long off, int size)
+{
+	const struct gbpf_prog_desc *p = cg->prog;
+
+	if (cg->kernel || p->sz < offsetof(struct gbpf_prog_desc, attach) + sizeof(p->attach) ||
+	    !gbpf_attach_is_device(p->attach.kind) || off < 0 || off + size > (long long)sizeof(struct gbpf_gpu_ctx))
+		return 0;
+	if (p->attach.kind != GBPF_ATTACH_GPU_MEM)
+		return 1;
+	return off + size <= (long long)offsetof(struct gbpf_gpu_ctx, mem_addr) ||
+	       off >= (long long)offsetof(struct gbpf_gpu_ctx, mem_size);
+}
 
 enum { KEY_UNKNOWN, KEY_IMM, KEY_REG };
 
@@ -177,6 +202,7 @@ struct stk_rec {
 	long long off;
 	int size;
 	int is_imm;
+	int uniform;     /* the value stored is warp-uniform */
 	uint64_t imm;
 	unsigned reg;
 	unsigned gen;
@@ -203,7 +229,23 @@ static void recs_clobber(struct stk_rec *r, unsigned *n, long long off, int size
 	}
 }
 
-static void trace_key(const struct ptx_cg *cg, size_t pc, struct key_src *ks)
+/* 1 when every byte of the @p size-byte key at @p off (r10-relative) is covered by a uniform store. */
+static int key_uniform(const struct stk_rec *rec, unsigned nrec, long long off, uint32_t size)
+{
+	if (!size)
+		return 0;
+	for (long long b = off; b < off + (long long)size; b++) {
+		int covered = 0;
+
+		for (unsigned i = 0; i < nrec && !covered; i++)
+			covered = rec[i].uniform && rec[i].off <= b && b < rec[i].off + rec[i].size;
+		if (!covered)
+			return 0;
+	}
+	return 1;
+}
+
+static void trace_key(const struct ptx_cg *cg, size_t pc, uint32_t key_size, struct key_src *ks)
 {
 	struct stk_rec rec[KEY_RECS];
 	unsigned nrec = 0, gen[GBPF_REG_COUNT] = {0};
@@ -211,16 +253,37 @@ static void trace_key(const struct ptx_cg *cg, size_t pc, struct key_src *ks)
 	long long spoff[GBPF_REG_COUNT] = {0};
 	int isk[GBPF_REG_COUNT] = {0}; /* register holds the constant kv (a mov of an immediate) */
 	uint64_t kv[GBPF_REG_COUNT] = {0};
+	/* register holds the context pointer / a warp-uniform value (ctx_field_uniform) */
+	int ctxp[GBPF_REG_COUNT] = {0}, uni[GBPF_REG_COUNT] = {0};
 	size_t q = pc, start = cg->funcs[cg->cur].start;
 
 	memset(ks, 0, sizeof(*ks));
 	while (q > start && !cg->label[q])
 		q--;
 	sp[10] = 1;
+	/* the probe's entry: r1 is the context */
+	ctxp[1] = q == start && cg->cur == 0 && !cg->label[q];
 	for (; q < pc; q++) {
 		const struct gbpf_insn *in = &cg->insns[q];
 		uint8_t cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
 		unsigned d = in->dst < GBPF_REG_COUNT ? in->dst : 0;
+		int src_x = GBPF_SRC(in->code) == GBPF_X && in->src < 10;
+
+		/* uniformity: constants, uniform context fields, ALU of uniform operands */
+		if (d < 10 && (cls == GBPF_ALU || cls == GBPF_ALU64)) {
+			int u = op == GBPF_MOV ? (!src_x ? !in->off : uni[in->src])
+				: uni[d] && (GBPF_SRC(in->code) == GBPF_K || (src_x && uni[in->src]));
+
+			ctxp[d] = cls == GBPF_ALU64 && op == GBPF_MOV && src_x && !in->off && ctxp[in->src];
+			uni[d] = u;
+		} else if (d < 10 && cls == GBPF_LDX) {
+			uni[d] = GBPF_MODE(in->code) == GBPF_MEM && in->src < 10 && ctxp[in->src] &&
+				 ctx_field_uniform(cg, in->off, mem_bytes(in->code));
+			ctxp[d] = 0;
+		} else if (d < 10 && cls == GBPF_LD) {
+			uni[d] = 1; /* a wide constant or a map address */
+			ctxp[d] = 0;
+		}
 
 		if (d < 10)
 			isk[d] = 0; /* any write below ends a known constant, except a mov of one */
@@ -272,6 +335,7 @@ static void trace_key(const struct ptx_cg *cg, size_t pc, struct key_src *ks)
 					rec[nrec].off = off;
 					rec[nrec].size = size;
 					rec[nrec].is_imm = cls == GBPF_ST || isk[in->src];
+					rec[nrec].uniform = cls == GBPF_ST || uni[in->src];
 					rec[nrec].imm = cls == GBPF_ST ? (uint64_t)(int64_t)in->imm : kv[in->src];
 					rec[nrec].reg = in->src;
 					rec[nrec].gen = in->src < GBPF_REG_COUNT ? gen[in->src] : 0;
@@ -279,10 +343,10 @@ static void trace_key(const struct ptx_cg *cg, size_t pc, struct key_src *ks)
 				}
 			}
 			if (atomic && in->imm == GBPF_ATOMIC_CMPXCHG) {
-				sp[0] = isk[0] = 0;
+				sp[0] = isk[0] = uni[0] = ctxp[0] = 0;
 				gen[0]++;
 			} else if (atomic && (in->imm & GBPF_FETCH) && in->src < 10) {
-				sp[in->src] = isk[in->src] = 0;
+				sp[in->src] = isk[in->src] = uni[in->src] = ctxp[in->src] = 0;
 				gen[in->src]++;
 			}
 			continue;
@@ -290,7 +354,7 @@ static void trace_key(const struct ptx_cg *cg, size_t pc, struct key_src *ks)
 		if ((cls == GBPF_JMP || cls == GBPF_JMP32) && op == GBPF_CALL) {
 			recs_clobber(rec, &nrec, 0, 0, 1);
 			for (unsigned r = 0; r <= 5; r++) {
-				sp[r] = isk[r] = 0;
+				sp[r] = isk[r] = uni[r] = ctxp[r] = 0;
 				gen[r]++;
 			}
 		}
@@ -299,6 +363,7 @@ static void trace_key(const struct ptx_cg *cg, size_t pc, struct key_src *ks)
 		return;
 	ks->off_known = 1;
 	ks->off = spoff[2];
+	ks->uniform = key_uniform(rec, nrec, ks->off, key_size);
 	for (unsigned i = 0; i < nrec; i++) {
 		if (rec[i].off != ks->off || (rec[i].size != 4 && rec[i].size != 8))
 			continue;
@@ -370,12 +435,13 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
 		/* slot-major: (smid mod nr_slots) * max_entries + i; smid < nr_slots on every GPU
-		 * the host sized the map for, so the division is almost never run */
+		 * the host sized the map for, so the division is almost never run: a branch
+		 * around it (a predicated rem.u32 became ~20 instructions run at every lookup) */
 		ptx_buf_printf(b, "mov.u32 %%w11, %%smid;\nld.u32 %%w12, [%%r1+28];\n"
-				  "setp.ge.u32 %%p6, %%w11, %%w12;\n@%%p6 rem.u32 %%w11, %%w11, %%w12;\n"
-				  "mul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\n"
+				  "setp.lt.u32 %%p6, %%w11, %%w12;\n@%%p6 bra $Lk%u_%zu_sm;\nrem.u32 %%w11, %%w11, %%w12;\n"
+				  "$Lk%u_%zu_sm:\nmul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\n"
 				  "add.u64 %%t10, %%t10, %%t11;\n",
-			       d->max_entries);
+			       id, cg->prog_idx, id, cg->prog_idx, d->max_entries);
 		break;
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
 		/* index-major: i * nr_slots + linear thread id (bounds: thread < nr_slots) */
@@ -579,8 +645,12 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 			  "mul.lo.u64 %%t10, %%t10, 0x%016llX;\nshr.b64 %%t11, %%t10, 33;\n"
 			  "xor.b64 %%t10, %%t10, %%t11;\n",
 		       (unsigned long long)GBPF_HASH_MUL2);
-	emit_key_group(cg, words, id);
-	ptx_buf_printf(b, "setp.ne.u32 %%p2, %%w2, %%w3;\n@%%p2 bra $Lhg%u_%zu;\n", id, pi);
+	/* a warp-uniform key: every lane looks up (the same addresses: one transaction each),
+	 * no grouping and no shuffle of the answer */
+	if (!ks->uniform) {
+		emit_key_group(cg, words, id);
+		ptx_buf_printf(b, "setp.ne.u32 %%p2, %%w2, %%w3;\n@%%p2 bra $Lhg%u_%zu;\n", id, pi);
+	}
 	/* bucket i of the run = data_off + ((h + i) & (nr_buckets - 1)) * bucket_size (map_layout.h) */
 	ptx_buf_printf(b, "ld.u32 %%w4, [%%r1+40];\nadd.u32 %%w4, %%w4, -1;\nld.u32 %%w5, [%%r1+44];\n"
 			  "ld.u64 %%t11, [%%r1+56];\nadd.u64 %%t11, %%t11, %%r1;\ncvt.u32.u64 %%w15, %%t10;\n");
@@ -606,10 +676,14 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 	}
 	ptx_buf_printf(b, "$Lhf%u_%zu:\nadd.u64 %%r0, %%t12, %u;\n", id, pi, GBPF_HASH_BUCKET_HDR + kstride);
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
-		/* the SM's copy, as __gbpf_m_hval (the group is one warp: one SM) */
-		ptx_buf_printf(b, "mov.u32 %%w14, %%smid;\nld.u32 %%w15, [%%r1+28];\nsetp.ge.u32 %%p6, %%w14, %%w15;\n"
-				  "@%%p6 rem.u32 %%w14, %%w14, %%w15;\nmul.wide.u32 %%t11, %%w14, %u;\n"
-				  "add.u64 %%r0, %%r0, %%t11;\n", vstride);
+		/* the SM's plane, as __gbpf_m_hval (the group is one warp: one SM): aux_off +
+		 * (slot * nr_buckets + bucket) * value_stride, the bucket's index in %w7 */
+		ptx_buf_printf(b, "mov.u32 %%w14, %%smid;\nld.u32 %%w15, [%%r1+28];\nsetp.lt.u32 %%p6, %%w14, %%w15;\n"
+				  "@%%p6 bra $Lhs%u_%zu_sm;\nrem.u32 %%w14, %%w14, %%w15;\n$Lhs%u_%zu_sm:\n"
+				  "add.u32 %%w15, %%w4, 1;\n"
+				  "mul.wide.u32 %%t11, %%w14, %%w15;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
+				  "mul.lo.u64 %%t11, %%t11, %u;\nld.u64 %%t12, [%%r1+72];\nadd.u64 %%r0, %%r1, %%t12;\n"
+				  "add.u64 %%r0, %%r0, %%t11;\n", id, pi, id, pi, vstride);
 	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
 			  "@%%p6 bra $Lhp%u_%zu;\n",
 		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi);
@@ -617,11 +691,12 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 			"st.param.b64 [__h1], %r1;\nst.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %t10;\n"
 			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
 			"ld.param.b64 %r0, [__hr];\n}\n");
-	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhm%u_%zu:\nmov.u64 %%r0, 0;\n$Lhd%u_%zu:\n$Lhg%u_%zu:\n"
-			  "popc.b32 %%w4, %%w1;\nsetp.eq.u32 %%p6, %%w4, 1;\n@%%p6 bra $Lhx%u_%zu;\n"
-			  "mov.b64 {%%w4, %%w5}, %%r0;\nshfl.sync.idx.b32 %%w4, %%w4, %%w2, 31, %%w1;\n"
-			  "shfl.sync.idx.b32 %%w5, %%w5, %%w2, 31, %%w1;\nmov.b64 %%r0, {%%w4, %%w5};\n$Lhx%u_%zu:\n",
-		       id, pi, id, pi, id, pi, id, pi, id, pi, id, pi);
+	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhm%u_%zu:\nmov.u64 %%r0, 0;\n$Lhd%u_%zu:\n", id, pi, id, pi, id, pi);
+	if (!ks->uniform)
+		ptx_buf_printf(b, "$Lhg%u_%zu:\npopc.b32 %%w4, %%w1;\nsetp.eq.u32 %%p6, %%w4, 1;\n@%%p6 bra $Lhx%u_%zu;\n"
+				  "mov.b64 {%%w4, %%w5}, %%r0;\nshfl.sync.idx.b32 %%w4, %%w4, %%w2, 31, %%w1;\n"
+				  "shfl.sync.idx.b32 %%w5, %%w5, %%w2, 31, %%w1;\nmov.b64 %%r0, {%%w4, %%w5};\n$Lhx%u_%zu:\n",
+			       id, pi, id, pi, id, pi);
 	cg->call_r0_ptr = PTX_PTR_MAP;
 	return 1;
 }
@@ -633,7 +708,7 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 
 	if (!d || !d->max_entries || !d->value_size)
 		return 0;
-	trace_key(cg, pc, &ks);
+	trace_key(cg, pc, d->key_size, &ks);
 	switch (d->type) {
 	case GBPF_MAP_TYPE_ARRAY:
 	case GBPF_MAP_TYPE_GPU_ARRAY:

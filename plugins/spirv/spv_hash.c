@@ -172,25 +172,37 @@ static void emit_memcmp(struct spv_gen *g)
 	end(&f);
 }
 
-/* memset(dst, 0, n) */
+/* memset(dst + c * stride, 0, n) for c < copies (0 copies: one) */
 static void emit_zero(struct spv_gen *g)
 {
 	struct fb f;
 	struct spv_mod *m = g->m;
-	uint32_t i, head, body, done, iv;
+	uint32_t i, c, ohead, obody, onext, head, body, done, iv, cv, base, ncop;
 
 	begin(&f, g, SPV_RT_ZERO, "__gbpf_zero");
-	i = spv_var(m, m->t_u64);
-	vst(&f, i, k64(&f, 0));
+	i = spv_var(m, m->t_u64), c = spv_var(m, m->t_u64);
+	ncop = spv_select(m, m->t_u64, cmp(&f, SpvOpIEqual, f.p[2], k64(&f, 0)), k64(&f, 1), f.p[2]);
+	vst(&f, c, k64(&f, 0));
+	ohead = spv_id(m), obody = spv_id(m), onext = spv_id(m);
 	head = spv_id(m), body = spv_id(m), done = spv_id(m);
+	spv_br(m, ohead);
+	spv_label(m, ohead);
+	cv = vld(&f, c);
+	spv_brc(m, cmp(&f, SpvOpULessThan, cv, ncop), obody, done);
+	spv_label(m, obody);
+	base = spv_add64(m, f.p[0], bin(&f, SpvOpIMul, cv, f.p[3]));
+	vst(&f, i, k64(&f, 0));
 	spv_br(m, head);
 	spv_label(m, head);
 	iv = vld(&f, i);
-	spv_brc(m, cmp(&f, SpvOpULessThan, iv, f.p[1]), body, done);
+	spv_brc(m, cmp(&f, SpvOpULessThan, iv, f.p[1]), body, onext);
 	spv_label(m, body);
-	spv_store(m, spv_addr_ptr(m, m->t_u8, spv_add64(m, f.p[0], iv)), spv_const(m, m->t_u8, 0), 1);
+	spv_store(m, spv_addr_ptr(m, m->t_u8, spv_add64(m, base, iv)), spv_const(m, m->t_u8, 0), 1);
 	vst(&f, i, spv_addk(m, iv, 1));
 	spv_br(m, head);
+	spv_label(m, onext);
+	vst(&f, c, spv_addk(m, cv, 1));
+	spv_br(m, ohead);
 	spv_label(m, done);
 	spv_ret(m, k64(&f, 0));
 	end(&f);
@@ -198,7 +210,7 @@ static void emit_zero(struct spv_gen *g)
 
 /* Header fields every operation reads. */
 struct hhdr {
-	uint32_t ks, nb, mask, bs, data, kstride, vstride, type, nslots, vs, max;
+	uint32_t ks, nb, mask, bs, data, aux, kstride, vstride, type, nslots, vs, max;
 };
 
 static void read_hdr(struct fb *f, uint32_t map, struct hhdr *h)
@@ -215,6 +227,7 @@ static void read_hdr(struct fb *f, uint32_t map, struct hhdr *h)
 	h->nb = spv_hdr32(m, map, 40);
 	h->bs = spv_hdr32(m, map, 44);
 	h->data = spv_ld64(m, map, 56);
+	h->aux = spv_ld64(m, map, 72);
 	h->mask = bin(f, SpvOpISub, h->nb, k64(f, 1));
 }
 
@@ -235,11 +248,31 @@ static uint32_t value_slot(struct fb *f, const struct hhdr *h)
 	return spv_select(m, m->t_u64, pc, s, k64(f, 0));
 }
 
+static uint32_t is_percpu(struct fb *f, const struct hhdr *h)
+{
+	return cmp(f, SpvOpIEqual, h->type, k64(f, GBPF_MAP_TYPE_PERCPU_HASH));
+}
+
+/*
+ * Address of the value of bucket @p baddr in @p map for @p slot
+ * (map_layout.h): PERCPU_HASH in the slot's plane at aux_off, else after
+ * the key in the bucket.
+ */
+static uint32_t value_addr_of(struct fb *f, const struct hhdr *h, uint32_t map, uint32_t baddr, uint32_t slot)
+{
+	struct spv_mod *m = f->m;
+	uint32_t in_bucket = spv_add64(m, spv_addk(m, baddr, GBPF_HASH_BUCKET_HDR), h->kstride);
+	uint32_t b = bin(f, SpvOpUDiv, bin(f, SpvOpISub, bin(f, SpvOpISub, baddr, map), h->data), h->bs);
+	uint32_t idx = spv_add64(m, bin(f, SpvOpIMul, slot, h->nb), b);
+	uint32_t plane = spv_add64(m, spv_add64(m, map, h->aux), bin(f, SpvOpIMul, idx, h->vstride));
+
+	return spv_select(m, m->t_u64, is_percpu(f, h), plane, in_bucket);
+}
+
+/* the caller's value of bucket @p baddr (the map is the function's first parameter) */
 static uint32_t value_addr(struct fb *f, const struct hhdr *h, uint32_t baddr)
 {
-	uint32_t v0 = spv_add64(f->m, spv_addk(f->m, baddr, GBPF_HASH_BUCKET_HDR), h->kstride);
-
-	return spv_add64(f->m, v0, bin(f, SpvOpIMul, value_slot(f, h), h->vstride));
+	return value_addr_of(f, h, f->p[0], baddr, value_slot(f, h));
 }
 
 static uint32_t is_lru(struct fb *f, const struct hhdr *h)
@@ -506,12 +539,10 @@ static void emit_locked(struct spv_gen *g)
 			    k64(&f, 0), k64(&f, 0));
 		spv_rt_call(g, SPV_RT_MEMCPY, spv_addk(m, baddr, GBPF_HASH_BUCKET_HDR), f.p[1], h.ks,
 			    k64(&f, 0));
-		copies = spv_select(m, m->t_u64,
-				    cmp(&f, SpvOpIEqual, h.type, k64(&f, GBPF_MAP_TYPE_PERCPU_HASH)),
-				    h.nslots, k64(&f, 1));
-		spv_rt_call(g, SPV_RT_ZERO,
-			    spv_add64(m, spv_addk(m, baddr, GBPF_HASH_BUCKET_HDR), h.kstride),
-			    bin(&f, SpvOpIMul, copies, h.vstride), k64(&f, 0), k64(&f, 0));
+		/* every slot's copy: value_stride bytes, nr_buckets values apart (one per plane) */
+		copies = spv_select(m, m->t_u64, is_percpu(&f, &h), h.nslots, k64(&f, 1));
+		spv_rt_call(g, SPV_RT_ZERO, value_addr_of(&f, &h, f.p[0], baddr, k64(&f, 0)), h.vstride, copies,
+			    bin(&f, SpvOpIMul, h.nb, h.vstride));
 		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, baddr), f.p[2], h.vs, k64(&f, 0));
 		lsetlru = spv_id(m), lpub = spv_id(m);
 		spv_brc(m, is_lru(&f, &h), lsetlru, lpub);

@@ -69,12 +69,13 @@ static void check(const char *what, const struct gbpf_insn *insns, size_t n,
 }
 
 /* The probe fragment for sm_90 holds every string of @must and none of @must_not. */
-static void check_text(const char *what, const struct gbpf_insn *insns, size_t n,
-		       const struct gbpf_map_desc *md, const char *const *must, const char *const *must_not)
+/* check_text for a program attached as @p kind (enum gbpf_attach_kind; 0: none) */
+static void check_text_as(const char *what, uint32_t kind, const struct gbpf_insn *insns, size_t n,
+			  const struct gbpf_map_desc *md, const char *const *must, const char *const *must_not)
 {
 	struct gbpf_prog_desc p = {.sz = sizeof(p), .name = what, .section = "gpu/entry/k",
 				   .insns = insns, .insn_cnt = n, .maps = md, .map_cnt = 1,
-				   .source_file = "test_ptx_maps.c"};
+				   .source_file = "test_ptx_maps.c", .attach = {.kind = kind}};
 	const struct gbpf_prog_desc *pp = &p;
 	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
 	char err[512] = "", *ptx = NULL;
@@ -88,6 +89,12 @@ static void check_text(const char *what, const struct gbpf_insn *insns, size_t n
 		tap_ok(strstr(ptx, *must_not) == NULL, "%s: no '%s'", what, *must_not);
 	free(ptx);
 	check(what, insns, n, md);
+}
+
+static void check_text(const char *what, const struct gbpf_insn *insns, size_t n,
+		       const struct gbpf_map_desc *md, const char *const *must, const char *const *must_not)
+{
+	check_text_as(what, GBPF_ATTACH_NONE, insns, n, md, must, must_not);
 }
 
 #define I(c, d, s, o, i) ((struct gbpf_insn){.code = (c), .dst = (d), .src = (s), .off = (o), .imm = (i)})
@@ -107,9 +114,11 @@ static void test_inline_lookups(void)
 	static const char *const arr[] = {"cvt.u32.u64 %w10, %r6;", NULL};
 	static const char *const hash[] = {"mov.b64 %t10, 0x9E3779B97F4A7C11;",
 					   "call (__hr), __gbpf_m_hash_lookup_kh", NULL};
-	/* no program deletes: the home bucket read inline, the value past the 4-byte key (24 + 8) */
-	static const char *const hash_fast[] = {"ld.acquire.gpu.u32 %w14, [%t12];", "add.u64 %r0, %t12, 32;",
-						"mul.wide.u32 %t11, %w14, 8;", NULL};
+	/* no program deletes: the home bucket read inline (through L1 first, then ordered), the value
+	 * past the 4-byte key (24 + 8); per-CPU: the SM's plane, (slot * nr_buckets + bucket) * 8 past aux_off */
+	static const char *const hash_fast[] = {"ld.v2.u64 {%t1, %t2}, [%t12];", "ld.acquire.gpu.u32 %w14, [%t12];",
+						"add.u64 %r0, %t12, 32;", "mul.lo.u64 %t11, %t11, 8;",
+						"ld.u64 %t12, [%r1+72];", NULL};
 	static const char *const no_fast[] = {"ld.acquire.gpu.u32 %w14, [%t12];", NULL};
 	/* lookup of key 7, then delete of the same key: buckets may change under a reader */
 	const struct gbpf_insn del[] = {
@@ -191,10 +200,20 @@ static void test_atomic_provenance(void)
 		LOOKUP_K4(0), I(0x15, 0, 0, 4, 0), I(0xbf, 6, 0, 0, 0), I(0x07, 6, 0, 0, 8),
 		I(0xb7, 1, 0, 0, 1), I(0xdb, 6, 1, -8, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),
 		I(0x95, 0, 0, 0, 0)};
-	/* the atomic is a jump target (ja +0 lands on it): what flows in is not tracked */
-	const struct gbpf_insn join[] = {
+	/* the atomic is a jump target (ja +0 lands on it) whose only way in holds the slot */
+	const struct gbpf_insn join_same[] = {
 		LOOKUP_K4(0), I(0x15, 0, 0, 3, 0), I(0xb7, 1, 0, 0, 1), I(0x05, 0, 0, 0, 0),
 		I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* a join of the slot (jump from 9) and a pointer loaded from the stack (fall-through from 10) */
+	const struct gbpf_insn join[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 4, 0), I(0xb7, 1, 0, 0, 1), I(0x15, 1, 0, 1, 1),
+		I(0x79, 0, 10, -16, 0), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),
+		I(0x95, 0, 0, 0, 0)};
+	/* a loop: the atomic's pc is also reached by a backward jump, whose facts are not known yet */
+	const struct gbpf_insn loop[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 5, 0), I(0xb7, 1, 0, 0, 1), I(0xb7, 2, 0, 0, 2),
+		I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0x07, 2, 0, 0, -1), I(0x55, 2, 0, -3, 0),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
 	/* spilled to the stack and reloaded */
 	const struct gbpf_insn spill[] = {
 		LOOKUP_K4(0), I(0x15, 0, 0, 4, 0), I(0x7b, 10, 0, -16, 0), I(0x79, 0, 10, -16, 0),
@@ -229,7 +248,11 @@ static void test_atomic_provenance(void)
 		   sizeof(th_fetch) / sizeof(th_fetch[0]), &md, slot_fetch, no_checks);
 	check_text("per-GPU-thread slot through a move and a constant offset", moved,
 		   sizeof(moved) / sizeof(moved[0]), &md, slot_fast, no_checks);
-	check_text("slot pointer at a join: checks kept", join, sizeof(join) / sizeof(join[0]), &md, checked,
+	check_text("slot pointer at a join whose ways in all hold it: no checks", join_same,
+		   sizeof(join_same) / sizeof(join_same[0]), &md, slot_fast, no_checks);
+	check_text("slot pointer at a join with a loaded pointer: checks kept", join, sizeof(join) / sizeof(join[0]),
+		   &md, checked, no_global);
+	check_text("slot pointer at a loop head: checks kept", loop, sizeof(loop) / sizeof(loop[0]), &md, checked,
 		   no_global);
 	check_text("slot pointer reloaded from the stack: checks kept", spill, sizeof(spill) / sizeof(spill[0]),
 		   &md, checked, no_global);
@@ -291,12 +314,44 @@ static void test_hash_inline_run(void)
 					    "add.u64 %r0, %t12, 40;", NULL};
 	static const char *const no_match8[] = {"match.any.sync.b32 %w1", "match.any.sync.b64 %w4, %t14", NULL};
 	static const char *const no_match4[] = {"match.any.sync.b64 %w1", NULL};
+	/* the thread id as a 4-byte key (each lane its own) */
 	const struct gbpf_insn th[] = {
+		I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0x63, 10, 0, -4, 0), I(0xbf, 2, 10, 0, 0),
+		I(0x07, 2, 0, 0, -4), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1),
+		I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* a constant key: the same in every lane */
+	const struct gbpf_insn konst[] = {
 		LOOKUP_K4(7), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
 		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* gpu/mem: a key of the access's kind (a site constant) or of its address (per lane) */
+	const struct gbpf_insn ctx_kind[] = {
+		I(0x61, 3, 1, 44, 0), I(0x63, 10, 3, -4, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4),
+		I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1), I(0xb7, 0, 0, 0, 0),
+		I(0x95, 0, 0, 0, 0)};
+	const struct gbpf_insn ctx_addr[] = {
+		I(0x61, 3, 1, 24, 0), I(0x63, 10, 3, -4, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4),
+		I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1), I(0xb7, 0, 0, 0, 0),
+		I(0x95, 0, 0, 0, 0)};
+	static const char *const uniform[] = {"ld.v2.u64 {%t1, %t2}, [%t12];", "ld.acquire.gpu.u32 %w14, [%t12];",
+					      "call (__hr), __gbpf_m_hash_lookup_kh", NULL};
+	static const char *const no_group[] = {"match.any.sync.b32 %w1, %w10, %w0;", "vote.sync.ballot.b32 %w4, %p1, %w0;",
+					       "shfl.sync.idx.b32 %w4, %w4, %w2, 31, %w1;", NULL};
+	static const char *const grouped[] = {"vote.sync.ballot.b32 %w4, %p1, %w0;",
+					      "match.any.sync.b32 %w1, %w10, %w0;", NULL};
 
 	check_text("hash 4-byte key: grouped lanes, inline probe run of 4 buckets", th, sizeof(th) / sizeof(th[0]),
 		   &md, run4, no_match4);
+	check_text("hash, constant key: no grouping, every lane looks up", konst, sizeof(konst) / sizeof(konst[0]),
+		   &md, uniform, no_group);
+	check_text_as("gpu/mem hash, key = ctx->mem_kind: no grouping", GBPF_ATTACH_GPU_MEM, ctx_kind,
+		      sizeof(ctx_kind) / sizeof(ctx_kind[0]), &md, uniform, no_group);
+	check_text_as("gpu/mem hash, key = low half of ctx->mem_addr: grouped", GBPF_ATTACH_GPU_MEM, ctx_addr,
+		      sizeof(ctx_addr) / sizeof(ctx_addr[0]), &md, grouped, NULL);
+	check_text_as("gpu/exit hash, key = ctx->mem_addr's offset (zero there): no grouping", GBPF_ATTACH_GPU_EXIT,
+		      ctx_addr, sizeof(ctx_addr) / sizeof(ctx_addr[0]), &md, uniform, no_group);
+	check_text("hash, key = ctx->mem_kind of a program with no attach point: grouped", ctx_kind,
+		   sizeof(ctx_kind) / sizeof(ctx_kind[0]), &md, grouped, NULL);
 	md.type = GBPF_MAP_TYPE_GPU_HASH;
 	check_text("GPU hash 4-byte key: inline probe run", th, sizeof(th) / sizeof(th[0]), &md, run4, no_match4);
 	md.type = GBPF_MAP_TYPE_HASH;
@@ -327,11 +382,11 @@ static void test_helper_stack_stores(void)
 		I(0xbf, 1, 10, 0, 0), I(0x07, 1, 0, 0, -16), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -24),
 		I(0xbf, 3, 2, 0, 0), I(0x17, 3, 0, 0, 8), I(0x85, 0, 0, 0, GBPF_HELPER_GPU_BLOCK_IDX),
 		LOOKUP_K4(0), I(0x79, 0, 10, -16, 0), I(0x95, 0, 0, 0, 0)};
-	/* r1 loaded from the stack, r2 = r10 - 16 set before a jump target, r3 = 0 */
+	/* r1 loaded from the stack, r2 = r10 - 16 on one way into a join and loaded on the other, r3 = 0 */
 	const struct gbpf_insn unknown[] = {
-		I(0x79, 1, 10, -32, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -16), I(0x05, 0, 0, 0, 0),
-		I(0xb7, 3, 0, 0, 0), I(0x85, 0, 0, 0, GBPF_HELPER_GPU_BLOCK_IDX), LOOKUP_K4(0),
-		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+		I(0x79, 1, 10, -32, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -16), I(0x15, 1, 0, 1, 0),
+		I(0x79, 2, 10, -40, 0), I(0xb7, 3, 0, 0, 0), I(0x85, 0, 0, 0, GBPF_HELPER_GPU_BLOCK_IDX),
+		LOOKUP_K4(0), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
 	static const char *const local3[] = {"st.local.u64 [__gbpf_stack+496], %t10;",
 					     "st.local.u64 [__gbpf_stack+488], %t10;",
 					     "st.local.u64 [__gbpf_stack+480], %t10;", NULL};

@@ -28,6 +28,18 @@
 //                           address (kept in a per-thread slot)
 //   HAND_MEMTRACE=2         the counters only (bench/cuda/probes/mem_count.bpf.c)
 //   HAND_MEMTRACE=3         the histogram only (bench/cuda/probes/mem_stride.bpf.c)
+//   HAND_MEMTRACE=4         diagnostic: =2 plus what gbpf's inlined mem_count
+//                           stores to the probe's stack at each access (the
+//                           16-byte key and the 8-byte initial value: 24 bytes
+//                           of local memory a thread)
+//   HAND_MEMTRACE=5         diagnostic: =2 plus the warp instructions of gbpf's
+//                           inlined lookup and add (2 match.any.b64 grouping the
+//                           key, 2 shuffles of the answer, 2 match.all.b64 on the
+//                           counter's address and increment)
+//   HAND_MEMTRACE=6         diagnostic: =2 with the SMs' copies of a counter
+//                           adjacent (8 bytes apart, as a PERCPU_HASH bucket
+//                           holds them) instead of a row per SM
+//   HAND_MEMTRACE=7         diagnostic: =6 with the copies 32 bytes apart
 // Each hand-written variant checks its counts on the host after the run.
 #include "bench_common.h"
 
@@ -120,11 +132,40 @@ __device__ __forceinline__ void hand_mem(unsigned long long *hand, int kind, con
 {
 	unsigned sm;
 	asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+#if HAND_MEMTRACE == 6 || HAND_MEMTRACE == 7
+	/* copy of SM sm of counter kind at kind * HM_SMS + sm (x4: 32 bytes apart); check_hand sums them */
+	unsigned long long *row = hand + ((size_t)kind * HM_SMS + (sm & (HM_SMS - 1))) * (HAND_MEMTRACE == 7 ? 4 : 1) - kind;
+#else
 	unsigned long long *row = hand + (size_t)(sm & (HM_SMS - 1)) * HM_ROW;
+#endif
+#if HAND_MEMTRACE == 4
+	{
+		volatile unsigned stk[6];
+		stk[0] = kind + 1;
+		stk[1] = 1;
+		stk[2] = 4;
+		stk[3] = 0;
+		stk[4] = 1;
+		stk[5] = 0;
+	}
+#elif HAND_MEMTRACE == 5
+	{
+		unsigned long long key = kind + 1, key2 = 4, p = (unsigned long long)&row[kind];
+		unsigned m = __activemask(), g = __match_any_sync(m, key) & __match_any_sync(m, key2);
+		int pred;
+		int lead = __ffs(g) - 1;
+
+		p = __shfl_sync(g, (unsigned)p, lead) | (unsigned long long)__shfl_sync(g, (unsigned)(p >> 32), lead) << 32;
+		__match_all_sync(m, p, &pred);
+		if (pred)
+			__match_all_sync(m, 1ull, &pred);
+		row = (unsigned long long *)(p - (unsigned long long)kind * 8);
+	}
+#endif
 #if HAND_MEMTRACE != 3
 	atomicAdd(&row[kind], 1ull);
 #endif
-#if HAND_MEMTRACE != 2
+#if HAND_MEMTRACE == 1 || HAND_MEMTRACE == 3
 	unsigned long long *last = hand + (size_t)HM_SMS * HM_ROW + (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	unsigned long long a = (unsigned long long)addr, l = *last;
 	if (l) {
@@ -215,16 +256,21 @@ static int check_hand(const unsigned long long *dev, int blocks, int threads, lo
 	unsigned long long ld = 0, st = 0, strides = 0;
 
 	for (unsigned s = 0; s < HM_SMS; s++) {
+#if HAND_MEMTRACE == 6 || HAND_MEMTRACE == 7
+		ld += h[s * (HAND_MEMTRACE == 7 ? 4 : 1)];
+		st += h[(HM_SMS + s) * (HAND_MEMTRACE == 7 ? 4 : 1)];
+		continue;
+#endif
 		ld += h[s * HM_ROW];
 		st += h[s * HM_ROW + 1];
 		for (unsigned k = 0; k < HM_SLOTS; k++)
 			strides += h[s * HM_ROW + 16 + k];
 	}
-#if HAND_MEMTRACE != 3
+#if HAND_MEMTRACE == 1 || HAND_MEMTRACE == 2 || HAND_MEMTRACE >= 4
 	bad += ld != 2 * total;
 	bad += st != total;
 #endif
-#if HAND_MEMTRACE != 2
+#if HAND_MEMTRACE == 1 || HAND_MEMTRACE == 3
 	bad += strides != 3 * total - (unsigned long long)blocks * threads;
 #endif
 	sum = total;

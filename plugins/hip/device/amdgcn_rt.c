@@ -112,6 +112,12 @@ RT u64 value_slot(const struct gbpf_map_hdr *h, u64 slot)
 	return h->type == 5 ? slot % h->nr_slots : 0;
 }
 
+/* Address of bucket @p b's value for @p slot (PERCPU_HASH: the slot's plane, map_layout.h). */
+RT u64 bucket_value(const struct gbpf_map_hdr *h, u64 map, u64 b, u64 slot)
+{
+	return map + gbpf_hash_value_off(h, (b - map - h->data_off) / h->bucket_size, value_slot(h, slot));
+}
+
 /* Lock-free lookup of MAPS.md; returns the bucket address or 0. */
 RT u64 hash_find(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 hv)
 {
@@ -169,7 +175,7 @@ u64 __gbpf_rt_map_lookup(u64 map, u64 key, u64 slot, u64 thread)
 			__atomic_store_n(&((struct gbpf_hash_bucket *)b)->last_use,
 					 __atomic_load_n(&((struct gbpf_map_hdr *)map)->clock, __ATOMIC_RELAXED),
 					 __ATOMIC_RELAXED);
-		return b + GBPF_HASH_BUCKET_HDR + h->key_stride + value_slot(h, slot) * h->value_stride;
+		return bucket_value(h, map, b, slot);
 	}
 }
 
@@ -270,8 +276,7 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 	if (found) {
 		if (flags == RT_NOEXIST)
 			return -RT_EEXIST;
-		copy_bytes(found + GBPF_HASH_BUCKET_HDR + h->key_stride + value_slot(h, slot) * h->value_stride,
-			   value, h->value_size);
+		copy_bytes(bucket_value(h, map, found, slot), value, h->value_size);
 		if (h->type == 9)
 			__atomic_store_n(&((struct gbpf_hash_bucket *)found)->last_use,
 					 __atomic_fetch_add(&mh->clock, 1, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
@@ -305,10 +310,12 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 				copy_bytes(b + GBPF_HASH_BUCKET_HDR, key, h->key_size);
 				for (u64 z = h->key_size; z < h->key_stride; z++)
 					((u8 *)(b + GBPF_HASH_BUCKET_HDR))[z] = 0;
-				vals = b + GBPF_HASH_BUCKET_HDR + h->key_stride;
-				for (u64 z = 0; z < copies * h->value_stride; z++)
-					((u8 *)vals)[z] = 0;
-				copy_bytes(vals + value_slot(h, slot) * h->value_stride, value, h->value_size);
+				for (u64 c = 0; c < copies; c++) {
+					vals = bucket_value(h, map, b, c);
+					for (u64 z = 0; z < h->value_stride; z++)
+						((u8 *)vals)[z] = 0;
+				}
+				copy_bytes(bucket_value(h, map, b, slot), value, h->value_size);
 				if (h->type == 9)
 					__atomic_store_n(&bk->last_use,
 							 __atomic_fetch_add(&mh->clock, 1, __ATOMIC_RELAXED) + 1,
