@@ -435,11 +435,12 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
 		/* slot-major: (smid mod nr_slots) * max_entries + i; smid < nr_slots on every GPU
-		 * the host sized the map for, so the division is almost never run: a branch
-		 * around it (a predicated rem.u32 became ~20 instructions run at every lookup) */
-		ptx_buf_printf(b, "mov.u32 %%w11, %%smid;\nld.u32 %%w12, [%%r1+28];\n"
-				  "setp.lt.u32 %%p6, %%w11, %%w12;\n@%%p6 bra $Lk%u_%zu_sm;\nrem.u32 %%w11, %%w11, %%w12;\n"
-				  "$Lk%u_%zu_sm:\nmul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\n"
+		 * the host sized the map for, so the modulo is a subtraction loop that never
+		 * turns (ptxas if-converts a rem.u32, even branched around: ~25 instructions
+		 * at every lookup) */
+		ptx_buf_printf(b, "mov.u32 %%w11, %%smid;\nld.u32 %%w12, [%%r1+28];\nmax.u32 %%w12, %%w12, 1;\n"
+				  "$Lk%u_%zu_sm:\nsetp.ge.u32 %%p6, %%w11, %%w12;\n@%%p6 sub.u32 %%w11, %%w11, %%w12;\n"
+				  "@%%p6 bra $Lk%u_%zu_sm;\nmul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\n"
 				  "add.u64 %%t10, %%t10, %%t11;\n",
 			       id, cg->prog_idx, id, cg->prog_idx, d->max_entries);
 		break;
@@ -677,10 +678,11 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 	ptx_buf_printf(b, "$Lhf%u_%zu:\nadd.u64 %%r0, %%t12, %u;\n", id, pi, GBPF_HASH_BUCKET_HDR + kstride);
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
 		/* the SM's plane, as __gbpf_m_hval (the group is one warp: one SM): aux_off +
-		 * (slot * nr_buckets + bucket) * value_stride, the bucket's index in %w7 */
-		ptx_buf_printf(b, "mov.u32 %%w14, %%smid;\nld.u32 %%w15, [%%r1+28];\nsetp.lt.u32 %%p6, %%w14, %%w15;\n"
-				  "@%%p6 bra $Lhs%u_%zu_sm;\nrem.u32 %%w14, %%w14, %%w15;\n$Lhs%u_%zu_sm:\n"
-				  "add.u32 %%w15, %%w4, 1;\n"
+		 * (slot * nr_buckets + bucket) * value_stride, the bucket's index in %w7; the
+		 * slot smid mod nr_slots by subtraction (emit_array_lookup says why) */
+		ptx_buf_printf(b, "mov.u32 %%w14, %%smid;\nld.u32 %%w15, [%%r1+28];\nmax.u32 %%w15, %%w15, 1;\n"
+				  "$Lhs%u_%zu_sm:\nsetp.ge.u32 %%p6, %%w14, %%w15;\n@%%p6 sub.u32 %%w14, %%w14, %%w15;\n"
+				  "@%%p6 bra $Lhs%u_%zu_sm;\nadd.u32 %%w15, %%w4, 1;\n"
 				  "mul.wide.u32 %%t11, %%w14, %%w15;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
 				  "mul.lo.u64 %%t11, %%t11, %u;\nld.u64 %%t12, [%%r1+72];\nadd.u64 %%r0, %%r1, %%t12;\n"
 				  "add.u64 %%r0, %%r0, %%t11;\n", id, pi, id, pi, vstride);
