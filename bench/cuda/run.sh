@@ -95,18 +95,30 @@ p=$(value gemm "$O/gemm.plain" median_us); e=$(value gemm "$O/gemm.empty" median
 row "empty entry+exit, SGEMM 4096" "$e vs $p us" "$r" "1.02" "$(verdict "$r" 1.02)"
 fi
 if want launch; then
-# 2. launch cost: agent loaded, nothing instrumented; and the first instrumented launch
-run launch-plain "$O/launch.plain" "$A/launch" 20000
-run launch-agent "$O/launch.agent" "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/launch" 20000
-run launch-empty "$O/launch.empty" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 20000
-p=$(value launch "$O/launch.plain" per_launch_us); e=$(value launch "$O/launch.agent" per_launch_us)
-d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
-row "agent, no probe: added cost per launch" "$d us ($e vs $p)" "-" "0.3 us" "$(awk -v d="$d" 'BEGIN { print (d <= 0.3) ? "met" : "MISSED" }')"
+# 2. launch cost: agent loaded, nothing instrumented; and the first instrumented launch.
+# A host's noise moves one run's per-launch cost by a microsecond (H200 host, session 8: the
+# same binaries 3.5..4.9 us plain from run to run), so the four configurations run
+# interleaved LAUNCH_RUNS times and each row is the median of its runs.
+LAUNCH_RUNS=${GBPF_BENCH_LAUNCH_RUNS:-7}
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+: > "$O/launch.runs"
+for i in $(seq "$LAUNCH_RUNS"); do
+	run launch-plain "$O/launch.plain" "$A/launch" 20000
+	run launch-agent "$O/launch.agent" "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/launch" 20000
+	run launch-idle "$O/launch.idle" "$BIN/gbpf" run --idle --backend cuda -- "$A/launch" 20000
+	run launch-empty "$O/launch.empty" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 20000
+	for c in plain agent idle empty; do
+		echo "$c $(value launch "$O/launch.$c" per_launch_us)" >> "$O/launch.runs"
+	done
+done
+lmed() { awk -v c="$1" '$1 == c && $2 != "" { print $2 }' "$O/launch.runs" | median; }
+p=$(lmed plain); echo "# launch runs (per-launch us, plain/agent/idle/empty): $(awk '{ printf "%s=%s ", $1, $2 }' "$O/launch.runs")"
+e=$(lmed agent); d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
+row "agent, no probe: added cost per launch" "$d us ($e vs $p, med $LAUNCH_RUNS)" "-" "0.3 us" "$(awk -v d="$d" 'BEGIN { print (d <= 0.3) ? "met" : "MISSED" }')"
 # The production idle agent (gbpf run --idle: nothing attached, waiting for gbpf attach)
-run launch-idle "$O/launch.idle" "$BIN/gbpf" run --idle --backend cuda -- "$A/launch" 20000
-e=$(value launch "$O/launch.idle" per_launch_us); d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
-row "idle agent (run --idle): added cost per launch" "$d us ($e vs $p)" "-" "0.3 us" "$(awk -v d="$d" 'BEGIN { print (d <= 0.3) ? "met" : "MISSED" }')"
-e=$(value launch "$O/launch.empty" per_launch_us); d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
+e=$(lmed idle); d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
+row "idle agent (run --idle): added cost per launch" "$d us ($e vs $p, med $LAUNCH_RUNS)" "-" "0.3 us" "$(awk -v d="$d" 'BEGIN { print (d <= 0.3) ? "met" : "MISSED" }')"
+e=$(lmed empty); d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
 row "instrumented launch (empty probe): added cost" "$d us ($e vs $p)" "-" "-" "info"
 rm -rf "$A/jitcache"
 run first-cold "$O/first.cold" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 100
