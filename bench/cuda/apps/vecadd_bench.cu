@@ -41,6 +41,8 @@
 //                           holds them) instead of a row per SM
 //   HAND_MEMTRACE=7         diagnostic: =6 with the copies 32 bytes apart
 // Each hand-written variant checks its counts on the host after the run.
+// VECADD_SMEM=BYTES (diagnostic): that much unused dynamic shared memory per block,
+// which caps the blocks per SM like an instrumented kernel's register count does.
 #include "bench_common.h"
 
 __global__ void init(float *a, float *b, int n)
@@ -335,8 +337,14 @@ int main(int argc, char **argv)
 #endif
 	init<<<blocks, threads>>>(a, b, n);
 	CK(cudaGetLastError());
+	// Diagnostic: VECADD_SMEM=bytes of dynamic shared memory per block (unused) caps the
+	// blocks per SM, to measure what an instrumented kernel's lower occupancy costs.
+	const char *smem_env = getenv("VECADD_SMEM");
+	int smem = smem_env ? atoi(smem_env) : 0;
+	if (smem > 48 * 1024)
+		CK(cudaFuncSetAttribute(vec_add, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 	time_launches(argc > 3 ? argv[3] : "vecadd", 5, iters, [&] {
-		vec_add<<<blocks, threads>>>(a, b, c, n, hand);
+		vec_add<<<blocks, threads, smem>>>(a, b, c, n, hand);
 		launches++;
 	});
 	CK(cudaGetLastError());
