@@ -131,13 +131,6 @@ _Static_assert(offsetof(struct gbpf_map_hdr, hdr_size) == 112, "hdr.hdr_size");
  * so that the SMs of a GPU counting into one key touch different cache
  * lines (copies side by side in the bucket cost 5x on the H200, MAPS.md).
  */
-/** Offset in the block of bucket @p b's value for slot @p slot (0 unless PERCPU_HASH). */
-static inline uint64_t gbpf_hash_value_off(const struct gbpf_map_hdr *h, uint64_t b, uint64_t slot)
-{
-	if (h->type == 5u /* GBPF_MAP_TYPE_PERCPU_HASH */)
-		return h->aux_off + (slot * h->nr_buckets + b) * h->value_stride;
-	return h->data_off + b * h->bucket_size + 24u /* GBPF_HASH_BUCKET_HDR */ + h->key_stride;
-}
 struct gbpf_hash_bucket {
 	/**
 	 * 0: atomic state word: (generation << 2) | GBPF_BUCKET_*. The
@@ -159,6 +152,14 @@ _Static_assert(sizeof(struct gbpf_hash_bucket) == GBPF_HASH_BUCKET_HDR, "bucket 
 _Static_assert(offsetof(struct gbpf_hash_bucket, lock) == 4, "bucket.lock");
 _Static_assert(offsetof(struct gbpf_hash_bucket, hash) == 8, "bucket.hash");
 _Static_assert(offsetof(struct gbpf_hash_bucket, last_use) == 16, "bucket.last_use");
+
+/** Offset in the block of bucket @p b's value for slot @p slot (the slot matters for PERCPU_HASH only). */
+static inline uint64_t gbpf_hash_value_off(const struct gbpf_map_hdr *h, uint64_t b, uint64_t slot)
+{
+	if (h->type == 5u /* GBPF_MAP_TYPE_PERCPU_HASH */)
+		return h->aux_off + (slot * h->nr_buckets + b) * h->value_stride;
+	return h->data_off + b * h->bucket_size + GBPF_HASH_BUCKET_HDR + h->key_stride;
+}
 
 /** Bucket states (low 2 bits of gbpf_hash_bucket.state). */
 #define GBPF_BUCKET_EMPTY 0u     /**< never used: ends every probe run */
