@@ -653,7 +653,7 @@ static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
  */
 static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 {
-	struct ptx_track *t = cg->join ? &cg->join[pc] : NULL;
+	struct ptx_track *t = cg->join ? &cg->join[cg->join_at[pc] - 1] : NULL;
 
 	if (t && !(cg->label[pc] & PTX_LABEL_BACK)) {
 		if (falls)
@@ -718,7 +718,7 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 			long long t = jump_target(in, pc);
 
 			if (t > (long long)pc && t < (long long)fn->end)
-				track_meet_into(cg, &cg->join[t]);
+				track_meet_into(cg, &cg->join[cg->join_at[t] - 1]);
 		}
 		falls = in->code != GBPF_OP_JA && in->code != GBPF_OP_GOTOL && in->code != GBPF_OP_EXIT;
 	}
@@ -876,6 +876,24 @@ static int check_prog(const struct gbpf_prog_desc *p, char *err, size_t err_size
 	return 0;
 }
 
+/* One join record per label (ptx_cg.join); without memory, none (labels forget). */
+static void join_alloc(struct ptx_cg *cg)
+{
+	uint32_t n = 0;
+
+	cg->join_at = calloc(cg->n + 1, sizeof(*cg->join_at));
+	if (!cg->join_at)
+		return;
+	for (size_t pc = 0; pc <= cg->n; pc++)
+		if (cg->label[pc])
+			cg->join_at[pc] = ++n;
+	cg->join = n ? calloc(n, sizeof(*cg->join)) : NULL;
+	if (!cg->join) {
+		free(cg->join_at);
+		cg->join_at = NULL;
+	}
+}
+
 static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_t idx, int kernel,
 			const uint8_t *used, char *err, size_t err_size)
 {
@@ -888,11 +906,8 @@ static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_
 	int rc;
 
 	rc = ptx_analyse(&cg);
-	/* per-pc join facts (~140 bytes an instruction) for programs of up to 2^16
-	 * instructions; without them (longer programs, no memory) labels forget
-	 * everything, which is only slower */
-	if (!rc && cg.n <= (1u << 16))
-		cg.join = calloc(cg.n + 1, sizeof(*cg.join));
+	if (!rc)
+		join_alloc(&cg);
 	for (f = 1; !rc && f < cg.nfuncs; f++)
 		emit_sub_proto(&cg, f, 1);
 	for (f = 1; !rc && f < cg.nfuncs; f++)
@@ -901,6 +916,7 @@ static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_
 		rc = kernel ? emit_kernel_main(&cg) : emit_probe_main(&cg);
 	free(cg.label);
 	free(cg.join);
+	free(cg.join_at);
 	free(cg.funcs);
 	return rc;
 }

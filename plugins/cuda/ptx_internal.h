@@ -34,10 +34,12 @@ struct ptx_cg {
 	const struct gbpf_insn *insns;
 	size_t n;
 	uint8_t *label;          /**< per pc: PTX_LABEL_* bits when some jump lands there */
-	/** Register facts where a label's forward jumps left them (per pc, allocated
-	 *  for the programs that have labels): the facts at a label are the meet
-	 *  of its jumps' and the fall-through's, unless a backward jump lands there. */
+	/** Register facts where a label's forward jumps left them, one per label
+	 *  (join_at: per pc, its index + 1, 0 for no label): the facts at a label
+	 *  are the meet of its jumps' and the fall-through's, unless a backward
+	 *  jump lands there. NULL (no memory): labels forget everything. */
 	struct ptx_track *join;
+	uint32_t *join_at;
 	struct ptx_func *funcs;  /**< sorted by start; funcs[0] is the entry */
 	size_t nfuncs;
 	size_t cur;              /**< function being emitted */
