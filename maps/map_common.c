@@ -96,7 +96,6 @@ static int layout_array(struct gbpf_map_hdr *h, char *why, size_t why_size)
 static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 {
 	uint64_t bucket, n;
-	uint32_t nvals;
 
 	if (h->key_size == 0 || h->key_size > GBPF_MAP_MAX_KEY_SIZE)
 		return fail(why, why_size, "key_size %u outside 1..%u", h->key_size,
@@ -109,15 +108,14 @@ static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 			    GBPF_MAP_MAX_ENTRIES);
 	if (h->type != GBPF_MAP_TYPE_PERCPU_HASH)
 		h->nr_slots = 1;
-	/* PERCPU_HASH: the values are planes after the buckets (map_layout.h) */
-	nvals = h->type == GBPF_MAP_TYPE_PERCPU_HASH ? 0 : 1;
 	h->value_stride = (uint32_t)GBPF_MAP_ROUND8(h->value_size);
 	h->key_stride = (uint32_t)GBPF_MAP_ROUND8(h->key_size);
 	/* Twice the entries keeps probe runs short and guarantees a free bucket. */
 	h->nr_buckets = 2;
 	while (h->nr_buckets < 2ull * h->max_entries)
 		h->nr_buckets <<= 1;
-	bucket = (uint64_t)nvals * h->value_stride;
+	/* the value in the bucket; PERCPU_HASH's are planes after the buckets (map_layout.h) */
+	bucket = h->type == GBPF_MAP_TYPE_PERCPU_HASH ? 0 : h->value_stride;
 	/* 16-byte aligned buckets: a bucket's state, lock and hash words then
 	 * share one 32-byte sector, which the CUDA lookup reads with one load
 	 * through L1 (plugins/cuda/ptx_maps.c, emit_hash_weak_probe). */

@@ -29,11 +29,9 @@ static uint8_t *bucket_key(uint8_t *bk)
 	return bk + GBPF_HASH_BUCKET_HDR;
 }
 
-/* Value of bucket @p bk for @p slot (map_layout.h: PERCPU_HASH values live in per-slot planes). */
-static uint8_t *bucket_value(const struct map_view *v, uint8_t *bk, uint32_t slot)
+/* Value of bucket @p b for @p slot (map_layout.h: PERCPU_HASH values live in per-slot planes). */
+static uint8_t *bucket_value(const struct map_view *v, uint32_t b, uint32_t slot)
 {
-	uint64_t b = (uint64_t)(bk - v->base - v->h.data_off) / v->h.bucket_size;
-
 	return v->base + gbpf_hash_value_off(&v->h, b, slot);
 }
 
@@ -156,7 +154,7 @@ void *gbpf_mapi_hash_lookup(const struct map_view *v, const void *key, uint32_t 
 		return NULL;
 	}
 	touch(v, bucket_at(v, (uint32_t)b), false);
-	return bucket_value(v, bucket_at(v, (uint32_t)b), slot);
+	return bucket_value(v, (uint32_t)b, slot);
 }
 
 /*
@@ -314,7 +312,7 @@ int gbpf_mapi_hash_update(const struct map_view *v, const void *key, const void 
 			goto out;
 		}
 		bk = bucket_at(v, (uint32_t)b);
-		memmove(bucket_value(v, bk, slot), value, v->h.value_size);
+		memmove(bucket_value(v, (uint32_t)b, slot), value, v->h.value_size);
 		touch(v, bk, true);
 		goto out;
 	}
@@ -338,8 +336,8 @@ int gbpf_mapi_hash_update(const struct map_view *v, const void *key, const void 
 	memset(bucket_key(bk), 0, v->h.key_stride);
 	memcpy(bucket_key(bk), key, v->h.key_size);
 	for (uint32_t s = 0; s < value_copies(v); s++)
-		memset(bucket_value(v, bk, s), 0, v->h.value_stride);
-	memcpy(bucket_value(v, bk, slot), value, v->h.value_size);
+		memset(bucket_value(v, (uint32_t)b, s), 0, v->h.value_stride);
+	memcpy(bucket_value(v, (uint32_t)b, slot), value, v->h.value_size);
 	touch(v, bk, true);
 	/* Publish: key, hash and value become visible with the READY state. */
 	atomic_store_explicit(bucket_state(bk),

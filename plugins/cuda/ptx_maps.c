@@ -419,6 +419,21 @@ static void emit_thread_linear(struct ptx_cg *cg, unsigned id)
 }
 
 /*
+ * The caller's per-CPU slot, %smid mod nr_slots (the map in %r1), into
+ * %w<slot>, using %w<n> and %p6. smid < nr_slots on every GPU the host sized
+ * the map for, so the modulo is a subtraction loop that never turns: ptxas
+ * if-converts a rem.u32, even branched around, into ~25 instructions run at
+ * every lookup.
+ */
+static void emit_sm_slot(struct ptx_cg *cg, unsigned slot, unsigned n, unsigned id)
+{
+	ptx_buf_printf(cg->b, "mov.u32 %%w%u, %%smid;\nld.u32 %%w%u, [%%r1+28];\nmax.u32 %%w%u, %%w%u, 1;\n"
+			      "$Lsm%u_%zu:\nsetp.ge.u32 %%p6, %%w%u, %%w%u;\n@%%p6 sub.u32 %%w%u, %%w%u, %%w%u;\n"
+			      "@%%p6 bra $Lsm%u_%zu;\n",
+		       slot, n, n, n, id, cg->prog_idx, slot, n, slot, slot, n, id, cg->prog_idx);
+}
+
+/*
  * Arrays, per-CPU (per-SM) and per-GPU-thread arrays: address arithmetic,
  * bounds checked, instead of the generic routine that reads the map header
  * (only nr_slots, which the host sets per device or launch, is read).
@@ -434,15 +449,10 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 		       d->max_entries, id, cg->prog_idx);
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
-		/* slot-major: (smid mod nr_slots) * max_entries + i; smid < nr_slots on every GPU
-		 * the host sized the map for, so the modulo is a subtraction loop that never
-		 * turns (ptxas if-converts a rem.u32, even branched around: ~25 instructions
-		 * at every lookup) */
-		ptx_buf_printf(b, "mov.u32 %%w11, %%smid;\nld.u32 %%w12, [%%r1+28];\nmax.u32 %%w12, %%w12, 1;\n"
-				  "$Lk%u_%zu_sm:\nsetp.ge.u32 %%p6, %%w11, %%w12;\n@%%p6 sub.u32 %%w11, %%w11, %%w12;\n"
-				  "@%%p6 bra $Lk%u_%zu_sm;\nmul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\n"
-				  "add.u64 %%t10, %%t10, %%t11;\n",
-			       id, cg->prog_idx, id, cg->prog_idx, d->max_entries);
+		/* slot-major: (smid mod nr_slots) * max_entries + i */
+		emit_sm_slot(cg, 11, 12, id);
+		ptx_buf_printf(b, "mul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\nadd.u64 %%t10, %%t10, %%t11;\n",
+			       d->max_entries);
 		break;
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
 		/* index-major: i * nr_slots + linear thread id (bounds: thread < nr_slots) */
@@ -588,28 +598,47 @@ static void emit_key_group(struct ptx_cg *cg, unsigned words, unsigned id)
  * %t11 bucket 0, %w15 hash); a hit branches to $Lhf (value address), any
  * doubt to $Lhs (the ordered run).
  */
+/* Bucket (h + i) & (nr_buckets - 1) of the probe run into %t12, its index into %w7 (map_layout.h). */
+static const char bucket_at_ptx[] = "add.u32 %w7, %w15, %w6;\nand.b32 %w7, %w7, %w4;\n"
+				    "mul.wide.u32 %t12, %w7, %w5;\nadd.u64 %t12, %t12, %t11;\n";
+
+/*
+ * Compare the key of the bucket at %t12 with the key's words (%w10 / %t13,
+ * then %w12 / %t14); a difference branches to $L<miss><id>_<prog>.
+ */
+static void emit_bucket_key_cmp(struct ptx_cg *cg, uint32_t key_size, const char *miss, unsigned id)
+{
+	size_t pi = cg->prog_idx;
+
+	if (key_size == 4)
+		ptx_buf_printf(cg->b, "ld.u32 %%w14, [%%t12+24];\nsetp.ne.u32 %%p6, %%w14, %%w10;\n@%%p6 bra $L%s%u_%zu;\n",
+			       miss, id, pi);
+	else
+		ptx_buf_printf(cg->b, "ld.u64 %%t0, [%%t12+24];\nsetp.ne.u64 %%p6, %%t0, %%t13;\n@%%p6 bra $L%s%u_%zu;\n",
+			       miss, id, pi);
+	if (key_size == 12)
+		ptx_buf_printf(cg->b, "ld.u32 %%w14, [%%t12+32];\nsetp.ne.u32 %%p6, %%w14, %%w12;\n@%%p6 bra $L%s%u_%zu;\n",
+			       miss, id, pi);
+	else if (key_size == 16)
+		ptx_buf_printf(cg->b, "ld.u64 %%t0, [%%t12+32];\nsetp.ne.u64 %%p6, %%t0, %%t14;\n@%%p6 bra $L%s%u_%zu;\n",
+			       miss, id, pi);
+}
+
 static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *d, unsigned id)
 {
 	struct ptx_buf *b = cg->b;
 	size_t pi = cg->prog_idx;
 
-	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhw%u_%zu:\nadd.u32 %%w7, %%w15, %%w6;\nand.b32 %%w7, %%w7, %%w4;\n"
-			  "mul.wide.u32 %%t12, %%w7, %%w5;\nadd.u64 %%t12, %%t12, %%t11;\n"
-			  "and.b64 %%t1, %%t12, 15;\nsetp.ne.u64 %%p6, %%t1, 0;\n@%%p6 bra $Lhs%u_%zu;\n"
+	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhw%u_%zu:\n", id, pi);
+	ptx_buf_puts(b, bucket_at_ptx);
+	ptx_buf_printf(b, "and.b64 %%t1, %%t12, 15;\nsetp.ne.u64 %%p6, %%t1, 0;\n@%%p6 bra $Lhs%u_%zu;\n"
 			  "ld.v2.u64 {%%t1, %%t2}, [%%t12];\ncvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
 			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n"
 			  "setp.ne.u64 %%p6, %%t2, %%t10;\n@%%p6 bra $Lhwn%u_%zu;\n",
-		       id, pi, id, pi, GBPF_BUCKET_READY, id, pi, id, pi);
-	if (d->key_size > 8) {
-		ptx_buf_printf(b, "ld.u64 %%t1, [%%t12+24];\nsetp.ne.u64 %%p6, %%t1, %%t13;\n@%%p6 bra $Lhs%u_%zu;\n",
-			       id, pi);
-		if (d->key_size == 12)
-			ptx_buf_printf(b, "ld.u32 %%w14, [%%t12+32];\nsetp.ne.u32 %%p6, %%w14, %%w12;\n"
-					  "@%%p6 bra $Lhs%u_%zu;\n", id, pi);
-		else
-			ptx_buf_printf(b, "ld.u64 %%t1, [%%t12+32];\nsetp.ne.u64 %%p6, %%t1, %%t14;\n"
-					  "@%%p6 bra $Lhs%u_%zu;\n", id, pi);
-	}
+		       id, pi, GBPF_BUCKET_READY, id, pi, id, pi);
+	/* keys of up to 8 bytes: equal hashes are equal keys; longer ones compare every word */
+	if (d->key_size > 8)
+		emit_bucket_key_cmp(cg, d->key_size, "hs", id);
 	ptx_buf_printf(b, "bra.uni $Lhf%u_%zu;\n$Lhwn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
 			  "@%%p6 bra $Lhw%u_%zu;\n$Lhs%u_%zu:\n",
 		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi, id, pi);
@@ -656,36 +685,23 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 	ptx_buf_printf(b, "ld.u32 %%w4, [%%r1+40];\nadd.u32 %%w4, %%w4, -1;\nld.u32 %%w5, [%%r1+44];\n"
 			  "ld.u64 %%t11, [%%r1+56];\nadd.u64 %%t11, %%t11, %%r1;\ncvt.u32.u64 %%w15, %%t10;\n");
 	emit_hash_weak_probe(cg, d, id);
-	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\nadd.u32 %%w7, %%w15, %%w6;\nand.b32 %%w7, %%w7, %%w4;\n"
-			  "mul.wide.u32 %%t12, %%w7, %%w5;\nadd.u64 %%t12, %%t12, %%t11;\n"
-			  "ld.acquire.gpu.u32 %%w14, [%%t12];\nand.b32 %%w14, %%w14, 3;\n"
+	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\n", id, pi);
+	ptx_buf_puts(b, bucket_at_ptx);
+	ptx_buf_printf(b, "ld.acquire.gpu.u32 %%w14, [%%t12];\nand.b32 %%w14, %%w14, 3;\n"
 			  "setp.eq.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhm%u_%zu;\n"
 			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhn%u_%zu;\n",
-		       id, pi, GBPF_BUCKET_EMPTY, id, pi, GBPF_BUCKET_READY, id, pi);
-	if (d->key_size == 4) {
-		ptx_buf_printf(b, "ld.u32 %%w14, [%%t12+24];\nsetp.ne.u32 %%p6, %%w14, %%w10;\n@%%p6 bra $Lhn%u_%zu;\n",
-			       id, pi);
-	} else {
-		ptx_buf_printf(b, "ld.u64 %%t0, [%%t12+24];\nsetp.ne.u64 %%p6, %%t0, %%t13;\n@%%p6 bra $Lhn%u_%zu;\n",
-			       id, pi);
-		if (words == 3)
-			ptx_buf_printf(b, "ld.u32 %%w14, [%%t12+32];\nsetp.ne.u32 %%p6, %%w14, %%w12;\n"
-					  "@%%p6 bra $Lhn%u_%zu;\n", id, pi);
-		else if (words == 4)
-			ptx_buf_printf(b, "ld.u64 %%t0, [%%t12+32];\nsetp.ne.u64 %%p6, %%t0, %%t14;\n"
-					  "@%%p6 bra $Lhn%u_%zu;\n", id, pi);
-	}
+		       GBPF_BUCKET_EMPTY, id, pi, GBPF_BUCKET_READY, id, pi);
+	emit_bucket_key_cmp(cg, d->key_size, "hn", id);
 	ptx_buf_printf(b, "$Lhf%u_%zu:\nadd.u64 %%r0, %%t12, %u;\n", id, pi, GBPF_HASH_BUCKET_HDR + kstride);
-	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
+	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH) {
 		/* the SM's plane, as __gbpf_m_hval (the group is one warp: one SM): aux_off +
-		 * (slot * nr_buckets + bucket) * value_stride, the bucket's index in %w7; the
-		 * slot smid mod nr_slots by subtraction (emit_array_lookup says why) */
-		ptx_buf_printf(b, "mov.u32 %%w14, %%smid;\nld.u32 %%w15, [%%r1+28];\nmax.u32 %%w15, %%w15, 1;\n"
-				  "$Lhs%u_%zu_sm:\nsetp.ge.u32 %%p6, %%w14, %%w15;\n@%%p6 sub.u32 %%w14, %%w14, %%w15;\n"
-				  "@%%p6 bra $Lhs%u_%zu_sm;\nadd.u32 %%w15, %%w4, 1;\n"
+		 * (slot * nr_buckets + bucket) * value_stride, the bucket's index in %w7 */
+		emit_sm_slot(cg, 14, 15, id);
+		ptx_buf_printf(b, "add.u32 %%w15, %%w4, 1;\n"
 				  "mul.wide.u32 %%t11, %%w14, %%w15;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
 				  "mul.lo.u64 %%t11, %%t11, %u;\nld.u64 %%t12, [%%r1+72];\nadd.u64 %%r0, %%r1, %%t12;\n"
-				  "add.u64 %%r0, %%r0, %%t11;\n", id, pi, id, pi, vstride);
+				  "add.u64 %%r0, %%r0, %%t11;\n", vstride);
+	}
 	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
 			  "@%%p6 bra $Lhp%u_%zu;\n",
 		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi);

@@ -236,11 +236,16 @@ static uint32_t bucket(struct fb *f, uint32_t map, const struct hhdr *h, uint32_
 	return spv_add64(f->m, spv_add64(f->m, map, h->data), bin(f, SpvOpIMul, b, h->bs));
 }
 
+static uint32_t is_percpu(struct fb *f, const struct hhdr *h)
+{
+	return cmp(f, SpvOpIEqual, h->type, k64(f, GBPF_MAP_TYPE_PERCPU_HASH));
+}
+
 /* value slot of the caller: SM substitute for PERCPU_HASH, else 0 */
 static uint32_t value_slot(struct fb *f, const struct hhdr *h)
 {
 	struct spv_mod *m = f->m;
-	uint32_t pc = cmp(f, SpvOpIEqual, h->type, k64(f, GBPF_MAP_TYPE_PERCPU_HASH));
+	uint32_t pc = is_percpu(f, h);
 	uint32_t ns = spv_select(m, m->t_u64, cmp(f, SpvOpIEqual, h->nslots, k64(f, 0)), k64(f, 1),
 				 h->nslots);
 	uint32_t s = bin(f, SpvOpUMod, spv_slot_id(f->g), ns);
@@ -248,31 +253,26 @@ static uint32_t value_slot(struct fb *f, const struct hhdr *h)
 	return spv_select(m, m->t_u64, pc, s, k64(f, 0));
 }
 
-static uint32_t is_percpu(struct fb *f, const struct hhdr *h)
-{
-	return cmp(f, SpvOpIEqual, h->type, k64(f, GBPF_MAP_TYPE_PERCPU_HASH));
-}
-
 /*
- * Address of the value of bucket @p baddr in @p map for @p slot
+ * Address of the value of bucket @p bidx (at @p baddr) in @p map for @p slot
  * (map_layout.h): PERCPU_HASH in the slot's plane at aux_off, else after
  * the key in the bucket.
  */
-static uint32_t value_addr_of(struct fb *f, const struct hhdr *h, uint32_t map, uint32_t baddr, uint32_t slot)
+static uint32_t value_addr_of(struct fb *f, const struct hhdr *h, uint32_t map, uint32_t baddr, uint32_t bidx,
+			      uint32_t slot)
 {
 	struct spv_mod *m = f->m;
 	uint32_t in_bucket = spv_add64(m, spv_addk(m, baddr, GBPF_HASH_BUCKET_HDR), h->kstride);
-	uint32_t b = bin(f, SpvOpUDiv, bin(f, SpvOpISub, bin(f, SpvOpISub, baddr, map), h->data), h->bs);
-	uint32_t idx = spv_add64(m, bin(f, SpvOpIMul, slot, h->nb), b);
+	uint32_t idx = spv_add64(m, bin(f, SpvOpIMul, slot, h->nb), bidx);
 	uint32_t plane = spv_add64(m, spv_add64(m, map, h->aux), bin(f, SpvOpIMul, idx, h->vstride));
 
 	return spv_select(m, m->t_u64, is_percpu(f, h), plane, in_bucket);
 }
 
-/* the caller's value of bucket @p baddr (the map is the function's first parameter) */
-static uint32_t value_addr(struct fb *f, const struct hhdr *h, uint32_t baddr)
+/* the caller's value of bucket @p bidx at @p baddr (the map is the function's first parameter) */
+static uint32_t value_addr(struct fb *f, const struct hhdr *h, uint32_t baddr, uint32_t bidx)
 {
-	return value_addr_of(f, h, f->p[0], baddr, value_slot(f, h));
+	return value_addr_of(f, h, f->p[0], baddr, bidx, value_slot(f, h));
 }
 
 static uint32_t is_lru(struct fb *f, const struct hhdr *h)
@@ -329,7 +329,7 @@ static void emit_lookup(struct spv_gen *g)
 	spv_atomic_store(m, 64, spv_addk(m, baddr, 16), spv_atomic_load(m, 64, spv_addk(m, f.p[0], 104)));
 	spv_br(m, lret);
 	spv_label(m, lret);
-	spv_ret(m, value_addr(&f, &h, baddr));
+	spv_ret(m, value_addr(&f, &h, baddr, bv));
 	spv_label(m, next);
 	vst(&f, b, bin(&f, SpvOpBitwiseAnd, spv_addk(m, bv, 1), h.mask));
 	vst(&f, i, spv_addk(m, iv, 1));
@@ -445,8 +445,10 @@ static void emit_locked(struct spv_gen *g)
 	spv_label(m, lcopy);
 	{
 		uint32_t fa = vld(&f, found), lsetlru = spv_id(m), lout = spv_id(m);
+		/* the found bucket's index from its address (the update path, under the home lock) */
+		uint32_t fidx = bin(&f, SpvOpUDiv, bin(&f, SpvOpISub, bin(&f, SpvOpISub, fa, f.p[0]), h.data), h.bs);
 
-		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, fa), f.p[2], h.vs, k64(&f, 0));
+		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, fa, fidx), f.p[2], h.vs, k64(&f, 0));
 		spv_brc(m, is_lru(&f, &h), lsetlru, lout);
 		spv_label(m, lsetlru);
 		spv_atomic_store(m, 64, spv_addk(m, fa, 16),
@@ -541,9 +543,9 @@ static void emit_locked(struct spv_gen *g)
 			    k64(&f, 0));
 		/* every slot's copy: value_stride bytes, nr_buckets values apart (one per plane) */
 		copies = spv_select(m, m->t_u64, is_percpu(&f, &h), h.nslots, k64(&f, 1));
-		spv_rt_call(g, SPV_RT_ZERO, value_addr_of(&f, &h, f.p[0], baddr, k64(&f, 0)), h.vstride, copies,
+		spv_rt_call(g, SPV_RT_ZERO, value_addr_of(&f, &h, f.p[0], baddr, bv, k64(&f, 0)), h.vstride, copies,
 			    bin(&f, SpvOpIMul, h.nb, h.vstride));
-		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, baddr), f.p[2], h.vs, k64(&f, 0));
+		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, baddr, bv), f.p[2], h.vs, k64(&f, 0));
 		lsetlru = spv_id(m), lpub = spv_id(m);
 		spv_brc(m, is_lru(&f, &h), lsetlru, lpub);
 		spv_label(m, lsetlru);

@@ -112,9 +112,15 @@ RT u64 value_slot(const struct gbpf_map_hdr *h, u64 slot)
 	return h->type == 5 ? slot % h->nr_slots : 0;
 }
 
-/* Address of bucket @p b's value for @p slot (PERCPU_HASH: the slot's plane, map_layout.h). */
+/*
+ * Address of the value of the bucket at @p b for @p slot (map_layout.h); only
+ * PERCPU_HASH, whose values are in per-slot planes, needs the bucket's index
+ * (a 64-bit division: not on the other maps' lookups).
+ */
 RT u64 bucket_value(const struct gbpf_map_hdr *h, u64 map, u64 b, u64 slot)
 {
+	if (h->type != 5)
+		return b + GBPF_HASH_BUCKET_HDR + h->key_stride;
 	return map + gbpf_hash_value_off(h, (b - map - h->data_off) / h->bucket_size, value_slot(h, slot));
 }
 
