@@ -21,9 +21,6 @@
 #include "map_print.h"
 #include "run_internal.h"
 
-/* Entries shown per counter table. */
-#define RUN_MAX_ROWS 1024
-
 static bool is_ring(uint32_t t)
 {
 	return t == GBPF_MAP_TYPE_RINGBUF || t == GBPF_MAP_TYPE_GPU_RINGBUF ||
@@ -267,12 +264,26 @@ static bool print_keyed(struct gbpf_map_instance *m, const struct gbpf_map_desc 
 {
 	size_t words = d->value_size / 8, n = 0, i, w;
 	unsigned char *key = calloc(1, d->key_size), *next = calloc(1, d->key_size);
-	struct row *rows = calloc(RUN_MAX_ROWS, sizeof(*rows));
+	size_t cap = 256;
+	struct row *rows = calloc(cap, sizeof(*rows));
 	bool have = false;
 
 	if (!key || !next || !rows)
 		goto out;
-	while (n < RUN_MAX_ROWS && gbpf_map__get_next_key(m, have ? key : NULL, next) == 0) {
+	/* every key: a table that shows only some would misreport the map */
+	while (gbpf_map__get_next_key(m, have ? key : NULL, next) == 0) {
+		if (n == cap) {
+			struct row *more = realloc(rows, 2 * cap * sizeof(*rows));
+
+			if (!more) {
+				fprintf(stderr, "gbpf run: map %s: out of memory after %zu keys; "
+					"the rest not printed\n", d->name, n);
+				break;
+			}
+			memset(more + cap, 0, cap * sizeof(*rows));
+			rows = more;
+			cap *= 2;
+		}
 		memcpy(key, next, d->key_size);
 		have = true;
 		key_text(rows[n].key, sizeof(rows[n].key), key, d->key_size);

@@ -67,8 +67,8 @@ row() { printf 'bench|%-44s|%-22s|%-8s|%-8s|%s\n' "$1" "$2" "$3" "$4" "$5"; }
 # hash_keys FILE NAME: `gbpf -j` prints at most its row cap of a hash's keys; each one printed must
 # hold 2^26 / 4096 x 106 launches (vec_add's 105 and init's 1, every key hit equally often)
 hash_keys() {
-	grep -o '"[0-9a-f]*":[0-9]*' "$1" | awk -F: -v name="$2" -v want=$(( (1 << 26) / 4096 * 106 )) \
-		'{ n++; if ($2 == want) ok++ } END { printf "# %s: %d keys printed, %d of them = %d\n", name, n, ok, want }'
+	grep '"counts":{' "$1" | grep -oE '"[^"]*":[0-9]+' | awk -F: -v name="$2" -v want=$(( (1 << 26) / 4096 * 106 )) \
+		'{ n++; if ($NF == want) ok++ } END { printf "# %s: %d keys printed, %d of them = %d\n", name, n, ok, want }'
 }
 # run NAME OUTFILE [gbpf args --] APP ARGS: stdout to OUTFILE, stderr to OUTFILE.err
 run() {
@@ -170,7 +170,7 @@ if want hash; then
 run vecadd-hash "$O/vecadd.hash" "$BIN/gbpf" -j run "$BIN/hash_update.bpf.o" -- "$A/vecadd" 26 100
 p=$(value vecadd "$O/vecadd.plain" median_us); t=$(value vecadd "$O/vecadd.hash" median_us); r=$(ratio "$t" "$p")
 # -j prints a hash map as {"counts":{"KEYHEX":VALUE,...}}
-sum=$(grep -o '"[0-9a-f]*":[0-9]*' "$O/vecadd.hash" | awk -F: '{ s += $2 } END { print s + 0 }')
+sum=$(grep '"counts":{' "$O/vecadd.hash" | grep -oE '"[^"]*":[0-9]+' | awk -F: '{ s += $NF } END { print s + 0 }')
 row "hash update from every thread, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 echo "# hash_update: sum of counts $sum, expected $(( (1 << 26) * 106 )) (106 launches of 2^26 threads)"
 hash_keys "$O/vecadd.hash" hash_update
@@ -184,7 +184,7 @@ thw=$t
 # every thread again, into a per-CPU (per-SM) hash: the same keys and sums (the host adds the copies)
 run vecadd-hashp "$O/vecadd.hashp" "$BIN/gbpf" -j run "$BIN/hash_update_percpu.bpf.o" -- "$A/vecadd" 26 100
 t=$(value vecadd "$O/vecadd.hashp" median_us); r=$(ratio "$t" "$p")
-sum=$(grep -o '"[0-9a-f]*":[0-9]*' "$O/vecadd.hashp" | awk -F: '{ s += $2 } END { print s + 0 }')
+sum=$(grep '"counts":{' "$O/vecadd.hashp" | grep -oE '"[^"]*":[0-9]+' | awk -F: '{ s += $NF } END { print s + 0 }')
 row "hash update per-CPU (per-SM) hash, vecadd 2^26" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 echo "# hash_update_percpu: sum of counts $sum, expected $(( (1 << 26) * 106 ))"
 hash_keys "$O/vecadd.hashp" hash_update_percpu

@@ -89,34 +89,26 @@ static const char m_hval_ptx[] =
 	"st.param.b64 [r], %a2;\nret;\n}\n";
 
 /*
- * LRU: last_use = ++clock (tick) or = clock (lookup); nothing for other types
- */
-static const char m_htouch_ptx[] =
-	".func __gbpf_m_htouch(.param .b64 m, .param .b64 bk, .param .b64 tick)\n{\n"
-	".reg .b64 %a<4>;\n.reg .b32 %b<1>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
-	"ld.u32 %b0, [%a0+8];\nsetp.ne.u32 %q0, %b0, 9;\n@%q0 bra $Lout;\n"
-	"ld.param.b64 %a1, [bk];\nld.param.b64 %a2, [tick];\nsetp.ne.u64 %q1, %a2, 0;\n"
-	"@%q1 bra $Ltick;\nld.relaxed.gpu.u64 %a3, [%a0+104];\nbra.uni $Lst;\n$Ltick:\n"
-	"atom.add.u64 %a3, [%a0+104], 1;\nadd.u64 %a3, %a3, 1;\n$Lst:\n"
-	"st.relaxed.gpu.u64 [%a1+16], %a3;\n$Lout:\nret;\n}\n";
-
-/*
  * lookup (lock-free) of key k with hash h: probe, LRU: last_use = clock; the value copy of the caller
  */
 static const char m_hash_lookup_h_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hash_lookup_h(.param .b64 m, .param .b64 k, .param .b64 h)\n{\n"
-	".reg .b64 %a<8>;\n.reg .b32 %b<2>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a1, [k];\nld.param.b64 %a3, [h];\n{\n"
+	".local .align 8 .b8 fr[16];\n.reg .b64 %a<8>;\n.reg .b32 %b<2>;\n.reg .pred %q<2>;\n"
+	"ld.param.b64 %a0, [m];\nld.param.b64 %a1, [k];\nld.param.b64 %a3, [h];\n"
+	"st.local.u64 [fr], %a0;\n{\n"
 	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .align 8 .b8 o[24];\n"
 	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\n"
 	"call (o), __gbpf_m_hprobe, (x, y, z);\nld.param.b64 %a4, [o];\n}\n"
-	"setp.lt.s64 %q0, %a4, 0;\n@%q0 bra $Lnone;\n{\n.param .b64 x;\n.param .b64 y;\n"
+	"setp.lt.s64 %q0, %a4, 0;\n@%q0 bra $Lnone;\nst.local.u64 [fr+8], %a4;\n"
+	"ld.local.u64 %a0, [fr];\n{\n.param .b64 x;\n.param .b64 y;\n"
 	".param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a4;\n"
-	"call (z), __gbpf_m_hval, (x, y);\nld.param.b64 %a5, [z];\n}\nld.u32 %b1, [%a0+44];\n"
+	"call (z), __gbpf_m_hval, (x, y);\nld.param.b64 %a5, [z];\n}\n"
+	"ld.local.u64 %a0, [fr];\nld.u32 %b0, [%a0+8];\nsetp.ne.u32 %q0, %b0, 9;\n@%q0 bra $Lout;\n"
+	"ld.local.u64 %a4, [fr+8];\nld.u32 %b1, [%a0+44];\n"
 	"ld.u64 %a6, [%a0+56];\nadd.u64 %a6, %a6, %a0;\ncvt.u32.u64 %b0, %a4;\n"
-	"mul.wide.u32 %a7, %b0, %b1;\nadd.u64 %a6, %a6, %a7;\n{\n.param .b64 x;\n.param .b64 y;\n"
-	".param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a6;\nst.param.b64 [z], 0;\n"
-	"call __gbpf_m_htouch, (x, y, z);\n}\nst.param.b64 [r], %a5;\nret;\n$Lnone:\n"
+	"mul.wide.u32 %a7, %b0, %b1;\nadd.u64 %a6, %a6, %a7;\n"
+	"ld.relaxed.gpu.u64 %a7, [%a0+104];\nst.relaxed.gpu.u64 [%a6+16], %a7;\n"
+	"$Lout:\nst.param.b64 [r], %a5;\nret;\n$Lnone:\n"
 	"st.param.b64 [r], 0;\nret;\n}\n";
 
 /*
@@ -129,19 +121,25 @@ static const char m_hash_lookup_h_ptx[] =
  */
 static const char m_hash_lookup_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hash_lookup(.param .b64 m, .param .b64 k)\n{\n"
-	".reg .b64 %a<8>;\n.reg .b32 %b<16>;\n.reg .pred %q<4>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a1, [k];\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a2, %b0;\n{\n"
+	".local .align 8 .b8 fr[32];\n.reg .b64 %a<8>;\n.reg .b32 %b<16>;\n.reg .pred %q<4>;\n"
+	"ld.param.b64 %a0, [m];\nld.param.b64 %a1, [k];\nst.local.u64 [fr], %a0;\nst.local.u64 [fr+8], %a1;\n"
+	"ld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a2, %b0;\n{\n"
 	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a1;\n"
 	"st.param.b64 [y], %a2;\ncall (z), __gbpf_m_hkey, (x, y);\nld.param.b64 %a3, [z];\n}\n"
+	"ld.local.u64 %a0, [fr];\n"
 	"activemask.b32 %b1;\nmatch.any.sync.b64 %b2, %a0, %b1;\nmatch.any.sync.b64 %b3, %a3, %b1;\n"
 	"and.b32 %b2, %b2, %b3;\nneg.s32 %b4, %b2;\nand.b32 %b4, %b4, %b2;\nbfind.u32 %b4, %b4;\n"
+	"st.local.u64 [fr+16], %a3;\nst.local.v2.u32 [fr+24], {%b2, %b4};\n"
 	"mov.u32 %b5, %laneid;\nsetp.eq.u32 %q0, %b4, %b5;\nmov.u64 %a4, 0;\n@!%q0 bra $Lshare;\n"
+	"ld.local.u64 %a1, [fr+8];\n"
 	"$Lself:\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .b64 w;\n"
 	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\n"
 	"call (w), __gbpf_m_hash_lookup_h, (x, y, z);\nld.param.b64 %a4, [w];\n}\n"
+	"ld.local.v2.u32 {%b2, %b4}, [fr+24];\nmov.u32 %b5, %laneid;\nsetp.eq.u32 %q0, %b4, %b5;\n"
 	"@!%q0 bra $Lout;\npopc.b32 %b6, %b2;\nsetp.eq.u32 %q1, %b6, 1;\n@%q1 bra $Lout;\n"
 	/* the group: the leader's answer, and whether my key is the leader's */
-	"$Lshare:\ncvt.u32.u64 %b7, %a4;\nshr.b64 %a5, %a4, 32;\ncvt.u32.u64 %b8, %a5;\n"
+	"$Lshare:\nld.local.u64 %a1, [fr+8];\nld.local.u64 %a0, [fr];\nld.u32 %b0, [%a0+16];\n"
+	"cvt.u32.u64 %b7, %a4;\nshr.b64 %a5, %a4, 32;\ncvt.u32.u64 %b8, %a5;\n"
 	"shfl.sync.idx.b32 %b7, %b7, %b4, 31, %b2;\nshfl.sync.idx.b32 %b8, %b8, %b4, 31, %b2;\n"
 	"mov.b64 %a6, {%b7, %b8};\nmov.u32 %b9, 0;\nmov.u32 %b10, 0;\n$Lword:\n"
 	"setp.ge.u32 %q1, %b9, %b0;\n@%q1 bra $Lcmp;\nmov.u32 %b11, 0;\nmov.u32 %b12, 0;\n$Lbyte:\n"
@@ -152,7 +150,8 @@ static const char m_hash_lookup_ptx[] =
 	"shfl.sync.idx.b32 %b14, %b11, %b4, 31, %b2;\nsetp.ne.u32 %q2, %b14, %b11;\n"
 	"selp.u32 %b14, 1, 0, %q2;\nor.b32 %b10, %b10, %b14;\nadd.u32 %b9, %b9, 4;\nbra.uni $Lword;\n"
 	"$Lcmp:\nsetp.eq.u32 %q1, %b4, %b5;\n@%q1 bra $Lout;\nmov.u64 %a4, %a6;\n"
-	"setp.ne.u32 %q1, %b10, 0;\n@%q1 bra $Lcoll;\nbra.uni $Lout;\n$Lcoll:\nmov.pred %q0, 0;\n"
+	"setp.ne.u32 %q1, %b10, 0;\n@%q1 bra $Lcoll;\nbra.uni $Lout;\n$Lcoll:\n"
+	"ld.local.u64 %a3, [fr+16];\nmov.pred %q0, 0;\n"
 	"bra.uni $Lself;\n$Lout:\nst.param.b64 [r], %a4;\nret;\n}\n";
 
 /*
@@ -162,33 +161,29 @@ static const char m_hash_lookup_ptx[] =
  */
 static const char m_hash_lookup_kh_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hash_lookup_kh(.param .b64 m, .param .b64 k, .param .b64 h)\n{\n"
-	".reg .b64 %a<8>;\n.reg .b32 %b<16>;\n.reg .pred %q<4>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a1, [k];\nld.param.b64 %a3, [h];\nld.u32 %b0, [%a0+16];\n"
+	".local .align 8 .b8 fr[32];\n.reg .b64 %a<8>;\n.reg .b32 %b<16>;\n.reg .pred %q<4>;\n"
+	"ld.param.b64 %a0, [m];\nld.param.b64 %a1, [k];\nld.param.b64 %a3, [h];\n"
 	"activemask.b32 %b1;\nmatch.any.sync.b64 %b2, %a0, %b1;\nmatch.any.sync.b64 %b3, %a3, %b1;\n"
 	"and.b32 %b2, %b2, %b3;\nneg.s32 %b4, %b2;\nand.b32 %b4, %b4, %b2;\nbfind.u32 %b4, %b4;\n"
+	"st.local.u64 [fr], %a0;\nst.local.u64 [fr+8], %a1;\nst.local.u64 [fr+16], %a3;\n"
+	"st.local.v2.u32 [fr+24], {%b2, %b4};\n"
 	"mov.u32 %b5, %laneid;\nsetp.eq.u32 %q0, %b4, %b5;\nmov.u64 %a4, 0;\n@!%q0 bra $Lshare;\n"
 	"$Lself:\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .b64 w;\n"
 	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\n"
 	"call (w), __gbpf_m_hash_lookup_h, (x, y, z);\nld.param.b64 %a4, [w];\n}\n"
+	"ld.local.v2.u32 {%b2, %b4}, [fr+24];\nmov.u32 %b5, %laneid;\nsetp.eq.u32 %q0, %b4, %b5;\n"
 	"@!%q0 bra $Lout;\npopc.b32 %b6, %b2;\nsetp.eq.u32 %q1, %b6, 1;\n@%q1 bra $Lout;\n"
+	"ld.local.u64 %a1, [fr+8];\nld.local.u64 %a0, [fr];\n"
 	"$Lshare:\ncvt.u32.u64 %b7, %a4;\nshr.b64 %a5, %a4, 32;\ncvt.u32.u64 %b8, %a5;\n"
 	"shfl.sync.idx.b32 %b7, %b7, %b4, 31, %b2;\nshfl.sync.idx.b32 %b8, %b8, %b4, 31, %b2;\n"
-	"mov.b64 %a6, {%b7, %b8};\nmov.u32 %b9, 0;\nmov.u32 %b10, 0;\n$Lword:\n"
+	"mov.b64 %a6, {%b7, %b8};\nld.u32 %b0, [%a0+16];\nmov.u32 %b9, 0;\nmov.u32 %b10, 0;\n$Lword:\n"
 	"setp.ge.u32 %q1, %b9, %b0;\n@%q1 bra $Lcmp;\ncvt.u64.u32 %a7, %b9;\nadd.u64 %a7, %a7, %a1;\n"
 	"ld.u32 %b11, [%a7];\nshfl.sync.idx.b32 %b14, %b11, %b4, 31, %b2;\nsetp.ne.u32 %q2, %b14, %b11;\n"
 	"selp.u32 %b14, 1, 0, %q2;\nor.b32 %b10, %b10, %b14;\nadd.u32 %b9, %b9, 4;\nbra.uni $Lword;\n"
 	"$Lcmp:\nsetp.eq.u32 %q1, %b4, %b5;\n@%q1 bra $Lout;\nmov.u64 %a4, %a6;\n"
-	"setp.ne.u32 %q1, %b10, 0;\n@%q1 bra $Lcoll;\nbra.uni $Lout;\n$Lcoll:\nmov.pred %q0, 0;\n"
+	"setp.ne.u32 %q1, %b10, 0;\n@%q1 bra $Lcoll;\nbra.uni $Lout;\n$Lcoll:\n"
+	"ld.local.u64 %a0, [fr];\nld.local.u64 %a3, [fr+16];\nmov.pred %q0, 0;\n"
 	"bra.uni $Lself;\n$Lout:\nst.param.b64 [r], %a4;\nret;\n}\n";
-
-/*
- * zero n bytes at d (8-byte aligned, n a multiple of 8: bucket parts are)
- */
-static const char m_zero_ptx[] =
-	".func __gbpf_m_zero(.param .b64 d, .param .b64 n)\n{\n.reg .b64 %a<4>;\n"
-	".reg .pred %q<1>;\nld.param.b64 %a0, [d];\nld.param.b64 %a1, [n];\n"
-	"add.u64 %a1, %a1, %a0;\n$Ll:\nsetp.ge.u64 %q0, %a0, %a1;\n@%q0 bra $Lout;\n"
-	"st.u64 [%a0], 0;\nadd.u64 %a0, %a0, 8;\nbra.uni $Ll;\n$Lout:\nret;\n}\n";
 
 /*
  * LRU eviction (MAPS.md): victim = least last_use among 64 buckets from home (whole table if none);
@@ -229,38 +224,58 @@ static const char m_lru_evict_ptx[] =
 /*
  * update (MAPS.md): under the key's home lock (taken inside a bounded loop, -EBUSY after
  * GBPF_HASH_LOCK_SPINS), find the key, else reserve a count and claim a free bucket by CAS.
+ *
+ * Registers: ptxas allocates a kernel's registers for its whole call graph, so the values this
+ * function keeps live across a call add to what the kernel that calls it needs at every site,
+ * slow path or not. Everything needed after a call therefore waits in the frame fr (0 m, 8 k,
+ * 16 v, 24 flags, 32 hash, 40 lock word address, 48 bucket, 52 the claimed state word or 0,
+ * 56 eviction tries) and header fields are loaded again; zeroing and the LRU tick are inline.
  */
 static const char m_hash_update_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hash_update(.param .b64 m, .param .b64 k, .param .b64 v, .param .b64 f)\n"
-	"{\n.reg .b64 %a<24>;\n.reg .b32 %b<20>;\n.reg .pred %q<6>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a1, [k];\nld.param.b64 %a2, [v];\nld.param.b64 %a3, [f];\n"
-	"ld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a20, %b0;\n{\n.param .b64 x;\n.param .b64 y;\n"
-	".param .b64 z;\nst.param.b64 [x], %a1;\nst.param.b64 [y], %a20;\n"
-	"call (z), __gbpf_m_hkey, (x, y);\nld.param.b64 %a4, [z];\n}\nld.u32 %b1, [%a0+40];\n"
-	"sub.u32 %b2, %b1, 1;\ncvt.u32.u64 %b3, %a4;\nand.b32 %b3, %b3, %b2;\n"
+	"{\n.local .align 8 .b8 fr[64];\n.reg .b64 %a<16>;\n.reg .b32 %b<20>;\n.reg .pred %q<4>;\n"
+	"ld.param.b64 %a0, [m];\nld.param.b64 %a1, [k];\nld.param.b64 %a2, [v];\nld.param.b64 %a3, [f];\n"
+	"st.local.u64 [fr], %a0;\nst.local.u64 [fr+8], %a1;\nst.local.u64 [fr+16], %a2;\n"
+	"st.local.u64 [fr+24], %a3;\nst.local.u32 [fr+56], 0;\n"
+	"ld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a5, %b0;\n{\n.param .b64 x;\n.param .b64 y;\n"
+	".param .b64 z;\nst.param.b64 [x], %a1;\nst.param.b64 [y], %a5;\n"
+	"call (z), __gbpf_m_hkey, (x, y);\nld.param.b64 %a4, [z];\n}\n"
+	"st.local.u64 [fr+32], %a4;\nld.local.u64 %a0, [fr];\n"
+	"ld.u32 %b1, [%a0+40];\nsub.u32 %b2, %b1, 1;\ncvt.u32.u64 %b3, %a4;\nand.b32 %b3, %b3, %b2;\n"
 	"ld.u64 %a5, [%a0+56];\nadd.u64 %a5, %a5, %a0;\nld.u32 %b4, [%a0+44];\n"
 	"mul.wide.u32 %a6, %b3, %b4;\nadd.u64 %a6, %a6, %a5;\nadd.u64 %a6, %a6, 4;\n"
-	"mov.u64 %a7, -16;\nmov.u32 %b5, 0;\n$Llock:\nld.relaxed.gpu.u32 %b6, [%a6];\n"
+	"st.local.u64 [fr+40], %a6;\nmov.u64 %a7, -16;\nmov.u32 %b5, 0;\n"
+	"$Llock:\nld.relaxed.gpu.u32 %b6, [%a6];\n"
 	"setp.ne.u32 %q0, %b6, 0;\n@%q0 bra $Lspin;\natom.cas.acquire.gpu.b32 %b6, [%a6], 0, 1;\n"
 	"setp.eq.u32 %q0, %b6, 0;\n@%q0 bra $Lcs;\n$Lspin:\nadd.u32 %b5, %b5, 1;\n"
-	"setp.lt.u32 %q0, %b5, 4194304;\n@%q0 bra $Llock;\nbra.uni $Ldone;\n$Lcs:\n{\n"
+	"setp.lt.u32 %q0, %b5, 4194304;\n@%q0 bra $Llock;\nbra.uni $Ldone;\n"
+	"$Lcs:\nld.local.u64 %a1, [fr+8];\n{\n"
 	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .align 8 .b8 o[24];\n"
 	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a4;\n"
 	"call (o), __gbpf_m_hprobe, (x, y, z);\nld.param.b64 %a8, [o];\n"
-	"ld.param.b64 %a10, [o+16];\n}\nld.u32 %b7, [%a0+20];\ncvt.u64.u32 %a21, %b7;\n"
+	"ld.param.b64 %a10, [o+16];\n}\nld.local.u64 %a0, [fr];\nld.local.u64 %a3, [fr+24];\n"
 	"setp.lt.s64 %q0, %a8, 0;\n@%q0 bra $Labsent;\nmov.u64 %a7, -17;\n"
-	"setp.eq.u64 %q0, %a3, 1;\n@%q0 bra $Lunlock;\ncvt.u32.u64 %b8, %a8;\nmov.u64 %a7, 0;\n"
-	"bra.uni $Lwrite;\n$Labsent:\nmov.u64 %a7, -2;\nsetp.eq.u64 %q0, %a3, 2;\n"
-	"@%q0 bra $Lunlock;\nld.u32 %b9, [%a0+24];\ncvt.u64.u32 %a11, %b9;\n"
-	"ld.u32 %b10, [%a0+8];\nmov.u32 %b11, 0;\n$Lres:\n"
+	"setp.eq.u64 %q0, %a3, 1;\n@%q0 bra $Lunlock;\ncvt.u32.u64 %b8, %a8;\n"
+	"st.local.v2.u32 [fr+48], {%b8, 0};\nbra.uni $Lwrite;\n"
+	"$Labsent:\nmov.u64 %a7, -2;\nsetp.eq.u64 %q0, %a3, 2;\n@%q0 bra $Lunlock;\n"
+	"cvt.u32.u64 %b8, %a10;\nst.local.u32 [fr+48], %b8;\n"
+	"$Lres:\nld.local.u64 %a0, [fr];\nld.u32 %b9, [%a0+24];\ncvt.u64.u32 %a11, %b9;\n"
 	"atom.add.acq_rel.gpu.u64 %a12, [%a0+88], 1;\nsetp.lt.u64 %q0, %a12, %a11;\n"
 	"@%q0 bra $Lclaim;\nred.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\n"
+	"ld.u32 %b10, [%a0+8];\nld.local.u32 %b11, [fr+56];\n"
 	"setp.ne.u32 %q1, %b10, 9;\nsetp.ge.u32 %q2, %b11, 8;\nor.pred %q1, %q1, %q2;\n"
-	"@%q1 bra $Lbig;\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n"
-	"st.param.b64 [x], %a0;\ncvt.u64.u32 %a13, %b3;\nst.param.b64 [y], %a13;\n"
-	"call (z), __gbpf_m_lru_evict, (x, y);\n}\nadd.u32 %b11, %b11, 1;\nbra.uni $Lres;\n"
-	"$Lbig:\nred.add.u64 [%a0+96], 1;\nmov.u64 %a7, -7;\nbra.uni $Lunlock;\n$Lclaim:\n"
-	"setp.lt.s64 %q0, %a10, 0;\ncvt.u32.u64 %b8, %a10;\n@%q0 mov.u32 %b8, %b3;\n"
+	"@%q1 bra $Lbig;\nadd.u32 %b11, %b11, 1;\nst.local.u32 [fr+56], %b11;\n"
+	"ld.local.u64 %a4, [fr+32];\nld.u32 %b1, [%a0+40];\nsub.u32 %b2, %b1, 1;\n"
+	"cvt.u32.u64 %b3, %a4;\nand.b32 %b3, %b3, %b2;\ncvt.u64.u32 %a13, %b3;\n"
+	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a13;\n"
+	"call (z), __gbpf_m_lru_evict, (x, y);\n}\nbra.uni $Lres;\n"
+	"$Lbig:\nred.add.u64 [%a0+96], 1;\nmov.u64 %a7, -7;\nbra.uni $Lunlock;\n"
+	/* claim: from the probe run's first free bucket, else from home */
+	"$Lclaim:\nld.local.u64 %a4, [fr+32];\nld.local.u32 %b8, [fr+48];\n"
+	"ld.u32 %b1, [%a0+40];\nsub.u32 %b2, %b1, 1;\ncvt.u32.u64 %b3, %a4;\nand.b32 %b3, %b3, %b2;\n"
+	"setp.eq.u32 %q0, %b8, 0xFFFFFFFF;\n@%q0 mov.u32 %b8, %b3;\n"
+	"ld.u64 %a5, [%a0+56];\nadd.u64 %a5, %a5, %a0;\nld.u32 %b4, [%a0+44];\n"
 	"mov.u32 %b12, 0;\n$Lcl:\nsetp.ge.u32 %q0, %b12, %b1;\n@%q0 bra $Lnofree;\n"
 	"mul.wide.u32 %a14, %b8, %b4;\nadd.u64 %a14, %a14, %a5;\n"
 	"ld.acquire.gpu.u32 %b13, [%a14];\nand.b32 %b14, %b13, 3;\nsetp.eq.u32 %q1, %b14, 0;\n"
@@ -269,61 +284,76 @@ static const char m_hash_update_ptx[] =
 	"atom.cas.acq_rel.gpu.b32 %b16, [%a14], %b13, %b15;\nsetp.eq.u32 %q1, %b16, %b13;\n"
 	"@%q1 bra $Lgot;\nbra.uni $Lcl;\n$Lclnext:\nadd.u32 %b8, %b8, 1;\n"
 	"and.b32 %b8, %b8, %b2;\nadd.u32 %b12, %b12, 1;\nbra.uni $Lcl;\n$Lnofree:\n"
-	"red.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\nmov.u64 %a7, -7;\nbra.uni $Lunlock;\n$Lgot:\n"
-	"st.relaxed.gpu.u64 [%a14+8], %a4;\nadd.u64 %a15, %a14, 24;\nld.u32 %b17, [%a0+36];\n"
-	"cvt.u64.u32 %a16, %b17;\n{\n.param .b64 x;\n.param .b64 y;\nst.param.b64 [x], %a15;\n"
-	"st.param.b64 [y], %a16;\ncall __gbpf_m_zero, (x, y);\n}\n{\n.param .b64 x;\n"
-	".param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a15;\nst.param.b64 [y], %a1;\n"
-	"st.param.b64 [z], %a20;\ncall __gbpf_h_copy, (x, y, z);\n}\nadd.u64 %a15, %a15, %a16;\n"
+	"red.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\nmov.u64 %a7, -7;\nbra.uni $Lunlock;\n"
+	/* claimed (BUSY): hash, zeroed key part, the key */
+	"$Lgot:\nst.relaxed.gpu.u64 [%a14+8], %a4;\nst.local.v2.u32 [fr+48], {%b8, %b15};\n"
+	"add.u64 %a15, %a14, 24;\nld.u32 %b17, [%a0+36];\ncvt.u64.u32 %a9, %b17;\nadd.u64 %a9, %a9, %a15;\n"
+	"$Lzk:\nsetp.ge.u64 %q0, %a15, %a9;\n@%q0 bra $Lzkd;\nst.u64 [%a15], 0;\n"
+	"add.u64 %a15, %a15, 8;\nbra.uni $Lzk;\n$Lzkd:\nadd.u64 %a15, %a14, 24;\n"
+	"ld.local.u64 %a1, [fr+8];\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a5, %b0;\n"
+	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a15;\n"
+	"st.param.b64 [y], %a1;\nst.param.b64 [z], %a5;\ncall __gbpf_h_copy, (x, y, z);\n}\n"
 	/* zero the value: PERCPU_HASH each slot's copy, one per plane (nr_buckets values apart) */
-	"ld.u32 %b17, [%a0+32];\ncvt.u64.u32 %a16, %b17;\nmov.u64 %a19, 0;\nmov.u32 %b19, 1;\n"
-	"setp.ne.u32 %q0, %b10, 5;\n@%q0 bra $Lz;\nld.u32 %b19, [%a0+28];\nld.u32 %b18, [%a0+40];\n"
-	"mul.wide.u32 %a19, %b18, %b17;\nmul.wide.u32 %a15, %b8, %b17;\nld.u64 %a22, [%a0+72];\n"
-	"add.u64 %a15, %a15, %a22;\nadd.u64 %a15, %a15, %a0;\n$Lz:\nsetp.eq.u32 %q0, %b19, 0;\n@%q0 bra $Lzd;\n"
+	"ld.local.u64 %a0, [fr];\nld.local.u32 %b8, [fr+48];\nld.u32 %b17, [%a0+32];\n"
+	"ld.u32 %b10, [%a0+8];\nsetp.eq.u32 %q0, %b10, 5;\n@%q0 bra $Lpz;\n"
+	"ld.u32 %b4, [%a0+44];\nmul.wide.u32 %a15, %b8, %b4;\nld.u64 %a5, [%a0+56];\nadd.u64 %a15, %a15, %a5;\n"
+	"ld.u32 %b4, [%a0+36];\ncvt.u64.u32 %a5, %b4;\nadd.u64 %a15, %a15, %a5;\nadd.u64 %a15, %a15, 24;\n"
+	"cvt.u64.u32 %a9, %b17;\nbra.uni $Lzs;\n"
+	"$Lpz:\nld.u32 %b18, [%a0+40];\nld.u32 %b19, [%a0+28];\nmul.wide.u32 %a9, %b18, %b17;\n"
+	"cvt.u64.u32 %a12, %b19;\nmul.lo.u64 %a9, %a9, %a12;\nmul.wide.u32 %a15, %b8, %b17;\nld.u64 %a5, [%a0+72];\n"
+	"add.u64 %a15, %a15, %a5;\n$Lzs:\nadd.u64 %a15, %a15, %a0;\n"
+	/* zero value_stride bytes at each of the planes' copies: one loop over stride steps */
+	"add.u64 %a9, %a9, %a15;\ncvt.u64.u32 %a11, %b17;\nsetp.eq.u32 %q0, %b10, 5;\n"
+	"ld.u32 %b18, [%a0+40];\n$Lzv:\nsetp.ge.u64 %q1, %a15, %a9;\n@%q1 bra $Lwrite;\nmov.u64 %a12, 0;\n"
+	"$Lzw:\nsetp.ge.u64 %q2, %a12, %a11;\n@%q2 bra $Lzwd;\nadd.u64 %a13, %a15, %a12;\n"
+	"st.u64 [%a13], 0;\nadd.u64 %a12, %a12, 8;\nbra.uni $Lzw;\n$Lzwd:\n"
+	"@!%q0 bra $Lwrite;\nmul.wide.u32 %a13, %b18, %b17;\nadd.u64 %a15, %a15, %a13;\nbra.uni $Lzv;\n"
+	/* the value (the SM's copy for PERCPU_HASH), the LRU tick, READY */
+	"$Lwrite:\nld.local.u64 %a0, [fr];\nld.local.u32 %b8, [fr+48];\ncvt.u64.u32 %a13, %b8;\n"
 	"{\n.param .b64 x;\n.param .b64 y;\n"
-	"st.param.b64 [x], %a15;\nst.param.b64 [y], %a16;\ncall __gbpf_m_zero, (x, y);\n}\n"
-	"add.u64 %a15, %a15, %a19;\nsub.u32 %b19, %b19, 1;\nbra.uni $Lz;\n$Lzd:\n"
-	"mov.u64 %a7, 0;\n$Lwrite:\ncvt.u64.u32 %a13, %b8;\n{\n.param .b64 x;\n.param .b64 y;\n"
 	".param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a13;\n"
-	"call (z), __gbpf_m_hval, (x, y);\nld.param.b64 %a18, [z];\n}\n{\n.param .b64 x;\n"
-	".param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a18;\nst.param.b64 [y], %a2;\n"
-	"st.param.b64 [z], %a21;\ncall __gbpf_h_copy, (x, y, z);\n}\n"
-	"mul.wide.u32 %a14, %b8, %b4;\nadd.u64 %a14, %a14, %a5;\n{\n.param .b64 x;\n"
-	".param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a14;\n"
-	"st.param.b64 [z], 1;\ncall __gbpf_m_htouch, (x, y, z);\n}\nsetp.lt.s64 %q0, %a8, 0;\n"
-	"@!%q0 bra $Lunlock;\nadd.u32 %b15, %b15, 1;\nst.release.gpu.u32 [%a14], %b15;\n"
-	"$Lunlock:\nst.release.gpu.u32 [%a6], 0;\n$Ldone:\nst.param.b64 [r], %a7;\nret;\n}\n";
+	"call (z), __gbpf_m_hval, (x, y);\nld.param.b64 %a12, [z];\n}\n"
+	"ld.local.u64 %a2, [fr+16];\nld.local.u64 %a0, [fr];\nld.u32 %b7, [%a0+20];\ncvt.u64.u32 %a5, %b7;\n"
+	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a12;\nst.param.b64 [y], %a2;\n"
+	"st.param.b64 [z], %a5;\ncall __gbpf_h_copy, (x, y, z);\n}\n"
+	"ld.local.u64 %a0, [fr];\nld.local.v2.u32 {%b8, %b15}, [fr+48];\n"
+	"ld.u32 %b4, [%a0+44];\nmul.wide.u32 %a14, %b8, %b4;\nld.u64 %a5, [%a0+56];\nadd.u64 %a14, %a14, %a5;\n"
+	"add.u64 %a14, %a14, %a0;\nld.u32 %b10, [%a0+8];\nsetp.ne.u32 %q0, %b10, 9;\n@%q0 bra $Lnt;\n"
+	"atom.add.u64 %a5, [%a0+104], 1;\nadd.u64 %a5, %a5, 1;\nst.relaxed.gpu.u64 [%a14+16], %a5;\n"
+	"$Lnt:\nsetp.eq.u32 %q0, %b15, 0;\n@%q0 bra $Lok;\nadd.u32 %b15, %b15, 1;\n"
+	"st.release.gpu.u32 [%a14], %b15;\n$Lok:\nmov.u64 %a7, 0;\n"
+	"$Lunlock:\nld.local.u64 %a6, [fr+40];\nst.release.gpu.u32 [%a6], 0;\n$Ldone:\nst.param.b64 [r], %a7;\nret;\n}\n";
 
 /*
  * delete: under the home lock, READY -> TOMBSTONE by CAS (-ENOENT if absent or evicted)
  */
 static const char m_hash_delete_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hash_delete(.param .b64 m, .param .b64 k)\n{\n"
-	".reg .b64 %a<12>;\n.reg .b32 %b<12>;\n.reg .pred %q<3>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a1, [k];\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a2, %b0;\n{\n"
+	".local .align 8 .b8 fr[16];\n.reg .b64 %a<12>;\n.reg .b32 %b<12>;\n.reg .pred %q<3>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [k];\nst.local.u64 [fr], %a0;\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a2, %b0;\n{\n"
 	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a1;\n"
 	"st.param.b64 [y], %a2;\ncall (z), __gbpf_m_hkey, (x, y);\nld.param.b64 %a4, [z];\n}\n"
-	"ld.u32 %b1, [%a0+40];\nsub.u32 %b2, %b1, 1;\ncvt.u32.u64 %b3, %a4;\n"
+	"ld.local.u64 %a0, [fr];\nld.u32 %b1, [%a0+40];\nsub.u32 %b2, %b1, 1;\ncvt.u32.u64 %b3, %a4;\n"
 	"and.b32 %b3, %b3, %b2;\nld.u64 %a5, [%a0+56];\nadd.u64 %a5, %a5, %a0;\n"
 	"ld.u32 %b4, [%a0+44];\nmul.wide.u32 %a6, %b3, %b4;\nadd.u64 %a6, %a6, %a5;\n"
-	"add.u64 %a6, %a6, 4;\nmov.u64 %a7, -16;\nmov.u32 %b5, 0;\n$Llock:\n"
+	"add.u64 %a6, %a6, 4;\nst.local.u64 [fr+8], %a6;\nmov.u64 %a7, -16;\nmov.u32 %b5, 0;\n$Llock:\n"
 	"ld.relaxed.gpu.u32 %b6, [%a6];\nsetp.ne.u32 %q0, %b6, 0;\n@%q0 bra $Lspin;\n"
 	"atom.cas.acquire.gpu.b32 %b6, [%a6], 0, 1;\nsetp.eq.u32 %q0, %b6, 0;\n@%q0 bra $Lcs;\n"
 	"$Lspin:\nadd.u32 %b5, %b5, 1;\nsetp.lt.u32 %q0, %b5, 4194304;\n@%q0 bra $Llock;\n"
 	"bra.uni $Ldone;\n$Lcs:\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n"
 	".param .align 8 .b8 o[24];\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\n"
 	"st.param.b64 [z], %a4;\ncall (o), __gbpf_m_hprobe, (x, y, z);\nld.param.b64 %a8, [o];\n"
-	"ld.param.b64 %a9, [o+8];\n}\nmov.u64 %a7, -2;\nsetp.lt.s64 %q0, %a8, 0;\n"
-	"@%q0 bra $Lunlock;\ncvt.u32.u64 %b7, %a8;\nmul.wide.u32 %a10, %b7, %b4;\n"
-	"add.u64 %a10, %a10, %a5;\ncvt.u32.u64 %b8, %a9;\nor.b32 %b9, %b8, 3;\n"
+	"ld.param.b64 %a9, [o+8];\n}\nld.local.u64 %a0, [fr];\nmov.u64 %a7, -2;\nsetp.lt.s64 %q0, %a8, 0;\n"
+	"@%q0 bra $Lunlock;\ncvt.u32.u64 %b7, %a8;\nld.u32 %b4, [%a0+44];\nmul.wide.u32 %a10, %b7, %b4;\n"
+	"ld.u64 %a5, [%a0+56];\nadd.u64 %a10, %a10, %a5;\nadd.u64 %a10, %a10, %a0;\ncvt.u32.u64 %b8, %a9;\nor.b32 %b9, %b8, 3;\n"
 	"atom.cas.acq_rel.gpu.b32 %b10, [%a10], %b8, %b9;\nsetp.ne.u32 %q1, %b10, %b8;\n"
 	"@%q1 bra $Lunlock;\nred.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\nmov.u64 %a7, 0;\n"
-	"$Lunlock:\nst.release.gpu.u32 [%a6], 0;\n$Ldone:\nst.param.b64 [r], %a7;\nret;\n}\n";
+	"$Lunlock:\nld.local.u64 %a6, [fr+8];\nst.release.gpu.u32 [%a6], 0;\n$Ldone:\nst.param.b64 [r], %a7;\nret;\n}\n";
 
 
 void ptx_hash_emit(struct ptx_buf *b)
 {
-	static const char *const parts[] = {m_hkey_ptx, m_hprobe_ptx, m_hval_ptx, m_htouch_ptx, m_hash_lookup_h_ptx, m_hash_lookup_ptx, m_hash_lookup_kh_ptx, m_zero_ptx, m_lru_evict_ptx, m_hash_update_ptx, m_hash_delete_ptx};
+	static const char *const parts[] = {m_hkey_ptx, m_hprobe_ptx, m_hval_ptx, m_hash_lookup_h_ptx, m_hash_lookup_ptx, m_hash_lookup_kh_ptx, m_lru_evict_ptx, m_hash_update_ptx, m_hash_delete_ptx};
 	size_t i;
 
 	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)

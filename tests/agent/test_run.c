@@ -2,7 +2,7 @@
 /*
  * End-to-end tests of `gbpf run` on the test backend (no GPU): the real
  * controller, the real agent, the test app and BPF probes built from C.
- * argv: GBPF APP PLUGIN COUNT_OBJ REJECT_OBJ [PUTS_OBJ MEMWRITE_OBJ]
+ * argv: GBPF APP PLUGIN COUNT_OBJ REJECT_OBJ [PUTS_OBJ MEMWRITE_OBJ [MANYKEYS_OBJ]]
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,7 +17,8 @@
 
 #include "tap.h"
 
-static const char *gbpf, *app, *plugin, *count_obj, *reject_obj, *puts_obj, *memwrite_obj;
+static const char *gbpf, *app, *plugin, *count_obj, *reject_obj, *puts_obj, *memwrite_obj,
+	*manykeys_obj;
 
 struct out {
 	char *o, *e;
@@ -297,6 +298,37 @@ static void test_text(void)
 	out_free(&r);
 }
 
+/* A counter table of 3000 keys (one per launch): every key printed, in JSON and in text. */
+static void test_many_keys(void)
+{
+	char *json_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)manykeys_obj,
+			     "--", (char *)app, "1500", "2", "0", "0", "plain", NULL};
+	char *text_argv[] = {(char *)gbpf, "run", "--backend", "hosttest", (char *)manykeys_obj,
+			     "--", (char *)app, "1500", "2", "0", "0", "plain", NULL};
+	const char *line;
+	struct out r;
+	size_t keys = 0, ones = 0, rows;
+
+	run(json_argv, &r, 0, 60000);
+	line = strstr(r.o, "{\"per_launch\":{");
+	for (const char *p = line; p && *p && *p != '\n'; p++) {
+		if (*p == ':' && p[-1] == '"' && p[1] >= '0' && p[1] <= '9') {
+			keys++;
+			ones += p[1] == '1' && (p[2] == ',' || p[2] == '}');
+		}
+	}
+	tap_ok(exit_code(r.status) == 0 && keys == 3000 && ones == 3000,
+	       "a table of 3000 keys: all printed in JSON (%zu keys, %zu of them 1)", keys, ones);
+	if (tap_failed)
+		diag_text("stderr", r.e);
+	out_free(&r);
+	run(text_argv, &r, 0, 60000);
+	rows = count_str(r.o, "           1\n"); /* the count column is 12 wide */
+	tap_ok(exit_code(r.status) == 0 && rows == 3000,
+	       "a table of 3000 keys: all printed as text (%zu rows with count 1)", rows);
+	out_free(&r);
+}
+
 static void test_reject(void)
 {
 	char *base_argv[] = {(char *)app, "10", "2", "0", "0", "plain", NULL};
@@ -542,6 +574,10 @@ int main(int argc, char **argv)
 		test_puts();
 		test_allow_app_writes();
 		test_engine();
+		if (argc >= 9) {
+			manykeys_obj = argv[8];
+			test_many_keys();
+		}
 	} else {
 		tap_skip("puts / memwrite probes not given");
 	}
