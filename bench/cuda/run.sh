@@ -64,7 +64,7 @@ value() { sed -n "s/^gbpf-bench $1 .*$3=\([0-9.]*\).*/\1/p" "$2" | tail -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 verdict() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a"; else if (r + 0 <= t + 0) print "met"; else print "MISSED" }'; }
 row() { printf 'bench|%-44s|%-22s|%-8s|%-8s|%s\n' "$1" "$2" "$3" "$4" "$5"; }
-# hash_keys FILE NAME: `gbpf -j` prints at most its row cap of a hash's keys; each one printed must
+# hash_keys FILE NAME: every key `gbpf -j` printed (all 4096 of them) must
 # hold 2^26 / 4096 x 106 launches (vec_add's 105 and init's 1, every key hit equally often)
 hash_keys() {
 	grep '"counts":{' "$1" | grep -oE '"[^"]*":[0-9]+' | awk -F: -v name="$2" -v want=$(( (1 << 26) / 4096 * 106 )) \

@@ -576,6 +576,8 @@ static void reg_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	}
 	if (cls == GBPF_ALU64 && (op == GBPF_ADD || op == GBPF_SUB) && GBPF_SRC(in->code) == GBPF_K) {
 		cg->stk_off[d] += op == GBPF_ADD ? (long long)in->imm : -(long long)in->imm;
+		if (p[d] == PTX_PTR_CTX && in->imm)
+			p[d] = PTX_PTR_UNKNOWN; /* inside the context, no longer its start */
 		return;
 	}
 	p[d] = PTX_PTR_UNKNOWN;
@@ -758,13 +760,14 @@ static int emit_probe_main(struct ptx_cg *cg)
 	ptx_buf_printf(cg->b, ".visible .func (.param .b64 __ret) __gbpf_probe_%zu(.param .b64 __ctx)\n",
 		       cg->prog_idx);
 	emit_decls(cg, &cg->funcs[0]);
-	ptx_buf_puts(cg->b, "ld.param.b64 %r1, [__ctx];\n");
+	ptx_buf_puts(cg->b, ".reg .b64 %rctx;\nld.param.b64 %r1, [__ctx];\nld.param.b64 %rctx, [__ctx];\n");
 	/* the context and the frame are 8-byte aligned */
 	memset(cg->align, 0, sizeof(cg->align));
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[1] = cg->align[10] = 3;
+	cg->ptr[1] = PTX_PTR_CTX;
 	rc = emit_body(cg, &cg->funcs[0]);
 	ptx_buf_puts(cg->b, "$Lexit:\nst.param.b64 [__ret], %r0;\nret;\n}\n");
 	return rc;

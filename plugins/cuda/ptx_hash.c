@@ -40,35 +40,37 @@ static const char m_hkey_ptx[] =
 
 /*
  * probe run of key k (hash h) from its home: {bucket index or -1, state word, first free or -1}
+ * Header fields are loaded in every step rather than held: this function is the deepest of the
+ * slow paths, so each register it holds is one more for every kernel that looks up (the update
+ * below says why), and the loads hit L1 after the first step.
  */
 static const char m_hprobe_ptx[] =
 	".func (.param .align 8 .b8 r[24]) __gbpf_m_hprobe(.param .b64 m, .param .b64 k, .param .b64 h)\n"
-	"{\n.reg .b64 %a<12>;\n.reg .b32 %b<12>;\n.reg .pred %q<4>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a1, [k];\nld.param.b64 %a2, [h];\nld.u32 %b0, [%a0+40];\n"
-	"ld.u32 %b1, [%a0+44];\nld.u64 %a3, [%a0+56];\nadd.u64 %a3, %a3, %a0;\n"
-	"ld.u32 %b2, [%a0+16];\nsub.u32 %b3, %b0, 1;\nmov.u64 %a10, -1;\nmov.u32 %b4, 0;\n"
-	"cvt.u32.u64 %b11, %a2;\n$Ll:\nsetp.ge.u32 %q0, %b4, %b0;\n@%q0 bra $Lmiss;\n"
-	"add.u32 %b5, %b11, %b4;\nand.b32 %b5, %b5, %b3;\nmul.wide.u32 %a4, %b5, %b1;\n"
-	"add.u64 %a4, %a4, %a3;\nld.acquire.gpu.u32 %b6, [%a4];\nand.b32 %b7, %b6, 3;\n"
+	"{\n.reg .b64 %a<8>;\n.reg .b32 %b<10>;\n.reg .pred %q<4>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [k];\nld.param.b64 %a2, [h];\nmov.u32 %b3, -1;\nmov.u32 %b4, 0;\n"
+	"$Ll:\nld.u32 %b0, [%a0+40];\nsetp.ge.u32 %q0, %b4, %b0;\n@%q0 bra $Lmiss;\n"
+	"cvt.u32.u64 %b5, %a2;\nadd.u32 %b5, %b5, %b4;\nsub.u32 %b0, %b0, 1;\nand.b32 %b5, %b5, %b0;\n"
+	"ld.u32 %b1, [%a0+44];\nmul.wide.u32 %a4, %b5, %b1;\nld.u64 %a3, [%a0+56];\n"
+	"add.u64 %a4, %a4, %a3;\nadd.u64 %a4, %a4, %a0;\nld.acquire.gpu.u32 %b6, [%a4];\nand.b32 %b7, %b6, 3;\n"
 	"setp.eq.u32 %q1, %b7, 0;\nsetp.eq.u32 %q2, %b7, 3;\nor.pred %q2, %q1, %q2;\n"
-	"@!%q2 bra $Lready;\nsetp.lt.s64 %q3, %a10, 0;\n@%q3 cvt.u64.u32 %a10, %b5;\n"
+	"@!%q2 bra $Lready;\nsetp.eq.u32 %q3, %b3, -1;\n@%q3 mov.u32 %b3, %b5;\n"
 	"@%q1 bra $Lmiss;\nbra.uni $Lnext;\n$Lready:\nsetp.ne.u32 %q1, %b7, 2;\n"
 	"@%q1 bra $Lnext;\nld.relaxed.gpu.u64 %a5, [%a4+8];\nsetp.ne.u64 %q1, %a5, %a2;\n"
-	"@%q1 bra $Lnext;\nmov.u32 %b8, 0;\n"
+	"@%q1 bra $Lnext;\nld.u32 %b2, [%a0+16];\nmov.u32 %b8, 0;\n"
 	/* an 8-byte aligned key of whole words (the common case) compares a word at a time */
 	"cvt.u32.u64 %b9, %a1;\nor.b32 %b9, %b9, %b2;\nand.b32 %b9, %b9, 7;\nsetp.ne.u32 %q1, %b9, 0;\n"
 	"@%q1 bra $Lc;\n$Lc8:\nsetp.ge.u32 %q1, %b8, %b2;\n@%q1 bra $Leq;\ncvt.u64.u32 %a6, %b8;\n"
-	"add.u64 %a7, %a4, %a6;\nld.u64 %a8, [%a7+24];\nadd.u64 %a7, %a1, %a6;\nld.u64 %a9, [%a7];\n"
-	"setp.ne.u64 %q1, %a8, %a9;\n@%q1 bra $Lnext;\nadd.u32 %b8, %b8, 8;\nbra $Lc8;\n"
+	"add.u64 %a7, %a4, %a6;\nld.u64 %a5, [%a7+24];\nadd.u64 %a7, %a1, %a6;\nld.u64 %a6, [%a7];\n"
+	"setp.ne.u64 %q1, %a5, %a6;\n@%q1 bra $Lnext;\nadd.u32 %b8, %b8, 8;\nbra $Lc8;\n"
 	"$Lc:\nsetp.ge.u32 %q1, %b8, %b2;\n@%q1 bra $Leq;\n"
 	"cvt.u64.u32 %a6, %b8;\nadd.u64 %a7, %a4, %a6;\nld.u8 %b9, [%a7+24];\n"
-	"add.u64 %a7, %a1, %a6;\nld.u8 %b10, [%a7];\nsetp.ne.u32 %q1, %b9, %b10;\n"
+	"add.u64 %a7, %a1, %a6;\nld.u8 %b7, [%a7];\nsetp.ne.u32 %q1, %b9, %b7;\n"
 	"@%q1 bra $Lnext;\nadd.u32 %b8, %b8, 1;\nbra.uni $Lc;\n$Leq:\nfence.acq_rel.gpu;\n"
 	"ld.relaxed.gpu.u32 %b9, [%a4];\nsetp.ne.u32 %q1, %b9, %b6;\n@%q1 bra $Lnext;\n"
 	"cvt.u64.u32 %a6, %b5;\nst.param.b64 [r], %a6;\ncvt.u64.u32 %a6, %b6;\n"
-	"st.param.b64 [r+8], %a6;\nst.param.b64 [r+16], %a10;\nret;\n$Lnext:\n"
+	"st.param.b64 [r+8], %a6;\ncvt.s64.s32 %a6, %b3;\nst.param.b64 [r+16], %a6;\nret;\n$Lnext:\n"
 	"add.u32 %b4, %b4, 1;\nbra.uni $Ll;\n$Lmiss:\nst.param.b64 [r], -1;\n"
-	"st.param.b64 [r+8], 0;\nst.param.b64 [r+16], %a10;\nret;\n}\n";
+	"st.param.b64 [r+8], 0;\ncvt.s64.s32 %a6, %b3;\nst.param.b64 [r+16], %a6;\nret;\n}\n";
 
 /*
  * address of bucket b's value for the caller: PERCPU_HASH uses the SM's

@@ -80,11 +80,15 @@ struct ptx_cg {
 /**
  * Register facts (ptx_cg.ptr): unknown; a value in a map block (global
  * memory: device memory or host memory registered for the device) or NULL;
- * a per-GPU-thread array slot (a map value too) or NULL. Each is a fact
+ * a per-GPU-thread array slot (a map value too) or NULL; the probe's
+ * context pointer itself (the entry function's r1, kept by 64-bit moves:
+ * its loads are emitted through %rctx, the function's own copy of it, so
+ * that the injector's fold can still resolve them after a join where the
+ * register it came in was written again on some path). Each is a fact
  * about every lane's own register, so it holds at a join of lanes that
  * came different ways when it holds on each way.
  */
-enum { PTX_PTR_UNKNOWN, PTX_PTR_MAP, PTX_PTR_THREAD_SLOT };
+enum { PTX_PTR_UNKNOWN, PTX_PTR_MAP, PTX_PTR_THREAD_SLOT, PTX_PTR_CTX };
 
 /** ptx_cg.label bits: some jump lands at the pc; one of them from the pc or later (a loop). */
 #define PTX_LABEL 1u

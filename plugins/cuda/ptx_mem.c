@@ -105,6 +105,9 @@ static int emit_load(struct ptx_cg *cg, size_t pc)
 	make_addr(&a, in->src, in->off, sz);
 	if (sz == 1 || (a.local && in->off % sz == 0) || static_aligned(cg, in->src, in->off, sz)) {
 		addr_str(as, sizeof(as), &a, 0);
+		/* a context field: through the entry's own copy of the pointer (ptx_internal.h) */
+		if (!a.local && in->src < 10 && cg->ptr[in->src] == PTX_PTR_CTX && cg->cur == 0 && !cg->kernel)
+			snprintf(as, sizeof(as), "[%%rctx+%lld]", a.off);
 		ptx_buf_printf(cg->b, "ld%s.%c%d %%r%u, %s;\n", space(&a), sx ? 's' : 'u', sz * 8,
 			       in->dst, as);
 		return 0;
@@ -298,6 +301,8 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 	 * in the global window), so no .local path and .global addressing; a
 	 * per-GPU-thread slot is the lane's own, so no warp aggregation. */
 	prov = in->dst < 10 ? cg->ptr[in->dst] : PTX_PTR_UNKNOWN;
+	if (prov == PTX_PTR_CTX)
+		prov = PTX_PTR_UNKNOWN; /* local memory, not a map's */
 	sp = prov != PTX_PTR_UNKNOWN ? ".global" : "";
 	ptx_buf_printf(b, "add.u64 %%t5, %%r%u, %d;\n", in->dst, in->off);
 	if (prov == PTX_PTR_UNKNOWN)

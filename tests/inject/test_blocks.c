@@ -135,6 +135,29 @@ static char *probe_fragment(const char *extra)
 	return s;
 }
 
+/*
+ * The code generator's copy of the context pointer (%rctx): r6 = ctx, r6
+ * written again on one path, the kernel id read through %rctx after the
+ * join; @read_r6: r6 (the pointer on the other path) read after the join too.
+ */
+static char *probe_fragment_ctx_copy(int read_r6)
+{
+	char *s = NULL;
+
+	if (asprintf(&s,
+		     ".visible .global .align 8 .u64 __gbpf_counts[64];\n"
+		     ".visible .func (.param .b64 __ret) __gbpf_probe_0(.param .b64 __ctx)\n{\n"
+		     ".reg .b64 %%r<11>;\n.reg .b64 %%t<16>;\n.reg .b32 %%w<16>;\n.reg .pred %%p<8>;\n"
+		     ".reg .b64 %%rctx;\nld.param.b64 %%r1, [__ctx];\nld.param.b64 %%rctx, [__ctx];\n"
+		     "mov.b64 %%r6, %%r1;\nld.u32 %%r2, [%%r6+24];\n"
+		     "setp.ge.u64 %%p1, %%r2, 63;\n@%%p1 bra $Lout;\nmov.b64 %%r6, 0;\n$Lout:\n"
+		     "ld.u64 %%r4, [%%rctx+0];\nst.global.u64 [__gbpf_counts+504], %%r4;\n%s"
+		     "mov.b64 %%r0, 0;\nst.param.b64 [__ret], %%r0;\nret;\n}\n",
+		     read_r6 ? "mov.b64 %r5, %r6;\nst.global.u64 [__gbpf_counts+496], %r5;\n" : "") < 0)
+		return NULL;
+	return s;
+}
+
 struct rep {
 	unsigned kernels, blocks;
 };
@@ -238,6 +261,25 @@ static void test_inject(const char *text, size_t len)
 		check_ptxas("escaping block probes", out);
 		free(out);
 	}
+	/* A register that held the pointer before a join is only a risk if read after it. */
+	free(esc);
+	esc = probe_fragment_ctx_copy(0);
+	out = esc ? instrument(text, len, esc, &rep) : NULL;
+	if (tap_ok(out != NULL, "probe reading the context through its copy after a join injected")) {
+		tap_ok(count_str(out, "mov.b64 %r4, 0x") == 11 && !strstr(out, "[__gbpf_ctx+24]"),
+		       "kernel id folded after the join, no context stores (%u folds)",
+		       count_str(out, "mov.b64 %r4, 0x"));
+		check_ptxas("context copy probes", out);
+		free(out);
+	}
+	free(esc);
+	esc = probe_fragment_ctx_copy(1);
+	out = esc ? instrument(text, len, esc, &rep) : NULL;
+	if (tap_ok(out != NULL, "probe reading a maybe-context register after a join injected") &&
+	    !tap_ok(count_str(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
+		    "the register read after the join: block index stored at every site"))
+		tap_diag("%s", out);
+	free(out);
 	setenv("GBPF_PTX_NO_INLINE", "1", 1);
 	out = instrument(text, len, frag, &rep);
 	unsetenv("GBPF_PTX_NO_INLINE");

@@ -49,6 +49,23 @@ static int val_find(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
 	return -1;
 }
 
+static int taint_find(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
+{
+	for (unsigned i = 0; i < f->n_tainted; i++)
+		if (tok_same(f->tainted[i], t))
+			return (int)i;
+	return -1;
+}
+
+/* @t was written by a plain (unpredicated) write: it no longer holds the pointer. */
+static void taint_clear(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
+{
+	int i = taint_find(f, t);
+
+	if (i >= 0)
+		f->tainted[i] = f->tainted[--f->n_tainted];
+}
+
 /* @t no longer holds a followed value; @overwritten: by a plain write. */
 static void val_drop(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, bool overwritten)
 {
@@ -74,6 +91,7 @@ static void val_set(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, unsig
 		}
 		i = (int)f->n_vals++;
 	}
+	taint_clear(f, t);
 	f->vals[i].reg = t;
 	f->vals[i].kind = kind;
 	f->vals[i].off = off;
@@ -139,23 +157,181 @@ static unsigned count_writes(const struct gbpf_ptx_module *m, const struct gbpf_
 	return n;
 }
 
-/* A join before statement @at: keep the values that hold everywhere after the leading code. */
-static void join(struct gbpf_ptx_fold *f, uint32_t at)
+/*
+ * The leading code ends before statement @at (the first label or branch):
+ * a value whose every write lies in it is the same on every path after it.
+ */
+static void end_leading(struct gbpf_ptx_fold *f, uint32_t at)
+{
+	if (!f->leading)
+		return;
+	f->leading = false;
+	for (unsigned i = 0; i < f->n_vals; i++)
+		f->vals[i].permanent = count_writes(f->m, f->body, 0, f->body->n, f->vals[i].reg, 0) ==
+				       count_writes(f->m, f->body, 0, at, f->vals[i].reg, 0);
+}
+
+static bool is_branch(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s)
+{
+	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
+
+	return s->kind == GBPF_PTX_STMT_INSN && s->n_ops == 1 && s->ops[0].kind == GBPF_PTX_OP_SYM &&
+	       op->len >= 3 && !memcmp(op->s, "bra", 3) && (op->len == 3 || op->s[3] == '.');
+}
+
+/* Some branch in @b from statement @from on (nested blocks included) jumps to label @name. */
+static bool branches_to(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b, uint32_t from,
+			const struct gbpf_ptx_tok *name, int depth)
+{
+	if (depth > GBPF_PTX_MAX_DEPTH)
+		return true;
+	for (uint32_t i = from; i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE ? branches_to(m, &s->body, 0, name, depth + 1)
+						   : is_branch(m, s) && tok_same(&m->toks[s->ops[0].toks.first], name))
+			return true;
+	}
+	return false;
+}
+
+static uint32_t all_ctx_regs(const struct gbpf_ptx_fold *f)
+{
+	return f->n_ctx_regs >= 32 ? ~0u : (1u << f->n_ctx_regs) - 1;
+}
+
+/* A loop head: the last statement at or after @at that jumps to label @name, or UINT32_MAX. */
+static uint32_t loop_end(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *name, uint32_t at)
+{
+	uint32_t last = UINT32_MAX;
+
+	for (uint32_t i = at; i < f->body->n; i++)
+		if (branches_to(f->m, f->body, i, name, 0) &&
+		    (f->body->v[i]->kind == GBPF_PTX_STMT_SCOPE
+			     ? branches_to(f->m, &f->body->v[i]->body, 0, name, 1)
+			     : is_branch(f->m, f->body->v[i]) &&
+				       tok_same(&f->m->toks[f->body->v[i]->ops[0].toks.first], name)))
+			last = i;
+	return last;
+}
+
+/* ctx_regs that a statement of @b makes the pointer (a parameter load, a move from one of them). */
+static uint32_t ctx_writes(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_block *b, uint32_t from,
+			   uint32_t to, int depth)
+{
+	const struct gbpf_ptx_module *m = f->m;
+	uint32_t mask = 0;
+
+	if (depth > GBPF_PTX_MAX_DEPTH)
+		return all_ctx_regs(f);
+	for (uint32_t i = from; i <= to && i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+		const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
+		bool copy;
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE) {
+			mask |= ctx_writes(f, &s->body, 0, UINT32_MAX, depth + 1);
+			continue;
+		}
+		if (s->kind != GBPF_PTX_STMT_INSN || !op_is_reg(s, 0))
+			continue;
+		copy = gbpf_ptx_tok_eq(op, "ld.param.b64");
+		if (!copy && s->n_ops == 2 && op_is_reg(s, 1) &&
+		    (gbpf_ptx_tok_eq(op, "mov.b64") || gbpf_ptx_tok_eq(op, "mov.u64")))
+			for (unsigned k = 0; k < f->n_ctx_regs && !copy; k++)
+				copy = tok_same(f->ctx_regs[k], op_tok(m, s, 1));
+		if (!copy)
+			continue;
+		for (unsigned k = 0; k < f->n_ctx_regs; k++)
+			if (tok_same(f->ctx_regs[k], op_tok(m, s, 0)))
+				mask |= 1u << k;
+	}
+	return mask;
+}
+
+/* ctx_regs (bit i: ctx_regs[i]) that hold the pointer here, followed or tainted. */
+static uint32_t may_ctx_now(const struct gbpf_ptx_fold *f)
+{
+	uint32_t mask = 0;
+
+	for (unsigned i = 0; i < f->n_ctx_regs; i++) {
+		int v = val_find(f, f->ctx_regs[i]);
+
+		if ((v >= 0 && f->vals[v].kind == GBPF_PTX_VAL_CTX) || taint_find(f, f->ctx_regs[i]) >= 0)
+			mask |= 1u << i;
+	}
+	return mask;
+}
+
+/* A branch at f->at to @target: what may hold the pointer reaches the label. */
+static void branch_to(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *target)
+{
+	uint32_t mask = may_ctx_now(f);
+
+	for (unsigned i = 0; i < f->n_pending; i++)
+		if (tok_same(f->pending[i].label, target)) {
+			f->pending[i].may_ctx |= mask;
+			return;
+		}
+	if (!mask)
+		return;
+	if (f->n_pending == GBPF_PTX_FOLD_MAX_PENDING) {
+		f->pending_lost = true;
+		return;
+	}
+	f->pending[f->n_pending].label = target;
+	f->pending[f->n_pending++].may_ctx = mask;
+}
+
+/* The pending mask of label @name (removed), all registers for a loop head or a lost entry. */
+static uint32_t pending_take(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *name, uint32_t at)
+{
+	uint32_t mask = 0, end;
+
+	for (unsigned i = 0; i < f->n_pending; i++)
+		if (tok_same(f->pending[i].label, name)) {
+			mask = f->pending[i].may_ctx;
+			f->pending[i] = f->pending[--f->n_pending];
+			break;
+		}
+	if (f->pending_lost)
+		return all_ctx_regs(f);
+	/*
+	 * A loop head: its back edges bring what enters it (the rest of the mask)
+	 * unless the loop writes it, and whatever the loop makes the pointer.
+	 */
+	end = loop_end(f, name, at);
+	if (end != UINT32_MAX)
+		mask |= ctx_writes(f, f->body, at, end, 0);
+	return mask;
+}
+
+/*
+ * A join before statement @at, where @may_ctx may hold the context pointer
+ * (the fall-through's and the jumps'): keep the values that hold everywhere
+ * after the leading code; taint the others of @may_ctx (read before they
+ * are written again: escape).
+ */
+static void join(struct gbpf_ptx_fold *f, uint32_t at, uint32_t may_ctx)
 {
 	slots_clear(f);
-	if (f->leading) {
-		f->leading = false;
-		for (unsigned i = 0; i < f->n_vals; i++)
-			f->vals[i].permanent =
-				count_writes(f->m, f->body, 0, f->body->n, f->vals[i].reg, 0) ==
-				count_writes(f->m, f->body, 0, at, f->vals[i].reg, 0);
-	}
+	end_leading(f, at);
+	f->n_tainted = 0;
 	for (unsigned i = 0; i < f->n_vals;) {
 		if (f->vals[i].permanent) {
 			i++;
 			continue;
 		}
-		val_drop(f, f->vals[i].reg, false);
+		val_drop(f, f->vals[i].reg, true);
+	}
+	for (unsigned i = 0; i < f->n_ctx_regs; i++) {
+		int v = val_find(f, f->ctx_regs[i]);
+
+		if (!(may_ctx & (1u << i)) || (v >= 0 && f->vals[v].permanent))
+			continue;
+		if (v >= 0)
+			val_drop(f, f->ctx_regs[i], true);
+		f->tainted[f->n_tainted++] = f->ctx_regs[i]; /* n_ctx_regs bounds it */
 	}
 }
 
@@ -169,8 +345,37 @@ static bool range_uses(const struct gbpf_ptx_fold *f, struct gbpf_ptx_range r, u
 		v = val_find(f, &f->m->toks[j]);
 		if (v >= 0 && f->vals[v].kind == kind)
 			return true;
+		if (kind == GBPF_PTX_VAL_CTX && taint_find(f, &f->m->toks[j]) >= 0)
+			return true;
 	}
 	return false;
+}
+
+/*
+ * Reads of a register that may still hold the context pointer (tainted at a
+ * join) escape; the statement's plain writes clear the taint. Operand 0 is
+ * written when it is a register (or vector), read when it is an address.
+ */
+static void taint_stmt(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s)
+{
+	const struct gbpf_ptx_module *m = f->m;
+
+	if (!f->n_tainted)
+		return;
+	if (s->pred >= 0 && taint_find(f, &m->toks[s->pred]) >= 0)
+		f->escaped = true;
+	for (uint32_t o = 0; o < s->n_ops; o++) {
+		bool dest = o == 0 && (s->ops[0].kind == GBPF_PTX_OP_REG || s->ops[0].kind == GBPF_PTX_OP_VEC);
+
+		for (uint32_t j = s->ops[o].toks.first; j < s->ops[o].toks.first + s->ops[o].toks.n; j++) {
+			if (m->toks[j].kind != GBPF_PTX_TOK_REG || taint_find(f, &m->toks[j]) < 0)
+				continue;
+			if (!dest)
+				f->escaped = true;
+			else if (s->pred < 0)
+				taint_clear(f, &m->toks[j]);
+		}
+	}
 }
 
 static bool block_uses_ctx(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_block *b, int depth)
@@ -415,6 +620,69 @@ static bool unknown_store(const struct gbpf_ptx_module *m, const struct gbpf_ptx
 	return false;
 }
 
+static void ctx_reg_add(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, bool *grew)
+{
+	for (unsigned i = 0; i < f->n_ctx_regs; i++)
+		if (tok_same(f->ctx_regs[i], t))
+			return;
+	if (f->n_ctx_regs == GBPF_PTX_FOLD_MAX_VALS) {
+		f->escaped = true; /* too many copies to follow */
+		return;
+	}
+	f->ctx_regs[f->n_ctx_regs++] = t;
+	*grew = true;
+}
+
+/* One pass of ctx_regs_collect over @b; *grew when a register was added. */
+static void ctx_regs_pass(struct gbpf_ptx_fold *f, const struct gbpf_ptx_block *b, int depth, bool *grew)
+{
+	const struct gbpf_ptx_module *m = f->m;
+
+	if (depth > GBPF_PTX_MAX_DEPTH) {
+		f->escaped = true;
+		return;
+	}
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+		const struct gbpf_ptx_tok *op;
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE) {
+			ctx_regs_pass(f, &s->body, depth + 1, grew);
+			continue;
+		}
+		if (s->kind != GBPF_PTX_STMT_INSN || !op_is_reg(s, 0))
+			continue;
+		op = &m->toks[s->opcode];
+		if (gbpf_ptx_tok_eq(op, "ld.param.b64")) {
+			ctx_reg_add(f, op_tok(m, s, 0), grew);
+			continue;
+		}
+		if (s->n_ops != 2 || !op_is_reg(s, 1) ||
+		    (!gbpf_ptx_tok_eq(op, "mov.b64") && !gbpf_ptx_tok_eq(op, "mov.u64")))
+			continue;
+		for (unsigned k = 0; k < f->n_ctx_regs; k++)
+			if (tok_same(f->ctx_regs[k], op_tok(m, s, 1))) {
+				ctx_reg_add(f, op_tok(m, s, 0), grew);
+				break;
+			}
+	}
+}
+
+/*
+ * Every register some statement may make the context pointer, whatever the
+ * path: parameter loads and 64-bit moves from such registers, to a fixed
+ * point (the fold follows the pointer through nothing else without escaping).
+ */
+static void ctx_regs_collect(struct gbpf_ptx_fold *f, const struct gbpf_ptx_block *b, int depth)
+{
+	bool grew = true;
+
+	while (grew && !f->escaped) {
+		grew = false;
+		ctx_regs_pass(f, b, depth, &grew);
+	}
+}
+
 void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *m,
 			 const struct gbpf_ptx_block *body, const char *stack_name)
 {
@@ -428,6 +696,9 @@ void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *
 	f->dead_label = NULL;
 	f->folded = f->localized = f->forwarded = 0;
 	f->n_slots = 0;
+	f->n_ctx_regs = f->n_tainted = f->n_pending = 0;
+	f->pending_lost = false;
+	ctx_regs_collect(f, body, 0);
 }
 
 /* Operands naming label @name in @b (branches to it). */
@@ -458,8 +729,12 @@ static void fold_label(struct gbpf_ptx_fold *f, uint32_t i)
 	const struct gbpf_ptx_module *m = f->m;
 	const struct gbpf_ptx_tok *name = &m->toks[f->body->v[i]->toks.first];
 	const struct gbpf_ptx_stmt *prev = i ? f->body->v[i - 1] : NULL;
+	/* nothing falls in after an unconditional branch or a return */
+	bool falls = !(prev && prev->kind == GBPF_PTX_STMT_INSN && prev->pred < 0 &&
+		       (is_branch(m, prev) || gbpf_ptx_tok_eq(&m->toks[prev->opcode], "ret") ||
+			gbpf_ptx_tok_eq(&m->toks[prev->opcode], "exit")));
 
-	join(f, i);
+	join(f, i, (falls ? may_ctx_now(f) : 0) | pending_take(f, name, i));
 	/* Dead when nothing falls into it and the never-taken branch is its only way in. */
 	f->in_dead = f->dead_label && tok_same(f->dead_label, name) && prev &&
 		     prev->kind == GBPF_PTX_STMT_INSN && prev->pred < 0 &&
@@ -478,6 +753,12 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 	int64_t off, imm;
 	int v;
 
+	taint_stmt(f, s);
+	/* a branch (but the alignment check's never-taken one) ends the leading code */
+	if (is_branch(m, s) && !(f->dead_label && tok_same(op_tok(m, s, 0), f->dead_label))) {
+		end_leading(f, f->at);
+		branch_to(f, op_tok(m, s, 0));
+	}
 	/* The probe's argument: the context pointer. */
 	if (gbpf_ptx_tok_eq(op, "ld.param.b64") && op_is_reg(s, 0) && !pred && s->n_ops == 2) {
 		val_set(f, op_tok(m, s, 0), GBPF_PTX_VAL_CTX, 0);
@@ -602,7 +883,7 @@ enum gbpf_ptx_fold_action gbpf_ptx_fold_stmt(struct gbpf_ptx_fold *f, uint32_t i
 		break;
 	case GBPF_PTX_STMT_SCOPE:
 		/* Copied as it is (and a join after it): a mention of the pointer inside reads it. */
-		join(f, i);
+		join(f, i, may_ctx_now(f));
 		if (block_uses_ctx(f, &s->body, 0))
 			f->escaped = true;
 		break;
@@ -621,5 +902,5 @@ enum gbpf_ptx_fold_action gbpf_ptx_fold_stmt(struct gbpf_ptx_fold *f, uint32_t i
 
 void gbpf_ptx_fold_end(struct gbpf_ptx_fold *f)
 {
-	join(f, f->body->n);
+	join(f, f->body->n, may_ctx_now(f));
 }

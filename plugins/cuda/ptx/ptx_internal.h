@@ -39,7 +39,8 @@ void gbpf_ptx_func_free(struct gbpf_ptx_func *f);
  * constants (gpu/block: block_index, block_count, kernel_id; memory sites:
  * kind, space, size, site) or registers (mem_addr, mem_value); fold.c.
  */
-#define GBPF_PTX_FOLD_MAX_VALS 32
+#define GBPF_PTX_FOLD_MAX_VALS 32 /* also the bits of a pending label's may_ctx */
+#define GBPF_PTX_FOLD_MAX_PENDING 64
 #define GBPF_PTX_FOLD_STACK_SIZE 512 /* the probe's eBPF stack (.local) */
 #define GBPF_PTX_FOLD_MAX_SLOTS 16  /* stack slots forwarded: snapshot registers %__gbpf_fw<N> */
 
@@ -63,7 +64,7 @@ struct gbpf_ptx_fold {
 	const struct gbpf_ptx_block *body; /* the probe function's body */
 	const char *stack_name;
 	uint32_t at;
-	bool leading;      /* still in the body's leading straight-line code */
+	bool leading;      /* still in the body's leading code: no label or branch yet */
 	bool in_dead;      /* code after a never-taken alignment branch */
 	const struct gbpf_ptx_tok *dead_label;
 	struct {
@@ -73,6 +74,24 @@ struct gbpf_ptx_fold {
 		bool permanent; /* every write in the leading code: holds after joins */
 	} vals[GBPF_PTX_FOLD_MAX_VALS];
 	unsigned n_vals;
+	/* Registers some statement of the body makes the context pointer (a
+	 * parameter load, a 64-bit move from one of them): where paths join,
+	 * any of them may hold it (gbpf_ptx_fold_begin). */
+	const struct gbpf_ptx_tok *ctx_regs[GBPF_PTX_FOLD_MAX_VALS];
+	unsigned n_ctx_regs;
+	/* Those that may hold the pointer here without being followed (since
+	 * the last join): a read of one escapes, a plain write clears it. */
+	const struct gbpf_ptx_tok *tainted[GBPF_PTX_FOLD_MAX_VALS];
+	unsigned n_tainted;
+	/* Forward branches' ctx_regs that may hold the pointer (bit i:
+	 * ctx_regs[i]), per target label not reached yet; a label that does
+	 * not fit here counts every register (as a loop head does). */
+	struct {
+		const struct gbpf_ptx_tok *label;
+		uint32_t may_ctx;
+	} pending[GBPF_PTX_FOLD_MAX_PENDING];
+	unsigned n_pending;
+	bool pending_lost;
 	struct {
 		int64_t off;
 		unsigned size;
