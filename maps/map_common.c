@@ -95,6 +95,7 @@ static int layout_array(struct gbpf_map_hdr *h, char *why, size_t why_size)
 
 static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 {
+	struct gbpf_hash_geometry g;
 	uint64_t bucket, n;
 
 	if (h->key_size == 0 || h->key_size > GBPF_MAP_MAX_KEY_SIZE)
@@ -110,28 +111,23 @@ static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 		h->nr_slots = 1;
 	h->value_stride = (uint32_t)GBPF_MAP_ROUND8(h->value_size);
 	h->key_stride = (uint32_t)GBPF_MAP_ROUND8(h->key_size);
-	/* Twice the entries keeps probe runs short and guarantees a free bucket. */
-	h->nr_buckets = 2;
-	while (h->nr_buckets < 2ull * h->max_entries)
-		h->nr_buckets <<= 1;
-	/* the value in the bucket; PERCPU_HASH's are planes after the buckets (map_layout.h) */
-	bucket = h->type == GBPF_MAP_TYPE_PERCPU_HASH ? 0 : h->value_stride;
-	/* 16-byte aligned buckets: a bucket's state, lock and hash words then
-	 * share one 32-byte sector, which the CUDA lookup reads with one load
-	 * through L1 (plugins/cuda/ptx_maps.c, emit_hash_weak_probe). */
-	bucket = (bucket + GBPF_HASH_BUCKET_HDR + h->key_stride + 15) & ~(uint64_t)15;
-	if (bucket > UINT32_MAX || !size_mul(bucket, h->nr_buckets, &n))
-		return fail(why, why_size, "%u buckets of %llu bytes is too large", h->nr_buckets,
-			    (unsigned long long)bucket);
+	/* Twice the entries keeps probe runs short and guarantees a free bucket;
+	 * PERCPU_HASH's values are planes after the buckets (map_layout.h). */
+	gbpf_hash_geometry_of(h->type, h->key_size, h->value_size, h->max_entries, &g);
+	bucket = g.bucket_size;
+	if (bucket > UINT32_MAX || !size_mul(bucket, g.nr_buckets, &n))
+		return fail(why, why_size, "%llu buckets of %llu bytes is too large",
+			    (unsigned long long)g.nr_buckets, (unsigned long long)bucket);
+	h->nr_buckets = (uint32_t)g.nr_buckets;
 	h->bucket_size = (uint32_t)bucket;
-	h->data_off = GBPF_MAP_HDR_SIZE;
+	h->data_off = g.data_off;
 	h->data_size = n;
 	h->total_size = h->data_off + n;
 	if (h->type == GBPF_MAP_TYPE_PERCPU_HASH) {
 		uint64_t planes;
 
 		/* one plane of nr_buckets values per slot, 128-byte aligned */
-		h->aux_off = (h->total_size + 127) & ~(uint64_t)127;
+		h->aux_off = g.aux_off;
 		if (!size_mul((uint64_t)h->nr_buckets * h->value_stride, h->nr_slots, &planes))
 			return fail(why, why_size, "%u slots x %u buckets x %u bytes is too large", h->nr_slots,
 				    h->nr_buckets, h->value_stride);

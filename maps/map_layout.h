@@ -153,6 +153,36 @@ _Static_assert(offsetof(struct gbpf_hash_bucket, lock) == 4, "bucket.lock");
 _Static_assert(offsetof(struct gbpf_hash_bucket, hash) == 8, "bucket.hash");
 _Static_assert(offsetof(struct gbpf_hash_bucket, last_use) == 16, "bucket.last_use");
 
+/**
+ * A hash map's geometry, which depends on its type and sizes only (not on
+ * nr_slots): the layout (maps/map_common.c) and the CUDA code generator,
+ * which builds these numbers into its inline lookups as constants instead
+ * of loading them from the header at every lookup, both take it from here.
+ */
+struct gbpf_hash_geometry {
+	uint64_t nr_buckets;  /**< a power of two >= 2 * max_entries (and >= 2) */
+	uint64_t bucket_size; /**< header, key and (not PERCPU_HASH) value, a multiple of 16 */
+	uint64_t data_off;    /**< bucket 0 */
+	uint64_t aux_off;     /**< PERCPU_HASH: the value planes (128-byte aligned); else 0 */
+};
+
+static inline void gbpf_hash_geometry_of(uint32_t type, uint32_t key_size, uint32_t value_size,
+					 uint32_t max_entries, struct gbpf_hash_geometry *g)
+{
+	uint64_t value_in_bucket = type == 5u /* PERCPU_HASH */ ? 0 : GBPF_MAP_ROUND8(value_size);
+
+	g->nr_buckets = 2;
+	while (g->nr_buckets < 2ull * max_entries)
+		g->nr_buckets <<= 1;
+	/* 16-byte aligned buckets: a bucket's state, lock and hash words then share one
+	 * 32-byte sector, which the CUDA lookup reads with one load through L1
+	 * (plugins/cuda/ptx_maps.c, emit_hash_weak_probe). */
+	g->bucket_size = (value_in_bucket + GBPF_HASH_BUCKET_HDR + GBPF_MAP_ROUND8(key_size) + 15) &
+			 ~(uint64_t)15;
+	g->data_off = GBPF_MAP_HDR_SIZE;
+	g->aux_off = type == 5u ? (g->data_off + g->nr_buckets * g->bucket_size + 127) & ~(uint64_t)127 : 0;
+}
+
 /** Offset in the block of bucket @p b's value for slot @p slot (the slot matters for PERCPU_HASH only). */
 static inline uint64_t gbpf_hash_value_off(const struct gbpf_map_hdr *h, uint64_t b, uint64_t slot)
 {

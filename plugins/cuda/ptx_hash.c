@@ -190,6 +190,9 @@ static const char m_hash_lookup_kh_ptx[] =
 /*
  * LRU eviction (MAPS.md): victim = least last_use among 64 buckets from home (whole table if none);
  * its home lock is only tried, never waited for; up to 8 candidates skipped. 0, -ENOENT or -EBUSY.
+ * The victim's place in the entry count is not given back: it is the caller's reservation
+ * (maps/map_hash.c lru_evict says why: given back, another writer's failed reservation, counted
+ * for a moment, could make the caller give up, and the map would end a kernel short of full).
  */
 static const char m_lru_evict_ptx[] =
 	".func (.param .b64 r) __gbpf_m_lru_evict(.param .b64 m, .param .b64 h)\n{\n"
@@ -217,7 +220,7 @@ static const char m_lru_evict_ptx[] =
 	"atom.cas.acquire.gpu.b32 %b14, [%a10+4], 0, 1;\nsetp.ne.u32 %q4, %b14, 0;\n"
 	"@%q4 bra $Lskip;\n$Lown:\nor.b32 %b15, %b6, 3;\n"
 	"atom.cas.acq_rel.gpu.b32 %b16, [%a6], %b6, %b15;\nsetp.eq.u32 %q5, %b16, %b6;\n"
-	"@%q5 red.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\n@!%q3 st.release.gpu.u32 [%a10+4], 0;\n"
+	"@!%q3 st.release.gpu.u32 [%a10+4], 0;\n"
 	"@%q5 bra $Lok;\n$Lskip:\nmul.wide.u32 %a7, %b4, 4;\nadd.u64 %a7, %a7, %a3;\n"
 	"st.local.u32 [%a7], %b8;\nadd.u32 %b4, %b4, 1;\nbra.uni $Latt;\n$Lok:\n"
 	"st.param.b64 [r], 0;\nret;\n$Lnoent:\nst.param.b64 [r], -2;\nret;\n$Lbusy:\n"
@@ -271,7 +274,9 @@ static const char m_hash_update_ptx[] =
 	"cvt.u32.u64 %b3, %a4;\nand.b32 %b3, %b3, %b2;\ncvt.u64.u32 %a13, %b3;\n"
 	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n"
 	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a13;\n"
-	"call (z), __gbpf_m_lru_evict, (x, y);\n}\nbra.uni $Lres;\n"
+	"call (z), __gbpf_m_lru_evict, (x, y);\nld.param.b64 %a12, [z];\n}\n"
+	/* an eviction is the reservation (its count passes to this insert) */
+	"setp.eq.u64 %q0, %a12, 0;\n@%q0 ld.local.u64 %a0, [fr];\n@%q0 bra $Lclaim;\nbra.uni $Lres;\n"
 	"$Lbig:\nred.add.u64 [%a0+96], 1;\nmov.u64 %a7, -7;\nbra.uni $Lunlock;\n"
 	/* claim: from the probe run's first free bucket, else from home */
 	"$Lclaim:\nld.local.u64 %a4, [fr+32];\nld.local.u32 %b8, [fr+48];\n"

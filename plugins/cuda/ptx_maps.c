@@ -651,7 +651,9 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 	uint32_t kstride = (d->key_size + 7u) & ~7u, vstride = (d->value_size + 7u) & ~7u;
 	unsigned id = cg->uniq++, words = d->key_size / 4;
 	size_t pi = cg->prog_idx;
+	struct gbpf_hash_geometry geo;
 
+	gbpf_hash_geometry_of(d->type, d->key_size, d->value_size, d->max_entries, &geo);
 	_Static_assert(GBPF_BUCKET_EMPTY == 0 && GBPF_BUCKET_READY == 2, "bucket states the PTX tests");
 	if (d->key_size == 4) {
 		emit_key_u32(cg, ks);
@@ -681,9 +683,14 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 		emit_key_group(cg, words, id);
 		ptx_buf_printf(b, "setp.ne.u32 %%p2, %%w2, %%w3;\n@%%p2 bra $Lhg%u_%zu;\n", id, pi);
 	}
-	/* bucket i of the run = data_off + ((h + i) & (nr_buckets - 1)) * bucket_size (map_layout.h) */
-	ptx_buf_printf(b, "ld.u32 %%w4, [%%r1+40];\nadd.u32 %%w4, %%w4, -1;\nld.u32 %%w5, [%%r1+44];\n"
-			  "ld.u64 %%t11, [%%r1+56];\nadd.u64 %%t11, %%t11, %%r1;\ncvt.u32.u64 %%w15, %%t10;\n");
+	/*
+	 * bucket i of the run = data_off + ((h + i) & (nr_buckets - 1)) * bucket_size, the geometry
+	 * known from the map's description (map_layout.h): no header loads before the bucket's
+	 */
+	ptx_buf_printf(b, "mov.u32 %%w4, %llu;\nmov.u32 %%w5, %llu;\nadd.u64 %%t11, %%r1, %llu;\n"
+			  "cvt.u32.u64 %%w15, %%t10;\n",
+		       (unsigned long long)(geo.nr_buckets - 1), (unsigned long long)geo.bucket_size,
+		       (unsigned long long)geo.data_off);
 	emit_hash_weak_probe(cg, d, id);
 	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\n", id, pi);
 	ptx_buf_puts(b, bucket_at_ptx);
@@ -699,8 +706,8 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 		emit_sm_slot(cg, 14, 15, id);
 		ptx_buf_printf(b, "add.u32 %%w15, %%w4, 1;\n"
 				  "mul.wide.u32 %%t11, %%w14, %%w15;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
-				  "mul.lo.u64 %%t11, %%t11, %u;\nld.u64 %%t12, [%%r1+72];\nadd.u64 %%r0, %%r1, %%t12;\n"
-				  "add.u64 %%r0, %%r0, %%t11;\n", vstride);
+				  "mul.lo.u64 %%t11, %%t11, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
+				  "add.u64 %%r0, %%r0, %%t11;\n", vstride, (unsigned long long)geo.aux_off);
 	}
 	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
 			  "@%%p6 bra $Lhp%u_%zu;\n",

@@ -8,8 +8,9 @@
  * independent thread scheduling), insertion by CAS on the bucket state,
  * exact E2BIG through the entry counter.
  *
- * LRU_HASH: a full map evicts (spv_lru.c) and retries the reservation, 8
- * times, as maps/map_hash.c does; lookups refresh last_use.
+ * LRU_HASH: a full map evicts (spv_lru.c), the eviction being the
+ * reservation, else retries the reservation, 8 times, as maps/map_hash.c
+ * does; lookups refresh last_use.
  */
 #include <errno.h>
 
@@ -484,9 +485,12 @@ static void emit_locked(struct spv_gen *g)
 			levict, le2big);
 		spv_label(m, levict);
 		vst(&f, att, spv_addk(m, av, 1));
-		spv_rt_call(g, SPV_RT_LRU_EVICT, f.p[0], bin(&f, SpvOpBitwiseAnd, hash, h.mask), k64(&f, 0),
-			    k64(&f, 0));
-		spv_br(m, lres);
+		/* an eviction is the reservation (its count passes to this insert) */
+		spv_brc(m, cmp(&f, SpvOpIEqual,
+			       spv_rt_call(g, SPV_RT_LRU_EVICT, f.p[0], bin(&f, SpvOpBitwiseAnd, hash, h.mask),
+					   k64(&f, 0), k64(&f, 0)),
+			       k64(&f, 0)),
+			lclaim, lres);
 		spv_label(m, le2big);
 	}
 	spv_atomic(m, SpvOpAtomicIAdd, 64, spv_addk(m, f.p[0], 96), k64(&f, 1));

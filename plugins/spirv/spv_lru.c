@@ -5,9 +5,12 @@
  * among GBPF_LRU_WINDOW buckets from the new key's home (the whole table
  * when that window holds no READY entry) pick the READY bucket with the
  * smallest last_use, TRY its home lock once (never wait: two evicting
- * writers cannot deadlock; the writer's own home is already held), CAS its
- * state READY -> TOMBSTONE keeping the generation, and give its entry back
- * to the counter. A failed try or CAS skips that candidate, 8 at most.
+ * writers cannot deadlock; the writer's own home is already held) and CAS
+ * its state READY -> TOMBSTONE keeping the generation. Its place in the
+ * entry count is not given back: it is the caller's reservation (given
+ * back, another writer's failed reservation, counted for a moment, could
+ * make the caller give up and leave the map short of full; map_hash.c).
+ * A failed try or CAS skips that candidate, 8 at most.
  *
  * ulong __gbpf_lru_evict(map, home, 0, 0) -> 0 when one entry was
  * evicted, -ENOENT (no READY entry), -EBUSY (8 candidates skipped).
@@ -203,16 +206,8 @@ static void emit_evict(struct spv_gen *g)
 		skip_add(&l, b);
 		spv_br(m, louter);
 		spv_label(m, lcas);
+		/* the victim's place in the count passes to the caller's insert (not given back) */
 		done = spv_eq(m, cas32(m, bk, w, tomb), w);
-		{
-			uint32_t lsub = spv_id(m), lafter = spv_id(m);
-
-			spv_brc(m, done, lsub, lafter);
-			spv_label(m, lsub);
-			spv_atomic(m, SpvOpAtomicISub, 64, spv_addk(m, p[0], 88), k64(m, 1));
-			spv_br(m, lafter);
-			spv_label(m, lafter);
-		}
 		spv_brc(m, own, ldone, lunl);
 		spv_label(m, lunl);
 		spv_atomic_store(m, 32, vlock, spv_c32(m, 0));

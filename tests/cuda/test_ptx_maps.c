@@ -19,6 +19,8 @@
 
 #include "cuda_test_util.h"
 #include "map_progs.h"
+#include "maps/map.h"
+#include "maps/map_layout.h"
 #include "plugins/cuda/ptx_codegen.h"
 #include "tests/tap.h"
 
@@ -117,9 +119,10 @@ static void test_inline_lookups(void)
 	/* no program deletes: the home bucket read inline (through L1 first, then ordered), the value
 	 * past the 4-byte key (24 + 8); per-CPU: the SM's plane, (slot * nr_buckets + bucket) * 8 past aux_off */
 	static const char *const hash_fast[] = {"ld.v2.u64 {%t1, %t2}, [%t12];", "ld.acquire.gpu.u32 %w14, [%t12];",
-						"add.u64 %r0, %t12, 32;", "mul.lo.u64 %t11, %t11, 8;",
-						"ld.u64 %t12, [%r1+72];", NULL};
+						"add.u64 %r0, %t12, 32;", "mul.lo.u64 %t11, %t11, 8;", NULL};
 	static const char *const no_fast[] = {"ld.acquire.gpu.u32 %w14, [%t12];", NULL};
+	/* the inline lookup reads no header field (nr_buckets, bucket_size, data_off, aux_off) */
+	static const char *const no_hdr[] = {"[%r1+40]", "[%r1+44]", "[%r1+56]", "[%r1+72]", NULL};
 	/* lookup of key 7, then delete of the same key: buckets may change under a reader */
 	const struct gbpf_insn del[] = {
 		I(0xb7, 1, 0, 0, 7), I(0x63, 10, 1, -4, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4),
@@ -163,7 +166,42 @@ static void test_inline_lookups(void)
 	md.type = GBPF_MAP_TYPE_PERCPU_HASH;
 	md.max_entries = 1024;
 	check_text("per-CPU hash count (key hashed inline)", prog, n, &md, hash, NULL);
-	check_text("per-CPU hash count (home bucket read inline)", prog, n, &md, hash_fast, NULL);
+	check_text("per-CPU hash count (home bucket read inline)", prog, n, &md, hash_fast, no_hdr);
+	{
+		/* the geometry built into the lookup is the one the map's memory has (132 SMs) */
+		size_t size = gbpf_map_mem_size(&md, 132);
+		struct gbpf_map_hdr *h = size ? calloc(1, size) : NULL;
+		char nb[48], bs[48], data[48], aux[48];
+		const char *geo[] = {nb, bs, data, aux, NULL};
+
+		if (!tap_ok(h && gbpf_map_mem_init(h, size, &md, 132) == 0, "per-CPU hash memory laid out"))
+			goto geo_done;
+		snprintf(nb, sizeof(nb), "mov.u32 %%w4, %u;", h->nr_buckets - 1);
+		snprintf(bs, sizeof(bs), "mov.u32 %%w5, %u;", h->bucket_size);
+		snprintf(data, sizeof(data), "add.u64 %%t11, %%r1, %llu;", (unsigned long long)h->data_off);
+		snprintf(aux, sizeof(aux), "add.u64 %%r0, %%r1, %llu;", (unsigned long long)h->aux_off);
+		check_text("per-CPU hash lookup: buckets, bucket size, data and planes as the map's header", prog,
+			   n, &md, geo, no_hdr);
+		md.type = GBPF_MAP_TYPE_HASH;
+		md.value_size = 24;
+		md.max_entries = 3000;
+		free(h);
+		size = gbpf_map_mem_size(&md, 1);
+		h = size ? calloc(1, size) : NULL;
+		if (!tap_ok(h && gbpf_map_mem_init(h, size, &md, 1) == 0, "hash memory laid out"))
+			goto geo_done;
+		snprintf(nb, sizeof(nb), "mov.u32 %%w4, %u;", h->nr_buckets - 1);
+		snprintf(bs, sizeof(bs), "mov.u32 %%w5, %u;", h->bucket_size);
+		snprintf(data, sizeof(data), "add.u64 %%t11, %%r1, %llu;", (unsigned long long)h->data_off);
+		geo[3] = NULL;
+		check_text("hash lookup (values in the buckets): geometry as the map's header", prog, n, &md,
+			   geo, no_hdr);
+geo_done:
+		free(h);
+		md.type = GBPF_MAP_TYPE_PERCPU_HASH;
+		md.value_size = 8;
+		md.max_entries = 1024;
+	}
 	md.type = GBPF_MAP_TYPE_LRU_HASH;
 	check_text("LRU hash count (evictions change buckets: full lookup)", prog, n, &md, hash, no_fast);
 	md.type = GBPF_MAP_TYPE_HASH;

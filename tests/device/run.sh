@@ -49,7 +49,7 @@ T=("-DGBPF_PTXAS=\"$PTXAS\"" "-DGBPF_CUDA_PLUGIN_PATH=\"$PLUGIN\"")
 $CC $CF "${T[@]}" -o "$B/test_ptx_codegen" tests/cuda/test_ptx_codegen.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/test_ptx_conformance" tests/cuda/test_ptx_conformance.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/test_cuda_run" tests/cuda/test_cuda_run.c tests/cuda/cuda_test_util.c $MAPS -ldl -lpthread 2>&1 | tee -a "$LOG"
-$CC $CF "${T[@]}" -o "$B/test_ptx_maps" tests/cuda/test_ptx_maps.c tests/cuda/map_progs.c tests/cuda/cuda_test_util.c $CODEGEN 2>&1 | tee -a "$LOG"
+$CC $CF "${T[@]}" -o "$B/test_ptx_maps" tests/cuda/test_ptx_maps.c tests/cuda/map_progs.c tests/cuda/cuda_test_util.c $CODEGEN $MAPS 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/test_cuda_maps" tests/cuda/test_cuda_maps.c tests/cuda/map_progs.c $MAPS -ldl -lpthread 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/bench_ptx_codegen" bench/cuda/bench_ptx_codegen.c $CODEGEN 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/bench_cuda_vecadd" bench/cuda/bench_cuda_vecadd.c plugins/cuda/cuda_driver.c -ldl 2>&1 | tee -a "$LOG"

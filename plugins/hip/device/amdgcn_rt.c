@@ -235,11 +235,10 @@ RT int lru_evict(const struct gbpf_map_hdr *h, u64 map, u64 home_idx)
 
 			if (vh != own && !locked)
 				continue;
+			/* its place in the count is not given back: it is the caller's reservation */
 			if (__atomic_compare_exchange_n(&bk->state, &best_w, tomb, 0, __ATOMIC_ACQ_REL,
-							__ATOMIC_RELAXED)) {
-				__atomic_fetch_sub(&((struct gbpf_map_hdr *)map)->count, 1, __ATOMIC_ACQ_REL);
+							__ATOMIC_RELAXED))
 				ok = 1;
-			}
 			if (locked)
 				unlock(vh);
 			if (ok)
@@ -290,11 +289,14 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 	}
 	if (flags == RT_EXIST)
 		return -RT_ENOENT;
+	/* reserve a count; LRU: an eviction is the reservation (maps/map_hash.c reserve_entry) */
 	for (tries = 0;; tries++) {
 		if (__atomic_fetch_add(&mh->count, 1, __ATOMIC_ACQ_REL) < h->max_entries)
 			break;
 		__atomic_fetch_sub(&mh->count, 1, __ATOMIC_ACQ_REL);
-		if (h->type != 9 || tries >= 8 || !lru_evict(h, map, home)) {
+		if (h->type == 9 && tries < 8 && lru_evict(h, map, home))
+			break;
+		if (h->type != 9 || tries >= 8) {
 			__atomic_fetch_add(&mh->drops, 1, __ATOMIC_RELAXED);
 			return -RT_E2BIG;
 		}
