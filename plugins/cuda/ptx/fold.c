@@ -203,16 +203,14 @@ static uint32_t all_ctx_regs(const struct gbpf_ptx_fold *f)
 /* A loop head: the last statement at or after @at that jumps to label @name, or UINT32_MAX. */
 static uint32_t loop_end(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *name, uint32_t at)
 {
-	uint32_t last = UINT32_MAX;
+	for (uint32_t i = f->body->n; i-- > at;) {
+		const struct gbpf_ptx_stmt *s = f->body->v[i];
 
-	for (uint32_t i = at; i < f->body->n; i++)
-		if (branches_to(f->m, f->body, i, name, 0) &&
-		    (f->body->v[i]->kind == GBPF_PTX_STMT_SCOPE
-			     ? branches_to(f->m, &f->body->v[i]->body, 0, name, 1)
-			     : is_branch(f->m, f->body->v[i]) &&
-				       tok_same(&f->m->toks[f->body->v[i]->ops[0].toks.first], name)))
-			last = i;
-	return last;
+		if (s->kind == GBPF_PTX_STMT_SCOPE ? branches_to(f->m, &s->body, 0, name, 1)
+						   : is_branch(f->m, s) && tok_same(op_tok(f->m, s, 0), name))
+			return i;
+	}
+	return UINT32_MAX;
 }
 
 /* ctx_regs that a statement of @b makes the pointer (a parameter load, a move from one of them). */
