@@ -9,17 +9,60 @@
  * compares results (tests/reliability/device_difftest.sh); here, without a
  * GPU, every form must at least be generated and assemble, so that a shape
  * the hand-written tests miss (a join, a key built across blocks) cannot
- * produce PTX that ptxas rejects.
+ * produce PTX that ptxas rejects. The gpu/mem fragment is also injected at
+ * every memory access of a small kernel with a loop (the injector inlines
+ * it and folds its context reads across the program's joins) and the
+ * instrumented kernel must assemble too.
  *   test_ptx_random [FIRST_SEED [COUNT]]   (default 1 and 60)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <gbpf/cuda_inject.h>
+
 #include "cuda_test_util.h"
 #include "difftest_gen.h"
+#include "plugins/cuda/ptx/ptx.h"
 #include "ptx_codegen.h"
 #include "tap.h"
+
+/* Loads and stores in a loop: memory sites inside a loop and after it (the probe is inlined at each). */
+static const char app_ptx[] =
+	".version 7.8\n.target sm_90\n.address_size 64\n"
+	".visible .entry app(.param .u64 a, .param .u64 b, .param .u32 n)\n{\n"
+	".reg .pred %p<3>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<4>;\n"
+	"ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [b];\nld.param.u32 %r1, [n];\n"
+	"mov.u32 %r2, %tid.x;\nmov.u32 %r3, 0;\ncvta.to.global.u64 %rd3, %rd1;\ncvta.to.global.u64 %rd4, %rd2;\n"
+	"$L_loop:\nsetp.ge.u32 %p1, %r3, %r1;\n@%p1 bra $L_done;\nmul.wide.u32 %rd5, %r2, 4;\n"
+	"add.s64 %rd6, %rd3, %rd5;\nadd.s64 %rd7, %rd4, %rd5;\nld.global.f32 %f1, [%rd6];\n"
+	"ld.global.f32 %f2, [%rd7];\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd6], %f3;\n"
+	"add.u32 %r3, %r3, 1;\nbra.uni $L_loop;\n$L_done:\nst.global.u32 [%rd4], %r3;\nret;\n}\n";
+
+static unsigned n_inlined; /* injections where the probe was inlined (and folded), not called */
+
+/* Inject fragment @mod (a complete module) at app_ptx's memory accesses and assemble the result. */
+static int injected(const char *mod, uint64_t seed, char *log, size_t log_size)
+{
+	struct gbpf_ptx_module *m = gbpf_ptx_parse(app_ptx, strlen(app_ptx), "app.ptx", log, log_size);
+	struct gbpf_ptx_module *f = m ? gbpf_ptx_parse(mod, strlen(mod), "random.ptx", log, log_size) : NULL;
+	struct gbpf_ptx_inject_req req = {.plan = {.sites = GBPF_PTX_SITE_MEM, .mem_probe = 0}};
+	char *out = NULL;
+	int ok = 0;
+
+	if (f && gbpf_ptx_inject(m, f, &req, log, log_size) == 1 && (out = gbpf_ptx_print(m, NULL))) {
+		ok = ptxas_check(out, "sm_90", log, log_size) == 0;
+		n_inlined += strstr(out, "__gbpf_inl_end") != NULL;
+	}
+	else if (!log[0])
+		snprintf(log, log_size, "not injected");
+	if (!ok)
+		tap_ok(0, "seed %llu, gpu/mem fragment injected: %s", (unsigned long long)seed, log);
+	free(out);
+	gbpf_ptx_module_free(f);
+	gbpf_ptx_module_free(m);
+	return ok;
+}
 
 /* Emit @p p in one form and assemble it; 1 when both worked (a failure is one TAP line). */
 static int one_form(const struct gbpf_prog_desc *p, int kernel, uint64_t seed, const char *form)
@@ -46,6 +89,8 @@ static int one_form(const struct gbpf_prog_desc *p, int kernel, uint64_t seed, c
 	ok = mod && ptxas_check(mod, "sm_90", log, sizeof(log)) == 0;
 	if (!ok)
 		tap_ok(0, "seed %llu, %s: ptxas accepts: %s", (unsigned long long)seed, form, log);
+	else if (p->attach.kind == GBPF_ATTACH_GPU_MEM)
+		ok = injected(mod, seed, log, sizeof(log));
 	free(mod);
 	free(ptx);
 	return ok;
@@ -61,7 +106,7 @@ int main(int argc, char **argv)
 		uint32_t kind;
 		int kernel;
 	} forms[] = {{"run kernel", GBPF_ATTACH_NONE, 1},
-		     {"gpu/mem fragment", GBPF_ATTACH_GPU_MEM, 0},
+		     {"gpu/mem fragment (and injected)", GBPF_ATTACH_GPU_MEM, 0},
 		     {"gpu/exit fragment", GBPF_ATTACH_GPU_EXIT, 0}};
 	unsigned good[3] = {0};
 
@@ -80,6 +125,8 @@ int main(int argc, char **argv)
 			good[f] += (unsigned)one_form(&d, forms[f].kernel, s, forms[f].name);
 		}
 	}
+	tap_ok(n_inlined > 0, "the injected probe was inlined at the sites for %u of %llu programs", n_inlined,
+	       (unsigned long long)count);
 	for (unsigned f = 0; f < 3; f++)
 		tap_ok(good[f] == count, "%s: %u of %llu random programs (seeds %llu..%llu) generated and assembled",
 		       forms[f].name, good[f], (unsigned long long)count, (unsigned long long)first,
