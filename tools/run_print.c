@@ -270,8 +270,12 @@ static bool print_keyed(struct gbpf_map_instance *m, const struct gbpf_map_desc 
 
 	if (!key || !next || !rows)
 		goto out;
-	/* every key: a table that shows only some would misreport the map */
-	while (gbpf_map__get_next_key(m, have ? key : NULL, next) == 0) {
+	/*
+	 * Every key: a table that shows only some would misreport the map. At most
+	 * max_entries of them: a key deleted while the kernel runs makes the walk
+	 * start again from the first (as Linux), which must not go on for ever.
+	 */
+	while (n < d->max_entries && gbpf_map__get_next_key(m, have ? key : NULL, next) == 0) {
 		if (n == cap) {
 			struct row *more = realloc(rows, 2 * cap * sizeof(*rows));
 
