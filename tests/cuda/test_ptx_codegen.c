@@ -123,6 +123,43 @@ static void test_ktime(void)
 	free(ptx);
 }
 
+/*
+ * The context pointer as a register fact: kept by moves and met at joins, a
+ * context load after a join goes through the entry's copy %rctx (which the
+ * injector's fold resolves to the site's values); a register that is not
+ * the pointer's start on every way in is loaded through as it is.
+ */
+static void ctx_fact_case(const char *what, const struct gbpf_insn *insns, size_t n, const char *must,
+			  const char *must_not)
+{
+	struct gbpf_prog_desc p = mkprog(insns, n, NULL, 0);
+	char err[512], *ptx = NULL;
+	int rc;
+
+	p.attach.kind = GBPF_ATTACH_GPU_MEM;
+	rc = emit(&p, 0, &ptx, err, sizeof(err));
+	tap_ok(rc == 0 && ptx && strstr(ptx, must) && !strstr(ptx, must_not), "%s: has '%s', no '%s' (%s)", what,
+	       must, must_not, rc ? err : "ok");
+	if (ptx)
+		assemble(what, ptx, 1);
+	free(ptx);
+}
+
+static void test_ctx_fact(void)
+{
+	/* r6 = ctx; r2 = ctx->[24]; if (r2 == 0) goto 4; r7 = 1; 4: r0 = *(u64 *)(r6 + 32) */
+	const struct gbpf_insn kept[] = {INSN(0xbf, 6, 1, 0, 0), INSN(0x79, 2, 1, 24, 0), INSN(0x15, 2, 0, 1, 0),
+					 INSN(0xb7, 7, 0, 0, 1), INSN(0x79, 0, 6, 32, 0), INSN(0x95, 0, 0, 0, 0)};
+	/* the same with r6 += 8 on one way: not the pointer's start at the join */
+	const struct gbpf_insn moved[] = {INSN(0xbf, 6, 1, 0, 0), INSN(0x79, 2, 1, 24, 0), INSN(0x15, 2, 0, 1, 0),
+					  INSN(0x07, 6, 0, 0, 8), INSN(0x79, 0, 6, 32, 0), INSN(0x95, 0, 0, 0, 0)};
+
+	ctx_fact_case("context pointer in r6 over a join: loaded through %rctx", kept, 6,
+		      "ld.u64 %r0, [%rctx+32];", "[%r6+32]");
+	ctx_fact_case("r6 moved inside the context on one way: loaded through r6", moved, 6,
+		      "ld.u64 %r0, [%r6+32];", "[%rctx+32]");
+}
+
 int main(void)
 {
 	static const struct gbpf_map_desc maps[2] = {
@@ -132,6 +169,7 @@ int main(void)
 		 .key_size = 4, .value_size = 16, .max_entries = 1, .origin = GBPF_MAP_ORIGIN_BSS},
 	};
 	test_ktime();
+	test_ctx_fact();
 	/* A probe using most helper kinds, a local call, an array value and atomics. */
 	const struct gbpf_insn probe[] = {
 		INSN(0x85, 0, 0, 0, GBPF_HELPER_GPU_THREAD_IDX - 0), /* 0 r1..r3 junk: fine for codegen */
