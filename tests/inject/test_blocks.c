@@ -138,7 +138,8 @@ static char *probe_fragment(const char *extra)
 /*
  * The code generator's copy of the context pointer (%rctx): r6 = ctx, r6
  * written again on one path, the kernel id read through %rctx after the
- * join; @read_r6: r6 (the pointer on the other path) read after the join too.
+ * join; @read_r6: r6 (the pointer on the other path) read after the join
+ * too; 2: and the branch to the join from inside a { } block.
  */
 static char *probe_fragment_ctx_copy(int read_r6)
 {
@@ -150,9 +151,10 @@ static char *probe_fragment_ctx_copy(int read_r6)
 		     ".reg .b64 %%r<11>;\n.reg .b64 %%t<16>;\n.reg .b32 %%w<16>;\n.reg .pred %%p<8>;\n"
 		     ".reg .b64 %%rctx;\nld.param.b64 %%r1, [__ctx];\nld.param.b64 %%rctx, [__ctx];\n"
 		     "mov.b64 %%r6, %%r1;\nld.u32 %%r2, [%%r6+24];\n"
-		     "setp.ge.u64 %%p1, %%r2, 63;\n@%%p1 bra $Lout;\nmov.b64 %%r6, 0;\n$Lout:\n"
+		     "setp.ge.u64 %%p1, %%r2, 63;\n%s\nmov.b64 %%r6, 0;\n$Lout:\n"
 		     "ld.u64 %%r4, [%%rctx+0];\nst.global.u64 [__gbpf_counts+504], %%r4;\n%s"
 		     "mov.b64 %%r0, 0;\nst.param.b64 [__ret], %%r0;\nret;\n}\n",
+		     read_r6 == 2 ? "{\n.reg .b32 %x;\n@%p1 bra $Lout;\n}" : "@%p1 bra $Lout;",
 		     read_r6 ? "mov.b64 %r5, %r6;\nst.global.u64 [__gbpf_counts+496], %r5;\n" : "") < 0)
 		return NULL;
 	return s;
@@ -279,6 +281,13 @@ static void test_inject(const char *text, size_t len)
 	    !tap_ok(count_str(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
 		    "the register read after the join: block index stored at every site"))
 		tap_diag("%s", out);
+	free(out);
+	free(esc);
+	esc = probe_fragment_ctx_copy(2);
+	out = esc ? instrument(text, len, esc, &rep) : NULL;
+	if (tap_ok(out != NULL, "probe jumping to the join from inside a block injected"))
+		tap_ok(count_str(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
+		       "the jump out of the block brings the pointer to the join: stored at every site");
 	free(out);
 	setenv("GBPF_PTX_NO_INLINE", "1", 1);
 	out = instrument(text, len, frag, &rep);

@@ -281,6 +281,39 @@ static void branch_to(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *target
 	f->pending[f->n_pending++].may_ctx = mask;
 }
 
+/* Label @name is defined in @b (nested blocks included). */
+static bool defines_label(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
+			  const struct gbpf_ptx_tok *name, int depth)
+{
+	for (uint32_t i = 0; i < b->n && depth <= GBPF_PTX_MAX_DEPTH; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE ? defines_label(m, &s->body, name, depth + 1)
+						   : s->kind == GBPF_PTX_STMT_LABEL &&
+							     tok_same(&m->toks[s->toks.first], name))
+			return true;
+	}
+	return false;
+}
+
+/* The branches out of a copied block @top, as branches from where it stands. */
+static void scope_branches(struct gbpf_ptx_fold *f, const struct gbpf_ptx_block *top,
+			   const struct gbpf_ptx_block *b, int depth)
+{
+	if (depth > GBPF_PTX_MAX_DEPTH) {
+		f->pending_lost = true;
+		return;
+	}
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE)
+			scope_branches(f, top, &s->body, depth + 1);
+		else if (is_branch(f->m, s) && !defines_label(f->m, top, op_tok(f->m, s, 0), 0))
+			branch_to(f, op_tok(f->m, s, 0));
+	}
+}
+
 /* The pending mask of label @name (removed), all registers for a loop head or a lost entry. */
 static uint32_t pending_take(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *name, uint32_t at)
 {
@@ -880,7 +913,11 @@ enum gbpf_ptx_fold_action gbpf_ptx_fold_stmt(struct gbpf_ptx_fold *f, uint32_t i
 		fold_label(f, i);
 		break;
 	case GBPF_PTX_STMT_SCOPE:
-		/* Copied as it is (and a join after it): a mention of the pointer inside reads it. */
+		/*
+		 * Copied as it is (and a join after it): a mention of the pointer inside reads it,
+		 * and a branch out of it takes what may hold the pointer to its label.
+		 */
+		scope_branches(f, &s->body, &s->body, 0);
 		join(f, i, may_ctx_now(f));
 		if (block_uses_ctx(f, &s->body, 0))
 			f->escaped = true;
