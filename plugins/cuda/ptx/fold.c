@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Specialising an inlined probe to its site (gpu/block).
+ * Specialising an inlined probe to its site (gpu/block, gpu/mem).
  *
  * At a basic-block site the block's index, the block count and the kernel
  * id are constants. The code generator reads them through the context
@@ -18,14 +18,24 @@
  *   - the code generator's alignment check of such a pointer, which always
  *     passes (context and stack are 8-byte aligned), is reduced to its
  *     constant, and its never-taken byte path is dropped.
- * The state is exact in the probe's leading straight-line code. At a
- * label (a join) only registers whose every write lies in that leading
- * code are kept (the leading code runs first, so their values reach every
- * later use); between two labels the code is straight again and new
- * values are followed until the next label.
+ * (Memory sites fold the same way: the access's kind, space, size and
+ * site are constants there, its address and value registers.)
+ *
+ * The state is exact in the probe's leading code (up to its first label or
+ * branch). At a label (a join) only registers whose every write lies in
+ * that leading code are kept (the leading code runs first, so their values
+ * reach every later use); between two labels the code is straight again
+ * and new values are followed until the next label. Registers that may
+ * hold the context pointer on some way into a join (what each forward
+ * branch to it carried, the fall-through's, a loop's own copies) but are
+ * not kept are "tainted": reading one before it is written again escapes.
+ * The code generator loads context fields through its own copy of the
+ * pointer (%rctx, written once in the leading code), so a register that
+ * held the pointer before a join and is only overwritten later costs
+ * nothing.
  *
  * When the context pointer may still be read in a way not followed here
- * (arithmetic on it, a store of it, a copy live at a join), the fold is
+ * (arithmetic on it, a store of it, a tainted register read), the fold is
  * "escaped" and the site also stores the constants into the context
  * memory, so the probe reads correct values either way.
  */
