@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -350,9 +352,22 @@ static void print_report(struct run_ctx *ctx, struct run_agent *ag, uint16_t typ
 			jw_end_object(&cli.jw);
 			jw_finish(&cli.jw);
 		} else {
+			/*
+			 * Whole lines in every write: the application usually writes to the same
+			 * stdout (a pipe or file it inherited), and a write of at most PIPE_BUF
+			 * bytes is never interleaved with its writes, while stdio's own flush of
+			 * a full buffer cuts a line anywhere (one line of 4,096 came out broken
+			 * by the app's in a Level Zero test).
+			 */
+			size_t n = strlen(r->msg) + 1, cap = __fbufsize(stdout);
+
+			if (!cap || cap > PIPE_BUF)
+				cap = PIPE_BUF;
+			if (__fpending(stdout) + n > cap)
+				fflush(stdout);
 			printf("%s\n", r->msg);
 		}
-		/* Flushed by agent_read once per batch of frames (one write for many lines). */
+		/* Flushed by agent_read once per batch of frames (few writes for many lines). */
 		return;
 	}
 	(void)ctx;
