@@ -704,10 +704,10 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 		/* the SM's plane, as __gbpf_m_hval (the group is one warp: one SM): aux_off +
 		 * (slot * nr_buckets + bucket) * value_stride, the bucket's index in %w7 */
 		emit_sm_slot(cg, 14, 15, id);
-		ptx_buf_printf(b, "add.u32 %%w15, %%w4, 1;\n"
-				  "mul.wide.u32 %%t11, %%w14, %%w15;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
+		ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w14, %llu;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
 				  "mul.lo.u64 %%t11, %%t11, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
-				  "add.u64 %%r0, %%r0, %%t11;\n", vstride, (unsigned long long)geo.aux_off);
+				  "add.u64 %%r0, %%r0, %%t11;\n",
+			       (unsigned long long)geo.nr_buckets, vstride, (unsigned long long)geo.aux_off);
 	}
 	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
 			  "@%%p6 bra $Lhp%u_%zu;\n",

@@ -223,36 +223,45 @@ static uint32_t loop_end(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_to
 	return UINT32_MAX;
 }
 
+/* Index of @t in ctx_regs, or -1. */
+static int ctx_reg_index(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
+{
+	for (unsigned k = 0; k < f->n_ctx_regs; k++)
+		if (tok_same(f->ctx_regs[k], t))
+			return (int)k;
+	return -1;
+}
+
+/* @s makes its destination register the context pointer: a parameter load, a 64-bit move from ctx_regs. */
+static bool ctx_copy(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s)
+{
+	const struct gbpf_ptx_module *m = f->m;
+	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
+
+	if (s->kind != GBPF_PTX_STMT_INSN || !op_is_reg(s, 0))
+		return false;
+	if (gbpf_ptx_tok_eq(op, "ld.param.b64"))
+		return true;
+	return s->n_ops == 2 && op_is_reg(s, 1) && (gbpf_ptx_tok_eq(op, "mov.b64") || gbpf_ptx_tok_eq(op, "mov.u64")) &&
+	       ctx_reg_index(f, op_tok(m, s, 1)) >= 0;
+}
+
 /* ctx_regs that a statement of @b makes the pointer (a parameter load, a move from one of them). */
 static uint32_t ctx_writes(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_block *b, uint32_t from,
 			   uint32_t to, int depth)
 {
-	const struct gbpf_ptx_module *m = f->m;
 	uint32_t mask = 0;
 
 	if (depth > GBPF_PTX_MAX_DEPTH)
 		return all_ctx_regs(f);
 	for (uint32_t i = from; i <= to && i < b->n; i++) {
 		const struct gbpf_ptx_stmt *s = b->v[i];
-		const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
-		bool copy;
+		int k;
 
-		if (s->kind == GBPF_PTX_STMT_SCOPE) {
+		if (s->kind == GBPF_PTX_STMT_SCOPE)
 			mask |= ctx_writes(f, &s->body, 0, UINT32_MAX, depth + 1);
-			continue;
-		}
-		if (s->kind != GBPF_PTX_STMT_INSN || !op_is_reg(s, 0))
-			continue;
-		copy = gbpf_ptx_tok_eq(op, "ld.param.b64");
-		if (!copy && s->n_ops == 2 && op_is_reg(s, 1) &&
-		    (gbpf_ptx_tok_eq(op, "mov.b64") || gbpf_ptx_tok_eq(op, "mov.u64")))
-			for (unsigned k = 0; k < f->n_ctx_regs && !copy; k++)
-				copy = tok_same(f->ctx_regs[k], op_tok(m, s, 1));
-		if (!copy)
-			continue;
-		for (unsigned k = 0; k < f->n_ctx_regs; k++)
-			if (tok_same(f->ctx_regs[k], op_tok(m, s, 0)))
-				mask |= 1u << k;
+		else if (ctx_copy(f, s) && (k = ctx_reg_index(f, op_tok(f->m, s, 0))) >= 0)
+			mask |= 1u << k;
 	}
 	return mask;
 }
@@ -663,9 +672,8 @@ static bool unknown_store(const struct gbpf_ptx_module *m, const struct gbpf_ptx
 
 static void ctx_reg_add(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, bool *grew)
 {
-	for (unsigned i = 0; i < f->n_ctx_regs; i++)
-		if (tok_same(f->ctx_regs[i], t))
-			return;
+	if (ctx_reg_index(f, t) >= 0)
+		return;
 	if (f->n_ctx_regs == GBPF_PTX_FOLD_MAX_VALS) {
 		f->escaped = true; /* too many copies to follow */
 		return;
@@ -677,35 +685,17 @@ static void ctx_reg_add(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, b
 /* One pass of ctx_regs_collect over @b; *grew when a register was added. */
 static void ctx_regs_pass(struct gbpf_ptx_fold *f, const struct gbpf_ptx_block *b, int depth, bool *grew)
 {
-	const struct gbpf_ptx_module *m = f->m;
-
 	if (depth > GBPF_PTX_MAX_DEPTH) {
 		f->escaped = true;
 		return;
 	}
 	for (uint32_t i = 0; i < b->n; i++) {
 		const struct gbpf_ptx_stmt *s = b->v[i];
-		const struct gbpf_ptx_tok *op;
 
-		if (s->kind == GBPF_PTX_STMT_SCOPE) {
+		if (s->kind == GBPF_PTX_STMT_SCOPE)
 			ctx_regs_pass(f, &s->body, depth + 1, grew);
-			continue;
-		}
-		if (s->kind != GBPF_PTX_STMT_INSN || !op_is_reg(s, 0))
-			continue;
-		op = &m->toks[s->opcode];
-		if (gbpf_ptx_tok_eq(op, "ld.param.b64")) {
-			ctx_reg_add(f, op_tok(m, s, 0), grew);
-			continue;
-		}
-		if (s->n_ops != 2 || !op_is_reg(s, 1) ||
-		    (!gbpf_ptx_tok_eq(op, "mov.b64") && !gbpf_ptx_tok_eq(op, "mov.u64")))
-			continue;
-		for (unsigned k = 0; k < f->n_ctx_regs; k++)
-			if (tok_same(f->ctx_regs[k], op_tok(m, s, 1))) {
-				ctx_reg_add(f, op_tok(m, s, 0), grew);
-				break;
-			}
+		else if (ctx_copy(f, s))
+			ctx_reg_add(f, op_tok(f->m, s, 0), grew);
 	}
 }
 
