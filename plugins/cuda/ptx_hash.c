@@ -234,7 +234,8 @@ static const char m_lru_evict_ptx[] =
  * function keeps live across a call add to what the kernel that calls it needs at every site,
  * slow path or not. Everything needed after a call therefore waits in the frame fr (0 m, 8 k,
  * 16 v, 24 flags, 32 hash, 40 lock word address, 48 bucket, 52 the claimed state word or 0,
- * 56 eviction tries) and header fields are loaded again; zeroing and the LRU tick are inline.
+ * 56 eviction tries, 60 lock spins) and header fields are loaded again; zeroing and the LRU tick
+ * are inline.
  */
 static const char m_hash_update_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hash_update(.param .b64 m, .param .b64 k, .param .b64 v, .param .b64 f)\n"
@@ -250,10 +251,25 @@ static const char m_hash_update_ptx[] =
 	"ld.u64 %a5, [%a0+56];\nadd.u64 %a5, %a5, %a0;\nld.u32 %b4, [%a0+44];\n"
 	"mul.wide.u32 %a6, %b3, %b4;\nadd.u64 %a6, %a6, %a5;\nadd.u64 %a6, %a6, 4;\n"
 	"st.local.u64 [fr+40], %a6;\nmov.u64 %a7, -16;\nmov.u32 %b5, 0;\n"
+	"ld.local.u64 %a3, [fr+24];\nsetp.eq.u64 %q0, %a3, 1;\n@%q0 bra $Lnx;\n"
 	"$Llock:\nld.relaxed.gpu.u32 %b6, [%a6];\n"
 	"setp.ne.u32 %q0, %b6, 0;\n@%q0 bra $Lspin;\natom.cas.acquire.gpu.b32 %b6, [%a6], 0, 1;\n"
 	"setp.eq.u32 %q0, %b6, 0;\n@%q0 bra $Lcs;\n$Lspin:\nadd.u32 %b5, %b5, 1;\n"
-	"setp.lt.u32 %q0, %b5, 4194304;\n@%q0 bra $Llock;\nbra.uni $Ldone;\n"
+	"setp.ge.u32 %q0, %b5, 4194304;\n@%q0 bra $Ldone;\n"
+	"ld.local.u64 %a3, [fr+24];\nsetp.ne.u64 %q0, %a3, 1;\n@%q0 bra $Llock;\n"
+	/*
+	 * BPF_NOEXIST looks lock-free before taking the lock and again while waiting for it: in the
+	 * first launch of a counter probe every thread misses the empty map at once and asks to
+	 * insert the same key. Taking the lock only to learn -EEXIST made them pass it on one by
+	 * one (mem_count's first launch 7.2 s on the H200). Spins wait in the frame across the call.
+	 */
+	"$Lnx:\nst.local.u32 [fr+60], %b5;\nld.local.u64 %a1, [fr+8];\n{\n"
+	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .align 8 .b8 o[24];\n"
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a4;\n"
+	"call (o), __gbpf_m_hprobe, (x, y, z);\nld.param.b64 %a8, [o];\n}\n"
+	"mov.u64 %a7, -17;\nsetp.ge.s64 %q0, %a8, 0;\n@%q0 bra $Ldone;\nmov.u64 %a7, -16;\n"
+	"ld.local.u64 %a0, [fr];\nld.local.u64 %a4, [fr+32];\nld.local.u64 %a6, [fr+40];\n"
+	"ld.local.u32 %b5, [fr+60];\nbra.uni $Llock;\n"
 	"$Lcs:\nld.local.u64 %a1, [fr+8];\n{\n"
 	".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .align 8 .b8 o[24];\n"
 	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [z], %a4;\n"
