@@ -46,13 +46,16 @@ static double now_ms(void)
 /*
  * Run argv, collecting stdout and stderr until both close (every writer,
  * the app's children included, is gone). kill_after_ms > 0: SIGKILL the
- * started process (the controller) then, and reap the orphans ourselves
- * (we are a subreaper), keeping the status of @p app_pid_out's process.
+ * started process (the controller) that long after the app's agent first
+ * reported through it (a "gbpf run: pid " line on stderr: the app is
+ * running then; a fixed delay from the start killed a controller that had
+ * not yet started the app when the machine was busy), and reap the orphans
+ * ourselves (we are a subreaper).
  */
 static int run(char *const argv[], struct out *r, int kill_after_ms, int timeout_ms)
 {
 	int po[2], pe[2];
-	double start = now_ms();
+	double start = now_ms(), reported = 0;
 	int killed = 0, open_fds = 2;
 
 	memset(r, 0, sizeof(*r));
@@ -76,7 +79,9 @@ static int run(char *const argv[], struct out *r, int kill_after_ms, int timeout
 		char buf[4096];
 		int i;
 
-		if (kill_after_ms > 0 && !killed && now_ms() - start >= kill_after_ms) {
+		if (kill_after_ms > 0 && !reported && strstr(r->e, "gbpf run: pid "))
+			reported = now_ms();
+		if (kill_after_ms > 0 && !killed && reported && now_ms() - reported >= kill_after_ms) {
 			kill(r->pid, SIGKILL);
 			killed = 1;
 		}
