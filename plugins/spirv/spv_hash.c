@@ -594,6 +594,27 @@ static void emit_write(struct spv_gen *g)
 	spv_brc(m, cmp(&f, SpvOpULessThan, sv, k64(&f, GBPF_HASH_LOCK_SPINS)), body, out);
 	spv_label(m, body);
 	vst(&f, s, spv_addk(m, sv, 1));
+	/*
+	 * BPF_NOEXIST looks lock-free before each try (not in an LRU map, whose lookup marks the
+	 * entry used): when every work-item inserts the same key, taking the lock only to learn
+	 * -EEXIST passes it from one to the next (MAPS.md "Update").
+	 */
+	{
+		uint32_t lchk = spv_id(m), lhave = spv_id(m), ltry = spv_id(m);
+
+		spv_brc(m, spv_bin(m, SpvOpLogicalAnd, m->t_bool, cmp(&f, SpvOpIEqual, f.p[3], k64(&f, 1)),
+				   spv_un(m, SpvOpLogicalNot, m->t_bool, is_lru(&f, &h))),
+			lchk, ltry);
+		spv_label(m, lchk);
+		spv_brc(m, cmp(&f, SpvOpINotEqual, spv_rt_call(g, SPV_RT_HASH_LOOKUP, f.p[0], f.p[1], k64(&f, 0),
+							       k64(&f, 0)),
+			       k64(&f, 0)),
+			lhave, ltry);
+		spv_label(m, lhave);
+		vst(&f, rc, neg(&f, EEXIST));
+		spv_br(m, out);
+		spv_label(m, ltry);
+	}
 	spv_brc(m, cmp(&f, SpvOpIEqual, cas32(&f, lock, k64(&f, 0), k64(&f, 1)), k64(&f, 0)), got,
 		notgot);
 	spv_label(m, notgot);

@@ -123,6 +123,26 @@ static void test_hash_insert(uint32_t type, uint64_t *r0)
 	tap_ok(rc == 0 &&
 		       count_r0(r0, nthreads, -EEXIST) == nthreads && hdr_of(&mi)->count == nthreads,
 	       "type %u: NOEXIST on present keys: -EEXIST from every thread", type);
+	/*
+	 * Again with every bucket's lock held by someone else: NOEXIST of a present key answers
+	 * -EEXIST from its lock-free look, where it used to wait out the spins for the lock and
+	 * give -EBUSY (the first launch of a counter probe queued on one lock).
+	 */
+	{
+		struct gbpf_hash_geometry geo;
+		unsigned char *mem = mi.mem;
+
+		gbpf_hash_geometry_of(md.type, md.key_size, md.value_size, md.max_entries, &geo);
+		for (i = 0; i < geo.nr_buckets; i++)
+			*(uint32_t *)(mem + geo.data_off + i * geo.bucket_size + 4) = 1;
+		rc = run("noexist_locked", prog, n, &mi, nthreads, r0, NULL);
+		for (i = 0; i < geo.nr_buckets; i++)
+			*(uint32_t *)(mem + geo.data_off + i * geo.bucket_size + 4) = 0;
+		tap_ok(rc == 0 && count_r0(r0, nthreads, -EEXIST) == nthreads &&
+			       hdr_of(&mi)->count == nthreads,
+		       "type %u: locks held: NOEXIST on present keys -EEXIST from every thread (%llu)", type,
+		       (unsigned long long)count_r0(r0, nthreads, -EEXIST));
+	}
 	n = map_prog_hash_update(prog, 0, GBPF_ANY);
 	rc = run("update", prog, n, &mi, nthreads, r0, &ns);
 	tap_ok(rc == 0 &&

@@ -376,6 +376,13 @@ s64 __gbpf_rt_map_update(u64 map, u64 key, u64 value, u64 flags, u64 slot, u64 t
 	/* critical section inside the acquire loop: lanes of one wavefront
 	 * make progress without independent scheduling (MAPS.md) */
 	for (u32 spins = GBPF_HASH_LOCK_SPINS; !done && spins; spins--) {
+		/* BPF_NOEXIST looks lock-free first: when every thread of a launch
+		 * inserts the same key, taking the lock only to learn -EEXIST passes
+		 * it from thread to thread (MAPS.md "Update") */
+		if (flags == RT_NOEXIST && hash_find(h, map, key, hv)) {
+			rc = -RT_EEXIST;
+			break;
+		}
 		if (try_lock(home)) {
 			rc = hash_update_locked(h, map, key, value, flags, slot, hv);
 			unlock(home);
