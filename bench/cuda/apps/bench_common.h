@@ -46,7 +46,9 @@ template <typename F> static void time_launches(const char *name, int warmup, in
 			 * on first use) while the GPU waits with event a done: first_host_us says how much
 			 * of first_us was the host's.
 			 */
-			first_host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+			first_host_us =
+				std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+					.count();
 			CK(cudaEventRecord(b));
 			CK(cudaEventSynchronize(b));
 			CK(cudaEventElapsedTime(&first_ms, a, b));
