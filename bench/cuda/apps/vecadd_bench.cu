@@ -40,6 +40,10 @@
 //                           adjacent (8 bytes apart, as a PERCPU_HASH bucket
 //                           holds them) instead of a row per SM
 //   HAND_MEMTRACE=7         diagnostic: =6 with the copies 32 bytes apart
+//   HAND_MEMTRACE=9         diagnostic: =2 plus the loads of gbpf's inlined
+//                           lookup, each behind a compare (a 16-byte state and
+//                           hash, two key words, the slot count), from a row
+//                           nothing writes
 // Each hand-written variant checks its counts on the host after the run.
 // VECADD_SMEM=BYTES (diagnostic): that much unused dynamic shared memory per block,
 // which caps the blocks per SM like an instrumented kernel's register count does.
@@ -149,6 +153,24 @@ __device__ __forceinline__ void hand_mem(unsigned long long *hand, int kind, con
 		stk[3] = 0;
 		stk[4] = 1;
 		stk[5] = 0;
+	}
+#elif HAND_MEMTRACE == 9
+	{
+		/* the lookup's loads from SM row HM_SMS - 1's words 8..13, all 0 (no GPU has that many
+		 * SMs): a mismatch would move the counter to another row and fail the host's check */
+		const unsigned long long *bk = hand + (size_t)(HM_SMS - 1) * HM_ROW + 8;
+		ulonglong2 sh = *(const ulonglong2 *)bk;
+		unsigned long long off;
+
+		if ((sh.x & 3) != 0 || sh.y != 0)
+			off = 1;
+		else if (bk[3] != 0)
+			off = 2;
+		else if (bk[4] != 0)
+			off = 3;
+		else
+			off = *(const unsigned *)(bk + 5);
+		row += off * 2 * HM_ROW;
 	}
 #elif HAND_MEMTRACE == 5
 	{
