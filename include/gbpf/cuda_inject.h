@@ -88,6 +88,13 @@ struct gbpf_cuda_inject_opts {
 	 * (gbpf_cuda_kernel_info.n_params, .launch_param_off).
 	 */
 	bool launch_id_param;
+	/**
+	 * Leave out of each instrumented module the kernels not selected and
+	 * the device functions only they use, so that a module built for the
+	 * launch of one kernel JIT-compiles that kernel alone (what `gbpf run`
+	 * does at each kernel's first launch). false: the whole module.
+	 */
+	bool only_selected;
 };
 
 /** Hidden launch-id parameter value that says "this launch is a graph node's" (see launch_id_param). */

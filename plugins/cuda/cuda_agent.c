@@ -608,7 +608,9 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 					   .select = ca_select_one, .select_arg = &sel,
 					   .ctx_unused = s->ctx_unused,
 					   /* The id per launch: concurrent launches of a kernel must not share it. */
-					   .launch_id_param = s->need_launch_id != 0};
+					   .launch_id_param = s->need_launch_id != 0,
+					   /* this module serves this kernel's launches only: JIT nothing else */
+					   .only_selected = true};
 	struct gbpf_cuda_inject_result *res = NULL;
 	const struct gbpf_cuda_kernel_info *ki = NULL;
 	const struct gbpf_cuda_inject_module *mi = NULL;

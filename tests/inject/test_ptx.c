@@ -618,6 +618,82 @@ static void check_device_field(void)
 	free(inj);
 }
 
+/*
+ * only_selected (what the agent asks for at a kernel's first launch): the
+ * module keeps the selected kernel, what it reaches by name (a device
+ * function, a kernel whose address it takes), functions named by a variable's
+ * initialiser and declarations; the other kernels and the functions only
+ * they call are left out, so the driver JIT-compiles one kernel.
+ */
+static const char prune_ptx[] =
+	".version 7.5\n.target sm_75\n.address_size 64\n"
+	".extern .func (.param .b32 r) ext_f(.param .b32 a);\n"
+	".func (.param .b32 r) f_shared(.param .b32 a)\n{\n\t.reg .b32 %r<3>;\n"
+	"\tld.param.b32 %r1, [a];\n\tadd.s32 %r2, %r1, 1;\n\tst.param.b32 [r], %r2;\n\tret;\n}\n"
+	".func (.param .b32 r) f_only_b(.param .b32 a)\n{\n\t.reg .b32 %r<3>;\n"
+	"\tld.param.b32 %r1, [a];\n\tmul.lo.s32 %r2, %r1, 3;\n\tst.param.b32 [r], %r2;\n\tret;\n}\n"
+	".func f_tab()\n{\n\tret;\n}\n"
+	".global .align 8 .u64 tab[1] = {f_tab};\n"
+	".visible .entry k_c(.param .u64 p)\n{\n\t.reg .b64 %rd<3>;\n"
+	"\tld.param.u64 %rd1, [p];\n\tcvta.to.global.u64 %rd2, %rd1;\n\tst.global.u32 [%rd2], 7;\n\tret;\n}\n"
+	".visible .entry k_a(.param .u64 p)\n{\n\t.reg .b64 %rd<4>;\n\t.reg .b32 %r<3>;\n"
+	"\tld.param.u64 %rd1, [p];\n\tcvta.to.global.u64 %rd2, %rd1;\n\tmov.u64 %rd3, k_c;\n"
+	"\tst.global.u64 [%rd2+8], %rd3;\n\tmov.u32 %r1, 5;\n"
+	"\t{\n\t.param .b32 x;\n\t.param .b32 y;\n\tst.param.b32 [x], %r1;\n"
+	"\tcall.uni (y), f_shared, (x);\n\tld.param.b32 %r2, [y];\n\t}\n"
+	"\tst.global.u32 [%rd2], %r2;\n\tret;\n}\n"
+	".visible .entry k_b(.param .u64 p)\n{\n\t.reg .b64 %rd<3>;\n\t.reg .b32 %r<4>;\n"
+	"\tld.param.u64 %rd1, [p];\n\tcvta.to.global.u64 %rd2, %rd1;\n\tmov.u32 %r1, 5;\n"
+	"\t{\n\t.param .b32 x;\n\t.param .b32 y;\n\tst.param.b32 [x], %r1;\n"
+	"\tcall.uni (y), f_only_b, (x);\n\tld.param.b32 %r2, [y];\n\t}\n"
+	"\t{\n\t.param .b32 x;\n\t.param .b32 y;\n\tst.param.b32 [x], %r2;\n"
+	"\tcall.uni (y), f_shared, (x);\n\tld.param.b32 %r3, [y];\n\t}\n"
+	"\tst.global.u32 [%rd2], %r3;\n\tret;\n}\n";
+
+static bool select_k_a(const char *name, void *arg)
+{
+	(void)arg;
+	return !strcmp(name, "k_a");
+}
+
+static void check_prune(void)
+{
+	struct gbpf_cuda_inject_opts o = {.sz = sizeof(o), .fragment = dev_fragment,
+					  .sites = GBPF_CUDA_SITE_ENTRY, .select = select_k_a};
+	struct gbpf_cuda_inject_result *res = NULL;
+	char log[512] = "";
+	const char *t;
+	int rc;
+
+	for (int only = 0; only < 2; only++) {
+		o.only_selected = only;
+		rc = gbpf_cuda_inject_image(prune_ptx, strlen(prune_ptx), "prune.ptx", &o, &res, log, sizeof(log));
+		if (!tap_ok(rc == 0 && res && res->n_modules == 1 && res->n_kernels == 3,
+			    "only_selected=%d: k_a instrumented, 3 kernels reported (%d: %s)", only, rc, log)) {
+			gbpf_cuda_inject_result__free(res);
+			res = NULL;
+			continue;
+		}
+		t = res->modules[0].ptx;
+		if (only && !tap_ok(strstr(t, ".entry k_a") && strstr(t, ".entry k_c") && strstr(t, "f_shared(") &&
+				       strstr(t, "f_tab(") && strstr(t, "ext_f(") && !strstr(t, ".entry k_b") &&
+				       !strstr(t, "f_only_b") && !strstr(t, "__gbpf_probe_") &&
+				       strstr(t, "[__gbpf_devhits]") && strstr(t, "__gbpf_inl_end"),
+			       "only_selected: k_a, the kernel it names, the functions it calls or a variable "
+			       "names and the declarations stay; k_b, f_only_b and the probe functions (k_a's "
+			       "probe is inlined: nothing calls them) are left out"))
+			tap_diag("%s", t);
+		else if (!only)
+			tap_ok(strstr(t, ".entry k_b") && strstr(t, "f_only_b") && strstr(t, "__gbpf_probe_1"),
+			       "without only_selected every kernel and function stays");
+		if (ptxas)
+			tap_ok(iu_ptxas(ptxas, "sm_75", t, strlen(t), NULL) == 0,
+			       "only_selected=%d: the module assembles for sm_75", only);
+		gbpf_cuda_inject_result__free(res);
+		res = NULL;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -632,6 +708,7 @@ int main(int argc, char **argv)
 	check_old_version();
 	check_launch_param();
 	check_device_field();
+	check_prune();
 	for (int i = 3; i < argc; i++)
 		check_nvcc_ptx(argv[i]);
 	return tap_done();

@@ -106,6 +106,11 @@ static bool select_adapter(const char *name, struct gbpf_ptx_plan *plan, void *a
 	return !r->o.select || r->o.select(name, r->o.select_arg);
 }
 
+static bool keep_adapter(const char *name, void *arg)
+{
+	return select_adapter(name, NULL, arg);
+}
+
 static void report_adapter(const struct gbpf_ptx_kernel_report *rep, void *arg)
 {
 	struct run *r = arg;
@@ -170,6 +175,12 @@ static int do_ptx(struct run *r, const char *text, size_t len, const char *where
 	err = gbpf_ptx_inject(m, r->frag, &req, r->log, r->log_size);
 	if (err >= 0)
 		err = r->err;
+	if (err >= 0 && r->any_instrumented && r->o.only_selected) {
+		int pruned = gbpf_ptx_prune(m, keep_adapter, r);
+
+		if (pruned < 0)
+			err = pruned;
+	}
 	if (err >= 0 && r->any_instrumented) {
 		struct gbpf_cuda_inject_result *res = r->res;
 		struct gbpf_cuda_inject_module *nv;

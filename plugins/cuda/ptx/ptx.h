@@ -257,6 +257,15 @@ struct gbpf_ptx_inject_req {
 int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fragment,
 		    const struct gbpf_ptx_inject_req *req, char *log, size_t log_size);
 
+/**
+ * Leave out of @m every kernel (.entry with a body) that @keep does not
+ * name, and every function with a body that no remaining function or
+ * module-level item names (calls, function addresses, initialisers).
+ * Declarations and all other items stay. Returns the number of functions
+ * left out, or -EINVAL / -ENOMEM (@m unchanged).
+ */
+int gbpf_ptx_prune(struct gbpf_ptx_module *m, bool (*keep)(const char *kernel, void *arg), void *arg);
+
 /* ---- basic blocks --------------------------------------------------- */
 
 /** Basic blocks of a kernel: the first instruction of each, in PTX order. */

@@ -215,7 +215,9 @@ API CUresult cuModuleLoadDataEx(struct fmod **m, const void *img, unsigned n, in
 	if (!mod)
 		return 2;
 	mod->text = strdup((const char *)img);
-	mod->instrumented = strstr(mod->text, "__gbpf_probe_") != NULL;
+	/* every instrumented module declares it (the probe functions themselves may all be inlined
+	 * and left out) */
+	mod->instrumented = strstr(mod->text, "__gbpf_launch_id") != NULL;
 	if (mod->instrumented)
 		last_instrumented = mod;
 	flog("load instrumented=%d reads_device=%d", mod->instrumented,
