@@ -51,11 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		  .entry_probe = 0, .exit_probe = 1, .mem_probe = 2, .barrier_probe = 3,
 		  .max_decompressed = 16u << 20);
 
-	/* the last byte picks the kernel selection, so the corpus controls it */
+	/* the last byte picks the kernel selection and whether the rest is left out (the agent's
+	 * module for one kernel), so the corpus controls them */
 	if (size && data[size - 1] & 1) {
 		o.select = select_some;
 		o.select_arg = NULL;
 	}
+	o.only_selected = size && data[size - 1] & 2;
 	if (gbpf_cuda_inject_image(data, size, "fuzz.ptx", &o, &res, log, sizeof(log)) == 0)
 		gbpf_cuda_inject_result__free(res);
 	return 0;
