@@ -169,7 +169,8 @@ struct gbpf_hash_geometry {
 static inline void gbpf_hash_geometry_of(uint32_t type, uint32_t key_size, uint32_t value_size,
 					 uint32_t max_entries, struct gbpf_hash_geometry *g)
 {
-	uint64_t value_in_bucket = type == 5u /* PERCPU_HASH */ ? 0 : GBPF_MAP_ROUND8(value_size);
+	int percpu = type == 5u; /* PERCPU_HASH */
+	uint64_t value_in_bucket = percpu ? 0 : GBPF_MAP_ROUND8(value_size);
 
 	g->nr_buckets = 2;
 	while (g->nr_buckets < 2ull * max_entries)
@@ -180,7 +181,7 @@ static inline void gbpf_hash_geometry_of(uint32_t type, uint32_t key_size, uint3
 	g->bucket_size = (value_in_bucket + GBPF_HASH_BUCKET_HDR + GBPF_MAP_ROUND8(key_size) + 15) &
 			 ~(uint64_t)15;
 	g->data_off = GBPF_MAP_HDR_SIZE;
-	g->aux_off = type == 5u ? (g->data_off + g->nr_buckets * g->bucket_size + 127) & ~(uint64_t)127 : 0;
+	g->aux_off = percpu ? (g->data_off + g->nr_buckets * g->bucket_size + 127) & ~(uint64_t)127 : 0;
 }
 
 /** Offset in the block of bucket @p b's value for slot @p slot (the slot matters for PERCPU_HASH only). */

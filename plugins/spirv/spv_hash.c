@@ -281,7 +281,7 @@ static uint32_t is_lru(struct fb *f, const struct hhdr *h)
 	return cmp(f, SpvOpIEqual, h->type, k64(f, GBPF_MAP_TYPE_LRU_HASH));
 }
 
-/* lookup(map, key) -> value address or 0 */
+/* lookup(map, key, peek) -> value address or 0; peek != 0: an LRU entry found is not marked used */
 static void emit_lookup(struct spv_gen *g)
 {
 	struct fb f;
@@ -324,7 +324,7 @@ static void emit_lookup(struct spv_gen *g)
 	/* recycled while comparing? */
 	spv_brc(m, cmp(&f, SpvOpIEqual, aload32(&f, baddr), w), valid, next);
 	spv_label(m, valid);
-	lru = is_lru(&f, &h);
+	lru = spv_bin(m, SpvOpLogicalAnd, m->t_bool, is_lru(&f, &h), cmp(&f, SpvOpIEqual, f.p[2], k64(&f, 0)));
 	spv_brc(m, lru, llru, lret);
 	spv_label(m, llru);
 	spv_atomic_store(m, 64, spv_addk(m, baddr, 16), spv_atomic_load(m, 64, spv_addk(m, f.p[0], 104)));
@@ -595,18 +595,16 @@ static void emit_write(struct spv_gen *g)
 	spv_label(m, body);
 	vst(&f, s, spv_addk(m, sv, 1));
 	/*
-	 * BPF_NOEXIST looks lock-free before each try (not in an LRU map, whose lookup marks the
-	 * entry used): when every work-item inserts the same key, taking the lock only to learn
-	 * -EEXIST passes it from one to the next (MAPS.md "Update").
+	 * BPF_NOEXIST looks lock-free before each try (a peek: an LRU entry found is not marked
+	 * used, as a failed update does not use it): when every work-item inserts the same key,
+	 * taking the lock only to learn -EEXIST passes it from one to the next (MAPS.md "Update").
 	 */
 	{
 		uint32_t lchk = spv_id(m), lhave = spv_id(m), ltry = spv_id(m);
 
-		spv_brc(m, spv_bin(m, SpvOpLogicalAnd, m->t_bool, cmp(&f, SpvOpIEqual, f.p[3], k64(&f, 1)),
-				   spv_un(m, SpvOpLogicalNot, m->t_bool, is_lru(&f, &h))),
-			lchk, ltry);
+		spv_brc(m, cmp(&f, SpvOpIEqual, f.p[3], k64(&f, 1)), lchk, ltry);
 		spv_label(m, lchk);
-		spv_brc(m, cmp(&f, SpvOpINotEqual, spv_rt_call(g, SPV_RT_HASH_LOOKUP, f.p[0], f.p[1], k64(&f, 0),
+		spv_brc(m, cmp(&f, SpvOpINotEqual, spv_rt_call(g, SPV_RT_HASH_LOOKUP, f.p[0], f.p[1], k64(&f, 1),
 							       k64(&f, 0)),
 			       k64(&f, 0)),
 			lhave, ltry);
