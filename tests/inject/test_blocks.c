@@ -14,6 +14,7 @@
 #include <gbpf/gbpf.h>
 
 #include "plugins/cuda/ptx/ptx.h"
+#include "tests/inject/block_inject.h"
 #include "tests/inject/inject_util.h"
 #include "tests/tap.h"
 
@@ -160,81 +161,15 @@ static char *probe_fragment_ctx_copy(int read_r6)
 	return s;
 }
 
-struct rep {
-	unsigned kernels, blocks;
-};
-
-static void on_report(const struct gbpf_ptx_kernel_report *r, void *arg)
-{
-	struct rep *c = arg;
-
-	c->kernels += r->instrumented;
-	c->blocks += r->n_block;
-}
-
-static char *instrument(const char *text, size_t len, const char *frag, struct rep *rep)
-{
-	char log[512] = "";
-	struct gbpf_ptx_module *m = gbpf_ptx_parse(text, len, "blocks.ptx", log, sizeof(log));
-	struct gbpf_ptx_module *f = gbpf_ptx_parse(frag, strlen(frag), "frag", log, sizeof(log));
-	struct gbpf_ptx_inject_req req = {
-		.plan = {.sites = GBPF_PTX_SITE_BLOCK, .block_probe = 0,
-			 .ctx_unused = GBPF_CUDA_CTX_UNUSED_PARAMS | GBPF_CUDA_CTX_UNUSED_LAUNCH_ID},
-		.report = on_report,
-		.report_arg = rep,
-	};
-	char *out = NULL;
-
-	memset(rep, 0, sizeof(*rep));
-	if (m && f && gbpf_ptx_inject(m, f, &req, log, sizeof(log)) >= 0) {
-		out = gbpf_ptx_print(m, NULL);
-		/* One space for every run of blanks: the checks below spell statements plainly. */
-		if (out) {
-			char *w = out;
-
-			for (const char *r = out; *r; r++) {
-				if ((*r == ' ' || *r == '\t') && w > out && (w[-1] == ' ' || w[-1] == '\t'))
-					continue;
-				*w++ = *r == '\t' ? ' ' : *r;
-			}
-			*w = 0;
-		}
-	} else
-		tap_diag("inject: %s", log);
-	gbpf_ptx_module_free(m);
-	gbpf_ptx_module_free(f);
-	return out;
-}
-
-static unsigned count_str(const char *s, const char *needle)
-{
-	unsigned n = 0;
-
-	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	return n;
-}
-
-static void check_ptxas(const char *what, const char *ptx)
-{
-	if (!ptxas) {
-		tap_skip("%s assembles for sm_75: ptxas not found", what);
-		tap_skip("%s assembles for sm_90: ptxas not found", what);
-		return;
-	}
-	tap_ok(iu_ptxas(ptxas, "sm_75", ptx, strlen(ptx), NULL) == 0, "%s assembles for sm_75", what);
-	tap_ok(iu_ptxas(ptxas, "sm_90", ptx, strlen(ptx), NULL) == 0, "%s assembles for sm_90", what);
-}
-
 static void test_inject(const char *text, size_t len)
 {
 	char *frag = probe_fragment(""), *esc = probe_fragment("add.u64 %r7, %r6, 8;\n");
-	struct rep rep;
+	struct bi_report rep;
 	char *out;
 
 	if (!tap_ok(frag && esc, "probe fragments built"))
 		goto out;
-	out = instrument(text, len, frag, &rep);
+	out = bi_instrument(text, len, frag, &rep);
 	if (out && getenv("TEST_BLOCKS_DUMP"))
 		fputs(out, stderr);
 	if (tap_ok(out != NULL, "folded probe injected at every block")) {
@@ -248,55 +183,55 @@ static void test_inject(const char *text, size_t len)
 		tap_ok(!strstr(k, "[%r6+24]") && !strstr(k, "[%r6+0]") && !strstr(k, "[%r6]"),
 		       "no load through the context pointer remains");
 		tap_ok(!strstr(k, "__gbpf_ctx+24]"), "no per-site context store (nothing escapes)");
-		tap_ok(count_str(k, "ld.u32 %w1") == 0 && count_str(k, "cvt.u32.u64 %w1, %__gbpf_fw") == 11,
+		tap_ok(iu_count(k, "ld.u32 %w1") == 0 && iu_count(k, "cvt.u32.u64 %w1, %__gbpf_fw") == 11,
 		       "the key's stack load is forwarded from the store at every site");
-		tap_ok(count_str(k, "mov.b64 %r4, 0x") == 11 && !strstr(k, "ld.u8 %r4"),
+		tap_ok(iu_count(k, "mov.b64 %r4, 0x") == 11 && !strstr(k, "ld.u8 %r4"),
 		       "kernel id folded past the alignment check, its byte path dropped");
-		check_ptxas("folded block probes", out);
+		bi_check_ptxas(ptxas, "folded block probes", out);
 		free(out);
 	}
-	out = instrument(text, len, esc, &rep);
+	out = bi_instrument(text, len, esc, &rep);
 	if (tap_ok(out != NULL, "probe using the context pointer injected")) {
-		tap_ok(count_str(out, "st.local.u32 [__gbpf_ctx+24]") == 11 &&
-		       count_str(out, "st.local.u32 [__gbpf_ctx+28]") == 11,
+		tap_ok(iu_count(out, "st.local.u32 [__gbpf_ctx+24]") == 11 &&
+		       iu_count(out, "st.local.u32 [__gbpf_ctx+28]") == 11,
 		       "context arithmetic: block index and count stored at every site");
-		check_ptxas("escaping block probes", out);
+		bi_check_ptxas(ptxas, "escaping block probes", out);
 		free(out);
 	}
 	/* A register that held the pointer before a join is only a risk if read after it. */
 	free(esc);
 	esc = probe_fragment_ctx_copy(0);
-	out = esc ? instrument(text, len, esc, &rep) : NULL;
+	out = esc ? bi_instrument(text, len, esc, &rep) : NULL;
 	if (tap_ok(out != NULL, "probe reading the context through its copy after a join injected")) {
-		tap_ok(count_str(out, "mov.b64 %r4, 0x") == 11 && !strstr(out, "[__gbpf_ctx+24]"),
+		tap_ok(iu_count(out, "mov.b64 %r4, 0x") == 11 && !strstr(out, "[__gbpf_ctx+24]"),
 		       "kernel id folded after the join, no context stores (%u folds)",
-		       count_str(out, "mov.b64 %r4, 0x"));
-		check_ptxas("context copy probes", out);
+		       iu_count(out, "mov.b64 %r4, 0x"));
+		bi_check_ptxas(ptxas, "context copy probes", out);
 		free(out);
 	}
 	free(esc);
 	esc = probe_fragment_ctx_copy(1);
-	out = esc ? instrument(text, len, esc, &rep) : NULL;
+	out = esc ? bi_instrument(text, len, esc, &rep) : NULL;
 	if (tap_ok(out != NULL, "probe reading a maybe-context register after a join injected") &&
-	    !tap_ok(count_str(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
+	    !tap_ok(iu_count(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
 		    "the register read after the join: block index stored at every site"))
 		tap_diag("%s", out);
 	free(out);
 	free(esc);
 	esc = probe_fragment_ctx_copy(2);
-	out = esc ? instrument(text, len, esc, &rep) : NULL;
+	out = esc ? bi_instrument(text, len, esc, &rep) : NULL;
 	if (tap_ok(out != NULL, "probe jumping to the join from inside a block injected"))
-		tap_ok(count_str(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
+		tap_ok(iu_count(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
 		       "the jump out of the block brings the pointer to the join: stored at every site");
 	free(out);
 	setenv("GBPF_PTX_NO_INLINE", "1", 1);
-	out = instrument(text, len, frag, &rep);
+	out = bi_instrument(text, len, frag, &rep);
 	unsetenv("GBPF_PTX_NO_INLINE");
 	if (tap_ok(out != NULL, "block probes as calls (GBPF_PTX_NO_INLINE)")) {
-		tap_ok(count_str(out, "call (__gbpf_ret), __gbpf_probe_0") == 11 &&
-		       count_str(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
+		tap_ok(iu_count(out, "call (__gbpf_ret), __gbpf_probe_0") == 11 &&
+		       iu_count(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
 		       "each call gets its block index in the context");
-		check_ptxas("called block probes", out);
+		bi_check_ptxas(ptxas, "called block probes", out);
 		free(out);
 	}
 out:

@@ -132,8 +132,17 @@ __device__ __forceinline__ void hand_hash_add(hslot *t, unsigned key, unsigned l
 // 1: stores, 16 + slot: the distance histogram's 48 slots), then one last
 // address per thread.
 #define HM_SMS 256u
-#define HM_ROW 64u
+#ifndef HM_ROW
+#define HM_ROW 64u /* words: SM rows 512 bytes apart (-DHM_ROW=N: a diagnostic of the rows' spacing) */
+#endif
 #define HM_SLOTS 48u
+#if HAND_MEMTRACE == 4
+/* reads a frame through a generic pointer, as gbpf's slow-path helpers read the probe's stack */
+__device__ __noinline__ void hand_sink(unsigned long long *hand, const unsigned long long *stk)
+{
+	hand[0] += stk[0] + stk[1] + stk[2];
+}
+#endif
 __device__ __forceinline__ void hand_mem(unsigned long long *hand, int kind, const void *addr)
 {
 	unsigned sm;
@@ -146,13 +155,17 @@ __device__ __forceinline__ void hand_mem(unsigned long long *hand, int kind, con
 #endif
 #if HAND_MEMTRACE == 4
 	{
-		volatile unsigned stk[6];
-		stk[0] = kind + 1;
-		stk[1] = 1;
-		stk[2] = 4;
-		stk[3] = 0;
-		stk[4] = 1;
-		stk[5] = 0;
+		/* 24 bytes of local memory a thread, kept by a read on a path never taken (the SM
+		 * id is below HM_SMS): a frame nothing reads is dropped by ptxas, volatile or not
+		 * (sessions 9-10 measured that empty diagnostic) */
+		unsigned long long stk[3];
+
+		/* stored by asm: NVVM would sink C stores into the branch, ptxas does not move them */
+		asm volatile("st.u64 [%0], %1;\n\tst.u64 [%0+8], %2;\n\tst.u64 [%0+16], %3;"
+			     :: "l"(stk), "l"((unsigned long long)(kind + 1) | 1ull << 32), "l"(4ull), "l"(1ull)
+			     : "memory");
+		if (sm >= HM_SMS)
+			hand_sink(hand, stk);
 	}
 #elif HAND_MEMTRACE == 9
 	{

@@ -637,6 +637,8 @@ static void note_store(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, i
 		return;
 	out->snap = k;
 	out->snap_src = &m->toks[s->ops[1].toks.first];
+	out->local_off = off; /* where the stored bytes are (sink.c may move the store) */
+	out->size = size;
 	if (out->action == GBPF_PTX_FOLD_KEEP)
 		out->action = GBPF_PTX_FOLD_SNAP;
 }
@@ -725,7 +727,7 @@ void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *
 	f->escaped = false;
 	f->in_dead = false;
 	f->dead_label = NULL;
-	f->folded = f->localized = f->forwarded = 0;
+	f->folded = f->localized = f->forwarded = f->deferred = 0;
 	f->n_slots = 0;
 	f->n_ctx_regs = f->n_tainted = f->n_pending = 0;
 	f->pending_lost = false;
@@ -820,6 +822,7 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 			out->action = GBPF_PTX_FOLD_LOCAL;
 			out->mem_op = 1;
 			out->local_off = a;
+			out->size = size;
 			note_load(f, s, a, size, out);
 		}
 		val_drop(f, d, true);
@@ -847,6 +850,7 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 			out->action = GBPF_PTX_FOLD_LOCAL;
 			out->mem_op = 0;
 			out->local_off = a;
+			out->size = size;
 			note_store(f, s, a, size, out);
 			return;
 		}

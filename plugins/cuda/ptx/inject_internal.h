@@ -120,6 +120,37 @@ int gbpf_ptx_collect_regs(struct kctx *k, const struct gbpf_ptx_block *b);
 /** Width in bits of a register operand, 0 if unknown. */
 unsigned gbpf_ptx_reg_bits(const struct kctx *k, const struct gbpf_ptx_tok *t);
 
+/* sink.c */
+/** How tx_inline emitted a statement of the probe's body. */
+enum gbpf_ptx_sink_emitted {
+	GBPF_PTX_SINK_AS_IS,    /**< the statement (a return as a branch to the body's end) */
+	GBPF_PTX_SINK_SKIPPED,  /**< nothing (dead, or the result store) */
+	GBPF_PTX_SINK_REPLACED, /**< register moves only (a folded or forwarded load) */
+	GBPF_PTX_SINK_LOCAL,    /**< the same access to [__gbpf_stack+off] in .local */
+};
+
+/** A statement of an inlined probe's body, as tx_inline emitted it into its text. */
+struct gbpf_ptx_sink_stmt {
+	size_t at, store_at, end; /**< its text [at, end); [store_at, end) the store of a deferrable one */
+	enum gbpf_ptx_sink_emitted emitted;
+	int fw_write;    /**< the snapshot register %__gbpf_fw<N> it sets, -1 if none */
+	bool deferrable; /**< a store of [__gbpf_stack+off], size bytes, whose value fw_write holds */
+	bool is_store;   /**< GBPF_PTX_SINK_LOCAL: a store (else a load) */
+	int64_t off;
+	unsigned size;
+};
+
+/**
+ * Rewrite the text of an inlined probe (@p text, one @p info per statement
+ * of @p body) into @p out with its deferrable stack stores moved to where
+ * the stack may be read; *@p deferred: how many were. Returns 0 (nothing
+ * written when no store is deferrable), or a negative errno when the body
+ * has a shape this pass does not follow (the caller keeps @p text).
+ */
+int gbpf_ptx_sink(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *body,
+		  const struct gbpf_ptx_sink_stmt *info, const char *text, const char *stack_name,
+		  const char *end_label, struct text *out, unsigned *deferred);
+
 /* sites.c */
 /** Call (or inline) probe @p probe with its context; @p fold: constant fields of the site, or NULL. */
 void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,

@@ -59,6 +59,7 @@ struct gbpf_ptx_fold {
 	unsigned folded;   /* loads replaced by constants */
 	unsigned localized; /* generic stack accesses made .local */
 	unsigned forwarded; /* stack loads replaced by the value stored */
+	unsigned deferred;  /* stack stores moved to where the stack is read (sink.c) */
 	/* State (gbpf_ptx_fold_begin): */
 	const struct gbpf_ptx_module *m;
 	const struct gbpf_ptx_block *body; /* the probe function's body */

@@ -84,7 +84,8 @@ static void tx_fold_stores(struct text *t, const struct gbpf_ptx_fold *fold)
  * Returns false when the statement is to be copied as it is.
  */
 static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_fold *fold,
-		      const struct gbpf_ptx_stmt *s, const struct gbpf_ptx_fold_out *o)
+		      const struct gbpf_ptx_stmt *s, const struct gbpf_ptx_fold_out *o,
+		      struct gbpf_ptx_sink_stmt *rec)
 {
 	const struct gbpf_ptx_module *m = pregs->m;
 	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
@@ -103,12 +104,20 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
 			for (uint32_t j = v->toks.first; j < v->toks.first + v->toks.n; j++)
 				gbpf_ptx_tx(t, "%.*s", (int)m->toks[j].len, m->toks[j].s);
 			gbpf_ptx_tx(t, ";\n");
+			/* the store that follows may be moved (sink.c): the register holds all of it */
+			rec->fw_write = o->snap;
+			rec->store_at = t->len;
+			rec->deferrable = sb != 16 && (o->action == GBPF_PTX_FOLD_SNAP ||
+						       (o->action == GBPF_PTX_FOLD_LOCAL && o->mem_op == 0));
+			rec->off = o->local_off;
+			rec->size = o->size;
 		} else {
 			fold->slots[o->snap].valid = false;
 		}
 	}
 	switch (o->action) {
 	case GBPF_PTX_FOLD_SKIP:
+		rec->emitted = GBPF_PTX_SINK_SKIPPED;
 		return true;
 	case GBPF_PTX_FOLD_SNAP:
 		return false; /* the store itself is copied */
@@ -124,6 +133,7 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
 		else
 			return false; /* the load as it is: the store is in memory too */
 		fold->forwarded++;
+		rec->emitted = GBPF_PTX_SINK_REPLACED;
 		return true;
 	case GBPF_PTX_FOLD_MOV:
 		bits = gbpf_ptx_reg_bits(pregs, o->dest);
@@ -139,6 +149,7 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
 			gbpf_ptx_tx(t, "mov.b%u %.*s, 0x%" PRIx64 ";\n", bits, (int)o->dest->len, o->dest->s,
 				    bits == 64 ? o->value : (o->value & 0xffffffffu));
 		fold->folded++;
+		rec->emitted = GBPF_PTX_SINK_REPLACED;
 		return true;
 	case GBPF_PTX_FOLD_LOCAL:
 		/* "ld.u32 %d, [%r2]" -> "ld.local.u32 %d, [__gbpf_stack+504]" */
@@ -157,10 +168,36 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
 		}
 		gbpf_ptx_tx(t, ";\n");
 		fold->localized++;
+		rec->emitted = GBPF_PTX_SINK_LOCAL;
+		rec->is_store = o->mem_op == 0;
+		rec->off = o->local_off;
+		rec->size = o->size;
 		return true;
 	default:
 		return false;
 	}
+}
+
+/*
+ * The probe's stack stores that only its slow paths read, moved there
+ * (sink.c). The text up to the first statement (the scope's opening and
+ * its register declarations) stays; on any doubt the whole text does.
+ */
+static void tx_sink(struct text *body, const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
+		    const struct gbpf_ptx_sink_stmt *rec, struct gbpf_ptx_fold *fold)
+{
+	struct text sunk = {0};
+	size_t head = b->n ? rec[0].at : body->len;
+	unsigned n = 0;
+
+	gbpf_ptx_tx(&sunk, "%.*s", (int)head, body->p);
+	if (gbpf_ptx_sink(m, b, rec, body->p, STACK_NAME, "__gbpf_inl_end", &sunk, &n) || !n || sunk.oom) {
+		free(sunk.p);
+		return;
+	}
+	free(body->p);
+	*body = sunk;
+	fold->deferred = n;
 }
 
 /*
@@ -179,12 +216,16 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 	const struct gbpf_ptx_module *m = k->m;
 	struct kctx pregs = {.m = k->m}; /* the probe's own register declarations (fold widths) */
 	struct text body = {0};
+	struct gbpf_ptx_sink_stmt *rec = NULL;
 	bool stack = false;
 
 	if (!f || f->body.n > max_stmts)
 		return false;
 	if (fold) {
 		if (gbpf_ptx_collect_regs(&pregs, &f->body))
+			goto keep_call;
+		rec = calloc(f->body.n ? f->body.n : 1, sizeof(*rec));
+		if (!rec)
 			goto keep_call;
 		gbpf_ptx_fold_begin(fold, m, &f->body, STACK_NAME);
 	}
@@ -193,12 +234,18 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 		gbpf_ptx_tx(&body, ".reg .b64 %%__gbpf_fw<%u>;\n", GBPF_PTX_FOLD_MAX_SLOTS);
 	for (uint32_t i = 0; i < f->body.n && !body.oom; i++) {
 		const struct gbpf_ptx_stmt *s = f->body.v[i];
+		struct gbpf_ptx_sink_stmt scratch, *r = rec ? &rec[i] : &scratch;
 		struct gbpf_ptx_fold_out fo;
 		char *stmt;
 
+		memset(r, 0, sizeof(*r));
+		r->at = r->store_at = body.len;
+		r->fw_write = -1;
 		if (fold && gbpf_ptx_fold_stmt(fold, i, &fo) != GBPF_PTX_FOLD_KEEP &&
-		    tx_folded(&body, &pregs, fold, s, &fo))
+		    tx_folded(&body, &pregs, fold, s, &fo, r)) {
+			r->end = body.len;
 			continue;
+		}
 		if (s->kind == GBPF_PTX_STMT_INSN) {
 			const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
 
@@ -208,6 +255,7 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 					   (int)m->toks[s->pred].len, m->toks[s->pred].s);
 				else
 					gbpf_ptx_tx(&body, "bra.uni __gbpf_inl_end;\n");
+				r->end = body.len;
 				continue;
 			}
 			if (op->len >= 8 && !memcmp(op->s, "ld.param", 8)) {
@@ -218,11 +266,14 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 				for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
 					gbpf_ptx_tx(&body, "%.*s", (int)m->toks[j].len, m->toks[j].s);
 				gbpf_ptx_tx(&body, ", %%__gbpf_rd0;\n");
+				r->end = body.len;
 				continue;
 			}
 			if (op->len >= 8 && !memcmp(op->s, "st.param", 8)) {
 				if (s->pred >= 0 || s->n_ops != 2 || !range_is(m, s->ops[0].toks, "[__ret]"))
 					goto keep_call;
+				r->emitted = GBPF_PTX_SINK_SKIPPED;
+				r->end = body.len;
 				continue; /* the sites ignore r0 */
 			}
 		}
@@ -236,6 +287,8 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 			    !range_is(m, s->toks, ".local.align8.b8" STACK_NAME "[512];"))
 				goto keep_call;
 			stack = true;
+			r->emitted = GBPF_PTX_SINK_SKIPPED;
+			r->end = body.len;
 			continue;
 		}
 		stmt = gbpf_ptx_print_stmt(m, s, NULL);
@@ -243,7 +296,10 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 			goto keep_call;
 		gbpf_ptx_tx(&body, "%s", stmt);
 		free(stmt);
+		r->end = body.len;
 	}
+	if (rec && !body.oom && getenv("GBPF_PTX_NO_SINK") == NULL)
+		tx_sink(&body, m, &f->body, rec, fold);
 	gbpf_ptx_tx(&body, "__gbpf_inl_end:\n}\n");
 	if (body.oom)
 		goto keep_call;
@@ -256,10 +312,12 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 	gbpf_ptx_tx(t, "%s", body.p);
 	free(body.p);
 	free(pregs.regs);
+	free(rec);
 	return true;
 keep_call:
 	free(body.p);
 	free(pregs.regs);
+	free(rec);
 	return false;
 }
 

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An inlined probe's stack stores moved to where the stack may be read
+ * (plugins/cuda/ptx/sink.c): probes in the code generator's form injected
+ * at the basic blocks of hand-written PTX, the text of every site checked
+ * for where the stores went, and assembled.
+ * Usage: test_inject_sink PTXAS|- BLOCKS.ptx
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/inject/block_inject.h"
+#include "tests/inject/inject_util.h"
+#include "tests/tap.h"
+
+#define SITES 11u /* basic blocks of data/blocks.ptx */
+
+static const char *ptxas;
+
+/* Helpers the fragments call: a read-only map update and a probe_read that writes its buffer. */
+static const char helpers[] =
+	".visible .global .align 8 .u64 __gbpf_counts[64];\n"
+	".visible .func (.param .b64 r) __gbpf_h_map_update(.param .b64 a, .param .b64 b, .param .b64 c,"
+	" .param .b64 d)\n{\n.reg .b64 %x<3>;\nld.param.b64 %x1, [b];\nld.u32 %x2, [%x1];\n"
+	"st.global.u64 [__gbpf_counts+0], %x2;\nst.param.b64 [r], %x2;\nret;\n}\n"
+	".visible .func (.param .b64 r) __gbpf_h_probe_read(.param .b64 a, .param .b64 b, .param .b64 c)\n{\n"
+	".reg .b64 %x<3>;\nld.param.b64 %x1, [a];\nmov.b64 %x2, 7;\nst.u32 [%x1], %x2;\n"
+	"st.param.b64 [r], %x2;\nret;\n}\n";
+
+/*
+ * __gbpf_probe_0 with @body after the code generator's prologue (r10 the
+ * frame pointer, r1 the context) and the block index stored at key word
+ * [stack+504] and 0 at [stack+508] (two deferrable stores).
+ */
+static char *fragment(const char *body)
+{
+	char *s = NULL;
+
+	if (asprintf(&s,
+		     "%s.visible .func (.param .b64 __ret) __gbpf_probe_0(.param .b64 __ctx)\n{\n"
+		     ".local .align 8 .b8 __gbpf_stack[512];\n"
+		     ".reg .b64 %%r<11>;\n.reg .b64 %%t<16>;\n.reg .b32 %%w<16>;\n.reg .pred %%p<8>;\n"
+		     "mov.u64 %%r10, __gbpf_stack;\ncvta.local.u64 %%r10, %%r10;\nadd.u64 %%r10, %%r10, 512;\n"
+		     "ld.param.b64 %%r1, [__ctx];\nld.u32 %%r2, [%%r1+24];\n"
+		     "st.local.u32 [__gbpf_stack+504], %%r2;\nmov.b64 %%r3, 0;\n"
+		     "st.local.u32 [__gbpf_stack+508], %%r3;\n%s"
+		     "mov.b64 %%r0, 0;\nst.param.b64 [__ret], %%r0;\nret;\n}\n",
+		     helpers, body) < 0)
+		return NULL;
+	return s;
+}
+
+/* The helper call scope: update(map, &key, &value, flags) with r2 = &key. */
+#define CALL_UPDATE                                                                                        \
+	"mov.b64 %r2, %r10;\nadd.s64 %r2, %r2, -8;\n{\n.param .b64 __hr;\n.param .b64 __h1;\n"            \
+	".param .b64 __h2;\n.param .b64 __h3;\n.param .b64 __h4;\nst.param.b64 [__h1], %r1;\n"             \
+	"st.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %r2;\nst.param.b64 [__h4], %r1;\n"                \
+	"call (__hr), __gbpf_h_map_update, (__h1, __h2, __h3, __h4);\nld.param.b64 %r0, [__hr];\n}\n"
+
+#define FLUSH_504 "st.local.b32 [__gbpf_stack+504], %__gbpf_fw"
+#define FLUSH_508 "st.local.b32 [__gbpf_stack+508], %__gbpf_fw"
+#define STORE_504 "st.local.u32 [__gbpf_stack+504], %r2;"
+
+/* Occurrences of @needle in the text of each site between @from and the next @to, summed. */
+static unsigned count_between(const char *text, const char *from, const char *to, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(text, from); p; p = strstr(p + 1, from)) {
+		const char *e = strstr(p, to);
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		for (const char *q = strstr(p, needle); q && q < p + len; q = strstr(q + 1, needle))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * The module instrumented with @body, its kernels' text in *kernels (the
+ * probe function the module keeps, with the stores as written, left out).
+ */
+static char *inject(const char *text, size_t len, const char *body, const char *what, char **kernels)
+{
+	char *frag = fragment(body), *out, *func, *end;
+	struct bi_report rep;
+
+	*kernels = NULL;
+	if (!frag)
+		return NULL;
+	out = bi_instrument(text, len, frag, &rep);
+	free(frag);
+	if (!tap_ok(out && rep.blocks == SITES, "%s: injected at %u block sites", what, rep.blocks)) {
+		free(out);
+		return NULL;
+	}
+	if (getenv("TEST_SINK_DUMP"))
+		fputs(out, stderr);
+	*kernels = strdup(out);
+	func = *kernels ? strstr(*kernels, "__gbpf_probe_0(\n") : NULL;
+	end = func ? strstr(func, "\n}\n") : NULL;
+	if (!end) {
+		tap_diag("%s: the probe function is not in the module", what);
+		free(*kernels);
+		free(out);
+		*kernels = NULL;
+		return NULL;
+	}
+	memmove(func, end + 3, strlen(end + 3) + 1);
+	return out;
+}
+
+/*
+ * A counter's shape: the key read back (forwarded), a map word loaded
+ * through a generic pointer that is not the stack, the hit counted, the
+ * miss calling update with the key's address.
+ */
+static const char counter[] =
+	"ld.local.u32 %w10, [__gbpf_stack+504];\nmov.u64 %t1, __gbpf_counts;\nld.u64 %t2, [%t1+8];\n"
+	"cvt.u64.u32 %t3, %w10;\nsetp.ne.u64 %p1, %t2, %t3;\n@%p1 bra $Lslow;\n"
+	"red.global.add.u64 [__gbpf_counts+16], 1;\nbra.uni $Ldone;\n$Lslow:\n" CALL_UPDATE "$Ldone:\n";
+
+static void test_counter(const char *text, size_t len)
+{
+	char *k, *out = inject(text, len, counter, "counter", &k);
+
+	if (!out)
+		return;
+	tap_ok(iu_count(k, STORE_504) == 0 && iu_count(k, "st.local.u32 [__gbpf_stack+508]") == 0,
+	       "counter: the key's stores are not where the probe made them");
+	tap_ok(count_between(k, "mov.u64 %t1, __gbpf_counts;", "$Lslow:", "[__gbpf_stack+") == 0,
+	       "counter: the hit path stores nothing to the stack (its map load is not a stack read)");
+	tap_ok(count_between(k, "$Lslow:", "call (__hr), __gbpf_h_map_update", FLUSH_504) == SITES &&
+		       count_between(k, "$Lslow:", "call (__hr), __gbpf_h_map_update", FLUSH_508) == SITES,
+	       "counter: both key words written before the update call at every site");
+	tap_ok(count_between(k, "cvt.u32.u64 %w10, %__gbpf_fw", "$Lslow:", "") >= SITES,
+	       "counter: the key's load is still forwarded from its register");
+	bi_check_ptxas(ptxas, "counter probe with moved stores", out);
+	free(out);
+	free(k);
+
+	setenv("GBPF_PTX_NO_SINK", "1", 1);
+	out = inject(text, len, counter, "counter, GBPF_PTX_NO_SINK=1", &k);
+	unsetenv("GBPF_PTX_NO_SINK");
+	if (out)
+		tap_ok(iu_count(k, STORE_504) == SITES && iu_count(k, FLUSH_504) == 0,
+		       "GBPF_PTX_NO_SINK=1: the stores stay where they were");
+	free(out);
+	free(k);
+}
+
+/*
+ * The stack read through a generic pointer after a join, the stores stale
+ * on both ways in: written once, just before the read.
+ */
+static void test_read_after_join(const char *text, size_t len)
+{
+	char *k, *out = inject(text, len,
+			   "setp.eq.u64 %p1, %r2, 3;\n@%p1 bra $Lj;\nred.global.add.u64 [__gbpf_counts+8], 1;\n$Lj:\n"
+			   "mov.b64 %r4, %r10;\nadd.s64 %r4, %r4, -8;\nld.u32 %r5, [%r4];\n"
+			   "st.global.u32 [__gbpf_counts+24], %r5;\n",
+			   "read after a join", &k);
+
+	if (!out)
+		return;
+	tap_ok(count_between(k, "$Lj:", "ld.local.u32 %r5, [__gbpf_stack+504]", FLUSH_504) == SITES &&
+		       iu_count(k, FLUSH_504) == SITES,
+	       "read after a join: the word written once, between the join and the read");
+	tap_ok(iu_count(k, "__gbpf_sk") == 0, "read after a join: no trampoline (stale on both ways in)");
+	bi_check_ptxas(ptxas, "read after a join", out);
+	free(out);
+	free(k);
+}
+
+/*
+ * One way into the join calls probe_read into the stack (its register no
+ * longer the word's value), the other skips it: the skipping branch must
+ * write the word itself, through a trampoline; after the join the word is
+ * in memory on both ways, so the read needs no store.
+ */
+static void test_clobber_on_one_way(const char *text, size_t len)
+{
+	char *k, *out = inject(text, len,
+			   "setp.eq.u64 %p1, %r2, 3;\n@%p1 bra $Lj;\nmov.b64 %r4, %r10;\nadd.s64 %r4, %r4, -8;\n"
+			   "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n.param .b64 __h3;\n"
+			   "st.param.b64 [__h1], %r4;\nst.param.b64 [__h2], %r1;\nst.param.b64 [__h3], %r1;\n"
+			   "call (__hr), __gbpf_h_probe_read, (__h1, __h2, __h3);\nld.param.b64 %r0, [__hr];\n}\n"
+			   "$Lj:\nld.local.u32 %r5, [__gbpf_stack+504];\nst.global.u32 [__gbpf_counts+24], %r5;\n",
+			   "clobber on one way", &k);
+
+	if (!out)
+		return;
+	tap_ok(count_between(k, "__gbpf_sk0:", "bra.uni $Lj;", FLUSH_504) == SITES &&
+		       iu_count(k, "@%p1 bra __gbpf_sk0;") == SITES,
+	       "clobber on one way: the branch around the call writes the word in a trampoline");
+	tap_ok(count_between(k, "call (__hr), __gbpf_h_probe_read", "$Lj:", FLUSH_504) == 0 &&
+		       count_between(k, "$Lj:", "ld.local.u32 %r5", FLUSH_504) == 0,
+	       "clobber on one way: nothing stored over what probe_read wrote");
+	tap_ok(count_between(k, "mov.b64 %r3, 0;", "{", FLUSH_504) == SITES,
+	       "clobber on one way: written before the call that reads and writes the stack");
+	bi_check_ptxas(ptxas, "clobber on one way", out);
+	free(out);
+	free(k);
+}
+
+/*
+ * The key's address stored to global memory and loaded back: a generic
+ * load through the loaded pointer may read the stack.
+ */
+static void test_escaped_address(const char *text, size_t len)
+{
+	char *k, *out = inject(text, len,
+			   "mov.b64 %r4, %r10;\nadd.s64 %r4, %r4, -8;\nst.global.u64 [__gbpf_counts+32], %r4;\n"
+			   "ld.global.u64 %t1, [__gbpf_counts+32];\nld.u32 %r5, [%t1];\n"
+			   "st.global.u32 [__gbpf_counts+24], %r5;\n",
+			   "escaped address", &k);
+
+	if (!out)
+		return;
+	tap_ok(count_between(k, "ld.global.u64 %t1, [__gbpf_counts+32];", "ld.u32 %r5, [%t1];", FLUSH_504) ==
+		       SITES,
+	       "escaped address: the word written before the load through the loaded pointer");
+	bi_check_ptxas(ptxas, "escaped address", out);
+	free(out);
+	free(k);
+}
+
+/* A branch from inside a scope to the body's label: not followed, the stores stay. */
+static void test_unfollowed(const char *text, size_t len)
+{
+	char *k, *out = inject(text, len,
+			   "setp.eq.u64 %p1, %r2, 3;\n{\n.reg .b32 %x;\n@%p1 bra $Lout;\n}\n"
+			   "ld.local.u32 %r5, [__gbpf_stack+504];\nst.global.u32 [__gbpf_counts+24], %r5;\n$Lout:\n",
+			   "branch out of a scope", &k);
+
+	if (!out)
+		return;
+	tap_ok(iu_count(k, STORE_504) == SITES && iu_count(k, FLUSH_504) == 0,
+	       "branch out of a scope: the stores stay where the probe made them");
+	bi_check_ptxas(ptxas, "branch out of a scope", out);
+	free(out);
+	free(k);
+}
+
+int main(int argc, char **argv)
+{
+	size_t len;
+	char *text;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s PTXAS|- BLOCKS.ptx\n", argv[0]);
+		return 2;
+	}
+	ptxas = strcmp(argv[1], "-") ? argv[1] : NULL;
+	text = iu_read(argv[2], &len);
+	if (!text) {
+		tap_skip("%s is missing", argv[2]);
+		return tap_done();
+	}
+	test_counter(text, len);
+	test_read_after_join(text, len);
+	test_clobber_on_one_way(text, len);
+	test_escaped_address(text, len);
+	test_unfollowed(text, len);
+	free(text);
+	return tap_done();
+}
