@@ -6,6 +6,7 @@
  * the probe still reads the context memory).
  * Usage: test_blocks PTXAS|- BLOCKS.ptx
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,65 @@ out:
 	free(esc);
 }
 
+/*
+ * Arithmetic on constants (the code generator's inline hash of a key built
+ * from site constants): a block index through a forwarded stack slot, a
+ * {lo, hi} pair, 64-bit multiply, shifts (one past the width: clamped),
+ * truncation and a widening multiply become moves of their values at each
+ * site; a predicated move and anything after a join are kept as they are.
+ */
+static const char const_fragment[] =
+	".visible .global .align 8 .u64 __gbpf_counts[64];\n"
+	".visible .func (.param .b64 __ret) __gbpf_probe_0(.param .b64 __ctx)\n{\n"
+	".local .align 8 .b8 __gbpf_stack[512];\n"
+	".reg .b64 %r<11>;\n.reg .b64 %t<16>;\n.reg .b32 %w<16>;\n.reg .pred %p<8>;\n"
+	"mov.u64 %r10, __gbpf_stack;\ncvta.local.u64 %r10, %r10;\nadd.u64 %r10, %r10, 512;\n"
+	"ld.param.b64 %r1, [__ctx];\nld.u32 %r2, [%r1+24];\nst.local.u32 [__gbpf_stack+508], %r2;\n"
+	"mov.b64 %r3, %r10;\nadd.s64 %r3, %r3, -4;\nld.u32 %w1, [%r3];\nmov.u32 %w2, 7;\n"
+	"mov.b64 %t13, {%w1, %w2};\nmov.b64 %t10, 0x9E3779B97F4A7C05;\nxor.b64 %t10, %t10, %t13;\n"
+	"mul.lo.u64 %t10, %t10, 0xFF51AFD7ED558CCD;\nshr.b64 %t11, %t10, 32;\nxor.b64 %t10, %t10, %t11;\n"
+	"shl.b64 %t12, %t10, 64;\nadd.u64 %t10, %t10, %t12;\ncvt.u32.u64 %w3, %t10;\n"
+	"mul.wide.u32 %t14, %w3, 3;\nst.global.u64 [__gbpf_counts+0], %t10;\n"
+	"st.global.u64 [__gbpf_counts+8], %t14;\nsetp.eq.u32 %p1, %w1, 0;\n@%p1 mov.b64 %t15, 5;\n"
+	"st.global.u64 [__gbpf_counts+24], %t15;\n@%p1 bra $Lj;\nst.global.u64 [__gbpf_counts+32], %t10;\n"
+	"$Lj:\nxor.b64 %t5, %t10, 1;\nst.global.u64 [__gbpf_counts+16], %t5;\n"
+	"mov.b64 %r0, 0;\nst.param.b64 [__ret], %r0;\nret;\n}\n";
+
+static void test_const(const char *text, size_t len)
+{
+	struct bi_report rep;
+	char *out = bi_instrument(text, len, const_fragment, &rep);
+	const char *k;
+	char want[96];
+	unsigned good = 0;
+
+	if (!tap_ok(out != NULL, "probe computing on site constants injected"))
+		return;
+	if (getenv("TEST_BLOCKS_DUMP"))
+		fputs(out, stderr);
+	k = strstr(out, ".entry") ? strstr(out, ".entry") : out;
+	for (uint64_t block = 0; block < 10; block++) {
+		uint64_t h = (0x9E3779B97F4A7C05ull ^ (7ull << 32 | block)) * 0xFF51AFD7ED558CCDull;
+		uint64_t w3;
+
+		h ^= h >> 32;
+		w3 = h & 0xffffffffu;
+		snprintf(want, sizeof(want), "mov.b64 %%t10, 0x%" PRIx64 ";", h);
+		good += strstr(k, want) != NULL;
+		snprintf(want, sizeof(want), "mov.b64 %%t14, 0x%" PRIx64 ";", w3 * 3);
+		good += strstr(k, want) != NULL;
+	}
+	tap_ok(good == 20, "the hash and the widened product of every block's index are immediates (%u of 20)",
+	       good);
+	tap_ok(!strstr(k, "mul.lo.u64 %t10") && !strstr(k, "mul.wide.u32 %t14") && !strstr(k, "shl.b64"),
+	       "no multiply or shift of constants is left to the sites");
+	tap_ok(iu_count(k, "mov.b64 %t12, 0x0;") == 11, "a shift by the width gives 0 (clamped, as PTX does)");
+	tap_ok(iu_count(k, "@%p1 mov.b64 %t15, 5;") == 11 && iu_count(k, "xor.b64 %t5, %t10, 1;") == 11,
+	       "a predicated move and the code after the join are copied as they are");
+	bi_check_ptxas(ptxas, "probes with constant arithmetic", out);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	size_t len;
@@ -256,6 +316,7 @@ int main(int argc, char **argv)
 	}
 	test_find(text, len);
 	test_inject(text, len);
+	test_const(text, len);
 	free(text);
 	return tap_done();
 }

@@ -21,6 +21,14 @@
  * (Memory sites fold the same way: the access's kind, space, size and
  * site are constants there, its address and value registers.)
  *
+ * Between joins, registers holding constants (a folded field, an
+ * immediate, a forwarded stack slot that was stored one) are followed too,
+ * and integer arithmetic on constants only becomes a move of its result
+ * (fold_const): a hash map key built from the site's fields is then hashed
+ * here, once, instead of at every site by ptxas, which leaves 64-bit
+ * multiplications of constants to run (~20 instructions a lookup of
+ * mem_trace's counters on sm_90).
+ *
  * The state is exact in the probe's leading code (up to its first label or
  * branch). At a label (a join) only registers whose every write lies in
  * that leading code are kept (the leading code runs first, so their values
@@ -76,6 +84,38 @@ static void taint_clear(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
 		f->tainted[i] = f->tainted[--f->n_tainted];
 }
 
+/* ---- registers holding constants ------------------------------------ */
+
+static int const_find(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
+{
+	for (unsigned i = 0; i < f->n_const_regs; i++)
+		if (tok_same(f->const_regs[i].reg, t))
+			return (int)i;
+	return -1;
+}
+
+static void const_drop(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
+{
+	int i = const_find(f, t);
+
+	if (i >= 0)
+		f->const_regs[i] = f->const_regs[--f->n_const_regs];
+}
+
+/* @t holds @value from here (a full table forgets it: the statement is kept as it is). */
+static void const_set(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, uint64_t value)
+{
+	int i = const_find(f, t);
+
+	if (i < 0) {
+		if (f->n_const_regs == GBPF_PTX_FOLD_MAX_CONSTS)
+			return;
+		i = (int)f->n_const_regs++;
+	}
+	f->const_regs[i].reg = t;
+	f->const_regs[i].value = value;
+}
+
 /* @t no longer holds a followed value; @overwritten: by a plain write. */
 static void val_drop(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, bool overwritten)
 {
@@ -102,6 +142,7 @@ static void val_set(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t, unsig
 		i = (int)f->n_vals++;
 	}
 	taint_clear(f, t);
+	const_drop(f, t);
 	f->vals[i].reg = t;
 	f->vals[i].kind = kind;
 	f->vals[i].off = off;
@@ -140,6 +181,24 @@ static bool op_is_imm(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stm
 	*v = (int64_t)strtoull(n->s, NULL, 0);
 	if (neg)
 		*v = -*v;
+	return true;
+}
+
+/* Operand @o as a constant (@bits wide): an immediate or a register holding one. */
+static bool const_operand(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, uint32_t o,
+			  unsigned bits, uint64_t *v)
+{
+	uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+	int64_t imm;
+	int i;
+
+	if (op_is_imm(f->m, s, o, &imm)) {
+		*v = (uint64_t)imm & mask;
+		return true;
+	}
+	if (!op_is_reg(s, o) || (i = const_find(f, op_tok(f->m, s, o))) < 0)
+		return false;
+	*v = f->const_regs[i].value & mask;
 	return true;
 }
 
@@ -365,6 +424,7 @@ static uint32_t pending_take(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok 
 static void join(struct gbpf_ptx_fold *f, uint32_t at, uint32_t may_ctx)
 {
 	slots_clear(f);
+	f->n_const_regs = 0; /* another way in may have written them */
 	end_leading(f, at);
 	f->n_tainted = 0;
 	for (unsigned i = 0; i < f->n_vals;) {
@@ -635,6 +695,12 @@ static void note_store(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, i
 	k = slot_for(f, off, size);
 	if (k < 0)
 		return;
+	{
+		uint64_t v;
+
+		f->slots[k].is_const = const_operand(f, s, 1, 64, &v);
+		f->slots[k].value = size == 8 ? v : v & ((1ull << (8 * size)) - 1);
+	}
 	out->snap = k;
 	out->snap_src = &m->toks[s->ops[1].toks.first];
 	out->local_off = off; /* where the stored bytes are (sink.c may move the store) */
@@ -651,6 +717,8 @@ static void note_load(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, in
 
 	if (s->pred >= 0 || !fwd_type(&f->m->toks[s->opcode], size) || (k = slot_find(f, off, size)) < 0)
 		return;
+	if (f->slots[k].is_const) /* the load reads what was stored, forwarded or not */
+		const_set(f, &f->m->toks[s->ops[0].toks.first], f->slots[k].value);
 	out->action = GBPF_PTX_FOLD_FWD;
 	out->dest = &f->m->toks[s->ops[0].toks.first];
 	out->snap = k;
@@ -727,8 +795,9 @@ void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *
 	f->escaped = false;
 	f->in_dead = false;
 	f->dead_label = NULL;
-	f->folded = f->localized = f->forwarded = f->deferred = 0;
+	f->folded = f->localized = f->forwarded = f->deferred = f->evaluated = 0;
 	f->n_slots = 0;
+	f->n_const_regs = 0;
 	f->n_ctx_regs = f->n_tainted = f->n_pending = 0;
 	f->pending_lost = false;
 	ctx_regs_collect(f, body, 0);
@@ -776,6 +845,113 @@ static void fold_label(struct gbpf_ptx_fold *f, uint32_t i)
 	f->dead_label = NULL;
 }
 
+/* {%lo, %hi} of two 32-bit constants, as mov.b64 packs them. */
+static bool const_pair(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, uint64_t *v)
+{
+	const struct gbpf_ptx_module *m = f->m;
+	const struct gbpf_ptx_range r = s->ops[1].toks;
+	uint64_t part[2];
+	unsigned n = 0;
+	int i;
+
+	if (s->ops[1].kind != GBPF_PTX_OP_VEC)
+		return false;
+	for (uint32_t j = r.first; j < r.first + r.n; j++) {
+		if (m->toks[j].kind != GBPF_PTX_TOK_REG)
+			continue;
+		if (n == 2 || (i = const_find(f, &m->toks[j])) < 0)
+			return false;
+		part[n++] = f->const_regs[i].value & 0xffffffffu;
+	}
+	if (n != 2)
+		return false;
+	*v = part[1] << 32 | part[0];
+	return true;
+}
+
+/*
+ * The value an unpredicated integer statement computes from constants only
+ * (@direct: it is already a move of an immediate). Shifts clamp their
+ * amount to the width, as PTX does.
+ */
+static bool fold_const(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, uint64_t *v,
+		       bool *direct)
+{
+	enum { MOV, TRUNC, ZEXT, XOR, AND, OR, ADD, SUB, MUL, MULWIDE, SHR, SHL };
+	static const struct {
+		const char *op;
+		unsigned bits, kind;
+	} forms[] = {
+		{"mov.b64", 64, MOV}, {"mov.u64", 64, MOV}, {"mov.s64", 64, MOV},
+		{"mov.b32", 32, MOV}, {"mov.u32", 32, MOV}, {"mov.s32", 32, MOV},
+		{"cvt.u32.u64", 32, TRUNC}, {"cvt.u64.u32", 64, ZEXT},
+		{"xor.b64", 64, XOR}, {"and.b64", 64, AND}, {"or.b64", 64, OR},
+		{"xor.b32", 32, XOR}, {"and.b32", 32, AND}, {"or.b32", 32, OR},
+		{"add.u64", 64, ADD}, {"add.s64", 64, ADD}, {"sub.u64", 64, SUB}, {"sub.s64", 64, SUB},
+		{"add.u32", 32, ADD}, {"add.s32", 32, ADD}, {"sub.u32", 32, SUB}, {"sub.s32", 32, SUB},
+		{"mul.lo.u64", 64, MUL}, {"mul.lo.s64", 64, MUL}, {"mul.lo.u32", 32, MUL},
+		{"mul.lo.s32", 32, MUL}, {"mul.wide.u32", 64, MULWIDE},
+		{"shr.b64", 64, SHR}, {"shr.u64", 64, SHR}, {"shl.b64", 64, SHL},
+		{"shr.b32", 32, SHR}, {"shr.u32", 32, SHR}, {"shl.b32", 32, SHL},
+	};
+	const struct gbpf_ptx_tok *op = &f->m->toks[s->opcode];
+	uint64_t a, b, mask;
+	unsigned k;
+
+	if (s->pred >= 0 || !op_is_reg(s, 0))
+		return false;
+	for (k = 0; k < sizeof(forms) / sizeof(forms[0]); k++)
+		if (gbpf_ptx_tok_eq(op, forms[k].op))
+			break;
+	if (k == sizeof(forms) / sizeof(forms[0]))
+		return false;
+	mask = forms[k].bits == 64 ? ~0ull : 0xffffffffu;
+	*direct = false;
+	switch (forms[k].kind) {
+	case MOV:
+		if (s->n_ops != 2)
+			return false;
+		if (forms[k].bits == 64 && const_pair(f, s, v))
+			return true;
+		*direct = s->ops[1].kind == GBPF_PTX_OP_IMM;
+		return const_operand(f, s, 1, forms[k].bits, v);
+	case TRUNC:
+	case ZEXT:
+		return s->n_ops == 2 && const_operand(f, s, 1, forms[k].kind == TRUNC ? 64 : 32, &a) &&
+		       (*v = a & 0xffffffffu, true);
+	default:
+		break;
+	}
+	if (s->n_ops != 3 || !const_operand(f, s, 1, forms[k].kind == MULWIDE ? 32 : forms[k].bits, &a) ||
+	    !const_operand(f, s, 2, forms[k].kind >= MULWIDE ? 32 : forms[k].bits, &b))
+		return false;
+	switch (forms[k].kind) {
+	case XOR: *v = a ^ b; break;
+	case AND: *v = a & b; break;
+	case OR: *v = a | b; break;
+	case ADD: *v = a + b; break;
+	case SUB: *v = a - b; break;
+	case MUL: *v = a * b; break;
+	case MULWIDE: *v = a * b; break;
+	case SHR: *v = b >= forms[k].bits ? 0 : a >> b; break;
+	default: *v = b >= forms[k].bits ? 0 : a << b; break;
+	}
+	*v &= mask;
+	return true;
+}
+
+/* Every register operand 0 names (a destination) no longer holds a known constant. */
+static void const_drop_written(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s)
+{
+	const struct gbpf_ptx_module *m = f->m;
+
+	if (!s->n_ops || (s->ops[0].kind != GBPF_PTX_OP_REG && s->ops[0].kind != GBPF_PTX_OP_VEC))
+		return;
+	for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
+		if (m->toks[j].kind == GBPF_PTX_TOK_REG)
+			const_drop(f, &m->toks[j]);
+}
+
 static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 		      struct gbpf_ptx_fold_out *out)
 {
@@ -792,6 +968,25 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 		end_leading(f, f->at);
 		branch_to(f, op_tok(m, s, 0));
 	}
+	/* Arithmetic on constants (the operands read before the destination is written). */
+	{
+		uint64_t cv;
+		bool direct;
+
+		if (fold_const(f, s, &cv, &direct)) {
+			const struct gbpf_ptx_tok *d = op_tok(m, s, 0);
+
+			val_drop(f, d, true);
+			const_set(f, d, cv);
+			if (!direct) {
+				out->action = GBPF_PTX_FOLD_CONST;
+				out->dest = d;
+				out->value = cv;
+			}
+			return;
+		}
+	}
+	const_drop_written(f, s);
 	/* The probe's argument: the context pointer. */
 	if (gbpf_ptx_tok_eq(op, "ld.param.b64") && op_is_reg(s, 0) && !pred && s->n_ops == 2) {
 		val_set(f, op_tok(m, s, 0), GBPF_PTX_VAL_CTX, 0);
@@ -812,6 +1007,9 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 					out->value = f->c[c].value;
 					out->reg = f->c[c].reg;
 					hit = true;
+					if (!out->reg)
+						const_set(f, d, size == 8 ? out->value
+									  : out->value & ((1ull << (8 * size)) - 1));
 				} else if (a < f->c[c].off + f->c[c].size && a + size > f->c[c].off) {
 					f->escaped = true; /* part of a constant field */
 				}

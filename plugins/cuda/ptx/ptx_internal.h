@@ -43,6 +43,7 @@ void gbpf_ptx_func_free(struct gbpf_ptx_func *f);
 #define GBPF_PTX_FOLD_MAX_PENDING 64
 #define GBPF_PTX_FOLD_STACK_SIZE 512 /* the probe's eBPF stack (.local) */
 #define GBPF_PTX_FOLD_MAX_SLOTS 16  /* stack slots forwarded: snapshot registers %__gbpf_fw<N> */
+#define GBPF_PTX_FOLD_MAX_CONSTS 32 /* registers followed as constants */
 
 enum { GBPF_PTX_VAL_CTX = 1, GBPF_PTX_VAL_STACK, GBPF_PTX_VAL_STACK_LOCAL };
 
@@ -97,8 +98,17 @@ struct gbpf_ptx_fold {
 		int64_t off;
 		unsigned size;
 		bool valid;
+		bool is_const;  /* the value stored was the constant value */
+		uint64_t value;
 	} slots[GBPF_PTX_FOLD_MAX_SLOTS]; /* stack bytes whose value %__gbpf_fw<i> holds */
 	unsigned n_slots;
+	/* Registers known to hold a constant since the last join (fold_const). */
+	struct {
+		const struct gbpf_ptx_tok *reg;
+		uint64_t value;
+	} const_regs[GBPF_PTX_FOLD_MAX_CONSTS];
+	unsigned n_const_regs;
+	unsigned evaluated; /* statements replaced by the constant they compute */
 };
 
 enum gbpf_ptx_fold_action {
@@ -108,6 +118,7 @@ enum gbpf_ptx_fold_action {
 	GBPF_PTX_FOLD_LOCAL, /* same access, .local at [stack+local_off] (operand mem_op) */
 	GBPF_PTX_FOLD_SNAP,  /* copy the statement, after keeping its stored value in snap */
 	GBPF_PTX_FOLD_FWD,   /* dest = the value snapshot register snap holds (size bytes) */
+	GBPF_PTX_FOLD_CONST, /* mov dest, value: the constant the statement computes */
 };
 
 struct gbpf_ptx_fold_out {
