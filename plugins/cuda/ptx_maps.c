@@ -637,13 +637,23 @@ static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *
 	/* map blocks are allocated 256-byte aligned: buckets of this geometry are 16-aligned or never */
 	if (geo->data_off % 16 || geo->bucket_size % 16)
 		ptx_buf_printf(b, "bra.uni $Lhs%u_%zu;\n", id, pi);
-	ptx_buf_printf(b, "ld.v2.u64 {%%t1, %%t2}, [%%t12];\ncvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
+	ptx_buf_puts(b, "ld.v2.u64 {%t1, %t2}, [%t12];\n");
+	/*
+	 * Keys of up to 8 bytes: equal hashes are equal keys. Longer ones (12 or 16 bytes: two
+	 * 8-byte words, zero-padded: docs/MAPS.md) compare every word, loaded with the state so
+	 * that the three loads are in flight together: a view of the words older than READY
+	 * differs from the key or is the key, and either way the state decides.
+	 */
+	if (d->key_size > 8)
+		ptx_buf_puts(b, "ld.u64 %t0, [%t12+24];\nld.u64 %t3, [%t12+32];\n");
+	ptx_buf_printf(b, "cvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
 			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n"
 			  "setp.ne.u64 %%p6, %%t2, %%t10;\n@%%p6 bra $Lhwn%u_%zu;\n",
 		       GBPF_BUCKET_READY, id, pi, id, pi);
-	/* keys of up to 8 bytes: equal hashes are equal keys; longer ones compare every word */
 	if (d->key_size > 8)
-		emit_bucket_key_cmp(cg, d->key_size, "hs", id);
+		ptx_buf_printf(b, "setp.ne.u64 %%p6, %%t0, %%t13;\nsetp.ne.or.u64 %%p6, %%t3, %%t14, %%p6;\n"
+				  "@%%p6 bra $Lhs%u_%zu;\n",
+			       id, pi);
 	ptx_buf_printf(b, "bra.uni $Lhf%u_%zu;\n$Lhwn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
 			  "@%%p6 bra $Lhw%u_%zu;\n$Lhs%u_%zu:\n",
 		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi, id, pi);
