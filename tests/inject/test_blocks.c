@@ -113,7 +113,6 @@ static char *probe_fragment(const char *extra)
 
 	if (asprintf(&s,
 		     ".visible .global .align 8 .u64 __gbpf_counts[64];\n"
-		     ".visible .global .align 8 .u64 __gbpf_maps[2];\n"
 		     ".visible .func (.param .b64 __ret) __gbpf_probe_0(.param .b64 __ctx)\n{\n"
 		     ".local .align 8 .b8 __gbpf_stack[512];\n"
 		     ".reg .b64 %%r<11>;\n.reg .b64 %%t<16>;\n.reg .b32 %%w<16>;\n.reg .pred %%p<8>;\n"
@@ -226,20 +225,6 @@ static void test_inject(const char *text, size_t len)
 		tap_ok(iu_count(out, "st.local.u32 [__gbpf_ctx+24]") == 11,
 		       "the jump out of the block brings the pointer to the join: stored at every site");
 	free(out);
-	/* a map's address read at every site: once at the kernel's entry instead */
-	free(esc);
-	esc = probe_fragment("ld.global.u64 %r5, [__gbpf_maps+8];\nred.add.u64 [%r5], 1;\n");
-	out = esc ? bi_instrument(text, len, esc, &rep) : NULL;
-	if (tap_ok(out != NULL, "probe reading the map table injected")) {
-		const char *k = strstr(out, ".entry") ? strstr(out, ".entry") : out;
-
-		tap_ok(iu_count(k, "ld.global.u64 %__gbpf_map1, [__gbpf_maps+8];") == 2 &&
-			       iu_count(k, "mov.b64 %r5, %__gbpf_map1;") == 11 &&
-			       !strstr(k, "ld.global.u64 %r5, [__gbpf_maps+8]"),
-		       "map address loaded once per kernel (2), moved at each of the 11 sites");
-		bi_check_ptxas(ptxas, "map table probes", out);
-		free(out);
-	}
 	setenv("GBPF_PTX_NO_INLINE", "1", 1);
 	out = bi_instrument(text, len, frag, &rep);
 	unsetenv("GBPF_PTX_NO_INLINE");

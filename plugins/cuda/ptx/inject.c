@@ -741,12 +741,6 @@ static int instrument_kernel(struct kctx *k)
 		gbpf_ptx_tx(&t, ".local .align 16 .b8 __gbpf_params[%u];\n", k->params_size);
 	if (k->inline_stack)
 		gbpf_ptx_tx(&t, ".local .align 8 .b8 " STACK_NAME "[512];\n");
-	/* the map addresses inlined probes read (sites.c, tx_map_load), once a thread */
-	if (k->inline_maps)
-		gbpf_ptx_tx(&t, ".reg .b64 %%" MAP_REG_NAME "<%u>;\n", MAP_REGS);
-	for (unsigned i = 0; i < MAP_REGS; i++)
-		if (k->inline_maps >> i & 1)
-			gbpf_ptx_tx(&t, "ld.global.u64 %%" MAP_REG_NAME "%u, [" MAPS_NAME "+%u];\n", i, i * 8);
 	err = emit(k, &t, &decls);
 	if (!err)
 		err = gbpf_ptx_block_insert(&k->f->body, 0, decls.v, decls.n);

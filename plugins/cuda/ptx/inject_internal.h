@@ -77,7 +77,6 @@ struct kctx {
 	unsigned n_labels;
 	bool cvta_param;
 	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
-	uint64_t inline_maps; /* map table slots inlined probes read: loaded once at entry (MAP_REG_NAME) */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
 	uint32_t next_block;           /* blocks.first[next_block] is the next site */
@@ -115,11 +114,6 @@ struct mem_info {
 
 /* The code generator's name for a probe's eBPF stack (a .local array of 512 bytes). */
 #define STACK_NAME "__gbpf_stack"
-/* The module's map table (device addresses of the maps, set before any launch). */
-#define MAPS_NAME "__gbpf_maps"
-/* Registers holding its first MAP_REGS entries in an instrumented kernel. */
-#define MAP_REG_NAME "__gbpf_map"
-#define MAP_REGS 64u
 
 /** Collect the .reg declarations of @p b into k->regs; 0 or -ENOMEM. */
 int gbpf_ptx_collect_regs(struct kctx *k, const struct gbpf_ptx_block *b);

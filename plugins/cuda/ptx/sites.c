@@ -187,36 +187,6 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
 }
 
 /*
- * "ld.global.u64 %rN, [__gbpf_maps+8K]" (a map's address) becomes a move
- * from a register the kernel loads once at entry (inject.c): the table
- * does not change while a kernel runs, and the load heads the chain of
- * dependent loads of every inlined lookup, at every site.
- */
-static bool tx_map_load(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s)
-{
-	const struct gbpf_ptx_module *m = k->m;
-	const struct gbpf_ptx_tok *tk;
-	struct gbpf_ptx_range r;
-	uint64_t off = 0;
-
-	if (s->pred >= 0 || s->n_ops != 2 || !gbpf_ptx_tok_eq(&m->toks[s->opcode], "ld.global.u64") ||
-	    s->ops[0].kind != GBPF_PTX_OP_REG || s->ops[0].toks.n != 1 || s->ops[1].kind != GBPF_PTX_OP_MEM)
-		return false;
-	r = s->ops[1].toks;
-	tk = &m->toks[r.first];
-	if (r.n == 5 && gbpf_ptx_tok_eq(&tk[2], "+") && tk[3].kind == GBPF_PTX_TOK_NUM)
-		off = strtoull(tk[3].s, NULL, 0);
-	else if (r.n != 3)
-		return false;
-	if (!gbpf_ptx_tok_eq(&tk[1], MAPS_NAME) || off % 8 || off / 8 >= MAP_REGS)
-		return false;
-	k->inline_maps |= (uint64_t)1 << (off / 8);
-	gbpf_ptx_tx(t, "mov.b64 %.*s, %%" MAP_REG_NAME "%u;\n", (int)m->toks[s->ops[0].toks.first].len,
-		    m->toks[s->ops[0].toks.first].s, (unsigned)(off / 8));
-	return true;
-}
-
-/*
  * The probe's stack stores that only its slow paths read, moved there
  * (sink.c). The text up to the first statement (the scope's opening and
  * its register declarations) stays; on any doubt the whole text does.
@@ -304,11 +274,6 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 				for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
 					gbpf_ptx_tx(&body, "%.*s", (int)m->toks[j].len, m->toks[j].s);
 				gbpf_ptx_tx(&body, ", %%__gbpf_rd0;\n");
-				r->end = body.len;
-				continue;
-			}
-			if (tx_map_load(&body, k, s)) {
-				r->emitted = GBPF_PTX_SINK_REPLACED;
 				r->end = body.len;
 				continue;
 			}
