@@ -226,6 +226,58 @@ static void test_escaped_address(const char *text, size_t len)
 	free(k);
 }
 
+/*
+ * After a join the fold forgets its snapshots and gives the next store the
+ * same register: the first store, still unwritten, must reach memory
+ * before that register changes, and both before the call that reads them.
+ */
+static void test_register_reused(const char *text, size_t len)
+{
+	char *k, *out = inject(text, len,
+			       "setp.eq.u64 %p1, %r2, 3;\n@%p1 bra $Lj;\nred.global.add.u64 [__gbpf_counts+8], 1;\n$Lj:\n"
+			       "mov.b64 %r4, 5;\nst.local.u32 [__gbpf_stack+496], %r4;\n" CALL_UPDATE,
+			       "snapshot register reused", &k);
+	const char *site, *flush, *reuse, *call;
+	unsigned good = 0;
+
+	if (!out)
+		return;
+	/* in each site: the +504 word (register fw0) written before fw0 takes the +496 word */
+	for (site = strstr(k, "$Lj:"); site; site = strstr(site + 1, "$Lj:")) {
+		flush = strstr(site, FLUSH_504);
+		reuse = strstr(site, "mov.b64 %__gbpf_fw0, %r4;");
+		call = strstr(site, "call (__hr), __gbpf_h_map_update");
+		good += flush && reuse && call && flush < reuse && strstr(reuse, "st.local.b32 [__gbpf_stack+496], "
+										  "%__gbpf_fw0;") < call;
+	}
+	tap_ok(good == SITES, "snapshot register reused: the old word written before, the new one after (%u sites)",
+	       good);
+	bi_check_ptxas(ptxas, "snapshot register reused", out);
+	free(out);
+	free(k);
+}
+
+/*
+ * A loop that reads nothing of the stack, then the update call: the key is
+ * written once, after the loop, not in it.
+ */
+static void test_loop(const char *text, size_t len)
+{
+	char *k, *out = inject(text, len,
+			       "mov.u32 %w1, 0;\n$Lloop:\nred.global.add.u64 [__gbpf_counts+8], 1;\nadd.u32 %w1, %w1, 1;\n"
+			       "setp.lt.u32 %p1, %w1, 4;\n@%p1 bra $Lloop;\n" CALL_UPDATE,
+			       "loop", &k);
+
+	if (!out)
+		return;
+	tap_ok(count_between(k, "$Lloop:", "@%p1 bra $Lloop;", "[__gbpf_stack+") == 0 &&
+		       count_between(k, "@%p1 bra $Lloop;", "call (__hr), __gbpf_h_map_update", FLUSH_504) == SITES,
+	       "loop: nothing stored in the loop, the key written after it, before the call");
+	bi_check_ptxas(ptxas, "loop", out);
+	free(out);
+	free(k);
+}
+
 /* A branch from inside a scope to the body's label: not followed, the stores stay. */
 static void test_unfollowed(const char *text, size_t len)
 {
@@ -262,6 +314,8 @@ int main(int argc, char **argv)
 	test_read_after_join(text, len);
 	test_clobber_on_one_way(text, len);
 	test_escaped_address(text, len);
+	test_register_reused(text, len);
+	test_loop(text, len);
 	test_unfollowed(text, len);
 	free(text);
 	return tap_done();
