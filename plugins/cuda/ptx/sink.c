@@ -571,6 +571,8 @@ static int classify_control(struct sink *k, uint32_t i, const struct gbpf_ptx_si
 	    info->emitted == GBPF_PTX_SINK_REPLACED)
 		return 0;
 	u->pred = s->pred >= 0;
+	if (op_base(op, "brx"))
+		return -EINVAL; /* an indirect branch: its targets are not followed here */
 	if (op_base(op, "ret") || op_base(op, "exit") || op_base(op, "trap")) {
 		u->kind = U_END;
 	} else if (op_base(op, "bra")) {
