@@ -79,4 +79,25 @@ static inline void bi_check_ptxas(const char *ptxas, const char *what, const cha
 	tap_ok(iu_ptxas(ptxas, "sm_90", ptx, strlen(ptx), NULL) == 0, "%s assembles for sm_90", what);
 }
 
+/* A test's main: arguments PTXAS|- BLOCKS.ptx; *@ptxas set (NULL for "-"), @run on the file's text. */
+static inline int bi_main(int argc, char **argv, const char **ptxas, void (*run)(const char *text, size_t len))
+{
+	size_t len;
+	char *text;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s PTXAS|- BLOCKS.ptx\n", argv[0]);
+		return 2;
+	}
+	*ptxas = strcmp(argv[1], "-") ? argv[1] : NULL;
+	text = iu_read(argv[2], &len);
+	if (!text) {
+		tap_skip("%s is missing", argv[2]);
+		return tap_done();
+	}
+	run(text, len);
+	free(text);
+	return tap_done();
+}
+
 #endif

@@ -299,24 +299,14 @@ static void test_const(const char *text, size_t len)
 	free(out);
 }
 
-int main(int argc, char **argv)
+static void run(const char *text, size_t len)
 {
-	size_t len;
-	char *text;
-
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s PTXAS|- BLOCKS.ptx\n", argv[0]);
-		return 2;
-	}
-	ptxas = strcmp(argv[1], "-") ? argv[1] : NULL;
-	text = iu_read(argv[2], &len);
-	if (!text) {
-		tap_skip("%s is missing", argv[2]);
-		return tap_done();
-	}
 	test_find(text, len);
 	test_inject(text, len);
 	test_const(text, len);
-	free(text);
-	return tap_done();
+}
+
+int main(int argc, char **argv)
+{
+	return bi_main(argc, argv, &ptxas, run);
 }

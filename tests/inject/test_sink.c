@@ -62,6 +62,14 @@ static char *fragment(const char *body)
 #define FLUSH_508 "st.local.b32 [__gbpf_stack+508], %__gbpf_fw"
 #define STORE_504 "st.local.u32 [__gbpf_stack+504], %r2;"
 
+/* The checks of one case done: its module assembles; both texts freed. */
+static void finish(const char *what, char *out, char *kernels)
+{
+	bi_check_ptxas(ptxas, what, out);
+	free(out);
+	free(kernels);
+}
+
 /* Occurrences of @needle in the text of each site between @from and the next @to, summed. */
 static unsigned count_between(const char *text, const char *from, const char *to, const char *needle)
 {
@@ -136,9 +144,7 @@ static void test_counter(const char *text, size_t len)
 	       "counter: both key words written before the update call at every site");
 	tap_ok(count_between(k, "cvt.u32.u64 %w10, %__gbpf_fw", "$Lslow:", "") >= SITES,
 	       "counter: the key's load is still forwarded from its register");
-	bi_check_ptxas(ptxas, "counter probe with moved stores", out);
-	free(out);
-	free(k);
+	finish("counter probe with moved stores", out, k);
 
 	setenv("GBPF_PTX_NO_SINK", "1", 1);
 	out = inject(text, len, counter, "counter, GBPF_PTX_NO_SINK=1", &k);
@@ -168,9 +174,7 @@ static void test_read_after_join(const char *text, size_t len)
 		       iu_count(k, FLUSH_504) == SITES,
 	       "read after a join: the word written once, between the join and the read");
 	tap_ok(iu_count(k, "__gbpf_sk") == 0, "read after a join: no trampoline (stale on both ways in)");
-	bi_check_ptxas(ptxas, "read after a join", out);
-	free(out);
-	free(k);
+	finish("read after a join", out, k);
 }
 
 /*
@@ -199,9 +203,7 @@ static void test_clobber_on_one_way(const char *text, size_t len)
 	       "clobber on one way: nothing stored over what probe_read wrote");
 	tap_ok(count_between(k, "mov.b64 %r3, 0;", "{", FLUSH_504) == SITES,
 	       "clobber on one way: written before the call that reads and writes the stack");
-	bi_check_ptxas(ptxas, "clobber on one way", out);
-	free(out);
-	free(k);
+	finish("clobber on one way", out, k);
 }
 
 /*
@@ -221,9 +223,7 @@ static void test_escaped_address(const char *text, size_t len)
 	tap_ok(count_between(k, "ld.global.u64 %t1, [__gbpf_counts+32];", "ld.u32 %r5, [%t1];", FLUSH_504) ==
 		       SITES,
 	       "escaped address: the word written before the load through the loaded pointer");
-	bi_check_ptxas(ptxas, "escaped address", out);
-	free(out);
-	free(k);
+	finish("escaped address", out, k);
 }
 
 /*
@@ -252,9 +252,7 @@ static void test_register_reused(const char *text, size_t len)
 	}
 	tap_ok(good == SITES, "snapshot register reused: the old word written before, the new one after (%u sites)",
 	       good);
-	bi_check_ptxas(ptxas, "snapshot register reused", out);
-	free(out);
-	free(k);
+	finish("snapshot register reused", out, k);
 }
 
 /*
@@ -273,9 +271,7 @@ static void test_loop(const char *text, size_t len)
 	tap_ok(count_between(k, "$Lloop:", "@%p1 bra $Lloop;", "[__gbpf_stack+") == 0 &&
 		       count_between(k, "@%p1 bra $Lloop;", "call (__hr), __gbpf_h_map_update", FLUSH_504) == SITES,
 	       "loop: nothing stored in the loop, the key written after it, before the call");
-	bi_check_ptxas(ptxas, "loop", out);
-	free(out);
-	free(k);
+	finish("loop", out, k);
 }
 
 /* A branch from inside a scope to the body's label: not followed, the stores stay. */
@@ -290,26 +286,11 @@ static void test_unfollowed(const char *text, size_t len)
 		return;
 	tap_ok(iu_count(k, STORE_504) == SITES && iu_count(k, FLUSH_504) == 0,
 	       "branch out of a scope: the stores stay where the probe made them");
-	bi_check_ptxas(ptxas, "branch out of a scope", out);
-	free(out);
-	free(k);
+	finish("branch out of a scope", out, k);
 }
 
-int main(int argc, char **argv)
+static void run(const char *text, size_t len)
 {
-	size_t len;
-	char *text;
-
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s PTXAS|- BLOCKS.ptx\n", argv[0]);
-		return 2;
-	}
-	ptxas = strcmp(argv[1], "-") ? argv[1] : NULL;
-	text = iu_read(argv[2], &len);
-	if (!text) {
-		tap_skip("%s is missing", argv[2]);
-		return tap_done();
-	}
 	test_counter(text, len);
 	test_read_after_join(text, len);
 	test_clobber_on_one_way(text, len);
@@ -317,6 +298,9 @@ int main(int argc, char **argv)
 	test_register_reused(text, len);
 	test_loop(text, len);
 	test_unfollowed(text, len);
-	free(text);
-	return tap_done();
+}
+
+int main(int argc, char **argv)
+{
+	return bi_main(argc, argv, &ptxas, run);
 }
