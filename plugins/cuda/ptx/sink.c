@@ -47,6 +47,7 @@
 #include <string.h>
 
 #define SINK_MAX_STORES 64
+#define REG_SLOTS 1024u /* more than the registers a probe body declares (the pass gives up past it) */
 #define SINK_MAX_SWEEPS 512
 
 enum unit_kind {
@@ -71,6 +72,7 @@ struct unit {
 	bool pred;         /* a branch or return under a predicate: falls through too */
 	bool addr_tainted; /* an address operand may hold a stack address here */
 	enum unit_kind scope_kind; /* a nested scope: U_OTHER, U_READ_ALL or U_CLOBBER */
+	bool scope_helper;         /* a nested scope that calls one of the code generator's helpers */
 };
 
 struct sink {
@@ -87,7 +89,26 @@ struct sink {
 	/* the body's registers by name: taint bit i is regs[i], bit n_regs "a stack address may be in memory" */
 	const struct gbpf_ptx_tok **regs;
 	unsigned n_regs, cap_regs;
+	int32_t reg_slot[REG_SLOTS]; /* open addressing by name: 1 + the register's number, 0 empty */
+	uint32_t *labels;            /* statement indices of the body's labels */
+	uint32_t n_labels;
+	/* per token of the body's instructions: its register's number, TOK_STACK or TOK_NONE; and of
+	 * an opcode token its OP_* bits (the analyses run each instruction many times) */
+	int32_t *tok_reg;
+	uint8_t *tok_op;
+	uint32_t tok_base, tok_end;
 };
+
+enum {
+	OP_READS = 1,        /* reads memory */
+	OP_WRITES = 2,       /* writes memory */
+	OP_PARAM = 4,        /* .param space */
+	OP_STORE_PARAM = 8,  /* st.param: an argument passed */
+	OP_NO_ADDRESS = 16,  /* its result is no address (makes_no_address) */
+	OP_CVTA_LOCAL = 32,  /* cvta.local: a local address made generic */
+};
+
+enum { TOK_NONE = -1, TOK_STACK = -2 };
 
 /* A forward analysis over the body's top-level statements. */
 struct flow {
@@ -116,8 +137,11 @@ static bool op_has(const struct gbpf_ptx_tok *op, const char *word)
 /* The opcode's first component is @base. */
 static bool op_base(const struct gbpf_ptx_tok *op, const char *base)
 {
-	size_t n = strlen(base);
+	size_t n;
 
+	if (!op->len || op->s[0] != base[0]) /* most tests end here */
+		return false;
+	n = strlen(base);
 	return op->len >= n && !memcmp(op->s, base, n) && (op->len == n || op->s[n] == '.');
 }
 
@@ -187,27 +211,82 @@ static bool makes_no_address(const struct gbpf_ptx_tok *op)
 
 static int label_index(const struct sink *k, const struct gbpf_ptx_tok *name)
 {
-	for (uint32_t i = 0; i < k->body->n; i++) {
-		const struct gbpf_ptx_stmt *s = k->body->v[i];
-
-		if (s->kind == GBPF_PTX_STMT_LABEL && tok_same(&k->m->toks[s->toks.first], name))
-			return (int)i;
-	}
+	for (uint32_t j = 0; j < k->n_labels; j++)
+		if (tok_same(&k->m->toks[k->body->v[k->labels[j]]->toks.first], name))
+			return (int)k->labels[j];
 	return -1;
 }
 
 /* ---- which registers may hold a stack address ------------------------- */
 
-static int reg_index(const struct sink *k, const struct gbpf_ptx_tok *t)
+static unsigned op_bits(const struct gbpf_ptx_tok *op)
 {
-	for (unsigned i = 0; i < k->n_regs; i++)
-		if (tok_same(k->regs[i], t))
-			return (int)i;
-	return -1;
+	return (reads_memory(op) ? OP_READS : 0) | (writes_memory(op) ? OP_WRITES : 0) |
+	       (op_has(op, "param") ? OP_PARAM : 0) | (op_base(op, "st") && op_has(op, "param") ? OP_STORE_PARAM : 0) |
+	       (makes_no_address(op) ? OP_NO_ADDRESS : 0) |
+	       (op_base(op, "cvta") && op_has(op, "local") ? OP_CVTA_LOCAL : 0);
 }
 
-/* Name every register of @b (nested scopes too). */
-static int collect_regs(struct sink *k, const struct gbpf_ptx_block *b, int depth)
+static uint32_t name_hash(const struct gbpf_ptx_tok *t)
+{
+	uint32_t h = 2166136261u;
+
+	for (uint32_t i = 0; i < t->len; i++)
+		h = (h ^ (uint8_t)t->s[i]) * 16777619u;
+	return h;
+}
+
+/* Register @t's number, a new one if it has none yet; -ENOSPC past REG_SLOTS / 2 registers. */
+static int reg_number(struct sink *k, const struct gbpf_ptx_tok *t)
+{
+	uint32_t h = name_hash(t);
+
+	for (uint32_t i = 0; i < REG_SLOTS; i++) {
+		int32_t *slot = &k->reg_slot[(h + i) % REG_SLOTS];
+
+		if (*slot && tok_same(k->regs[*slot - 1], t))
+			return *slot - 1;
+		if (*slot)
+			continue;
+		if (k->n_regs >= REG_SLOTS / 2)
+			return -ENOSPC;
+		if (k->n_regs == k->cap_regs) {
+			unsigned cap = k->cap_regs ? 2 * k->cap_regs : 64;
+			const struct gbpf_ptx_tok **v = realloc(k->regs, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			k->regs = v;
+			k->cap_regs = cap;
+		}
+		k->regs[k->n_regs] = t;
+		*slot = (int32_t)++k->n_regs;
+		return *slot - 1;
+	}
+	return -ENOSPC;
+}
+
+/* The range of token indices the instructions of @b (nested scopes too) span. */
+static void token_span(const struct gbpf_ptx_block *b, uint32_t *lo, uint32_t *hi, int depth)
+{
+	for (uint32_t i = 0; i < b->n && depth <= GBPF_PTX_MAX_DEPTH; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE) {
+			token_span(&s->body, lo, hi, depth + 1);
+		} else if (s->kind == GBPF_PTX_STMT_INSN) {
+			*lo = s->toks.first < *lo ? s->toks.first : *lo;
+			*hi = s->toks.first + s->toks.n > *hi ? s->toks.first + s->toks.n : *hi;
+		}
+	}
+}
+
+/*
+ * Number every register of @b's instructions (nested scopes too) and mark
+ * each token as a register (its number), the stack's name or neither, so
+ * that the analyses compare numbers, not names.
+ */
+static int index_tokens(struct sink *k, const struct gbpf_ptx_block *b, int depth)
 {
 	for (uint32_t i = 0; i < b->n; i++) {
 		const struct gbpf_ptx_stmt *s = b->v[i];
@@ -216,7 +295,7 @@ static int collect_regs(struct sink *k, const struct gbpf_ptx_block *b, int dept
 		if (depth > GBPF_PTX_MAX_DEPTH)
 			return -EINVAL;
 		if (s->kind == GBPF_PTX_STMT_SCOPE) {
-			if ((err = collect_regs(k, &s->body, depth + 1)))
+			if ((err = index_tokens(k, &s->body, depth + 1)))
 				return err;
 			continue;
 		}
@@ -224,22 +303,34 @@ static int collect_regs(struct sink *k, const struct gbpf_ptx_block *b, int dept
 			continue;
 		for (uint32_t j = s->toks.first; j < s->toks.first + s->toks.n; j++) {
 			const struct gbpf_ptx_tok *t = &k->m->toks[j];
+			int x;
 
-			if (t->kind != GBPF_PTX_TOK_REG || reg_index(k, t) >= 0)
+			if (j == s->opcode) {
+				k->tok_op[j - k->tok_base] = (uint8_t)op_bits(t);
 				continue;
-			if (k->n_regs == k->cap_regs) {
-				unsigned cap = k->cap_regs ? 2 * k->cap_regs : 64;
-				const struct gbpf_ptx_tok **v = realloc(k->regs, cap * sizeof(*v));
-
-				if (!v)
-					return -ENOMEM;
-				k->regs = v;
-				k->cap_regs = cap;
 			}
-			k->regs[k->n_regs++] = t;
+			if (t->kind == GBPF_PTX_TOK_IDENT && gbpf_ptx_tok_eq(t, k->stack))
+				k->tok_reg[j - k->tok_base] = TOK_STACK;
+			if (t->kind != GBPF_PTX_TOK_REG)
+				continue;
+			if ((x = reg_number(k, t)) < 0)
+				return x;
+			k->tok_reg[j - k->tok_base] = x;
 		}
 	}
 	return 0;
+}
+
+/* The OP_* bits of instruction @s (index_tokens stored them at its opcode token). */
+static unsigned op_class(const struct sink *k, const struct gbpf_ptx_stmt *s)
+{
+	return s->opcode >= k->tok_base && s->opcode < k->tok_end ? k->tok_op[s->opcode - k->tok_base]
+								   : op_bits(&k->m->toks[s->opcode]);
+}
+
+static int32_t tok_class(const struct sink *k, uint32_t j)
+{
+	return j >= k->tok_base && j < k->tok_end ? k->tok_reg[j - k->tok_base] : TOK_NONE;
 }
 
 static bool bit_get(const uint64_t *w, unsigned i)
@@ -259,12 +350,9 @@ static void bit_put(uint64_t *w, unsigned i, bool v)
 static bool range_tainted(const struct sink *k, const uint64_t *taint, struct gbpf_ptx_range r)
 {
 	for (uint32_t j = r.first; j < r.first + r.n; j++) {
-		const struct gbpf_ptx_tok *t = &k->m->toks[j];
-		int x;
+		int32_t c = tok_class(k, j);
 
-		if (t->kind == GBPF_PTX_TOK_REG && ((x = reg_index(k, t)) < 0 || bit_get(taint, (unsigned)x)))
-			return true;
-		if (t->kind == GBPF_PTX_TOK_IDENT && gbpf_ptx_tok_eq(t, k->stack))
+		if (c == TOK_STACK || (c >= 0 && bit_get(taint, (unsigned)c)))
 			return true;
 	}
 	return false;
@@ -276,7 +364,7 @@ static void taint_dest(const struct sink *k, const struct gbpf_ptx_stmt *s, uint
 	if (!s->n_ops || (s->ops[0].kind != GBPF_PTX_OP_REG && s->ops[0].kind != GBPF_PTX_OP_VEC))
 		return;
 	for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++) {
-		int x = k->m->toks[j].kind == GBPF_PTX_TOK_REG ? reg_index(k, &k->m->toks[j]) : -1;
+		int32_t x = tok_class(k, j);
 
 		if (x >= 0 && (v || (s->pred < 0 && !weak))) /* a predicated write may leave the old value */
 			bit_put(taint, (unsigned)x, v);
@@ -317,26 +405,25 @@ static bool calls_helper(const struct gbpf_ptx_module *m, const struct gbpf_ptx_
 static void taint_insn(const struct sink *k, const struct gbpf_ptx_stmt *s, uint64_t *taint, bool in_scope,
 		       bool subprogram, bool weak, bool *arg_tainted)
 {
-	const struct gbpf_ptx_tok *op = &k->m->toks[s->opcode];
+	unsigned c = op_class(k, s);
 	bool src = false;
 
 	/* the values it uses: every operand after the first but addresses */
 	for (uint32_t o = 1; o < s->n_ops; o++)
 		if (s->ops[o].kind != GBPF_PTX_OP_MEM && range_tainted(k, taint, s->ops[o].toks))
 			src = true;
-	if (op_base(op, "st") && op_has(op, "param")) {
+	if (c & OP_STORE_PARAM) {
 		*arg_tainted |= in_scope && src;
 		return;
 	}
-	if (writes_memory(op) && src)
+	if ((c & OP_WRITES) && src)
 		bit_put(taint, k->n_regs, true);
-	if (reads_memory(op))
+	if (c & OP_READS)
 		taint_dest(k, s, taint,
-			   bit_get(taint, k->n_regs) || (op_has(op, "param") && in_scope && subprogram && *arg_tainted),
+			   bit_get(taint, k->n_regs) || ((c & OP_PARAM) && in_scope && subprogram && *arg_tainted),
 			   weak);
-	else if (!writes_memory(op))
-		taint_dest(k, s, taint,
-			   !makes_no_address(op) && (src || (op_base(op, "cvta") && op_has(op, "local"))), weak);
+	else if (!(c & OP_WRITES))
+		taint_dest(k, s, taint, !(c & OP_NO_ADDRESS) && (src || (c & OP_CVTA_LOCAL)), weak);
 }
 
 /* The instructions of @b in order (nested scopes inline). */
@@ -368,9 +455,9 @@ static bool has_label(const struct gbpf_ptx_block *b, int depth)
  * of passes (then the state covers every point inside the scope too).
  */
 static void taint_scope(const struct sink *k, const struct gbpf_ptx_block *b, uint64_t *taint, unsigned words,
-			bool weak)
+			bool weak, bool helper)
 {
-	bool sub = !calls_helper(k->m, b), arg_tainted = false;
+	bool sub = !helper, arg_tainted = false;
 	uint64_t *before;
 
 	if (!weak && !has_label(b, 0)) {
@@ -398,7 +485,7 @@ static void taint_step(struct sink *k, uint32_t i, uint64_t *taint)
 	if (s->kind == GBPF_PTX_STMT_INSN)
 		taint_insn(k, s, taint, false, false, false, &arg_tainted);
 	else if (s->kind == GBPF_PTX_STMT_SCOPE)
-		taint_scope(k, &s->body, taint, (k->n_regs + 1 + 63) / 64, false);
+		taint_scope(k, &s->body, taint, (k->n_regs + 1 + 63) / 64, false, k->u[i].scope_helper);
 }
 
 /* ---- what each statement does to the stack ---------------------------- */
@@ -567,6 +654,8 @@ static int classify_control(struct sink *k, uint32_t i, const struct gbpf_ptx_si
 	}
 	if (s->kind == GBPF_PTX_STMT_SCOPE && !scope_closed(k, &s->body, &s->body, 0))
 		return -EINVAL; /* a way out of a scope this pass does not follow: leave the body as it is */
+	if (s->kind == GBPF_PTX_STMT_SCOPE)
+		u->scope_helper = calls_helper(k->m, &s->body);
 	if (s->kind != GBPF_PTX_STMT_INSN || info->emitted == GBPF_PTX_SINK_SKIPPED ||
 	    info->emitted == GBPF_PTX_SINK_REPLACED)
 		return 0;
@@ -793,7 +882,7 @@ static int mark_tainted_addresses(struct sink *k)
 				u->addr_tainted = true;
 		if (reach && s->kind == GBPF_PTX_STMT_SCOPE) {
 			memcpy(inside, cur, fl.words * sizeof(*cur));
-			taint_scope(k, &s->body, inside, fl.words, true);
+			taint_scope(k, &s->body, inside, fl.words, true, u->scope_helper);
 			u->scope_kind = scope_stack_access(k, &s->body, inside, 0);
 		}
 		if (reach)
@@ -906,7 +995,19 @@ int gbpf_ptx_sink(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *
 
 	*deferred = 0;
 	k.u = calloc(n ? n : 1, sizeof(*k.u));
-	if (!k.u || !at || !at_reach || (err = collect_regs(&k, body, 0)))
+	k.tok_base = UINT32_MAX;
+	token_span(body, &k.tok_base, &k.tok_end, 0);
+	if (k.tok_end <= k.tok_base)
+		k.tok_base = k.tok_end = 0;
+	k.tok_reg = malloc((k.tok_end - k.tok_base + 1) * sizeof(*k.tok_reg));
+	k.tok_op = calloc(k.tok_end - k.tok_base + 1, sizeof(*k.tok_op));
+	for (uint32_t j = 0; k.tok_reg && j < k.tok_end - k.tok_base; j++)
+		k.tok_reg[j] = TOK_NONE;
+	k.labels = malloc((n ? n : 1) * sizeof(*k.labels));
+	for (uint32_t i = 0; k.labels && i < n; i++)
+		if (body->v[i]->kind == GBPF_PTX_STMT_LABEL)
+			k.labels[k.n_labels++] = i;
+	if (!k.u || !at || !at_reach || !k.tok_reg || !k.tok_op || !k.labels || (err = index_tokens(&k, body, 0)))
 		goto out;
 	for (uint32_t i = 0; i < n; i++)
 		if ((err = classify_control(&k, i, &info[i], &k.u[i])))
@@ -922,6 +1023,9 @@ int gbpf_ptx_sink(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *
 out:
 	free(k.u);
 	free(k.regs);
+	free(k.tok_reg);
+	free(k.tok_op);
+	free(k.labels);
 	free(at);
 	free(at_reach);
 	return err;
