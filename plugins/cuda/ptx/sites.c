@@ -158,6 +158,7 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
 		gbpf_ptx_tx(t, "mov.b%u %.*s, 0x%" PRIx64 ";\n", bits, (int)o->dest->len, o->dest->s,
 			    bits == 64 ? o->value : (o->value & 0xffffffffu));
 		fold->evaluated++;
+		rec->emitted = GBPF_PTX_SINK_REPLACED;
 		return true;
 	case GBPF_PTX_FOLD_LOCAL:
 		/* "ld.u32 %d, [%r2]" -> "ld.local.u32 %d, [__gbpf_stack+504]" */
