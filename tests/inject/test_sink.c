@@ -274,6 +274,26 @@ static void test_loop(const char *text, size_t len)
 	finish("loop", out, k);
 }
 
+/*
+ * A store over the key's word under a predicate: it may not happen, so the
+ * word's register is written first (then either value is in memory), not
+ * taken as overwritten.
+ */
+static void test_predicated_store(const char *text, size_t len)
+{
+	char *k, *out = inject(text, len,
+			       "setp.eq.u64 %p1, %r2, 3;\nmov.b64 %r4, %r10;\nadd.s64 %r4, %r4, -8;\nmov.b64 %r5, 9;\n"
+			       "@%p1 st.u32 [%r4], %r5;\n" CALL_UPDATE,
+			       "predicated store", &k);
+
+	if (!out)
+		return;
+	tap_ok(count_between(k, "mov.b64 %r5, 9;", "@%p1 st.local.u32 [__gbpf_stack+504], %r5;", FLUSH_504) ==
+		       SITES,
+	       "predicated store: the deferred word written before the store that may not happen");
+	finish("predicated store", out, k);
+}
+
 /* A branch from inside a scope to the body's label: not followed, the stores stay. */
 static void test_unfollowed(const char *text, size_t len)
 {
@@ -297,6 +317,7 @@ static void run(const char *text, size_t len)
 	test_escaped_address(text, len);
 	test_register_reused(text, len);
 	test_loop(text, len);
+	test_predicated_store(text, len);
 	test_unfollowed(text, len);
 }
 

@@ -749,8 +749,10 @@ static uint64_t pending_transfer(const struct sink *k, const struct unit *u, uin
 
 		if (!(pend[PEND_HELD] & store_bit(i)))
 			continue;
-		if ((u->kind == U_STORE || u->kind == U_WRITE) && o >= u->off && e <= u->off + (int64_t)u->size) {
-			drop |= store_bit(i); /* every byte written again: its value is dead */
+		/* every byte written again (a predicated store maybe not): its value is dead */
+		if ((u->kind == U_STORE || (u->kind == U_WRITE && !u->pred)) && o >= u->off &&
+		    e <= u->off + (int64_t)u->size) {
+			drop |= store_bit(i);
 			continue;
 		}
 		if ((u->kind == U_STORE || u->kind == U_WRITE) && overlap) {
