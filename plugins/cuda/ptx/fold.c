@@ -52,17 +52,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool tok_same(const struct gbpf_ptx_tok *a, const struct gbpf_ptx_tok *b)
-{
-	return a->len == b->len && !memcmp(a->s, b->s, a->len);
-}
-
 static void slots_clear(struct gbpf_ptx_fold *f);
 
 static int val_find(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
 {
 	for (unsigned i = 0; i < f->n_vals; i++)
-		if (tok_same(f->vals[i].reg, t))
+		if (gbpf_ptx_tok_same(f->vals[i].reg, t))
 			return (int)i;
 	return -1;
 }
@@ -70,7 +65,7 @@ static int val_find(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
 static int taint_find(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
 {
 	for (unsigned i = 0; i < f->n_tainted; i++)
-		if (tok_same(f->tainted[i], t))
+		if (gbpf_ptx_tok_same(f->tainted[i], t))
 			return (int)i;
 	return -1;
 }
@@ -89,7 +84,7 @@ static void taint_clear(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
 static int const_find(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
 {
 	for (unsigned i = 0; i < f->n_const_regs; i++)
-		if (tok_same(f->const_regs[i].reg, t))
+		if (gbpf_ptx_tok_same(f->const_regs[i].reg, t))
 			return (int)i;
 	return -1;
 }
@@ -220,7 +215,7 @@ static unsigned count_writes(const struct gbpf_ptx_module *m, const struct gbpf_
 		if (s->kind != GBPF_PTX_STMT_INSN || !s->n_ops)
 			continue;
 		for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
-			if (m->toks[j].kind == GBPF_PTX_TOK_REG && tok_same(&m->toks[j], r))
+			if (m->toks[j].kind == GBPF_PTX_TOK_REG && gbpf_ptx_tok_same(&m->toks[j], r))
 				n++;
 	}
 	return n;
@@ -258,7 +253,7 @@ static bool branches_to(const struct gbpf_ptx_module *m, const struct gbpf_ptx_b
 		const struct gbpf_ptx_stmt *s = b->v[i];
 
 		if (s->kind == GBPF_PTX_STMT_SCOPE ? branches_to(m, &s->body, 0, name, depth + 1)
-						   : is_branch(m, s) && tok_same(&m->toks[s->ops[0].toks.first], name))
+						   : is_branch(m, s) && gbpf_ptx_tok_same(&m->toks[s->ops[0].toks.first], name))
 			return true;
 	}
 	return false;
@@ -276,7 +271,7 @@ static uint32_t loop_end(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_to
 		const struct gbpf_ptx_stmt *s = f->body->v[i];
 
 		if (s->kind == GBPF_PTX_STMT_SCOPE ? branches_to(f->m, &s->body, 0, name, 1)
-						   : is_branch(f->m, s) && tok_same(op_tok(f->m, s, 0), name))
+						   : is_branch(f->m, s) && gbpf_ptx_tok_same(op_tok(f->m, s, 0), name))
 			return i;
 	}
 	return UINT32_MAX;
@@ -286,7 +281,7 @@ static uint32_t loop_end(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_to
 static int ctx_reg_index(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *t)
 {
 	for (unsigned k = 0; k < f->n_ctx_regs; k++)
-		if (tok_same(f->ctx_regs[k], t))
+		if (gbpf_ptx_tok_same(f->ctx_regs[k], t))
 			return (int)k;
 	return -1;
 }
@@ -345,7 +340,7 @@ static void branch_to(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *target
 	uint32_t mask = may_ctx_now(f);
 
 	for (unsigned i = 0; i < f->n_pending; i++)
-		if (tok_same(f->pending[i].label, target)) {
+		if (gbpf_ptx_tok_same(f->pending[i].label, target)) {
 			f->pending[i].may_ctx |= mask;
 			return;
 		}
@@ -368,7 +363,7 @@ static bool defines_label(const struct gbpf_ptx_module *m, const struct gbpf_ptx
 
 		if (s->kind == GBPF_PTX_STMT_SCOPE ? defines_label(m, &s->body, name, depth + 1)
 						   : s->kind == GBPF_PTX_STMT_LABEL &&
-							     tok_same(&m->toks[s->toks.first], name))
+							     gbpf_ptx_tok_same(&m->toks[s->toks.first], name))
 			return true;
 	}
 	return false;
@@ -398,7 +393,7 @@ static uint32_t pending_take(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok 
 	uint32_t mask = 0, end;
 
 	for (unsigned i = 0; i < f->n_pending; i++)
-		if (tok_same(f->pending[i].label, name)) {
+		if (gbpf_ptx_tok_same(f->pending[i].label, name)) {
 			mask = f->pending[i].may_ctx;
 			f->pending[i] = f->pending[--f->n_pending];
 			break;
@@ -576,7 +571,8 @@ static bool align_check(struct gbpf_ptx_fold *f, uint32_t i, struct gbpf_ptx_fol
 	n = f->body->v[i + 1];
 	if (v < 0 || n->kind != GBPF_PTX_STMT_INSN || n->pred >= 0 || n->n_ops != 3 ||
 	    !gbpf_ptx_tok_eq(&m->toks[n->opcode], "and.b64") || !op_is_reg(n, 0) || !op_is_reg(n, 1) ||
-	    !tok_same(op_tok(m, n, 0), op_tok(m, s, 0)) || !tok_same(op_tok(m, n, 1), op_tok(m, s, 0)) ||
+	    !gbpf_ptx_tok_same(op_tok(m, n, 0), op_tok(m, s, 0)) ||
+	    !gbpf_ptx_tok_same(op_tok(m, n, 1), op_tok(m, s, 0)) ||
 	    !op_is_imm(m, n, 2, &mask) || mask < 0 || mask > 7)
 		return false;
 	out->action = GBPF_PTX_FOLD_MOV;
@@ -594,10 +590,10 @@ static bool align_check(struct gbpf_ptx_fold *f, uint32_t i, struct gbpf_ptx_fol
 	bra = f->body->v[i + 3];
 	if (setp->kind == GBPF_PTX_STMT_INSN && setp->pred < 0 && setp->n_ops == 3 &&
 	    gbpf_ptx_tok_eq(&m->toks[setp->opcode], "setp.ne.u64") && op_is_reg(setp, 1) &&
-	    tok_same(op_tok(m, setp, 1), out->dest) && bra->kind == GBPF_PTX_STMT_INSN &&
+	    gbpf_ptx_tok_same(op_tok(m, setp, 1), out->dest) && bra->kind == GBPF_PTX_STMT_INSN &&
 	    bra->pred >= 0 && !bra->pred_neg && bra->n_ops == 1 &&
 	    bra->ops[0].kind == GBPF_PTX_OP_SYM && gbpf_ptx_tok_eq(&m->toks[bra->opcode], "bra") &&
-	    op_is_reg(setp, 0) && tok_same(&m->toks[bra->pred], op_tok(m, setp, 0)))
+	    op_is_reg(setp, 0) && gbpf_ptx_tok_same(&m->toks[bra->pred], op_tok(m, setp, 0)))
 		f->dead_label = op_tok(m, bra, 0);
 	return true;
 }
@@ -646,15 +642,13 @@ static int slot_find(const struct gbpf_ptx_fold *f, int64_t off, unsigned size)
 	return -1;
 }
 
-/* [__gbpf_stack], [__gbpf_stack+N]: the code generator's own frame accesses. */
-static bool stack_direct(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, uint32_t o,
-			 int64_t *off)
+bool gbpf_ptx_stack_operand(const struct gbpf_ptx_module *m, const struct gbpf_ptx_operand *o,
+			    const char *stack_name, int64_t *off)
 {
-	const struct gbpf_ptx_module *m = f->m;
-	const struct gbpf_ptx_range r = s->ops[o].toks;
+	const struct gbpf_ptx_range r = o->toks;
 
-	if (o >= s->n_ops || s->ops[o].kind != GBPF_PTX_OP_MEM || r.n < 3 || !f->stack_name ||
-	    !gbpf_ptx_tok_eq(&m->toks[r.first + 1], f->stack_name))
+	if (o->kind != GBPF_PTX_OP_MEM || r.n < 3 || !stack_name ||
+	    !gbpf_ptx_tok_eq(&m->toks[r.first + 1], stack_name))
 		return false;
 	if (r.n == 3) {
 		*off = 0;
@@ -665,6 +659,13 @@ static bool stack_direct(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_st
 		return false;
 	*off = (int64_t)strtoull(m->toks[r.first + 3].s, NULL, 0);
 	return true;
+}
+
+/* [__gbpf_stack], [__gbpf_stack+N]: the code generator's own frame accesses. */
+static bool stack_direct(const struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, uint32_t o,
+			 int64_t *off)
+{
+	return o < s->n_ops && gbpf_ptx_stack_operand(f->m, &s->ops[o], f->stack_name, off);
 }
 
 /* Forwardable widths: unsigned / untyped 4 and 8 bytes (zero-extending loads). */
@@ -795,7 +796,7 @@ void gbpf_ptx_fold_begin(struct gbpf_ptx_fold *f, const struct gbpf_ptx_module *
 	f->escaped = false;
 	f->in_dead = false;
 	f->dead_label = NULL;
-	f->folded = f->localized = f->forwarded = f->deferred = f->evaluated = 0;
+	f->folded = f->localized = f->forwarded = f->evaluated = 0;
 	f->n_slots = 0;
 	f->n_const_regs = 0;
 	f->n_ctx_regs = f->n_tainted = f->n_pending = 0;
@@ -821,7 +822,7 @@ static unsigned label_refs(const struct gbpf_ptx_module *m, const struct gbpf_pt
 		if (s->kind == GBPF_PTX_STMT_LABEL)
 			continue;
 		for (uint32_t j = s->toks.first; j < s->toks.first + s->toks.n; j++)
-			n += m->toks[j].kind == GBPF_PTX_TOK_IDENT && tok_same(&m->toks[j], name);
+			n += m->toks[j].kind == GBPF_PTX_TOK_IDENT && gbpf_ptx_tok_same(&m->toks[j], name);
 	}
 	return n;
 }
@@ -838,7 +839,7 @@ static void fold_label(struct gbpf_ptx_fold *f, uint32_t i)
 
 	join(f, i, (falls ? may_ctx_now(f) : 0) | pending_take(f, name, i));
 	/* Dead when nothing falls into it and the never-taken branch is its only way in. */
-	f->in_dead = f->dead_label && tok_same(f->dead_label, name) && prev &&
+	f->in_dead = f->dead_label && gbpf_ptx_tok_same(f->dead_label, name) && prev &&
 		     prev->kind == GBPF_PTX_STMT_INSN && prev->pred < 0 &&
 		     gbpf_ptx_tok_eq(&m->toks[prev->opcode], "bra.uni") &&
 		     label_refs(m, f->body, name, 0) == 1;
@@ -964,7 +965,7 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 
 	taint_stmt(f, s);
 	/* a branch (but the alignment check's never-taken one) ends the leading code */
-	if (is_branch(m, s) && !(f->dead_label && tok_same(op_tok(m, s, 0), f->dead_label))) {
+	if (is_branch(m, s) && !(f->dead_label && gbpf_ptx_tok_same(op_tok(m, s, 0), f->dead_label))) {
 		end_leading(f, f->at);
 		branch_to(f, op_tok(m, s, 0));
 	}

@@ -5,6 +5,8 @@
 
 #include "plugins/cuda/ptx/ptx.h"
 
+#include <string.h>
+
 /* Nesting limit of { } scopes: bounds recursion on hostile input. */
 #define GBPF_PTX_MAX_DEPTH 200
 
@@ -60,7 +62,6 @@ struct gbpf_ptx_fold {
 	unsigned folded;   /* loads replaced by constants */
 	unsigned localized; /* generic stack accesses made .local */
 	unsigned forwarded; /* stack loads replaced by the value stored */
-	unsigned deferred;  /* stack stores moved to where the stack is read (sink.c) */
 	/* State (gbpf_ptx_fold_begin): */
 	const struct gbpf_ptx_module *m;
 	const struct gbpf_ptx_block *body; /* the probe function's body */
@@ -141,6 +142,16 @@ enum gbpf_ptx_fold_action gbpf_ptx_fold_stmt(struct gbpf_ptx_fold *f, uint32_t i
 					     struct gbpf_ptx_fold_out *out);
 /* After the last statement: settles f->escaped. */
 void gbpf_ptx_fold_end(struct gbpf_ptx_fold *f);
+
+/* Tokens @a and @b spell the same text. */
+static inline bool gbpf_ptx_tok_same(const struct gbpf_ptx_tok *a, const struct gbpf_ptx_tok *b)
+{
+	return a->len == b->len && !memcmp(a->s, b->s, a->len);
+}
+
+/* Operand @o is [@stack_name] or [@stack_name+N]: *off = N (the code generator's frame accesses; fold.c). */
+bool gbpf_ptx_stack_operand(const struct gbpf_ptx_module *m, const struct gbpf_ptx_operand *o,
+			    const char *stack_name, int64_t *off);
 
 static inline const struct gbpf_ptx_tok *gbpf_ptx_tok_at(const struct gbpf_ptx_module *m,
 							 uint32_t i)

@@ -117,11 +117,6 @@ struct flow {
 	void (*step)(struct sink *k, uint32_t i, uint64_t *state);
 };
 
-static bool tok_same(const struct gbpf_ptx_tok *a, const struct gbpf_ptx_tok *b)
-{
-	return a->len == b->len && !memcmp(a->s, b->s, a->len);
-}
-
 /* Component @word of an opcode ("ld.global.u32" has "global"). */
 static bool op_has(const struct gbpf_ptx_tok *op, const char *word)
 {
@@ -212,7 +207,7 @@ static bool makes_no_address(const struct gbpf_ptx_tok *op)
 static int label_index(const struct sink *k, const struct gbpf_ptx_tok *name)
 {
 	for (uint32_t j = 0; j < k->n_labels; j++)
-		if (tok_same(&k->m->toks[k->body->v[k->labels[j]]->toks.first], name))
+		if (gbpf_ptx_tok_same(&k->m->toks[k->body->v[k->labels[j]]->toks.first], name))
 			return (int)k->labels[j];
 	return -1;
 }
@@ -244,7 +239,7 @@ static int reg_number(struct sink *k, const struct gbpf_ptx_tok *t)
 	for (uint32_t i = 0; i < REG_SLOTS; i++) {
 		int32_t *slot = &k->reg_slot[(h + i) % REG_SLOTS];
 
-		if (*slot && tok_same(k->regs[*slot - 1], t))
+		if (*slot && gbpf_ptx_tok_same(k->regs[*slot - 1], t))
 			return *slot - 1;
 		if (*slot)
 			continue;
@@ -490,22 +485,6 @@ static void taint_step(struct sink *k, uint32_t i, uint64_t *taint)
 
 /* ---- what each statement does to the stack ---------------------------- */
 
-/* [stack] or [stack+N]: *off = N. */
-static bool stack_operand(const struct sink *k, const struct gbpf_ptx_operand *o, int64_t *off)
-{
-	const struct gbpf_ptx_tok *t = k->m->toks;
-	struct gbpf_ptx_range r = o->toks;
-
-	if (o->kind != GBPF_PTX_OP_MEM || r.n < 3 || !gbpf_ptx_tok_eq(&t[r.first + 1], k->stack))
-		return false;
-	*off = 0;
-	if (r.n == 3)
-		return true;
-	if (r.n != 5 || !gbpf_ptx_tok_eq(&t[r.first + 2], "+") || t[r.first + 3].kind != GBPF_PTX_TOK_NUM)
-		return false;
-	*off = (int64_t)strtoull(t[r.first + 3].s, NULL, 0);
-	return true;
-}
 
 /* [name] or [name+N] of another variable (the context): not the stack. */
 static bool other_variable(const struct sink *k, const struct gbpf_ptx_operand *o)
@@ -530,7 +509,8 @@ static void classify_memory(const struct sink *k, const struct gbpf_ptx_stmt *s,
 		return;
 	if (op_has(op, "global") || op_has(op, "shared") || op_has(op, "const") || op_has(op, "param")) {
 		u->kind = U_OTHER;
-	} else if ((load || store) && stack_operand(k, &s->ops[mo], &off) && (u->size = access_size(op))) {
+	} else if ((load || store) && gbpf_ptx_stack_operand(k->m, &s->ops[mo], k->stack, &off) &&
+		   (u->size = access_size(op))) {
 		u->kind = load ? U_READ : U_WRITE;
 		u->off = off;
 	} else if (other_variable(k, &s->ops[mo]) || (!op_has(op, "local") && !u->addr_tainted)) {
@@ -544,7 +524,7 @@ static bool defines_label(const struct gbpf_ptx_module *m, const struct gbpf_ptx
 	for (uint32_t j = 0; j < b->n && depth <= GBPF_PTX_MAX_DEPTH; j++) {
 		const struct gbpf_ptx_stmt *s = b->v[j];
 
-		if ((s->kind == GBPF_PTX_STMT_LABEL && tok_same(&m->toks[s->toks.first], name)) ||
+		if ((s->kind == GBPF_PTX_STMT_LABEL && gbpf_ptx_tok_same(&m->toks[s->toks.first], name)) ||
 		    (s->kind == GBPF_PTX_STMT_SCOPE && defines_label(m, &s->body, name, depth + 1)))
 			return true;
 	}
@@ -604,8 +584,8 @@ static enum unit_kind worse(enum unit_kind a, enum unit_kind b)
  * What scope @b may do to the stack (U_OTHER, U_READ_ALL or U_CLOBBER),
  * @taint covering every point in it.
  */
-static enum unit_kind scope_stack_access(const struct sink *k, const struct gbpf_ptx_block *b, const uint64_t *taint,
-					 int depth)
+static enum unit_kind scope_stack_access(const struct sink *k, const struct gbpf_ptx_block *b,
+					 const uint64_t *taint, int depth)
 {
 	enum unit_kind kind = U_OTHER;
 

@@ -193,7 +193,7 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
  * its register declarations) stays; on any doubt the whole text does.
  */
 static void tx_sink(struct text *body, const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
-		    const struct gbpf_ptx_sink_stmt *rec, struct gbpf_ptx_fold *fold)
+		    const struct gbpf_ptx_sink_stmt *rec)
 {
 	struct text sunk = {0};
 	size_t head = b->n ? rec[0].at : body->len;
@@ -206,7 +206,6 @@ static void tx_sink(struct text *body, const struct gbpf_ptx_module *m, const st
 	}
 	free(body->p);
 	*body = sunk;
-	fold->deferred = n;
 }
 
 /*
@@ -308,7 +307,7 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 		r->end = body.len;
 	}
 	if (rec && !body.oom && getenv("GBPF_PTX_NO_SINK") == NULL)
-		tx_sink(&body, m, &f->body, rec, fold);
+		tx_sink(&body, m, &f->body, rec);
 	gbpf_ptx_tx(&body, "__gbpf_inl_end:\n}\n");
 	if (body.oom)
 		goto keep_call;
