@@ -207,14 +207,29 @@ static void emit_inline(struct ptx_cg *cg, uint32_t id)
 	}
 }
 
+void ptx_emit_call_arg(struct ptx_cg *cg, unsigned arg, unsigned reg)
+{
+	long long fo = reg < 10 ? (long long)GBPF_STACK_SIZE + cg->stk_off[reg] : -1;
+
+	if (reg < 10 && cg->stk_known[reg] && fo >= 0 && fo <= GBPF_STACK_SIZE)
+		ptx_buf_printf(cg->b,
+			       "mov.u64 %%__sa, __gbpf_stack;\ncvta.local.u64 %%__sa, %%__sa;\nadd.u64 %%__sa, %%__sa, %lld;\n"
+			       "st.param.b64 [__h%u], %%__sa;\n",
+			       fo, arg);
+	else
+		ptx_buf_printf(cg->b, "st.param.b64 [__h%u], %%r%u;\n", arg, reg);
+}
+
 static void emit_mod_call(struct ptx_cg *cg, const struct mod_helper *h)
 {
 	struct ptx_buf *b = cg->b;
 	int i;
 
-	ptx_buf_puts(b, "{\n.param .b64 __hr;\n");
-	for (i = 1; i <= h->nargs; i++)
-		ptx_buf_printf(b, ".param .b64 __h%d;\nst.param.b64 [__h%d], %%r%d;\n", i, i, i);
+	ptx_buf_puts(b, "{\n.param .b64 __hr;\n" PTX_STACK_ARG_DECL);
+	for (i = 1; i <= h->nargs; i++) {
+		ptx_buf_printf(b, ".param .b64 __h%d;\n", i);
+		ptx_emit_call_arg(cg, (unsigned)i, (unsigned)i);
+	}
 	ptx_buf_printf(b, "call (__hr), %s, (", h->fn);
 	for (i = 1; i <= h->nargs; i++)
 		ptx_buf_printf(b, "%s__h%d", i > 1 ? ", " : "", i);

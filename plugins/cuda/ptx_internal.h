@@ -126,6 +126,16 @@ int ptx_emit_lddw(struct ptx_cg *cg, size_t pc);
 int ptx_helper_known(uint32_t id);
 /** Emit a call to helper @p id (args in r1..r5, result in r0). */
 int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id);
+/*
+ * In a call's { } scope: "st.param.b64 [__h<arg>], <eBPF register reg>". A
+ * register known to hold r10 + an offset has the address computed there
+ * (in %__sa, which the scope declares with PTX_STACK_ARG_DECL) rather than
+ * read: the call is usually a slow path, and the register's own
+ * computation on the fast path is then left without a reader (ptxas drops
+ * it).
+ */
+void ptx_emit_call_arg(struct ptx_cg *cg, unsigned arg, unsigned reg);
+#define PTX_STACK_ARG_DECL ".reg .b64 %__sa;\n"
 /** Emit callx through register @p reg: helpers by id, subprograms by tag. */
 int ptx_emit_callx(struct ptx_cg *cg, size_t pc, unsigned reg);
 /** Emit a local call to function @p fidx. */

@@ -511,8 +511,9 @@ static int emit_hash_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, co
 			  "xor.b64 %%t10, %%t10, %%t11;\n",
 		       (unsigned long long)GBPF_HASH_MUL2);
 	ptx_buf_puts(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n.param .b64 __h3;\n"
-			"st.param.b64 [__h1], %r1;\nst.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %t10;\n"
-			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
+			PTX_STACK_ARG_DECL "st.param.b64 [__h1], %r1;\n");
+	ptx_emit_call_arg(cg, 2, 2);
+	ptx_buf_puts(b, "st.param.b64 [__h3], %t10;\ncall (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
 			"ld.param.b64 %r0, [__hr];\n}\n");
 	cg->call_r0_ptr = PTX_PTR_MAP;
 	return 1;
@@ -582,8 +583,9 @@ static void emit_key_group(struct ptx_cg *cg, unsigned words, unsigned id)
 /*
  * The weak probe: one plain 16-byte load of each bucket's state, lock and
  * hash words (one L1 sector: buckets are 16-byte aligned, map_common.c's
- * layout_hash; a bucket that is not, from an older layout, takes the run
- * below). A view of READY with the key's hash is the entry: a READY
+ * layout_hash, in blocks allocated at least 64-byte aligned, so the
+ * geometry alone says it; a geometry that is not, from an older layout,
+ * takes the run below). A view of READY with the key's hash is the entry: a READY
  * bucket keeps its key for the whole kernel (cg->hash_stable, not LRU),
  * the state and hash come from one snapshot of the sector, and
  * gbpf_map_hash is a bijection of keys of up to 8 bytes (longer keys
@@ -624,18 +626,21 @@ static void emit_bucket_key_cmp(struct ptx_cg *cg, uint32_t key_size, const char
 			       miss, id, pi);
 }
 
-static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *d, unsigned id)
+static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *d,
+				 const struct gbpf_hash_geometry *geo, unsigned id)
 {
 	struct ptx_buf *b = cg->b;
 	size_t pi = cg->prog_idx;
 
 	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhw%u_%zu:\n", id, pi);
 	ptx_buf_puts(b, bucket_at_ptx);
-	ptx_buf_printf(b, "and.b64 %%t1, %%t12, 15;\nsetp.ne.u64 %%p6, %%t1, 0;\n@%%p6 bra $Lhs%u_%zu;\n"
-			  "ld.v2.u64 {%%t1, %%t2}, [%%t12];\ncvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
+	/* map blocks are allocated 256-byte aligned: buckets of this geometry are 16-aligned or never */
+	if (geo->data_off % 16 || geo->bucket_size % 16)
+		ptx_buf_printf(b, "bra.uni $Lhs%u_%zu;\n", id, pi);
+	ptx_buf_printf(b, "ld.v2.u64 {%%t1, %%t2}, [%%t12];\ncvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
 			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n"
 			  "setp.ne.u64 %%p6, %%t2, %%t10;\n@%%p6 bra $Lhwn%u_%zu;\n",
-		       id, pi, GBPF_BUCKET_READY, id, pi, id, pi);
+		       GBPF_BUCKET_READY, id, pi, id, pi);
 	/* keys of up to 8 bytes: equal hashes are equal keys; longer ones compare every word */
 	if (d->key_size > 8)
 		emit_bucket_key_cmp(cg, d->key_size, "hs", id);
@@ -691,7 +696,7 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 			  "cvt.u32.u64 %%w15, %%t10;\n",
 		       (unsigned long long)(geo.nr_buckets - 1), (unsigned long long)geo.bucket_size,
 		       (unsigned long long)geo.data_off);
-	emit_hash_weak_probe(cg, d, id);
+	emit_hash_weak_probe(cg, d, &geo, id);
 	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\n", id, pi);
 	ptx_buf_puts(b, bucket_at_ptx);
 	ptx_buf_printf(b, "ld.acquire.gpu.u32 %%w14, [%%t12];\nand.b32 %%w14, %%w14, 3;\n"
@@ -713,8 +718,9 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 			  "@%%p6 bra $Lhp%u_%zu;\n",
 		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi);
 	ptx_buf_puts(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n.param .b64 __h3;\n"
-			"st.param.b64 [__h1], %r1;\nst.param.b64 [__h2], %r2;\nst.param.b64 [__h3], %t10;\n"
-			"call (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
+			PTX_STACK_ARG_DECL "st.param.b64 [__h1], %r1;\n");
+	ptx_emit_call_arg(cg, 2, 2);
+	ptx_buf_puts(b, "st.param.b64 [__h3], %t10;\ncall (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
 			"ld.param.b64 %r0, [__hr];\n}\n");
 	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhm%u_%zu:\nmov.u64 %%r0, 0;\n$Lhd%u_%zu:\n", id, pi, id, pi, id, pi);
 	if (!ks->uniform)

@@ -168,6 +168,15 @@ static void test_inline_lookups(void)
 	check_text("per-CPU hash count (key hashed inline)", prog, n, &md, hash, NULL);
 	check_text("per-CPU hash count (home bucket read inline)", prog, n, &md, hash_fast, no_hdr);
 	{
+		/* buckets of this geometry are 16-byte aligned: no run-time check before the 16-byte load;
+		 * the slow call gets the key's address computed in its scope, not from r2 */
+		static const char *const sa[] = {"st.param.b64 [__h2], %__sa;", "cvta.local.u64 %__sa, %__sa;", NULL};
+		static const char *const no_sa[] = {"and.b64 %t1, %t12, 15;", "st.param.b64 [__h2], %r2;", NULL};
+
+		check_text("per-CPU hash count (no alignment check, key address in the call)", prog, n, &md, sa,
+			   no_sa);
+	}
+	{
 		/* the geometry built into the lookup is the one the map's memory has (132 SMs) */
 		size_t size = gbpf_map_mem_size(&md, 132);
 		struct gbpf_map_hdr *h = size ? calloc(1, size) : NULL;
