@@ -294,6 +294,34 @@ static void test_predicated_store(const char *text, size_t len)
 	finish("predicated store", out, k);
 }
 
+/*
+ * The probe as sites call it (GBPF_PTX_NO_INLINE; past a kernel's first
+ * memory sites): its own body gets the same treatment once every kernel is
+ * instrumented, so the hit path of every call stores nothing either.
+ */
+static void test_called_probe(const char *text, size_t len)
+{
+	char *k, *out, *func, *end;
+
+	setenv("GBPF_PTX_NO_INLINE", "1", 1);
+	out = inject(text, len, counter, "called probe", &k);
+	unsetenv("GBPF_PTX_NO_INLINE");
+	if (!out)
+		return;
+	func = strstr(out, "__gbpf_probe_0(\n");
+	end = func ? strstr(func, "\n}\n") : NULL;
+	if (tap_ok(end != NULL, "called probe: the function is in the module")) {
+		*end = 0;
+		tap_ok(iu_count(func, STORE_504) == 0 &&
+			       count_between(func, "mov.u64 %t1, __gbpf_counts;", "$Lslow:", "[__gbpf_stack+") == 0 &&
+			       count_between(func, "$Lslow:", "call (__hr), __gbpf_h_map_update", FLUSH_504) == 1,
+		       "called probe: its hit path stores nothing, the key is written before the update call");
+		*end = '\n';
+	}
+	tap_ok(iu_count(k, "call (__gbpf_ret), __gbpf_probe_0") == SITES, "called probe: called at every site");
+	finish("called probe", out, k);
+}
+
 /* A branch from inside a scope to the body's label: not followed, the stores stay. */
 static void test_unfollowed(const char *text, size_t len)
 {
@@ -318,6 +346,7 @@ static void run(const char *text, size_t len)
 	test_register_reused(text, len);
 	test_loop(text, len);
 	test_predicated_store(text, len);
+	test_called_probe(text, len);
 	test_unfollowed(text, len);
 }
 

@@ -996,5 +996,17 @@ report:
 		if (req->report)
 			req->report(&rep, req->report_arg);
 	}
+	/* the probes as sites call them, once every inlined copy is made from them */
+	for (uint32_t i = 0; spliced && !err && i < m->n_items; i++) {
+		struct gbpf_ptx_item *it = &m->items[i];
+		char name[64];
+
+		if (it->kind != GBPF_PTX_ITEM_FUNC || it->func->is_entry || !it->func->has_body)
+			continue;
+		gbpf_ptx_func_name(m, it->func, name, sizeof(name));
+		if (!strncmp(name, "__gbpf_probe_", 13) && gbpf_ptx_fold_called_probe(m, it->func, log, log_size) < 0)
+			gbpf_ptx_log(log, log_size, "%s: probe %s left as the code generator wrote it",
+				     m->filename ? m->filename : "<ptx>", name);
+	}
 	return err ? err : (int)n_done;
 }

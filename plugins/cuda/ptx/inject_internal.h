@@ -155,6 +155,8 @@ int gbpf_ptx_sink(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *
 /** Call (or inline) probe @p probe with its context; @p fold: constant fields of the site, or NULL. */
 void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
 			struct gbpf_ptx_fold *fold);
+/** Fold and sink a called probe function's body in place (after every kernel); 1 if rewritten, 0, or < 0. */
+int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *f, char *log, size_t log_size);
 /** A memory site before @p s; false when the address shape is not understood (nothing emitted). */
 bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
 		       const struct mem_info *mi);

@@ -329,6 +329,88 @@ keep_call:
 	return false;
 }
 
+/*
+ * A probe function as sites call it (those that do not inline it: past a
+ * kernel's first memory sites, a probe longer than the limit): its stack
+ * accesses forwarded and its stores moved to where the stack may be read,
+ * as in an inlined copy, without the site constants (the caller stores the
+ * context). Runs after every kernel is instrumented (the inlined copies are
+ * made from the body as the code generator wrote it). Left as it is on any
+ * doubt; 1 when the body was rewritten.
+ */
+int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *f, char *log, size_t log_size)
+{
+	struct kctx pregs = {.m = m};
+	struct gbpf_ptx_fold fold = {0};
+	struct gbpf_ptx_block nb = {0};
+	struct text body = {0}, sunk = {0};
+	struct gbpf_ptx_sink_stmt *rec = NULL;
+	const struct gbpf_ptx_stmt *last = f->body.n ? f->body.v[f->body.n - 1] : NULL;
+	uint32_t first, pos;
+	unsigned n = 0;
+	int err = 0;
+
+	/* a body that ends in an unconditional return: nothing falls off its end */
+	if (!f->has_body || !last || last->kind != GBPF_PTX_STMT_INSN || last->pred >= 0 ||
+	    !gbpf_ptx_tok_eq(&m->toks[last->opcode], "ret") || gbpf_ptx_collect_regs(&pregs, &f->body))
+		goto out;
+	rec = calloc(f->body.n, sizeof(*rec));
+	if (!rec)
+		goto out;
+	gbpf_ptx_fold_begin(&fold, m, &f->body, STACK_NAME);
+	gbpf_ptx_tx(&body, ".reg .b64 %%__gbpf_fw<%u>;\n", GBPF_PTX_FOLD_MAX_SLOTS);
+	for (uint32_t i = 0; i < f->body.n && !body.oom; i++) {
+		const struct gbpf_ptx_stmt *s = f->body.v[i];
+		struct gbpf_ptx_sink_stmt *r = &rec[i];
+		struct gbpf_ptx_fold_out fo;
+		char *stmt;
+
+		r->at = r->store_at = body.len;
+		r->fw_write = -1;
+		if (gbpf_ptx_fold_stmt(&fold, i, &fo) != GBPF_PTX_FOLD_KEEP && tx_folded(&body, &pregs, &fold, s, &fo, r)) {
+			r->end = body.len;
+			continue;
+		}
+		stmt = gbpf_ptx_print_stmt(m, s, NULL);
+		if (!stmt)
+			goto out;
+		gbpf_ptx_tx(&body, "%s", stmt);
+		free(stmt);
+		r->end = body.len;
+	}
+	gbpf_ptx_fold_end(&fold);
+	if (body.oom)
+		goto out;
+	gbpf_ptx_tx(&sunk, "%.*s", (int)rec[0].at, body.p);
+	if (gbpf_ptx_sink(m, &f->body, rec, body.p, STACK_NAME, "__gbpf_fn_end", &sunk, &n) || sunk.oom ||
+	    (!n && !fold.forwarded && !fold.localized && !fold.evaluated))
+		goto out;
+	/* the new body into the module (it owns the text) and in place of the old one */
+	if ((err = gbpf_ptx_module_own(m, sunk.p)))
+		goto out;
+	pos = first = 0;
+	err = gbpf_ptx_lex_into(m, sunk.p, sunk.len, false, &first, log, log_size);
+	sunk.p = NULL;
+	if (err)
+		goto out;
+	pos = first;
+	err = gbpf_ptx_parse_block(m, &pos, m->n_toks, &nb, 0, log, log_size);
+	if (err) {
+		gbpf_ptx_block_free(&nb);
+		goto out;
+	}
+	gbpf_ptx_block_free(&f->body);
+	f->body = nb;
+	f->modified = true;
+	err = 1;
+out:
+	free(sunk.p);
+	free(body.p);
+	free(rec);
+	free(pregs.regs);
+	return err;
+}
+
 void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
 		    struct gbpf_ptx_fold *fold)
 {
