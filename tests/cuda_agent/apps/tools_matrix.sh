@@ -5,7 +5,8 @@
 # -cudart=shared, -arch=sm_90, a compressed fatbin, an NVRTC module (PTX and
 # cubin), cuLaunchKernelEx (clusters, dynamic shared memory), CUDA graphs
 # (stream capture, explicit node, exec update), a cooperative launch, more
-# than 48 KB of dynamic shared memory, several contexts and streams.
+# than 48 KB of dynamic shared memory, several contexts and streams, a kernel
+# with more memory sites than gbpf inlines a memory probe into (manysites).
 # One `gbpf -j run` per (tool, app); the app's output must be what it
 # prints alone, and tests/cuda_agent/apps/check_tools.py checks the tool's
 # numbers exactly against the app's own "grid=.. block=.. launches=..
@@ -29,8 +30,9 @@ matrix_build graph graph -lcuda
 matrix_build coop coop
 matrix_build bigsmem bigsmem -lcuda
 matrix_build multictx multictx -lcuda
+matrix_build manysites manysites
 
-MATRIX_APPS=${MATRIX_APPS:-"vecadd vecadd_shared vecadd_sm90 vecadd_compress nvrtc launchex graph coop bigsmem multictx"}
+MATRIX_APPS=${MATRIX_APPS:-"vecadd vecadd_shared vecadd_sm90 vecadd_compress nvrtc launchex graph coop bigsmem multictx manysites"}
 MATRIX_TOOLS=${MATRIX_TOOLS:-"threadhist kernelretsnoop launchlate cuda_counter mem_trace bbcount"}
 echo "== tools matrix: $(echo "$MATRIX_TOOLS" | wc -w) tools x $(echo "$MATRIX_APPS" | wc -w) apps"
 matrix_ok=0 matrix_bad=0
