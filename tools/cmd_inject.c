@@ -198,7 +198,9 @@ int cmd_inject(int argc, char **argv)
 						"memory, %u barrier, %u basic-block sites\n",
 					k->name, k->module, k->n_entry, k->n_exit, k->n_mem, k->n_barrier,
 					k->n_block);
-			else
+			if (k->instrumented && k->reason)
+				fprintf(stderr, "kernel %s (%s): note: %s\n", k->name, k->module, k->reason);
+			else if (!k->instrumented)
 				fprintf(stderr, "kernel %s (%s): not instrumented: %s\n", k->name,
 					k->module, k->reason ? k->reason : "not targeted");
 		}

@@ -726,8 +726,9 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	ca_func_attr(l->func, 4, &orig_regs);
 	ca_func_attr(k->fn, 4, &regs);
 	ca_report(GBPF_AGENT_EVENT_INFO, k->name,
-		  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u; registers %d, uninstrumented %d)",
-		  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier, ki->n_block, regs, orig_regs);
+		  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u; registers %d, uninstrumented %d)%s%s",
+		  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier, ki->n_block, regs, orig_regs,
+		  ki->reason ? "; " : "", ki->reason ? ki->reason : "");
 out:
 	gbpf_cuda_inject_result__free(res);
 }

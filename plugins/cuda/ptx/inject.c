@@ -912,7 +912,7 @@ static bool plan_ok(const struct gbpf_ptx_module *frag, const struct gbpf_ptx_pl
 int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fragment,
 		    const struct gbpf_ptx_inject_req *req, char *log, size_t log_size)
 {
-	unsigned version, n_done = 0, missing = 0;
+	unsigned version, n_done = 0, missing = 0, inline_budget = gbpf_ptx_inline_budget();
 	bool spliced = false;
 	int err = 0;
 
@@ -927,7 +927,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 		struct gbpf_ptx_kernel_report rep = {0};
 		struct gbpf_ptx_plan plan = req->plan;
 		struct kctx k = {.m = m, .plan = &plan, .rep = &rep, .log = log,
-				 .log_size = log_size};
+				 .log_size = log_size, .inline_budget = inline_budget};
 
 		if (it->kind != GBPF_PTX_ITEM_FUNC || !it->func->is_entry)
 			continue;
@@ -986,6 +986,14 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 						 "PTX ISA %u.%u < 7.7: ctx.params points to a "
 						 "per-thread copy",
 						 version / 10, version % 10);
+				if (k.over_budget) {
+					size_t used = strlen(rep.reason);
+
+					snprintf(rep.reason + used, sizeof(rep.reason) - used,
+						 "%s%u sites call the probe: the kernel's inline "
+						 "budget of %u PTX lines is spent (GBPF_PTX_INLINE_BUDGET)",
+						 used ? "; " : "", k.over_budget, k.inline_budget);
+				}
 			} else {
 				snprintf(rep.reason, sizeof(rep.reason), "injection failed (%d)", err);
 			}

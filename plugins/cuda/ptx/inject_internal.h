@@ -77,6 +77,9 @@ struct kctx {
 	unsigned n_labels;
 	bool cvta_param;
 	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
+	unsigned inline_lines;  /* PTX lines inlined probes added to this kernel so far */
+	unsigned inline_budget; /* INLINE_KERNEL_BUDGET_LINES or GBPF_PTX_INLINE_BUDGET */
+	unsigned over_budget;   /* memory and block sites that call a probe they would have inlined */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
 	uint32_t next_block;           /* blocks.first[next_block] is the next site */
@@ -106,11 +109,24 @@ struct mem_info {
  */
 #define INLINE_MAX_STMTS 600u
 #define INLINE_MAX_STMTS_MEM 64u
-/* The first memory sites of a kernel take longer probes (mem_trace: about 330 statements). */
+/* Memory sites take longer probes (mem_trace: about 330 statements) while the kernel's budget lasts. */
 #define INLINE_MAX_STMTS_MEM_FIRST 512u
-#define INLINE_MEM_FIRST_SITES 64u
 /* Every basic block gets a copy: a counter with a helper call (about 170 statements) must fit. */
 #define INLINE_MAX_STMTS_BLOCK 256u
+/*
+ * What inlined probes may add to one kernel, in PTX lines, before its
+ * further memory and basic-block sites call the probe (probes of at most
+ * INLINE_MAX_STMTS_MEM statements are inlined regardless). The JIT's time
+ * grows faster than the kernel's length and every inlined copy adds
+ * registers. H200, a kernel of 128 memory sites (2^20 threads, plain 141
+ * us) under mem_count (about 330 lines a copy), budget 0 / 2048 / 4096 /
+ * 8192 / 16384 lines: 1201 / 1104 / 1359 / 1913 / 3517 us a launch, 54 /
+ * 60 / 72 / 96 / 142 registers, first run 1.4-1.9 / 1.9-2.1 / 2.7-3.4 /
+ * 4.9 / 9.3-10.9 s; mem_trace 1976 / 1926 / 1926 / 2742 / 3826 us
+ * (docs/BENCHMARKS.md, session 12). A vector add's three sites fit.
+ * GBPF_PTX_INLINE_BUDGET overrides it.
+ */
+#define INLINE_KERNEL_BUDGET_LINES 2048u
 
 /* The code generator's name for a probe's eBPF stack (a .local array of 512 bytes). */
 #define STACK_NAME "__gbpf_stack"
@@ -157,6 +173,8 @@ void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned
 			struct gbpf_ptx_fold *fold);
 /** Fold and sink a called probe function's body in place (after every kernel); 1 if rewritten, 0, or < 0. */
 int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *f, char *log, size_t log_size);
+/** The kernel's inline budget in PTX lines: GBPF_PTX_INLINE_BUDGET if a number, else INLINE_KERNEL_BUDGET_LINES. */
+unsigned gbpf_ptx_inline_budget(void);
 /** A memory site before @p s; false when the address shape is not understood (nothing emitted). */
 bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
 		       const struct mem_info *mi);

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,8 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 			tx_fold_stores(t, fold);
 	}
 	k->inline_stack |= stack;
+	for (const char *c = body.p; (c = strchr(c, '\n')) != NULL; c++)
+		k->inline_lines++;
 	gbpf_ptx_tx(t, "%s", body.p);
 	free(body.p);
 	free(pregs.regs);
@@ -409,6 +412,37 @@ out:
 	free(rec);
 	free(pregs.regs);
 	return err;
+}
+
+/*
+ * The longest probe a memory or block site inlines: @p limit while the
+ * kernel's inline budget lasts, then only short probes; a site that calls
+ * a probe it would have inlined is counted for the kernel's report.
+ */
+static unsigned budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
+{
+	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
+
+	if (k->inline_lines < k->inline_budget)
+		return limit;
+	if (f && f->body.n > INLINE_MAX_STMTS_MEM && f->body.n <= limit)
+		k->over_budget++;
+	return INLINE_MAX_STMTS_MEM;
+}
+
+unsigned gbpf_ptx_inline_budget(void)
+{
+	const char *env = getenv("GBPF_PTX_INLINE_BUDGET");
+	char *end;
+	unsigned long v;
+
+	if (!env || !*env)
+		return INLINE_KERNEL_BUDGET_LINES;
+	errno = 0;
+	v = strtoul(env, &end, 10);
+	if (errno || *end || v > UINT_MAX)
+		return INLINE_KERNEL_BUDGET_LINES;
+	return (unsigned)v;
 }
 
 void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
@@ -557,9 +591,7 @@ bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stm
 		fold.c[6].value = k->rep->kernel_id;
 		fold.n_consts = 7;
 		gbpf_ptx_site_call(t, k, k->plan->mem_probe,
-				   k->rep->n_mem < INLINE_MEM_FIRST_SITES ? INLINE_MAX_STMTS_MEM_FIRST
-								    : INLINE_MAX_STMTS_MEM,
-				   &fold);
+				   budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM_FIRST), &fold);
 		return true;
 	}
 	gbpf_ptx_site_call(t, k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM, NULL);
@@ -591,7 +623,8 @@ void gbpf_ptx_block_site(struct text *t, struct kctx *k, uint32_t index)
 		gbpf_ptx_tx(t, "ld.global.u32 %%__gbpf_r0, [" DEVICE_NAME "];\n");
 		gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", OFF_BLOCK_DEVICE);
 	}
-	gbpf_ptx_site_call(t, k, k->plan->block_probe, INLINE_MAX_STMTS_BLOCK, &fold);
+	gbpf_ptx_site_call(t, k, k->plan->block_probe,
+			   budgeted_limit(k, k->plan->block_probe, INLINE_MAX_STMTS_BLOCK), &fold);
 	k->rep->n_block++;
 }
 
