@@ -626,24 +626,68 @@ static void emit_bucket_key_cmp(struct ptx_cg *cg, uint32_t key_size, const char
 			       miss, id, pi);
 }
 
+/*
+ * The entry's value address into %r0 from its bucket (%t12, index %w7),
+ * then to $Lhd<id>: for PERCPU_HASH the SM's plane, as __gbpf_m_hval (the
+ * group is one warp: one SM): aux_off + (slot * nr_buckets + bucket) *
+ * value_stride. @slot_id names the SM slot's loop label.
+ */
+static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
+			     const struct gbpf_hash_geometry *geo, unsigned id, unsigned slot_id)
+{
+	struct ptx_buf *b = cg->b;
+	uint32_t kstride = (d->key_size + 7u) & ~7u, vstride = (d->value_size + 7u) & ~7u;
+
+	ptx_buf_printf(b, "add.u64 %%r0, %%t12, %u;\n", GBPF_HASH_BUCKET_HDR + kstride);
+	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH) {
+		emit_sm_slot(cg, 14, 15, slot_id);
+		ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w14, %llu;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
+				  "mul.lo.u64 %%t11, %%t11, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
+				  "add.u64 %%r0, %%r0, %%t11;\n",
+			       (unsigned long long)geo->nr_buckets, vstride, (unsigned long long)geo->aux_off);
+	}
+	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n", id, cg->prog_idx);
+}
+
+/* One bucket of the weak probe (%t12): a doubt to $Lhs, another key to $L<other>, the entry falls through. */
+static void emit_weak_bucket(struct ptx_cg *cg, const struct gbpf_map_desc *d,
+			     const struct gbpf_hash_geometry *geo, const char *other, unsigned id)
+{
+	struct ptx_buf *b = cg->b;
+	size_t pi = cg->prog_idx;
+
+	/* map blocks are allocated 256-byte aligned: buckets of this geometry are 16-aligned or never */
+	if (geo->data_off % 16 || geo->bucket_size % 16)
+		ptx_buf_printf(b, "bra.uni $Lhs%u_%zu;\n", id, pi);
+	ptx_buf_printf(b, "ld.v2.u64 {%%t1, %%t2}, [%%t12];\ncvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
+			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n"
+			  "setp.ne.u64 %%p6, %%t2, %%t10;\n@%%p6 bra $L%s%u_%zu;\n",
+		       GBPF_BUCKET_READY, id, pi, other, id, pi);
+	/* keys of up to 8 bytes: equal hashes are equal keys; longer ones compare every word */
+	if (d->key_size > 8)
+		emit_bucket_key_cmp(cg, d->key_size, "hs", id);
+}
+
+/*
+ * The home bucket is tried first, on its own: a hit there (a counter's
+ * key, nearly always) takes its value address from a bucket index that is
+ * the key's hash masked, a constant where the fold computed the hash, so
+ * ptxas folds the address to the map's base plus a constant (plus the SM's
+ * plane); the loop over the following buckets goes on from bucket 1.
+ */
 static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 				 const struct gbpf_hash_geometry *geo, unsigned id)
 {
 	struct ptx_buf *b = cg->b;
 	size_t pi = cg->prog_idx;
 
-	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhw%u_%zu:\n", id, pi);
+	ptx_buf_puts(b, "mov.u32 %w6, 0;\n");
 	ptx_buf_puts(b, bucket_at_ptx);
-	/* map blocks are allocated 256-byte aligned: buckets of this geometry are 16-aligned or never */
-	if (geo->data_off % 16 || geo->bucket_size % 16)
-		ptx_buf_printf(b, "bra.uni $Lhs%u_%zu;\n", id, pi);
-	ptx_buf_printf(b, "ld.v2.u64 {%%t1, %%t2}, [%%t12];\ncvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
-			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n"
-			  "setp.ne.u64 %%p6, %%t2, %%t10;\n@%%p6 bra $Lhwn%u_%zu;\n",
-		       GBPF_BUCKET_READY, id, pi, id, pi);
-	/* keys of up to 8 bytes: equal hashes are equal keys; longer ones compare every word */
-	if (d->key_size > 8)
-		emit_bucket_key_cmp(cg, d->key_size, "hs", id);
+	emit_weak_bucket(cg, d, geo, "hv", id);
+	emit_found_value(cg, d, geo, id, cg->uniq++);
+	ptx_buf_printf(b, "$Lhv%u_%zu:\nmov.u32 %%w6, 1;\n$Lhw%u_%zu:\n", id, pi, id, pi);
+	ptx_buf_puts(b, bucket_at_ptx);
+	emit_weak_bucket(cg, d, geo, "hwn", id);
 	ptx_buf_printf(b, "bra.uni $Lhf%u_%zu;\n$Lhwn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
 			  "@%%p6 bra $Lhw%u_%zu;\n$Lhs%u_%zu:\n",
 		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi, id, pi);
@@ -653,7 +697,6 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 {
 	struct ptx_buf *b = cg->b;
 	long long fo = (long long)GBPF_STACK_SIZE + ks->off;
-	uint32_t kstride = (d->key_size + 7u) & ~7u, vstride = (d->value_size + 7u) & ~7u;
 	unsigned id = cg->uniq++, words = d->key_size / 4;
 	size_t pi = cg->prog_idx;
 	struct gbpf_hash_geometry geo;
@@ -704,19 +747,10 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhn%u_%zu;\n",
 		       GBPF_BUCKET_EMPTY, id, pi, GBPF_BUCKET_READY, id, pi);
 	emit_bucket_key_cmp(cg, d->key_size, "hn", id);
-	ptx_buf_printf(b, "$Lhf%u_%zu:\nadd.u64 %%r0, %%t12, %u;\n", id, pi, GBPF_HASH_BUCKET_HDR + kstride);
-	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH) {
-		/* the SM's plane, as __gbpf_m_hval (the group is one warp: one SM): aux_off +
-		 * (slot * nr_buckets + bucket) * value_stride, the bucket's index in %w7 */
-		emit_sm_slot(cg, 14, 15, id);
-		ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w14, %llu;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
-				  "mul.lo.u64 %%t11, %%t11, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
-				  "add.u64 %%r0, %%r0, %%t11;\n",
-			       (unsigned long long)geo.nr_buckets, vstride, (unsigned long long)geo.aux_off);
-	}
-	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
-			  "@%%p6 bra $Lhp%u_%zu;\n",
-		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi);
+	ptx_buf_printf(b, "$Lhf%u_%zu:\n", id, pi);
+	emit_found_value(cg, d, &geo, id, id);
+	ptx_buf_printf(b, "$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n@%%p6 bra $Lhp%u_%zu;\n",
+		       id, pi, PTX_HASH_INLINE_PROBES, id, pi);
 	ptx_buf_puts(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n.param .b64 __h3;\n"
 			PTX_STACK_ARG_DECL "st.param.b64 [__h1], %r1;\n");
 	ptx_emit_call_arg(cg, 2, 2);
