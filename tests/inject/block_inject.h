@@ -18,6 +18,7 @@
 
 struct bi_report {
 	unsigned kernels, blocks;
+	char note[160]; /* an instrumented kernel's note (the last one), "" if none */
 };
 
 static inline void bi_on_report(const struct gbpf_ptx_kernel_report *r, void *arg)
@@ -26,6 +27,8 @@ static inline void bi_on_report(const struct gbpf_ptx_kernel_report *r, void *ar
 
 	c->kernels += r->instrumented;
 	c->blocks += r->n_block;
+	if (r->instrumented && r->reason[0])
+		snprintf(c->note, sizeof(c->note), "%s", r->reason);
 }
 
 /*

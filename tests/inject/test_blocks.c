@@ -299,11 +299,75 @@ static void test_const(const char *text, size_t len)
 	free(out);
 }
 
+/*
+ * The kernel's inline budget (GBPF_PTX_INLINE_BUDGET, PTX lines): a probe
+ * longer than INLINE_MAX_STMTS_MEM (64 statements) is inlined at the block
+ * sites of each kernel (data/blocks.ptx has two) until the lines inlined
+ * so far reach the budget, the later sites call it and the kernel's report
+ * says how many; a short probe is inlined whatever the budget.
+ */
+static void test_inline_budget(const char *text, size_t len)
+{
+	static const char head[] =
+		".visible .global .align 8 .u64 __gbpf_counts[64];\n"
+		".visible .func (.param .b64 __ret) __gbpf_probe_0(.param .b64 __ctx)\n{\n"
+		".reg .b64 %r<11>;\nld.param.b64 %r1, [__ctx];\nld.u32 %r2, [%r1+24];\n";
+	static const char tail[] = "st.global.u64 [__gbpf_counts], %r2;\n"
+				   "mov.b64 %r0, 0;\nst.param.b64 [__ret], %r0;\nret;\n}\n";
+	const struct {
+		unsigned adds;      /* statements of the probe: adds + 7 */
+		const char *budget; /* GBPF_PTX_INLINE_BUDGET, NULL: the default (2048) */
+		unsigned calls_min, calls_max;
+	} cases[] = {
+		{80, NULL, 0, 0},  /* 11 copies of about 90 lines fit in 2048 */
+		{80, "0", 11, 11}, /* nothing inlined */
+		{80, "300", 1, 10}, /* a few copies reach 300 lines in each of the two kernels */
+		{40, "0", 0, 0},   /* short: inlined regardless */
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		size_t n = strlen(head) + strlen(tail) + 32 * cases[c].adds + 1, at;
+		char *frag = malloc(n), *out, what[96];
+		struct bi_report rep;
+		unsigned calls;
+
+		if (!frag)
+			return;
+		at = (size_t)snprintf(frag, n, "%s", head);
+		for (unsigned i = 0; i < cases[c].adds; i++)
+			at += (size_t)snprintf(frag + at, n - at, "add.u64 %%r2, %%r2, %u;\n", i + 1);
+		snprintf(frag + at, n - at, "%s", tail);
+		snprintf(what, sizeof(what), "probe of %u statements, inline budget %s", cases[c].adds + 7,
+			 cases[c].budget ? cases[c].budget : "default");
+		if (cases[c].budget)
+			setenv("GBPF_PTX_INLINE_BUDGET", cases[c].budget, 1);
+		out = bi_instrument(text, len, frag, &rep);
+		unsetenv("GBPF_PTX_INLINE_BUDGET");
+		free(frag);
+		if (!tap_ok(out != NULL && rep.blocks == 11, "%s: injected at the 11 block sites", what)) {
+			free(out);
+			continue;
+		}
+		calls = iu_count(out, "call (__gbpf_ret), __gbpf_probe_0");
+		tap_ok(calls >= cases[c].calls_min && calls <= cases[c].calls_max,
+		       "%s: %u sites call the probe (want %u..%u)", what, calls, cases[c].calls_min,
+		       cases[c].calls_max);
+		if (calls)
+			tap_ok(strstr(rep.note, " call") && strstr(rep.note, "GBPF_PTX_INLINE_BUDGET"),
+			       "%s: the kernel's report says so: %s", what, rep.note);
+		else
+			tap_ok(rep.note[0] == 0, "%s: no note in the kernel's report (%s)", what, rep.note);
+		if (calls && calls < 11)
+			bi_check_ptxas(ptxas, what, out);
+		free(out);
+	}
+}
+
 static void run(const char *text, size_t len)
 {
 	test_find(text, len);
 	test_inject(text, len);
 	test_const(text, len);
+	test_inline_budget(text, len);
 }
 
 int main(int argc, char **argv)

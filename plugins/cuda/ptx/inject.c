@@ -990,9 +990,10 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 					size_t used = strlen(rep.reason);
 
 					snprintf(rep.reason + used, sizeof(rep.reason) - used,
-						 "%s%u sites call the probe: the kernel's inline "
-						 "budget of %u PTX lines is spent (GBPF_PTX_INLINE_BUDGET)",
-						 used ? "; " : "", k.over_budget, k.inline_budget);
+						 "%s%u %s the probe: the kernel's inline budget of %u "
+						 "PTX lines is spent (GBPF_PTX_INLINE_BUDGET)",
+						 used ? "; " : "", k.over_budget,
+						 k.over_budget == 1 ? "site calls" : "sites call", k.inline_budget);
 				}
 			} else {
 				snprintf(rep.reason, sizeof(rep.reason), "injection failed (%d)", err);
