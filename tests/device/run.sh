@@ -13,7 +13,7 @@ B=${GBPF_DEVICE_BUILD:-/tmp/gbpf-device-build}
 CC=${CC:-gcc}
 LOG=${OUT:-$B}/device-log.txt
 export PATH=$PATH:/usr/local/cuda/bin
-mkdir -p "$B"
+mkdir -p "$B" "${OUT:-$B}"
 : > "$LOG"
 cd "$ROOT" || exit 1
 
