@@ -529,6 +529,45 @@ static uint8_t min8(uint8_t a, uint8_t b)
 }
 
 /*
+ * Constants in registers after @p in: a move of an immediate (64-bit: sign
+ * extended; 32-bit: zero extended), a 64-bit move of a register holding
+ * one, a wide load of a plain 64-bit immediate. Every other write of a
+ * register forgets it; a call forgets r0..r5.
+ */
+static void imm_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
+{
+	uint8_t cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
+	unsigned d = in->dst;
+
+	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
+		memset(cg->imm_known, 0, 6);
+		return;
+	}
+	if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC) {
+		unsigned w = in->imm == GBPF_ATOMIC_CMPXCHG ? 0 : (in->imm & GBPF_FETCH) ? in->src : 10;
+
+		if (w < 10)
+			cg->imm_known[w] = 0;
+		return;
+	}
+	if (d >= 10 || (cls != GBPF_ALU && cls != GBPF_ALU64 && cls != GBPF_LDX && cls != GBPF_LD))
+		return;
+	cg->imm_known[d] = 0;
+	if (cls == GBPF_LD && gbpf_insn_is_wide(in) && in->src == 0) {
+		cg->imm_known[d] = 1;
+		cg->imm_val[d] = (uint64_t)(uint32_t)in->imm | (uint64_t)(uint32_t)in[1].imm << 32;
+	} else if ((cls == GBPF_ALU64 || cls == GBPF_ALU) && op == GBPF_MOV && !in->off) {
+		if (GBPF_SRC(in->code) == GBPF_K) {
+			cg->imm_known[d] = 1;
+			cg->imm_val[d] = cls == GBPF_ALU64 ? (uint64_t)(int64_t)in->imm : (uint64_t)(uint32_t)in->imm;
+		} else if (in->src < 10 && cg->imm_known[in->src]) {
+			cg->imm_known[d] = 1;
+			cg->imm_val[d] = cls == GBPF_ALU64 ? cg->imm_val[in->src] : (uint32_t)cg->imm_val[in->src];
+		}
+	}
+}
+
+/*
  * Track what registers hold after the instruction at pc, for the emitters
  * of later instructions:
  * - ptr: r0 of an inlined map lookup (set by its emitter through
@@ -548,6 +587,8 @@ static void reg_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 {
 	uint8_t *p = cg->ptr, cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
 	unsigned d = in->dst;
+
+	imm_track_update(cg, in);
 
 	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
 		memset(p, PTX_PTR_UNKNOWN, 6);
@@ -637,6 +678,8 @@ static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 		memcpy(t->ptr, cg->ptr, sizeof(t->ptr));
 		memcpy(t->stk_known, cg->stk_known, sizeof(t->stk_known));
 		memcpy(t->stk_off, cg->stk_off, sizeof(t->stk_off));
+		memcpy(t->imm_known, cg->imm_known, sizeof(t->imm_known));
+		memcpy(t->imm_val, cg->imm_val, sizeof(t->imm_val));
 		return;
 	}
 	for (unsigned r = 0; r < GBPF_REG_COUNT; r++) {
@@ -644,6 +687,7 @@ static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 		if (t->ptr[r] != cg->ptr[r])
 			t->ptr[r] = PTX_PTR_UNKNOWN;
 		t->stk_known[r] = t->stk_known[r] && cg->stk_known[r] && t->stk_off[r] == cg->stk_off[r];
+		t->imm_known[r] = t->imm_known[r] && cg->imm_known[r] && t->imm_val[r] == cg->imm_val[r];
 	}
 }
 
@@ -665,12 +709,15 @@ static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 			memcpy(cg->ptr, t->ptr, sizeof(cg->ptr));
 			memcpy(cg->stk_known, t->stk_known, sizeof(cg->stk_known));
 			memcpy(cg->stk_off, t->stk_off, sizeof(cg->stk_off));
+			memcpy(cg->imm_known, t->imm_known, sizeof(cg->imm_known));
+			memcpy(cg->imm_val, t->imm_val, sizeof(cg->imm_val));
 			return;
 		}
 	}
 	memset(cg->align, 0, 10);
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
+	memset(cg->imm_known, 0, sizeof(cg->imm_known));
 }
 
 static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
@@ -740,6 +787,7 @@ static int emit_subprogram(struct ptx_cg *cg, size_t f)
 	memset(cg->align, 0, sizeof(cg->align));
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
+	memset(cg->imm_known, 0, sizeof(cg->imm_known));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[10] = 3;
 	emit_sub_proto(cg, f, 0);
@@ -765,6 +813,7 @@ static int emit_probe_main(struct ptx_cg *cg)
 	memset(cg->align, 0, sizeof(cg->align));
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
+	memset(cg->imm_known, 0, sizeof(cg->imm_known));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[1] = cg->align[10] = 3;
 	cg->ptr[1] = PTX_PTR_CTX;
@@ -793,6 +842,7 @@ static int emit_kernel_main(struct ptx_cg *cg)
 	memset(cg->align, 0, sizeof(cg->align));
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
+	memset(cg->imm_known, 0, sizeof(cg->imm_known));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);

@@ -73,6 +73,13 @@ struct ptx_cg {
 	 *  offset, which ptxas can forward to the probe's later loads. */
 	uint8_t stk_known[GBPF_REG_COUNT];
 	long long stk_off[GBPF_REG_COUNT];
+	/** Registers known to hold the constant imm_val[i] on every path to the
+	 *  current instruction (moves of immediates and of such registers;
+	 *  saved at jumps and met at labels like the rest): a counter's
+	 *  increment is the same in every lane, so the warp-aggregated add
+	 *  needs no match of the value. */
+	uint8_t imm_known[GBPF_REG_COUNT];
+	uint64_t imm_val[GBPF_REG_COUNT];
 	char *err;
 	size_t err_size;
 };
@@ -101,6 +108,8 @@ struct ptx_track {
 	uint8_t ptr[GBPF_REG_COUNT];
 	uint8_t stk_known[GBPF_REG_COUNT];
 	long long stk_off[GBPF_REG_COUNT];
+	uint8_t imm_known[GBPF_REG_COUNT];
+	uint64_t imm_val[GBPF_REG_COUNT];
 };
 
 /** Record an error naming file, section and instruction; returns @p code. */

@@ -230,14 +230,16 @@ static void emit_atomic_result(struct ptx_cg *cg, const struct gbpf_insn *in, in
 /*
  * A counter update (atomic add whose result is unused) at %t5 of %t7 / %w7,
  * aggregated within the warp when every active lane adds the same value to
- * the same address (a shared counter): the lowest lane adds value x count in
+ * the same address (a shared counter; @value_same: the value is a constant
+ * of the program, so only the address is compared): the lowest lane adds value x count in
  * one atomic, so thousands of threads bumping one counter cost one atomic
  * per warp instead of 32 serialised ones. Otherwise each lane adds its own.
  * Only match.all is used: match.any with 32 distinct addresses (per-thread
  * slots) runs as a loop on sm_90 and made threadhist 8.9x slower than
  * per-lane atomics (sm_70+, PTX 6.0+).
  */
-static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id, const char *sp)
+static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id, const char *sp,
+				     int value_same)
 {
 	const char *w = is64 ? "64" : "32", *v = is64 ? "%t7" : "%w7";
 
@@ -245,14 +247,18 @@ static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id, c
 		       "{\n.reg .b32 %%ag<5>;\n.reg .pred %%agp<2>;\n"
 		       "activemask.b32 %%ag0;\n"
 		       "match.all.sync.b64 %%ag1|%%agp0, %%t5, %%ag0;\n"
-		       "@!%%agp0 bra $Lgs%u_%zu;\n"
-		       "match.all.sync.b%s %%ag2|%%agp0, %s, %%ag0;\n"
-		       "@!%%agp0 bra $Lgs%u_%zu;\n"
+		       "@!%%agp0 bra $Lgs%u_%zu;\n",
+		       id, cg->prog_idx);
+	/* a value the program set to a constant (a counter's 1) is the same in every lane */
+	if (!value_same)
+		ptx_buf_printf(cg->b, "match.all.sync.b%s %%ag2|%%agp0, %s, %%ag0;\n@!%%agp0 bra $Lgs%u_%zu;\n", w,
+			       v, id, cg->prog_idx);
+	ptx_buf_printf(cg->b,
 		       "neg.s32 %%ag3, %%ag0;\nand.b32 %%ag3, %%ag3, %%ag0;\nbfind.u32 %%ag3, %%ag3;\n"
 		       "mov.u32 %%ag4, %%laneid;\nsetp.ne.u32 %%agp1, %%ag4, %%ag3;\n"
 		       "@%%agp1 bra $Lgd%u_%zu;\n"
 		       "popc.b32 %%ag4, %%ag0;\n",
-		       id, cg->prog_idx, w, v, id, cg->prog_idx, id, cg->prog_idx);
+		       id, cg->prog_idx);
 	if (is64)
 		ptx_buf_printf(cg->b, "cvt.u64.u32 %%t8, %%ag4;\nmul.lo.u64 %%t8, %%t8, %%t7;\nred%s.add.u64 [%%t5], %%t8;\n",
 			       sp);
@@ -329,7 +335,7 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 			ptx_buf_printf(b, "atom%s.%s%s %s, [%%t5], %s;\n", sp, o, w, is64 ? "%t6" : "%w6",
 				       is64 ? "%t7" : "%w7");
 		else if (op == GBPF_ATOMIC_ADD && prov != PTX_PTR_THREAD_SLOT)
-			emit_warp_aggregated_add(cg, is64, id, sp);
+			emit_warp_aggregated_add(cg, is64, id, sp, in->src < 10 && cg->imm_known[in->src]);
 		else
 			ptx_buf_printf(b, "red%s.%s%s [%%t5], %s;\n", sp, o, w, is64 ? "%t7" : "%w7");
 	}

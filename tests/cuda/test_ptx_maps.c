@@ -323,6 +323,64 @@ static void test_atomic_provenance(void)
 }
 
 /*
+ * A counter's increment that the program set to a constant (clang's
+ * `__sync_fetch_and_add(count, 1)`: r1 = 1 before the atomic) is the same in
+ * every lane: the warp-aggregated add compares only the address. Known
+ * through moves, a wide immediate, a helper call for r6..r9 and a join whose
+ * ways in agree; a loaded value, a join of two constants and a register a
+ * call clobbered keep the value's match.
+ */
+static void test_atomic_value_constant(void)
+{
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "a", .type = GBPF_MAP_TYPE_ARRAY,
+				   .key_size = 4, .value_size = 16, .max_entries = 16};
+	const struct gbpf_insn konst[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	const struct gbpf_insn loaded[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 3, 0), I(0x79, 1, 10, -16, 0), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* r1 = 1, then 2 unless r0 == 8: the atomic at the join of the two */
+	const struct gbpf_insn join_differs[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 5, 0), I(0xb7, 1, 0, 0, 1), I(0x15, 0, 0, 1, 8), I(0xb7, 1, 0, 0, 2),
+		I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	const struct gbpf_insn join_agrees[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 5, 0), I(0xb7, 1, 0, 0, 1), I(0x15, 0, 0, 1, 8), I(0xb7, 1, 0, 0, 1),
+		I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* r6 = 1 before the lookup's call (callee-saved), r3 = 1 (clobbered by it) */
+	const struct gbpf_insn kept[] = {
+		I(0xb7, 6, 0, 0, 1), LOOKUP_K4(0), I(0x15, 0, 0, 2, 0), I(0xdb, 0, 6, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	const struct gbpf_insn clobbered[] = {
+		I(0xb7, 3, 0, 0, 1), LOOKUP_K4(0), I(0x15, 0, 0, 2, 0), I(0xdb, 0, 3, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	const struct gbpf_insn wide[] = {
+		LOOKUP_K4(0), I(0x15, 0, 0, 4, 0), I(0x18, 1, 0, 0, 3), I(0, 0, 0, 0, 0),
+		I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	static const char *const address_only[] = {"match.all.sync.b64 %ag1|%agp0, %t5, %ag0;",
+						   "red.global.add.u64 [%t5], %t8;", NULL};
+	static const char *const no_value_match[] = {"match.all.sync.b64 %ag2", NULL};
+	static const char *const both[] = {"match.all.sync.b64 %ag1|%agp0, %t5, %ag0;",
+					   "match.all.sync.b64 %ag2|%agp0, %t7, %ag0;", NULL};
+	static const char *const none[] = {NULL};
+
+	check_text("counter += 1: only the address matched", konst, sizeof(konst) / sizeof(konst[0]), &md,
+		   address_only, no_value_match);
+	check_text("value loaded from the stack: the value matched too", loaded, sizeof(loaded) / sizeof(loaded[0]),
+		   &md, both, none);
+	check_text("value 1 or 2 at a join: the value matched too", join_differs,
+		   sizeof(join_differs) / sizeof(join_differs[0]), &md, both, none);
+	check_text("value 1 on both ways into a join: only the address", join_agrees,
+		   sizeof(join_agrees) / sizeof(join_agrees[0]), &md, address_only, no_value_match);
+	check_text("value in r6 across the lookup's call: only the address", kept, sizeof(kept) / sizeof(kept[0]),
+		   &md, address_only, no_value_match);
+	check_text("value in r3, which the lookup's call clobbers: the value matched too", clobbered,
+		   sizeof(clobbered) / sizeof(clobbered[0]), &md, both, none);
+	check_text("value from a wide immediate: only the address", wide, sizeof(wide) / sizeof(wide[0]), &md,
+		   address_only, no_value_match);
+}
+
+/*
  * The inline hash lookup: lanes with equal keys grouped (match.any on the
  * whole key, only when some lane shares the first lane's hash), the
  * leader's probe run over up to 4 buckets with the map's state rules
@@ -492,6 +550,7 @@ int main(void)
 	}
 	test_inline_lookups();
 	test_atomic_provenance();
+	test_atomic_value_constant();
 	test_helper_stack_stores();
 	test_hash_inline_run();
 	return tap_done();
