@@ -218,6 +218,18 @@ static void tx_sink(struct text *body, const struct gbpf_ptx_module *m, const st
  * every site gets its own copy under the same names. With @fold (gpu/block
  * sites) the copy is specialised to the site's constant context fields.
  */
+/* Statement @p s of the probe's body appended to @p body as it is; false without memory. */
+static bool tx_copy_stmt(struct text *body, const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s)
+{
+	char *stmt = gbpf_ptx_print_stmt(m, s, NULL);
+
+	if (!stmt)
+		return false;
+	gbpf_ptx_tx(body, "%s", stmt);
+	free(stmt);
+	return true;
+}
+
 static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts,
 		      struct gbpf_ptx_fold *fold)
 {
@@ -245,7 +257,6 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 		const struct gbpf_ptx_stmt *s = f->body.v[i];
 		struct gbpf_ptx_sink_stmt scratch, *r = rec ? &rec[i] : &scratch;
 		struct gbpf_ptx_fold_out fo;
-		char *stmt;
 
 		memset(r, 0, sizeof(*r));
 		r->at = r->store_at = body.len;
@@ -300,11 +311,8 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 			r->end = body.len;
 			continue;
 		}
-		stmt = gbpf_ptx_print_stmt(m, s, NULL);
-		if (!stmt)
+		if (!tx_copy_stmt(&body, m, s))
 			goto keep_call;
-		gbpf_ptx_tx(&body, "%s", stmt);
-		free(stmt);
 		r->end = body.len;
 	}
 	if (rec && !body.oom && getenv("GBPF_PTX_NO_SINK") == NULL)
@@ -366,7 +374,6 @@ int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *
 		const struct gbpf_ptx_stmt *s = f->body.v[i];
 		struct gbpf_ptx_sink_stmt *r = &rec[i];
 		struct gbpf_ptx_fold_out fo;
-		char *stmt;
 
 		r->at = r->store_at = body.len;
 		r->fw_write = -1;
@@ -374,11 +381,8 @@ int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *
 			r->end = body.len;
 			continue;
 		}
-		stmt = gbpf_ptx_print_stmt(m, s, NULL);
-		if (!stmt)
+		if (!tx_copy_stmt(&body, m, s))
 			goto out;
-		gbpf_ptx_tx(&body, "%s", stmt);
-		free(stmt);
 		r->end = body.len;
 	}
 	gbpf_ptx_fold_end(&fold);
