@@ -15,6 +15,7 @@
 #include <gbpf/gbpf.h>
 
 #include "plugins/cuda/ptx/ptx.h"
+#include "plugins/cuda/ptx/inject_internal.h"
 #include "tests/inject/block_inject.h"
 #include "tests/inject/inject_util.h"
 #include "tests/tap.h"
@@ -359,6 +360,25 @@ static void test_inline_budget(const char *text, size_t len)
 		if (calls && calls < 11)
 			bi_check_ptxas(ptxas, what, out);
 		free(out);
+	}
+	/* the variable's values: a decimal number of lines, anything else ignored (and said) */
+	const struct {
+		const char *env;
+		unsigned budget;
+		bool ignored;
+	} values[] = {{"0", 0, false}, {"300", 300, false}, {"4k", INLINE_KERNEL_BUDGET_LINES, true},
+		      {"-1", INLINE_KERNEL_BUDGET_LINES, true}, {"99999999999", INLINE_KERNEL_BUDGET_LINES, true},
+		      {"", INLINE_KERNEL_BUDGET_LINES, false}};
+	for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+		bool ignored;
+		unsigned budget;
+
+		setenv("GBPF_PTX_INLINE_BUDGET", values[v].env, 1);
+		budget = gbpf_ptx_inline_budget(&ignored);
+		unsetenv("GBPF_PTX_INLINE_BUDGET");
+		tap_ok(budget == values[v].budget && ignored == values[v].ignored,
+		       "GBPF_PTX_INLINE_BUDGET='%s': budget %u (want %u), %s", values[v].env, budget,
+		       values[v].budget, ignored ? "ignored" : "taken");
 	}
 }
 

@@ -912,8 +912,8 @@ static bool plan_ok(const struct gbpf_ptx_module *frag, const struct gbpf_ptx_pl
 int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fragment,
 		    const struct gbpf_ptx_inject_req *req, char *log, size_t log_size)
 {
-	unsigned version, n_done = 0, missing = 0, inline_budget = gbpf_ptx_inline_budget();
-	bool spliced = false;
+	bool spliced = false, budget_ignored;
+	unsigned version, n_done = 0, missing = 0, inline_budget = gbpf_ptx_inline_budget(&budget_ignored);
 	int err = 0;
 
 	if (!m || !req)
@@ -991,9 +991,10 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 
 					snprintf(rep.reason + used, sizeof(rep.reason) - used,
 						 "%s%u %s the probe: the kernel's inline budget of %u "
-						 "PTX lines is spent (GBPF_PTX_INLINE_BUDGET)",
+						 "PTX lines is spent (GBPF_PTX_INLINE_BUDGET%s)",
 						 used ? "; " : "", k.over_budget,
-						 k.over_budget == 1 ? "site calls" : "sites call", k.inline_budget);
+						 k.over_budget == 1 ? "site calls" : "sites call", k.inline_budget,
+						 budget_ignored ? " is not a number of lines: ignored" : "");
 				}
 			} else {
 				snprintf(rep.reason, sizeof(rep.reason), "injection failed (%d)", err);

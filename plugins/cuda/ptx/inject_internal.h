@@ -173,8 +173,12 @@ void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned
 			struct gbpf_ptx_fold *fold);
 /** Fold and sink a called probe function's body in place (after every kernel); 1 if rewritten, 0, or < 0. */
 int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *f, char *log, size_t log_size);
-/** The kernel's inline budget in PTX lines: GBPF_PTX_INLINE_BUDGET if a number, else INLINE_KERNEL_BUDGET_LINES. */
-unsigned gbpf_ptx_inline_budget(void);
+/**
+ * The kernel's inline budget in PTX lines: GBPF_PTX_INLINE_BUDGET if set to
+ * a decimal number, else INLINE_KERNEL_BUDGET_LINES (*@p ignored set when
+ * the variable is set to something else).
+ */
+unsigned gbpf_ptx_inline_budget(bool *ignored);
 /** A memory site before @p s; false when the address shape is not understood (nothing emitted). */
 bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
 		       const struct mem_info *mi);

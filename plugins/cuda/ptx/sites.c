@@ -434,18 +434,21 @@ static unsigned budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
 	return INLINE_MAX_STMTS_MEM;
 }
 
-unsigned gbpf_ptx_inline_budget(void)
+unsigned gbpf_ptx_inline_budget(bool *ignored)
 {
 	const char *env = getenv("GBPF_PTX_INLINE_BUDGET");
 	char *end;
 	unsigned long v;
 
+	*ignored = false;
 	if (!env || !*env)
 		return INLINE_KERNEL_BUDGET_LINES;
 	errno = 0;
 	v = strtoul(env, &end, 10);
-	if (errno || *end || v > UINT_MAX)
+	if (errno || *end || v > UINT_MAX || *env == '-' || *env == '+' || *env == ' ') {
+		*ignored = true;
 		return INLINE_KERNEL_BUDGET_LINES;
+	}
 	return (unsigned)v;
 }
 
