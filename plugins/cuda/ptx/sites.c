@@ -6,6 +6,7 @@
  */
 #include "plugins/cuda/ptx/inject_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -209,15 +210,6 @@ static void tx_sink(struct text *body, const struct gbpf_ptx_module *m, const st
 	*body = sunk;
 }
 
-/*
- * Append probe @probe's body as a nested scope that takes its context from
- * %__gbpf_rd0 and ends at a local label instead of returning. The body is
- * what the code generator emits: its only parameter accesses are the
- * context load and the result store, anything else (or a body too long)
- * keeps the call. Nested scopes may redeclare registers and labels, so
- * every site gets its own copy under the same names. With @fold (gpu/block
- * sites) the copy is specialised to the site's constant context fields.
- */
 /* Statement @p s of the probe's body appended to @p body as it is; false without memory. */
 static bool tx_copy_stmt(struct text *body, const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s)
 {
@@ -230,6 +222,15 @@ static bool tx_copy_stmt(struct text *body, const struct gbpf_ptx_module *m, con
 	return true;
 }
 
+/*
+ * Append probe @probe's body as a nested scope that takes its context from
+ * %__gbpf_rd0 and ends at a local label instead of returning. The body is
+ * what the code generator emits: its only parameter accesses are the
+ * context load and the result store, anything else (or a body too long)
+ * keeps the call. Nested scopes may redeclare registers and labels, so
+ * every site gets its own copy under the same names. With @fold (gpu/block
+ * sites) the copy is specialised to the site's constant context fields.
+ */
 static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts,
 		      struct gbpf_ptx_fold *fold)
 {
@@ -342,7 +343,7 @@ keep_call:
 
 /*
  * A probe function as sites call it (those that do not inline it: past a
- * kernel's first memory sites, a probe longer than the limit): its stack
+ * kernel's inline budget, a probe longer than the limit): its stack
  * accesses forwarded and its stores moved to where the stack may be read,
  * as in an inlined copy, without the site constants (the caller stores the
  * context). Runs after every kernel is instrumented (the inlined copies are
@@ -445,7 +446,7 @@ unsigned gbpf_ptx_inline_budget(bool *ignored)
 		return INLINE_KERNEL_BUDGET_LINES;
 	errno = 0;
 	v = strtoul(env, &end, 10);
-	if (errno || *end || v > UINT_MAX || *env == '-' || *env == '+' || *env == ' ') {
+	if (!isdigit((unsigned char)*env) || errno || *end || v > UINT_MAX) {
 		*ignored = true;
 		return INLINE_KERNEL_BUDGET_LINES;
 	}
