@@ -1,7 +1,8 @@
 // manysites: one kernel with 96 global loads and 32 global stores a thread,
 // unrolled, so that it has more memory sites than gbpf inlines a memory probe
 // into (the first 64; the rest call the probe as a function). Prints its
-// launch configuration and the global accesses one launch makes, in the form
+// launch configuration, the global accesses one launch makes and the total of
+// mem_trace's stride histogram over the run, in the form
 // tests/cuda_agent/apps/check_tools.py reads, and checks its own result.
 // `manysites REPS [LOG2_N]` (default N 2^15 threads) launches the kernel REPS more times and prints the median
 // time of one launch (CUDA events), for measuring what instrumentation costs
@@ -90,8 +91,10 @@ int main(int argc, char **argv)
 		printf("manysites: median_us %.2f over %d launches\n", 1000.0f * ms[reps / 2], reps);
 		free(ms);
 	}
-	printf("manysites: many_sites grid=%dx1x1 block=256x1x1 launches=%d mem=ld.global.4:%d,st.global.4:%d\n",
-	       n / 256, 1 + reps, LOADS * n, STORES * n);
+	/* mem_trace's stride histogram counts every access but each thread's first (no last address yet) */
+	printf("manysites: many_sites grid=%dx1x1 block=256x1x1 launches=%d mem=ld.global.4:%d,st.global.4:%d "
+	       "strides=%lld\n",
+	       n / 256, 1 + reps, LOADS * n, STORES * n, (long long)(LOADS + STORES) * n * (1 + reps) - n);
 	printf("manysites: %d threads x %d loads, %d stores ok\n", n, LOADS, STORES);
 	return 0;
 }

@@ -26,7 +26,8 @@ and exits 0 or 1. The expected values:
   cuda_counter    sum of calls == launches, sum of blocks == blocks launched,
                   every kernel's block time > 0
   mem_trace       accesses per (kind, space, size) == the apps' mem= counts x
-                  launches; no other key
+                  launches; no other key; the stride histogram's total == the
+                  apps' strides= where they print it (manysites)
   bbcount         sum of entry-block counts (block index 0 of every kernel
                   slot) == threads launched in kernels with PTX (the Compute
                   Sanitizer engine, which patches the others, has no block sites)
@@ -67,6 +68,9 @@ def configs(path):
                     kind, space, size = key.split(".")
                     at_least = n.endswith("+")
                     c["mem"][(KINDS[kind], SPACES[space], int(size))] = (int(n.rstrip("+")), at_least)
+            ms = re.search(r"\bstrides=(\d+)", line)
+            if ms:
+                c["strides"] = int(ms.group(1))
             out.append(c)
     return out
 
@@ -208,7 +212,17 @@ def check_mem_trace(cfgs, out):
         g, w = got.get(k, 0), want.get(k, 0)
         if (k in at_least and g < w) or (k not in at_least and g != w):
             return False, f"{fmt(k)}: {g}, want {'>= ' if k in at_least else ''}{w}"
-    return True, ", ".join(f"{fmt(k)} {got.get(k, 0)}" for k in sorted(want))
+    summary = ", ".join(f"{fmt(k)} {got.get(k, 0)}" for k in sorted(want))
+    # The stride histogram's total, where the app says what it must be (each thread's
+    # per-GPU-thread slot read and written at every access: a slot shared or lost shows).
+    if any("strides" in c for c in cfgs):
+        want_strides = sum(c.get("strides", 0) for c in cfgs)
+        s = last_maps(out).get("stride")
+        got_strides = total_count(s) if s else 0
+        if got_strides != want_strides:
+            return False, f"stride histogram total {got_strides}, want {want_strides}"
+        summary += f", stride total {got_strides}"
+    return True, summary
 
 
 def check_bbcount(cfgs, out):
