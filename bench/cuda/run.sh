@@ -22,7 +22,7 @@ ARCH=${GBPF_BENCH_ARCH:-sm_90}
 # few percent (docs/SANITIZER.md): measured in its own row below.
 export GBPF_CUDA_ENGINE=${GBPF_CUDA_ENGINE:-ptx}
 
-# GBPF_BENCH_ROWS: the sections to run (empty, launch, threadhist, hash, krs, mem, bb, printk);
+# GBPF_BENCH_ROWS: the sections to run (empty, launch, threadhist, hash, krs, mem, many, bb, printk);
 # unset: all of them.
 want() { [ -z "${GBPF_BENCH_ROWS:-}" ] || [[ " $GBPF_BENCH_ROWS " == *" $1 "* ]]; }
 cd "$ROOT/bench/cuda/apps" || exit 1
@@ -57,6 +57,9 @@ build -o "$A/gemm" gemm_bench.cu &
 build -DHAND_THREADHIST -o "$A/gemm_hand" gemm_bench.cu &
 build -o "$A/launch" launch_bench.cu &
 build -o "$A/printk" printk_bench.cu &
+if want many; then
+build -o "$A/manysites" "$ROOT/examples/apps/manysites.cu" &
+fi
 wait
 [ -e "$A/build.failed" ] && { echo "# build failed: $(cat "$A/build.failed")"; exit 1; }
 
@@ -309,6 +312,27 @@ echo "# mem_count: global 4-byte loads ${ld:-none} (expected $(( 2 * 55 << 24 ))
 for f in vecadd24.hmem vecadd24.hmemc vecadd24.hmems vecadd24.hmemcs vecadd24.hmemcw vecadd24.hmemca8 vecadd24.hmemca32 vecadd24.hmemcl; do
 	echo "# $f: $(grep -h '^gbpf-bench hand_mem\|^gbpf-bench hand_check' "$O/$f" | cut -d' ' -f3- | tr '\n' ' ')"
 done
+fi
+if want many; then
+# 8b. a kernel with more memory sites than the inline budget covers (examples/apps/manysites: 96
+# loads and 32 stores a thread, 2^20 threads): the time a launch and the first run's wall time
+# with the JIT (its disk cache off), as docs/ATTACH.md's inline budget describes.
+many_run() { # NAME OUTFILE [gbpf args --]
+	local name=$1 out=$2 start
+	shift 2
+	start=$(date +%s%N)
+	CUDA_CACHE_DISABLE=1 run "$name" "$out" "$@" "$A/manysites" 50 20 >&2
+	awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'
+}
+many_us() { sed -n 's/^manysites: median_us \([0-9.]*\).*/\1/p' "$1" | tail -1; }
+wp=$(many_run many-plain "$O/many.plain")
+wc=$(many_run many-memc "$O/many.memc" "$BIN/gbpf" -j run "$BIN/mem_count.bpf.o" --)
+wt=$(many_run many-memt "$O/many.memt" "$BIN/gbpf" -j run "$BIN/mem_trace.bpf.o" --)
+p=$(many_us "$O/many.plain"); tc=$(many_us "$O/many.memc"); tm=$(many_us "$O/many.memt")
+r=$(ratio "$tc" "$p"); row "mem_count, 128 memory sites (manysites 2^20)" "$tc vs $p us" "$r" "2.0" "$(verdict "$r" 2.0)"
+r=$(ratio "$tm" "$p"); row "mem_trace, 128 memory sites (manysites 2^20)" "$tm vs $p us" "$r" "2.0" "$(verdict "$r" 2.0)"
+row "  first run with the JIT, plain / mem_count / mem_trace" "$wp / $wc / $wt s" "-" "-" "info"
+echo "# manysites: $(grep -h 'instrumented' "$O/many.memc.err" "$O/many.memt.err" | grep -o 'registers [0-9]*, uninstrumented [0-9]*.*' | cut -c1-200 | tr '\n' '|')"
 fi
 if want bb; then
 # 9. basic-block execution counts (gpu/block, examples/bbcount): its own script prints bench| rows
