@@ -619,6 +619,65 @@ static void check_device_field(void)
 }
 
 /*
+ * The inline budget covers barrier sites too (exit sites alike): a kernel
+ * with twelve barriers and a barrier probe of 87 statements inlines it at
+ * every one with the default budget, at the first few with a budget of 300
+ * lines (the rest call it; test_blocks checks the kernel's note).
+ */
+static void check_barrier_budget(void)
+{
+	char kernel[2048], *frag = NULL, *adds = NULL, log[512] = "";
+	size_t at = 0, n = 80 * 32 + 1;
+	struct counts c;
+	const char *budgets[] = {NULL, "300"};
+
+	at += (size_t)snprintf(kernel + at, sizeof(kernel) - at,
+			       ".version 7.5\n.target sm_75\n.address_size 64\n"
+			       ".visible .entry bars()\n{\n");
+	for (int i = 0; i < 12; i++)
+		at += (size_t)snprintf(kernel + at, sizeof(kernel) - at, "\tbar.sync 0;\n");
+	snprintf(kernel + at, sizeof(kernel) - at, "\tret;\n}\n");
+	adds = malloc(n);
+	if (!adds)
+		return;
+	at = 0;
+	for (unsigned i = 0; i < 80; i++)
+		at += (size_t)snprintf(adds + at, n - at, "add.u64 %%r2, %%r2, %u;\n", i + 1);
+	if (asprintf(&frag,
+		     ".visible .global .align 8 .u64 __gbpf_counts[4];\n"
+		     ".visible .func (.param .b64 __ret) __gbpf_probe_3(.param .b64 __ctx)\n{\n"
+		     ".reg .b64 %%r<11>;\nld.param.b64 %%r1, [__ctx];\nld.u64 %%r2, [%%r1+0];\n%s"
+		     "st.global.u64 [__gbpf_counts], %%r2;\nmov.b64 %%r0, 0;\nst.param.b64 [__ret], %%r0;\nret;\n}\n",
+		     adds) < 0)
+		frag = NULL;
+	free(adds);
+	for (size_t b = 0; frag && b < 2; b++) {
+		char *inj;
+		int err;
+		unsigned calls;
+
+		if (budgets[b])
+			setenv("GBPF_PTX_INLINE_BUDGET", budgets[b], 1);
+		inj = inject_text(kernel, strlen(kernel), frag, GBPF_PTX_SITE_BARRIER, NULL, &c, &err, log,
+				  sizeof(log));
+		unsetenv("GBPF_PTX_INLINE_BUDGET");
+		calls = inj ? iu_count(inj, "(__gbpf_arg);") : 0;
+		if (!budgets[b])
+			tap_ok(inj && c.barrier == 12 && calls == 0,
+			       "barrier probe of 87 statements, default budget: inlined at all 12 barriers (%u calls; %s)",
+			       calls, log);
+		else
+			tap_ok(inj && c.barrier == 12 && calls > 0 && calls < 12,
+			       "barrier probe of 87 statements, budget 300: %u of 12 barriers call it", calls);
+		if (inj && ptxas)
+			tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
+			       "barrier budget %s: assembles for sm_90", budgets[b] ? budgets[b] : "default");
+		free(inj);
+	}
+	free(frag);
+}
+
+/*
  * only_selected (what the agent asks for at a kernel's first launch): the
  * module keeps the selected kernel, what it reaches by name (a device
  * function, a kernel whose address it takes), functions named by a variable's
@@ -708,6 +767,7 @@ int main(int argc, char **argv)
 	check_old_version();
 	check_launch_param();
 	check_device_field();
+	check_barrier_budget();
 	check_prune();
 	for (int i = 3; i < argc; i++)
 		check_nvcc_ptx(argv[i]);

@@ -502,7 +502,8 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		gbpf_ptx_site_call(&t, k, k->plan->exit_probe, INLINE_MAX_STMTS, NULL);
+		gbpf_ptx_site_call(&t, k, k->plan->exit_probe,
+				   gbpf_ptx_budgeted_limit(k, k->plan->exit_probe, INLINE_MAX_STMTS), NULL);
 		k->rep->n_exit++;
 		break;
 	case SITE_BARRIER:
@@ -510,7 +511,8 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 			break;
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
-		gbpf_ptx_site_call(&t, k, k->plan->barrier_probe, INLINE_MAX_STMTS, NULL);
+		gbpf_ptx_site_call(&t, k, k->plan->barrier_probe,
+				   gbpf_ptx_budgeted_limit(k, k->plan->barrier_probe, INLINE_MAX_STMTS), NULL);
 		k->rep->n_barrier++;
 		break;
 	case SITE_MEM:

@@ -79,7 +79,7 @@ struct kctx {
 	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
 	unsigned inline_lines;  /* PTX lines inlined probes added to this kernel so far */
 	unsigned inline_budget; /* INLINE_KERNEL_BUDGET_LINES or GBPF_PTX_INLINE_BUDGET */
-	unsigned over_budget;   /* memory and block sites that call a probe they would have inlined */
+	unsigned over_budget;   /* sites that call a probe they would have inlined */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
 	uint32_t next_block;           /* blocks.first[next_block] is the next site */
@@ -115,7 +115,7 @@ struct mem_info {
 #define INLINE_MAX_STMTS_BLOCK 256u
 /*
  * What inlined probes may add to one kernel, in PTX lines, before its
- * further memory and basic-block sites call the probe (probes of at most
+ * further sites call the probe (probes of at most
  * INLINE_MAX_STMTS_MEM statements are inlined regardless). The JIT's time
  * grows faster than the kernel's length and every inlined copy adds
  * registers. H200, a kernel of 128 memory sites (2^20 threads, plain 141
@@ -173,6 +173,13 @@ void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned
 			struct gbpf_ptx_fold *fold);
 /** Fold and sink a called probe function's body in place (after every kernel); 1 if rewritten, 0, or < 0. */
 int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *f, char *log, size_t log_size);
+/**
+ * The longest probe a site of kernel @p k inlines: @p limit while the
+ * kernel's inline budget lasts, then only short probes (INLINE_MAX_STMTS_MEM);
+ * a site that calls a probe it would have inlined is counted for the
+ * kernel's report.
+ */
+unsigned gbpf_ptx_budgeted_limit(struct kctx *k, unsigned probe, unsigned limit);
 /**
  * The kernel's inline budget in PTX lines: GBPF_PTX_INLINE_BUDGET if set to
  * a decimal number, else INLINE_KERNEL_BUDGET_LINES (*@p ignored set when

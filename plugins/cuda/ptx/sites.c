@@ -419,12 +419,7 @@ out:
 	return err;
 }
 
-/*
- * The longest probe a memory or block site inlines: @p limit while the
- * kernel's inline budget lasts, then only short probes; a site that calls
- * a probe it would have inlined is counted for the kernel's report.
- */
-static unsigned budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
+unsigned gbpf_ptx_budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
 {
 	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
 
@@ -599,7 +594,7 @@ bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stm
 		fold.c[6].value = k->rep->kernel_id;
 		fold.n_consts = 7;
 		gbpf_ptx_site_call(t, k, k->plan->mem_probe,
-				   budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM_FIRST), &fold);
+				   gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM_FIRST), &fold);
 		return true;
 	}
 	gbpf_ptx_site_call(t, k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM, NULL);
@@ -632,7 +627,7 @@ void gbpf_ptx_block_site(struct text *t, struct kctx *k, uint32_t index)
 		gbpf_ptx_tx(t, "st.local.u32 [" CTX_NAME "+%u], %%__gbpf_r0;\n", OFF_BLOCK_DEVICE);
 	}
 	gbpf_ptx_site_call(t, k, k->plan->block_probe,
-			   budgeted_limit(k, k->plan->block_probe, INLINE_MAX_STMTS_BLOCK), &fold);
+			   gbpf_ptx_budgeted_limit(k, k->plan->block_probe, INLINE_MAX_STMTS_BLOCK), &fold);
 	k->rep->n_block++;
 }
 
