@@ -90,6 +90,8 @@ if [ -n "${GBPF_DEVICE_BIN:-}" ] && [ -x "$GBPF_DEVICE_BIN/gbpf" ]; then
 	rc=$?
 	cat "$B/cuda_agent.tap" >> "$LOG"
 	grep -E '^not ok|^# ' "$B/cuda_agent.tap" | head -40
+	# the tools matrix's failures and its many-memory-site app (past the first 40 lines)
+	grep -E '^# (not ok - |ok - [a-z_]+ x manysites)' "$B/cuda_agent.tap" | head -12
 	tapsum "gbpf run cuda apps (rc $rc, $((SECONDS - start)) s)" "$B/cuda_agent.tap"
 	grep -E '^# (bench|ratio)' "$B/cuda_agent.tap" | sed 's/^# /  /'
 else
