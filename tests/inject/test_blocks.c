@@ -302,7 +302,7 @@ static void test_const(const char *text, size_t len)
 
 /*
  * The kernel's inline budget (GBPF_PTX_INLINE_BUDGET, PTX lines): a probe
- * longer than INLINE_MAX_STMTS_MEM (64 statements) is inlined at the block
+ * longer than INLINE_MAX_STMTS_SHORT (64 statements) is inlined at the block
  * sites of each kernel (data/blocks.ptx has two) until the lines inlined
  * so far reach the budget, the later sites call it and the kernel's report
  * says how many; a short probe is inlined whatever the budget.
@@ -370,15 +370,14 @@ static void test_inline_budget(const char *text, size_t len)
 		      {"-1", INLINE_KERNEL_BUDGET_LINES, true}, {"99999999999", INLINE_KERNEL_BUDGET_LINES, true},
 		      {"", INLINE_KERNEL_BUDGET_LINES, false}};
 	for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
-		bool ignored;
-		unsigned budget;
+		struct inline_opts o;
 
 		setenv("GBPF_PTX_INLINE_BUDGET", values[v].env, 1);
-		budget = gbpf_ptx_inline_budget(&ignored);
+		gbpf_ptx_inline_opts_from_env(&o);
 		unsetenv("GBPF_PTX_INLINE_BUDGET");
-		tap_ok(budget == values[v].budget && ignored == values[v].ignored,
-		       "GBPF_PTX_INLINE_BUDGET='%s': budget %u (want %u), %s", values[v].env, budget,
-		       values[v].budget, ignored ? "ignored" : "taken");
+		tap_ok(o.budget == values[v].budget && o.budget_ignored == values[v].ignored,
+		       "GBPF_PTX_INLINE_BUDGET='%s': budget %u (want %u), %s", values[v].env, o.budget,
+		       values[v].budget, o.budget_ignored ? "ignored" : "taken");
 	}
 }
 

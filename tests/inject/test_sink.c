@@ -295,8 +295,8 @@ static void test_predicated_store(const char *text, size_t len)
 }
 
 /*
- * The probe as sites call it (GBPF_PTX_NO_INLINE; past a kernel's first
- * memory sites): its own body gets the same treatment once every kernel is
+ * The probe as sites call it (GBPF_PTX_NO_INLINE; past a kernel's inline
+ * budget): its own body gets the same treatment once every kernel is
  * instrumented, so the hit path of every call stores nothing either.
  */
 static void test_called_probe(const char *text, size_t len)
@@ -320,6 +320,21 @@ static void test_called_probe(const char *text, size_t len)
 	}
 	tap_ok(iu_count(k, "call (__gbpf_ret), __gbpf_probe_0") == SITES, "called probe: called at every site");
 	finish("called probe", out, k);
+
+	/* the measurement switch leaves the called probe as the code generator wrote it too */
+	setenv("GBPF_PTX_NO_INLINE", "1", 1);
+	setenv("GBPF_PTX_NO_SINK", "1", 1);
+	out = inject(text, len, counter, "called probe, GBPF_PTX_NO_SINK=1", &k);
+	unsetenv("GBPF_PTX_NO_SINK");
+	unsetenv("GBPF_PTX_NO_INLINE");
+	func = out ? strstr(out, "__gbpf_probe_0(\n") : NULL;
+	end = func ? strstr(func, "\n}\n") : NULL;
+	if (end)
+		*end = 0;
+	tap_ok(end && iu_count(func, STORE_504) == 1 && iu_count(func, FLUSH_504) == 0,
+	       "called probe, GBPF_PTX_NO_SINK=1: its store stays where it was");
+	free(out);
+	free(k);
 }
 
 /* A branch from inside a scope to the body's label: not followed, the stores stay. */

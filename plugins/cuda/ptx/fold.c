@@ -355,13 +355,13 @@ static void branch_to(struct gbpf_ptx_fold *f, const struct gbpf_ptx_tok *target
 }
 
 /* Label @name is defined in @b (nested blocks included). */
-static bool defines_label(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
-			  const struct gbpf_ptx_tok *name, int depth)
+bool gbpf_ptx_defines_label(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
+			     const struct gbpf_ptx_tok *name, int depth)
 {
 	for (uint32_t i = 0; i < b->n && depth <= GBPF_PTX_MAX_DEPTH; i++) {
 		const struct gbpf_ptx_stmt *s = b->v[i];
 
-		if (s->kind == GBPF_PTX_STMT_SCOPE ? defines_label(m, &s->body, name, depth + 1)
+		if (s->kind == GBPF_PTX_STMT_SCOPE ? gbpf_ptx_defines_label(m, &s->body, name, depth + 1)
 						   : s->kind == GBPF_PTX_STMT_LABEL &&
 							     gbpf_ptx_tok_same(&m->toks[s->toks.first], name))
 			return true;
@@ -382,7 +382,7 @@ static void scope_branches(struct gbpf_ptx_fold *f, const struct gbpf_ptx_block 
 
 		if (s->kind == GBPF_PTX_STMT_SCOPE)
 			scope_branches(f, top, &s->body, depth + 1);
-		else if (is_branch(f->m, s) && !defines_label(f->m, top, op_tok(f->m, s, 0), 0))
+		else if (is_branch(f->m, s) && !gbpf_ptx_defines_label(f->m, top, op_tok(f->m, s, 0), 0))
 			branch_to(f, op_tok(f->m, s, 0));
 	}
 }

@@ -914,12 +914,14 @@ static bool plan_ok(const struct gbpf_ptx_module *frag, const struct gbpf_ptx_pl
 int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fragment,
 		    const struct gbpf_ptx_inject_req *req, char *log, size_t log_size)
 {
-	bool spliced = false, budget_ignored;
-	unsigned version, n_done = 0, missing = 0, inline_budget = gbpf_ptx_inline_budget(&budget_ignored);
+	unsigned version, n_done = 0, missing = 0;
+	bool spliced = false;
+	struct inline_opts opts;
 	int err = 0;
 
 	if (!m || !req)
 		return -EINVAL;
+	gbpf_ptx_inline_opts_from_env(&opts);
 	version = m->version_major * 10 + m->version_minor;
 	if (fragment && fragment->version_major * 10 + fragment->version_minor > version)
 		version = fragment->version_major * 10 + fragment->version_minor;
@@ -929,7 +931,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 		struct gbpf_ptx_kernel_report rep = {0};
 		struct gbpf_ptx_plan plan = req->plan;
 		struct kctx k = {.m = m, .plan = &plan, .rep = &rep, .log = log,
-				 .log_size = log_size, .inline_budget = inline_budget};
+				 .log_size = log_size, .opts = &opts};
 
 		if (it->kind != GBPF_PTX_ITEM_FUNC || !it->func->is_entry)
 			continue;
@@ -995,8 +997,8 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 						 "%s%u %s the probe: the kernel's inline budget of %u "
 						 "PTX lines is spent (GBPF_PTX_INLINE_BUDGET%s)",
 						 used ? "; " : "", k.over_budget,
-						 k.over_budget == 1 ? "site calls" : "sites call", k.inline_budget,
-						 budget_ignored ? " is not a number of lines: ignored" : "");
+						 k.over_budget == 1 ? "site calls" : "sites call", opts.budget,
+						 opts.budget_ignored ? " is not a number of lines: ignored" : "");
 				}
 			} else {
 				snprintf(rep.reason, sizeof(rep.reason), "injection failed (%d)", err);
@@ -1008,8 +1010,8 @@ report:
 		if (req->report)
 			req->report(&rep, req->report_arg);
 	}
-	/* the probes as sites call them, once every inlined copy is made from them */
-	for (uint32_t i = 0; spliced && !err && i < m->n_items; i++) {
+	/* the probes as sites call them, once every inlined copy is made from them (GBPF_PTX_NO_SINK: as written) */
+	for (uint32_t i = 0; spliced && !err && !opts.no_sink && i < m->n_items; i++) {
 		struct gbpf_ptx_item *it = &m->items[i];
 		char name[64];
 

@@ -67,6 +67,14 @@ struct reg_decl {
 	unsigned bits;
 };
 
+/* The injector's switches from the environment, read once per injection. */
+struct inline_opts {
+	unsigned budget;     /* INLINE_KERNEL_BUDGET_LINES, or GBPF_PTX_INLINE_BUDGET if a decimal number */
+	bool budget_ignored; /* GBPF_PTX_INLINE_BUDGET set to something else */
+	bool no_inline;      /* GBPF_PTX_NO_INLINE: every site calls its probe */
+	bool no_sink;        /* GBPF_PTX_NO_SINK: an inlined or called probe's stack stores stay where it made them */
+};
+
 struct kctx {
 	struct gbpf_ptx_module *m;
 	struct gbpf_ptx_func *f;
@@ -77,8 +85,8 @@ struct kctx {
 	unsigned n_labels;
 	bool cvta_param;
 	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
+	const struct inline_opts *opts; /* read once per injection */
 	unsigned inline_lines;  /* PTX lines inlined probes added to this kernel so far */
-	unsigned inline_budget; /* INLINE_KERNEL_BUDGET_LINES or GBPF_PTX_INLINE_BUDGET */
 	unsigned over_budget;   /* sites that call a probe they would have inlined */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
@@ -104,27 +112,27 @@ struct mem_info {
  * that ptxas does not inline (register saves, no scheduling across it),
  * which costs a memory-bound kernel several percent even for an empty
  * probe. Inlined, an empty probe disappears and a counter costs what the
- * same code written in the kernel costs. Memory sites can number in the
- * thousands, so only very short probes are inlined there.
+ * same code written in the kernel costs. The longest probe each kind of
+ * site inlines while the kernel's inline budget lasts; after it, only
+ * probes of up to INLINE_MAX_STMTS_SHORT statements.
  */
-#define INLINE_MAX_STMTS 600u
-#define INLINE_MAX_STMTS_MEM 64u
-/* Memory sites take longer probes (mem_trace: about 560 statements with the home bucket peeled) while the kernel's budget lasts. */
-#define INLINE_MAX_STMTS_MEM_FIRST 640u
+#define INLINE_MAX_STMTS 600u /* entry, exit, barrier */
+/* mem_trace: about 560 statements with the home bucket peeled */
+#define INLINE_MAX_STMTS_MEM 640u
 /* Every basic block gets a copy: a counter with a helper call (about 170 statements) must fit. */
 #define INLINE_MAX_STMTS_BLOCK 256u
+#define INLINE_MAX_STMTS_SHORT 64u
 /*
  * What inlined probes may add to one kernel, in PTX lines, before its
- * further sites call the probe (probes of at most
- * INLINE_MAX_STMTS_MEM statements are inlined regardless). The JIT's time
- * grows faster than the kernel's length and every inlined copy adds
- * registers. H200, a kernel of 128 memory sites (2^20 threads, plain 141
- * us) under mem_count (about 330 lines a copy), budget 0 / 2048 / 4096 /
- * 8192 / 16384 lines: 1201 / 1104 / 1359 / 1913 / 3517 us a launch, 54 /
- * 60 / 72 / 96 / 142 registers, first run 1.4-1.9 / 1.9-2.1 / 2.7-3.4 /
- * 4.9 / 9.3-10.9 s; mem_trace 1976 / 1926 / 1926 / 2742 / 3826 us
- * (docs/BENCHMARKS.md, session 12). A vector add's three sites fit.
- * GBPF_PTX_INLINE_BUDGET overrides it.
+ * further sites call the probe (probes of at most INLINE_MAX_STMTS_SHORT
+ * statements are inlined regardless). The JIT's time grows faster than the
+ * kernel's length and every inlined copy adds registers. H200, a kernel of
+ * 128 memory sites (2^20 threads, plain 141 us) under mem_count (about 330
+ * lines a copy), budget 0 / 2048 / 4096 / 8192 / 16384 lines: 1201 / 1104 /
+ * 1359 / 1913 / 3517 us a launch, 54 / 60 / 72 / 96 / 142 registers, first
+ * run 1.4-1.9 / 1.9-2.1 / 2.7-3.4 / 4.9 / 9.3-10.9 s; mem_trace 1976 / 1926
+ * / 1926 / 2742 / 3826 us (docs/BENCHMARKS.md, session 12). A vector add's
+ * three sites fit. GBPF_PTX_INLINE_BUDGET overrides it.
  */
 #define INLINE_KERNEL_BUDGET_LINES 2048u
 
@@ -175,17 +183,13 @@ void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned
 int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *f, char *log, size_t log_size);
 /**
  * The longest probe a site of kernel @p k inlines: @p limit while the
- * kernel's inline budget lasts, then only short probes (INLINE_MAX_STMTS_MEM);
+ * kernel's inline budget lasts, then only short probes (INLINE_MAX_STMTS_SHORT);
  * a site that calls a probe it would have inlined is counted for the
  * kernel's report.
  */
 unsigned gbpf_ptx_budgeted_limit(struct kctx *k, unsigned probe, unsigned limit);
-/**
- * The kernel's inline budget in PTX lines: GBPF_PTX_INLINE_BUDGET if set to
- * a decimal number, else INLINE_KERNEL_BUDGET_LINES (*@p ignored set when
- * the variable is set to something else).
- */
-unsigned gbpf_ptx_inline_budget(bool *ignored);
+/** The injector's switches (struct inline_opts) from the environment. */
+void gbpf_ptx_inline_opts_from_env(struct inline_opts *o);
 /** A memory site before @p s; false when the address shape is not understood (nothing emitted). */
 bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
 		       const struct mem_info *mi);

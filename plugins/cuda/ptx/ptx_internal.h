@@ -153,6 +153,10 @@ static inline bool gbpf_ptx_tok_same(const struct gbpf_ptx_tok *a, const struct 
 bool gbpf_ptx_stack_operand(const struct gbpf_ptx_module *m, const struct gbpf_ptx_operand *o,
 			    const char *stack_name, int64_t *off);
 
+/* Block @b or a scope nested in it (down to GBPF_PTX_MAX_DEPTH below @depth) defines label @name (fold.c). */
+bool gbpf_ptx_defines_label(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
+			    const struct gbpf_ptx_tok *name, int depth);
+
 static inline const struct gbpf_ptx_tok *gbpf_ptx_tok_at(const struct gbpf_ptx_module *m,
 							 uint32_t i)
 {

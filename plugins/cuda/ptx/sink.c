@@ -518,19 +518,6 @@ static void classify_memory(const struct sink *k, const struct gbpf_ptx_stmt *s,
 	}
 }
 
-static bool defines_label(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
-			  const struct gbpf_ptx_tok *name, int depth)
-{
-	for (uint32_t j = 0; j < b->n && depth <= GBPF_PTX_MAX_DEPTH; j++) {
-		const struct gbpf_ptx_stmt *s = b->v[j];
-
-		if ((s->kind == GBPF_PTX_STMT_LABEL && gbpf_ptx_tok_same(&m->toks[s->toks.first], name)) ||
-		    (s->kind == GBPF_PTX_STMT_SCOPE && defines_label(m, &s->body, name, depth + 1)))
-			return true;
-	}
-	return false;
-}
-
 /* Control enters nested scope @b at its top and leaves at its end only: its branches stay inside. */
 static bool scope_closed(const struct sink *k, const struct gbpf_ptx_block *top, const struct gbpf_ptx_block *b,
 			 int depth)
@@ -548,7 +535,7 @@ static bool scope_closed(const struct sink *k, const struct gbpf_ptx_block *top,
 		op = &k->m->toks[s->opcode];
 		if (op_base(op, "ret") || op_base(op, "exit") ||
 		    (op_base(op, "bra") && (s->n_ops != 1 || s->ops[0].kind != GBPF_PTX_OP_SYM ||
-					    !defines_label(k->m, top, &k->m->toks[s->ops[0].toks.first], 0))))
+					    !gbpf_ptx_defines_label(k->m, top, &k->m->toks[s->ops[0].toks.first], 0))))
 			return false;
 	}
 	return true;

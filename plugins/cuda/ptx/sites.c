@@ -316,7 +316,7 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 			goto keep_call;
 		r->end = body.len;
 	}
-	if (rec && !body.oom && getenv("GBPF_PTX_NO_SINK") == NULL)
+	if (rec && !body.oom && !k->opts->no_sink)
 		tx_sink(&body, m, &f->body, rec);
 	gbpf_ptx_tx(&body, "__gbpf_inl_end:\n}\n");
 	if (body.oom)
@@ -423,29 +423,31 @@ unsigned gbpf_ptx_budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
 {
 	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
 
-	if (k->inline_lines < k->inline_budget)
+	if (k->inline_lines < k->opts->budget)
 		return limit;
-	if (f && f->body.n > INLINE_MAX_STMTS_MEM && f->body.n <= limit)
+	if (f && f->body.n > INLINE_MAX_STMTS_SHORT && f->body.n <= limit)
 		k->over_budget++;
-	return INLINE_MAX_STMTS_MEM;
+	return INLINE_MAX_STMTS_SHORT;
 }
 
-unsigned gbpf_ptx_inline_budget(bool *ignored)
+void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 {
 	const char *env = getenv("GBPF_PTX_INLINE_BUDGET");
 	char *end;
 	unsigned long v;
 
-	*ignored = false;
+	o->budget = INLINE_KERNEL_BUDGET_LINES;
+	o->budget_ignored = false;
+	o->no_inline = getenv("GBPF_PTX_NO_INLINE") != NULL;
+	o->no_sink = getenv("GBPF_PTX_NO_SINK") != NULL;
 	if (!env || !*env)
-		return INLINE_KERNEL_BUDGET_LINES;
+		return;
 	errno = 0;
 	v = strtoul(env, &end, 10);
-	if (!isdigit((unsigned char)*env) || errno || *end || v > UINT_MAX) {
-		*ignored = true;
-		return INLINE_KERNEL_BUDGET_LINES;
-	}
-	return (unsigned)v;
+	if (!isdigit((unsigned char)*env) || errno || *end || v > UINT_MAX)
+		o->budget_ignored = true;
+	else
+		o->budget = (unsigned)v;
 }
 
 void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
@@ -458,7 +460,7 @@ void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned
 		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
 		gbpf_ptx_tx(t, "cvta.local.u64 %%__gbpf_rd0, %%__gbpf_rd0;\n");
 	}
-	if (getenv("GBPF_PTX_NO_INLINE") == NULL && tx_inline(t, k, probe, max_inline, fold))
+	if (!k->opts->no_inline && tx_inline(t, k, probe, max_inline, fold))
 		return;
 	if (fold)
 		tx_fold_stores(t, fold);
@@ -594,10 +596,11 @@ bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stm
 		fold.c[6].value = k->rep->kernel_id;
 		fold.n_consts = 7;
 		gbpf_ptx_site_call(t, k, k->plan->mem_probe,
-				   gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM_FIRST), &fold);
+				   gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM), &fold);
 		return true;
 	}
-	gbpf_ptx_site_call(t, k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM, NULL);
+	gbpf_ptx_site_call(t, k, k->plan->mem_probe, gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM),
+			   NULL);
 	return true;
 }
 
