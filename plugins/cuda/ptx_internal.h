@@ -145,6 +145,14 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id);
  */
 void ptx_emit_call_arg(struct ptx_cg *cg, unsigned arg, unsigned reg);
 #define PTX_STACK_ARG_DECL ".reg .b64 %__sa;\n"
+/*
+ * The first declaration of the scope in which a probe computes the calling
+ * thread's linear id in the grid into %t12: the injector replaces the scope,
+ * where it inlines the probe at memory and block sites, with a move from a
+ * register the kernel computes once at its entry (plugins/cuda/ptx/sites.c,
+ * GTID_SCOPE_MARK there).
+ */
+#define PTX_GTID_SCOPE_MARK "__gbpf_gtid_scope" /* a .pred register: %__gbpf_gtid_scope */
 /** Emit callx through register @p reg: helpers by id, subprograms by tag. */
 int ptx_emit_callx(struct ptx_cg *cg, size_t pc, unsigned reg);
 /** Emit a local call to function @p fidx. */

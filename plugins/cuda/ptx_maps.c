@@ -393,13 +393,16 @@ static void emit_key_u32(struct ptx_cg *cg, const struct key_src *ks)
 }
 
 /*
- * Linear id of the calling thread in the grid into %t12 (threads per block
- * in %w12). A 1-D grid (the common launch) needs one wide multiply; other
- * grids take the general 64-bit form. Uses %w12..%w15, %t13, %p7.
+ * Linear id of the calling thread in the grid into %t12. A 1-D grid (the
+ * common launch) needs one wide multiply; other grids take the general
+ * 64-bit form. Uses %w12..%w15, %t13, %p7. In a scope of its own, marked
+ * (PTX_GTID_SCOPE_MARK), that an injected copy of the probe takes from the
+ * kernel instead: the same value at every site of a thread.
  */
 static void emit_thread_linear(struct ptx_cg *cg, unsigned id)
 {
 	ptx_buf_printf(cg->b,
+		       "{\n.reg .pred %%" PTX_GTID_SCOPE_MARK ";\n"
 		       "mov.u32 %%w12, %%ntid.x;\nmov.u32 %%w13, %%ntid.y;\nmul.lo.u32 %%w12, %%w12, %%w13;\n"
 		       "mov.u32 %%w13, %%ntid.z;\nmul.lo.u32 %%w12, %%w12, %%w13;\n"
 		       "mov.u32 %%w13, %%tid.z;\nmov.u32 %%w14, %%ntid.y;\nmov.u32 %%w15, %%tid.y;\n"
@@ -414,7 +417,7 @@ static void emit_thread_linear(struct ptx_cg *cg, unsigned id)
 		       "mov.u32 %%w14, %%nctaid.x;\ncvt.u64.u32 %%t13, %%w14;\nmul.lo.u64 %%t12, %%t12, %%t13;\n"
 		       "mov.u32 %%w14, %%ctaid.x;\ncvt.u64.u32 %%t13, %%w14;\nadd.u64 %%t12, %%t12, %%t13;\n"
 		       "cvt.u64.u32 %%t13, %%w12;\nmul.lo.u64 %%t12, %%t12, %%t13;\n"
-		       "$Lkt%u_%zu:\ncvt.u64.u32 %%t13, %%w13;\nadd.u64 %%t12, %%t12, %%t13;\n",
+		       "$Lkt%u_%zu:\ncvt.u64.u32 %%t13, %%w13;\nadd.u64 %%t12, %%t12, %%t13;\n}\n",
 		       id, cg->prog_idx, id, cg->prog_idx, id, cg->prog_idx, id, cg->prog_idx);
 }
 

@@ -381,12 +381,57 @@ static void test_inline_budget(const char *text, size_t len)
 	}
 }
 
+/*
+ * The code generator's scope computing the thread's linear id (marked
+ * %__gbpf_gtid_scope, as plugins/cuda/ptx_maps.c writes it for per-GPU-thread
+ * slots): inlined at the block sites, each copy moves the id from
+ * %__gbpf_gtid, which the kernel computes once at its entry; a called probe
+ * keeps its own computation.
+ */
+static void test_thread_id_from_kernel(const char *text, size_t len)
+{
+	static const char frag[] =
+		".visible .global .align 8 .u64 __gbpf_counts[64];\n"
+		".visible .func (.param .b64 __ret) __gbpf_probe_0(.param .b64 __ctx)\n{\n"
+		".reg .b64 %r<11>;\n.reg .b64 %t<16>;\n.reg .b32 %w<16>;\n.reg .pred %p<8>;\n"
+		"ld.param.b64 %r1, [__ctx];\n"
+		"{\n.reg .pred %__gbpf_gtid_scope;\nmov.u32 %w12, %ntid.x;\nmov.u32 %w13, %tid.x;\n"
+		"mov.u32 %w14, %ctaid.x;\nmul.wide.u32 %t12, %w14, %w12;\ncvt.u64.u32 %t13, %w13;\n"
+		"add.u64 %t12, %t12, %t13;\n}\n"
+		"st.global.u64 [__gbpf_counts], %t12;\n"
+		"mov.b64 %r0, 0;\nst.param.b64 [__ret], %r0;\nret;\n}\n";
+	struct bi_report rep;
+	char *out = bi_instrument(text, len, frag, &rep), *func;
+
+	if (!tap_ok(out != NULL && rep.blocks == 11, "probe with the thread-id scope injected at 11 block sites")) {
+		free(out);
+		return;
+	}
+	func = strstr(out, "__gbpf_probe_0(\n");
+	tap_ok(iu_count(out, "mov.u64 %t12, %__gbpf_gtid;") == 11,
+	       "each inlined copy moves the id from the kernel's register (%u of 11)",
+	       iu_count(out, "mov.u64 %t12, %__gbpf_gtid;"));
+	tap_ok(iu_count(out, ".reg .b64 %__gbpf_gtid;") == 2 && iu_count(out, "mov.u32 %gi3, %tid.x;") == 2,
+	       "each of the two kernels declares and computes it once at its entry");
+	tap_ok(func && iu_count(func, "%__gbpf_gtid_scope") == 1 && iu_count(out, "%__gbpf_gtid_scope") == 1,
+	       "the probe function (as sites would call it) keeps its own computation, the copies do not");
+	bi_check_ptxas(ptxas, "thread id from the kernel", out);
+	free(out);
+	setenv("GBPF_PTX_NO_INLINE", "1", 1);
+	out = bi_instrument(text, len, frag, &rep);
+	unsetenv("GBPF_PTX_NO_INLINE");
+	tap_ok(out && !strstr(out, "%__gbpf_gtid;") && iu_count(out, "call (__gbpf_ret), __gbpf_probe_0") == 11,
+	       "called at every site (GBPF_PTX_NO_INLINE): no kernel register");
+	free(out);
+}
+
 static void run(const char *text, size_t len)
 {
 	test_find(text, len);
 	test_inject(text, len);
 	test_const(text, len);
 	test_inline_budget(text, len);
+	test_thread_id_from_kernel(text, len);
 }
 
 int main(int argc, char **argv)

@@ -713,6 +713,27 @@ static int add_lid_param(struct kctx *k)
 	return 0;
 }
 
+/*
+ * GTID_REG_FMT: the thread's linear id in the grid, at the kernel's entry for
+ * the inlined probes' per-thread slots ((block linear id) x threads per
+ * block + thread linear id, as the code generator's own computation).
+ */
+static void tx_gtid(struct text *t)
+{
+	gbpf_ptx_tx(t, ".reg .b64 " GTID_REG_FMT ";\n{\n.reg .b32 %%gi<4>;\n.reg .b64 %%gd<2>;\n"
+		       "mov.u32 %%gi0, %%ntid.x;\nmov.u32 %%gi1, %%ntid.y;\nmul.lo.u32 %%gi0, %%gi0, %%gi1;\n"
+		       "mov.u32 %%gi1, %%ntid.z;\nmul.lo.u32 %%gi0, %%gi0, %%gi1;\n"
+		       "mov.u32 %%gi1, %%tid.z;\nmov.u32 %%gi2, %%ntid.y;\nmov.u32 %%gi3, %%tid.y;\n"
+		       "mad.lo.u32 %%gi1, %%gi1, %%gi2, %%gi3;\nmov.u32 %%gi2, %%ntid.x;\nmov.u32 %%gi3, %%tid.x;\n"
+		       "mad.lo.u32 %%gi1, %%gi1, %%gi2, %%gi3;\n"
+		       "mov.u32 %%gi2, %%nctaid.y;\nmov.u32 %%gi3, %%ctaid.z;\nmul.wide.u32 " GTID_REG_FMT ", %%gi2, %%gi3;\n"
+		       "mov.u32 %%gi2, %%ctaid.y;\ncvt.u64.u32 %%gd0, %%gi2;\nadd.u64 " GTID_REG_FMT ", " GTID_REG_FMT ", %%gd0;\n"
+		       "mov.u32 %%gi2, %%nctaid.x;\ncvt.u64.u32 %%gd0, %%gi2;\nmul.lo.u64 " GTID_REG_FMT ", " GTID_REG_FMT ", %%gd0;\n"
+		       "mov.u32 %%gi2, %%ctaid.x;\ncvt.u64.u32 %%gd0, %%gi2;\nadd.u64 " GTID_REG_FMT ", " GTID_REG_FMT ", %%gd0;\n"
+		       "cvt.u64.u32 %%gd0, %%gi0;\nmul.lo.u64 " GTID_REG_FMT ", " GTID_REG_FMT ", %%gd0;\n"
+		       "cvt.u64.u32 %%gd1, %%gi1;\nadd.u64 " GTID_REG_FMT ", " GTID_REG_FMT ", %%gd1;\n}\n");
+}
+
 static int instrument_kernel(struct kctx *k)
 {
 	struct text t = {0};
@@ -743,6 +764,8 @@ static int instrument_kernel(struct kctx *k)
 		gbpf_ptx_tx(&t, ".local .align 16 .b8 __gbpf_params[%u];\n", k->params_size);
 	if (k->inline_stack)
 		gbpf_ptx_tx(&t, ".local .align 8 .b8 " STACK_NAME "[512];\n");
+	if (k->use_gtid)
+		tx_gtid(&t);
 	err = emit(k, &t, &decls);
 	if (!err)
 		err = gbpf_ptx_block_insert(&k->f->body, 0, decls.v, decls.n);

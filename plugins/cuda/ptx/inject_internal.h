@@ -85,6 +85,7 @@ struct kctx {
 	unsigned n_labels;
 	bool cvta_param;
 	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
+	bool use_gtid;     /* an inlined probe reads GTID_REG: compute it at the kernel's entry */
 	const struct inline_opts *opts; /* read once per injection */
 	unsigned inline_lines;  /* PTX lines inlined probes added to this kernel so far */
 	unsigned over_budget;   /* sites that call a probe they would have inlined */
@@ -138,6 +139,14 @@ struct mem_info {
 
 /* The code generator's name for a probe's eBPF stack (a .local array of 512 bytes). */
 #define STACK_NAME "__gbpf_stack"
+/*
+ * The code generator's mark of the scope in which a probe computes the
+ * thread's linear id in the grid into %t12 (PTX_GTID_SCOPE_MARK of
+ * plugins/cuda/ptx_internal.h), and the kernel register that holds the id
+ * instead where the probe is inlined at memory and block sites.
+ */
+#define GTID_SCOPE_MARK "%__gbpf_gtid_scope"
+#define GTID_REG_FMT "%%__gbpf_gtid" /* in a format string */
 
 /** Collect the .reg declarations of @p b into k->regs; 0 or -ENOMEM. */
 int gbpf_ptx_collect_regs(struct kctx *k, const struct gbpf_ptx_block *b);

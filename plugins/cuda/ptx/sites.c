@@ -210,6 +210,17 @@ static void tx_sink(struct text *body, const struct gbpf_ptx_module *m, const st
 	*body = sunk;
 }
 
+/* @p s is the code generator's scope computing the thread's linear id into %t12 (GTID_SCOPE_MARK). */
+static bool is_gtid_scope(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s)
+{
+	const struct gbpf_ptx_stmt *d;
+
+	if (s->kind != GBPF_PTX_STMT_SCOPE || !s->body.n)
+		return false;
+	d = s->body.v[0];
+	return d->kind == GBPF_PTX_STMT_DIRECTIVE && range_is(m, d->toks, ".reg.pred" GTID_SCOPE_MARK ";");
+}
+
 /* Statement @p s of the probe's body appended to @p body as it is; false without memory. */
 static bool tx_copy_stmt(struct text *body, const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s)
 {
@@ -309,6 +320,18 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 				goto keep_call;
 			stack = true;
 			r->emitted = GBPF_PTX_SINK_SKIPPED;
+			r->end = body.len;
+			continue;
+		}
+		/*
+		 * At memory and block sites (many a kernel) the thread's linear id
+		 * comes from the kernel, computed once at its entry: ptxas does not
+		 * share the computation between sites (mem_stride into vec_add: 536 ->
+		 * 472 static instructions, sm_90).
+		 */
+		if (fold && is_gtid_scope(m, s)) {
+			gbpf_ptx_tx(&body, "mov.u64 %%t12, " GTID_REG_FMT ";\n");
+			k->use_gtid = true;
 			r->end = body.len;
 			continue;
 		}
