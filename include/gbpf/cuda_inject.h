@@ -114,6 +114,16 @@ struct gbpf_cuda_inject_opts {
 #define GBPF_CUDA_CTX_UNUSED_MEM (1U << 3)       /**< every mem_* field */
 #define GBPF_CUDA_CTX_UNUSED_DEVICE (1U << 4)    /**< device (gbpf_gpu_ctx.device, gbpf_gpu_block_ctx.device) */
 #define GBPF_CUDA_CTX_UNUSED_ALL 0x1fU           /**< no field read: the probes get a NULL context */
+/*
+ * Finer than GBPF_CUDA_CTX_UNUSED_MEM, for probes that read some mem_* fields
+ * but not these: a memory site that calls its probe stores only the fields
+ * read. Not part of GBPF_CUDA_CTX_UNUSED_ALL (the groups above).
+ */
+#define GBPF_CUDA_CTX_UNUSED_MEM_ADDR (1U << 5)  /**< mem_addr */
+#define GBPF_CUDA_CTX_UNUSED_MEM_VALUE (1U << 6) /**< mem_value */
+#define GBPF_CUDA_CTX_UNUSED_MEM_SITE (1U << 7)  /**< mem_site */
+#define GBPF_CUDA_CTX_UNUSED_MEM_FIELDS                                                                  \
+	(GBPF_CUDA_CTX_UNUSED_MEM_ADDR | GBPF_CUDA_CTX_UNUSED_MEM_VALUE | GBPF_CUDA_CTX_UNUSED_MEM_SITE)
 
 /** One kernel found in the file. */
 struct gbpf_cuda_kernel_info {

@@ -1156,13 +1156,19 @@ static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p, const uint64_t *re
 		 offsetof(struct gbpf_gpu_ctx, launch_id) + 8},
 		{GBPF_CUDA_CTX_UNUSED_MEM, offsetof(struct gbpf_gpu_ctx, mem_addr),
 		 offsetof(struct gbpf_gpu_ctx, device)},
+		{GBPF_CUDA_CTX_UNUSED_MEM_ADDR, offsetof(struct gbpf_gpu_ctx, mem_addr),
+		 offsetof(struct gbpf_gpu_ctx, mem_addr) + 8},
+		{GBPF_CUDA_CTX_UNUSED_MEM_VALUE, offsetof(struct gbpf_gpu_ctx, mem_value),
+		 offsetof(struct gbpf_gpu_ctx, mem_value) + 8},
+		{GBPF_CUDA_CTX_UNUSED_MEM_SITE, offsetof(struct gbpf_gpu_ctx, mem_site),
+		 offsetof(struct gbpf_gpu_ctx, mem_site) + 4},
 	};
 	static const int16_t size_bytes[4] = {4, 2, 1, 8};
 	/* device and its padding: read as one u64 too; gpu/block has it at another offset. */
 	const int16_t dev_lo = p->attach.kind == GBPF_ATTACH_GPU_BLOCK
 				       ? (int16_t)offsetof(struct gbpf_gpu_block_ctx, device)
 				       : (int16_t)offsetof(struct gbpf_gpu_ctx, device);
-	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL;
+	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_MEM_FIELDS;
 
 	if (reads) {
 		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
@@ -1172,6 +1178,8 @@ static unsigned ca_ctx_unused(const struct gbpf_prog_desc *p, const uint64_t *re
 			unused &= ~GBPF_CUDA_CTX_UNUSED_DEVICE;
 		return unused;
 	}
+	/* a load's offset alone does not say which field a moved pointer reads: no finer claims */
+	unused &= ~GBPF_CUDA_CTX_UNUSED_MEM_FIELDS;
 	for (size_t k = 0; k < p->insn_cnt; k++) {
 		const struct gbpf_insn *in = &p->insns[k];
 
@@ -1275,7 +1283,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	s->dev_cnt = 0;
 	s->need_launch_id = 0;
 	s->uses_print = 0;
-	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL;
+	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_MEM_FIELDS;
 	s->svc = *o->services;
 	s->progs = o->progs;
 	s->prog_cnt = o->prog_cnt;

@@ -678,6 +678,48 @@ static void check_barrier_budget(void)
 }
 
 /*
+ * A memory site that calls its probe (GBPF_PTX_NO_INLINE here; past the
+ * kernel's inline budget in general) stores the site's mem_* fields into the
+ * context first: only those some probe reads (GBPF_CUDA_CTX_UNUSED_MEM_ADDR,
+ * _VALUE, _SITE), every one when the plan says nothing finer.
+ */
+static void check_mem_fields(void)
+{
+	const unsigned base = GBPF_CUDA_CTX_UNUSED_ALL & ~GBPF_CUDA_CTX_UNUSED_MEM;
+	static const char *const at[] = {"[__gbpf_ctx+24]", "[__gbpf_ctx+32]", "[__gbpf_ctx+40]",
+					 "[__gbpf_ctx+44]", "[__gbpf_ctx+48]", "[__gbpf_ctx+52]"};
+	const struct {
+		unsigned unused;
+		const char *what;
+		unsigned stored; /* bit i: at[i] stored */
+	} cases[] = {
+		{base, "mem fields, nothing finer", 0x3f},
+		{base | GBPF_CUDA_CTX_UNUSED_MEM_VALUE | GBPF_CUDA_CTX_UNUSED_MEM_SITE, "mem fields, no value or site",
+		 0x1d},
+		{base | GBPF_CUDA_CTX_UNUSED_MEM_FIELDS, "mem fields, only size, kind, space", 0x1c},
+	};
+	struct counts c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *inj;
+		unsigned got = 0;
+
+		setenv("GBPF_PTX_NO_INLINE", "1", 1);
+		inj = dev_inject(GBPF_PTX_SITE_MEM, cases[i].unused, &c, cases[i].what);
+		unsetenv("GBPF_PTX_NO_INLINE");
+		if (!inj)
+			continue;
+		for (unsigned f = 0; f < 6; f++)
+			if (strstr(inj, at[f]))
+				got |= 1u << f;
+		tap_ok(got == cases[i].stored && c.mem >= 1 && iu_count(inj, "(__gbpf_arg);") == c.mem,
+		       "%s: the called site stores fields 0x%x of mem_addr..mem_site (want 0x%x)", cases[i].what, got,
+		       cases[i].stored);
+		free(inj);
+	}
+}
+
+/*
  * only_selected (what the agent asks for at a kernel's first launch): the
  * module keeps the selected kernel, what it reaches by name (a device
  * function, a kernel whose address it takes), functions named by a variable's
@@ -768,6 +810,7 @@ int main(int argc, char **argv)
 	check_launch_param();
 	check_device_field();
 	check_barrier_budget();
+	check_mem_fields();
 	check_prune();
 	for (int i = 3; i < argc; i++)
 		check_nvcc_ptx(argv[i]);

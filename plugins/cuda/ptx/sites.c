@@ -66,10 +66,22 @@ static bool range_is(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, c
  * (a fold that escaped, or a probe that is called). kernel_id and the
  * fields before the site's own are stored once at kernel entry.
  */
-static void tx_fold_stores(struct text *t, const struct gbpf_ptx_fold *fold)
+/* GBPF_CUDA_CTX_UNUSED_MEM_* bit of the context field at @p off, 0 for the others. */
+static unsigned mem_field_bit(unsigned off)
+{
+	switch (off) {
+	case OFF_MEM_ADDR: return GBPF_CUDA_CTX_UNUSED_MEM_ADDR;
+	case OFF_MEM_VALUE: return GBPF_CUDA_CTX_UNUSED_MEM_VALUE;
+	case OFF_MEM_SITE: return GBPF_CUDA_CTX_UNUSED_MEM_SITE;
+	default: return 0;
+	}
+}
+
+/* The site's fields into the context for a called probe: those a probe reads (@p unused: plan.ctx_unused). */
+static void tx_fold_stores(struct text *t, const struct gbpf_ptx_fold *fold, unsigned unused)
 {
 	for (unsigned i = 0; i < fold->n_consts; i++) {
-		if (fold->c[i].off < OFF_MEM_ADDR)
+		if (fold->c[i].off < OFF_MEM_ADDR || (unused & mem_field_bit(fold->c[i].off)))
 			continue;
 		if (fold->c[i].reg) {
 			gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %s;\n", fold->c[i].off, fold->c[i].reg);
@@ -347,7 +359,7 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 	if (fold) {
 		gbpf_ptx_fold_end(fold);
 		if (fold->escaped)
-			tx_fold_stores(t, fold);
+			tx_fold_stores(t, fold, k->plan->ctx_unused);
 	}
 	k->inline_stack |= stack;
 	for (const char *c = body.p; (c = strchr(c, '\n')) != NULL; c++)
@@ -486,7 +498,7 @@ void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned
 	if (!k->opts->no_inline && tx_inline(t, k, probe, max_inline, fold))
 		return;
 	if (fold)
-		tx_fold_stores(t, fold);
+		tx_fold_stores(t, fold, k->plan->ctx_unused);
 	gbpf_ptx_tx(t, "{\n.param .b64 __gbpf_arg;\n.param .b64 __gbpf_ret;\n");
 	gbpf_ptx_tx(t, "st.param.b64 [__gbpf_arg], %%__gbpf_rd0;\n");
 	gbpf_ptx_tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
