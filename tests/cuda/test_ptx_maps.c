@@ -109,8 +109,10 @@ static void test_inline_lookups(void)
 	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "a", .type = GBPF_MAP_TYPE_PERCPU_ARRAY,
 				   .key_size = 4, .value_size = 8, .max_entries = 16};
 	/* the key, stored from r6 which nothing writes before the call, is r6 */
-	static const char *const pcpu[] = {"%smid", "cvt.u32.u64 %w10, %r6;", "mul.wide.u32 %t10, %w11, 16;",
-					   NULL};
+	static const char *const pcpu[] = {"%smid", "min.u32 %w11, %w11, %w12;", "cvt.u32.u64 %w10, %r6;",
+					   "mul.wide.u32 %t10, %w11, 16;", NULL};
+	/* the SM's slot is clamped, branch free: no loop, no remainder, no helper call */
+	static const char *const pcpu_no[] = {"call (__hr), __gbpf_h_map_lookup", "$Lsm", "rem.u32", NULL};
 	static const char *const thread[] = {"mov.u32 %w10, 0;", "%nctaid.z", "mul.wide.u32 %t12, %w15, %w12;",
 					     NULL};
 	static const char *const arr[] = {"cvt.u32.u64 %w10, %r6;", NULL};
@@ -149,7 +151,7 @@ static void test_inline_lookups(void)
 		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
 	static const char *const nine[] = {"mov.u32 %w10, 9;", NULL};
 
-	check_text("per-CPU array count (inline lookup, SM's copy)", prog, n, &md, pcpu, no_call);
+	check_text("per-CPU array count (inline lookup, SM's copy)", prog, n, &md, pcpu, pcpu_no);
 	md.type = GBPF_MAP_TYPE_ARRAY;
 	check_text("array count (inline lookup)", prog, n, &md, arr, no_call);
 	md.type = GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
