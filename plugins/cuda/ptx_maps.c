@@ -450,14 +450,28 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 	struct ptx_buf *b = cg->b;
 	uint32_t stride = (d->value_size + 7u) & ~7u;
 	unsigned id = cg->uniq++;
+	int addressed = 0;
 
 	emit_key_u32(cg, ks);
 	ptx_buf_printf(b, "mov.u64 %%r0, 0;\nsetp.ge.u32 %%p6, %%w10, %u;\n@%%p6 bra $Lk%u_%zu;\n",
 		       d->max_entries, id, cg->prog_idx);
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
-		/* slot-major: (smid mod nr_slots) * max_entries + i */
+		/* slot-major: (slot * max_entries + i) * stride */
 		emit_sm_slot(cg, 11, 12);
+		if ((uint64_t)d->max_entries * stride <= UINT32_MAX) {
+			/*
+			 * The element in the first SM's copy (i * stride, a constant where
+			 * the key is one), then the SM's copy in one wide multiply-add:
+			 * two SASS instructions instead of eight for a 64-bit product.
+			 */
+			ptx_buf_printf(b, "mul.wide.u32 %%t10, %%w10, %u;\nadd.u64 %%r0, %%r1, %u;\n"
+					  "add.u64 %%r0, %%r0, %%t10;\nmad.wide.u32 %%r0, %%w11, %u, %%r0;\n"
+					  "$Lk%u_%zu:\n",
+				       stride, GBPF_MAP_HDR_SIZE, d->max_entries * stride, id, cg->prog_idx);
+			addressed = 1;
+			break;
+		}
 		ptx_buf_printf(b, "mul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\nadd.u64 %%t10, %%t10, %%t11;\n",
 			       d->max_entries);
 		break;
@@ -474,9 +488,10 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 		ptx_buf_puts(b, "cvt.u64.u32 %t10, %w10;\n");
 		break;
 	}
-	ptx_buf_printf(b, "mul.lo.u64 %%t10, %%t10, %u;\nadd.u64 %%r0, %%r1, %u;\nadd.u64 %%r0, %%r0, %%t10;\n"
-			  "$Lk%u_%zu:\n",
-		       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
+	if (!addressed)
+		ptx_buf_printf(b, "mul.lo.u64 %%t10, %%t10, %u;\nadd.u64 %%r0, %%r1, %u;\nadd.u64 %%r0, %%r0, %%t10;\n"
+				  "$Lk%u_%zu:\n",
+			       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
 	/* map blocks are allocated aligned, data_off is 128 and strides are multiples of 8 */
 	cg->call_r0_align = 3;
 	cg->call_r0_ptr = d->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY ? PTX_PTR_THREAD_SLOT : PTX_PTR_MAP;
@@ -647,11 +662,20 @@ static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 
 	ptx_buf_printf(b, "add.u64 %%r0, %%t12, %u;\n", GBPF_HASH_BUCKET_HDR + kstride);
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH) {
+		uint64_t plane = (uint64_t)geo->nr_buckets * vstride;
+
 		emit_sm_slot(cg, 14, 15);
-		ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w14, %llu;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
-				  "mul.lo.u64 %%t11, %%t11, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
-				  "add.u64 %%r0, %%r0, %%t11;\n",
-			       (unsigned long long)geo->nr_buckets, vstride, (unsigned long long)geo->aux_off);
+		if (plane <= UINT32_MAX)
+			/* the bucket's value in the first SM's plane (a constant where the key
+			 * is one), then the SM's plane in one wide multiply-add (as arrays) */
+			ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w7, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
+					  "add.u64 %%r0, %%r0, %%t11;\nmad.wide.u32 %%r0, %%w14, %llu, %%r0;\n",
+				       vstride, (unsigned long long)geo->aux_off, (unsigned long long)plane);
+		else
+			ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w14, %llu;\ncvt.u64.u32 %%t12, %%w7;\n"
+					  "add.u64 %%t11, %%t11, %%t12;\nmul.lo.u64 %%t11, %%t11, %u;\n"
+					  "add.u64 %%r0, %%r1, %llu;\nadd.u64 %%r0, %%r0, %%t11;\n",
+				       (unsigned long long)geo->nr_buckets, vstride, (unsigned long long)geo->aux_off);
 	}
 	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n", id, cg->prog_idx);
 }
