@@ -74,7 +74,8 @@ static const char m_hprobe_ptx[] =
 
 /*
  * address of bucket b's value for the caller: PERCPU_HASH uses the SM's
- * plane, aux_off + (slot * nr_buckets + b) * value_stride (map_layout.h)
+ * plane, aux_off + (slot * nr_buckets + b) * value_stride (map_layout.h),
+ * slot = min(smid, nr_slots - 1) as the inlined lookup (ptx_maps.c)
  */
 static const char m_hval_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hval(.param .b64 m, .param .b64 b)\n{\n.reg .b64 %a<6>;\n"
@@ -84,7 +85,7 @@ static const char m_hval_ptx[] =
 	"mul.wide.u32 %a3, %b1, %b0;\nadd.u64 %a2, %a2, %a3;\n"
 	"ld.u32 %b2, [%a0+36];\ncvt.u64.u32 %a3, %b2;\nadd.u64 %a2, %a2, %a3;\n"
 	"add.u64 %a2, %a2, 24;\nbra.uni $Lout;\n$Lpc:\n"
-	"mov.u32 %b4, %smid;\nld.u32 %b5, [%a0+28];\nsetp.ge.u32 %q1, %b4, %b5;\n@%q1 rem.u32 %b4, %b4, %b5;\n"
+	"mov.u32 %b4, %smid;\nld.u32 %b5, [%a0+28];\nmax.u32 %b5, %b5, 1;\nsub.u32 %b5, %b5, 1;\nmin.u32 %b4, %b4, %b5;\n"
 	"ld.u32 %b5, [%a0+40];\nmul.wide.u32 %a3, %b4, %b5;\ncvt.u64.u32 %a4, %b1;\nadd.u64 %a3, %a3, %a4;\n"
 	"ld.u32 %b5, [%a0+32];\ncvt.u64.u32 %a4, %b5;\nmul.lo.u64 %a3, %a3, %a4;\n"
 	"ld.u64 %a2, [%a0+72];\nadd.u64 %a2, %a2, %a0;\nadd.u64 %a2, %a2, %a3;\n$Lout:\n"

@@ -24,7 +24,8 @@ uint64_t ptx_map_value_base(const struct gbpf_map_desc *desc)
 /*
  * Element address of an array-like map into %a9 (0 when the index is out
  * of range or the type is not an array); map in %a0, key in %a1.
- * PERCPU_ARRAY uses the SM's slot, PERGPUTHREAD_ARRAY the thread's.
+ * PERCPU_ARRAY uses the SM's slot (min(smid, nr_slots - 1), as emit_sm_slot),
+ * PERGPUTHREAD_ARRAY the thread's.
  */
 static const char array_elem_ptx[] =
 	".func (.param .b64 r) __gbpf_m_array_elem(.param .b64 m, .param .b64 k)\n{\n"
@@ -36,7 +37,8 @@ static const char array_elem_ptx[] =
 	"setp.eq.u32 %q1, %b0, 6;\n@%q1 bra $Lpercpu;\nsetp.eq.u32 %q1, %b0, 1502;\n@%q1 bra $Lthread;\n"
 	"setp.eq.u32 %q1, %b0, 2;\nsetp.eq.u32 %q2, %b0, 1503;\nor.pred %q1, %q1, %q2;\n@!%q1 bra $Lout;\n"
 	"bra.uni $Lelem;\n"
-	"$Lpercpu:\nmov.u32 %b5, %smid;\nsetp.ge.u32 %q4, %b5, %b2;\n@%q4 rem.u32 %b5, %b5, %b2;\nmul.wide.u32 %a5, %b5, %b1;\n"
+	"$Lpercpu:\nmov.u32 %b5, %smid;\nmax.u32 %b11, %b2, 1;\nsub.u32 %b11, %b11, 1;\nmin.u32 %b5, %b5, %b11;\n"
+	"mul.wide.u32 %a5, %b5, %b1;\n"
 	"add.u64 %a4, %a4, %a5;\nbra.uni $Lelem;\n"
 	"$Lthread:\n"
 	"mov.u32 %b6, %ntid.x;\nmov.u32 %b7, %ntid.y;\nmul.lo.u32 %b6, %b6, %b7;\nmov.u32 %b7, %ntid.z;\n"
@@ -422,18 +424,20 @@ static void emit_thread_linear(struct ptx_cg *cg, unsigned id)
 }
 
 /*
- * The caller's per-CPU slot, %smid mod nr_slots (the map in %r1), into
- * %w<slot>, using %w<n> and %p6. smid < nr_slots on every GPU the host sized
- * the map for, so the modulo is a subtraction loop that never turns: ptxas
- * if-converts a rem.u32, even branched around, into ~25 instructions run at
- * every lookup.
+ * The caller's per-CPU slot, min(%smid, nr_slots - 1) (the map in %r1), into
+ * %w<slot>, using %w<n>. %smid (the virtual SM id, dense from 0) is below
+ * nr_slots, the SM count the host sized the map for, on every GPU, so the
+ * clamp never moves a thread; it only keeps an index in bounds. It is branch
+ * free: the subtraction loop it replaces cost a convergence barrier and four
+ * more instructions at every lookup (SASS, sm_90), and ptxas if-converts a
+ * rem.u32, even branched around, into ~25 instructions. The slow-path helper
+ * (__gbpf_m_hval) clamps the same way, so both paths pick the same slot.
  */
-static void emit_sm_slot(struct ptx_cg *cg, unsigned slot, unsigned n, unsigned id)
+static void emit_sm_slot(struct ptx_cg *cg, unsigned slot, unsigned n)
 {
 	ptx_buf_printf(cg->b, "mov.u32 %%w%u, %%smid;\nld.u32 %%w%u, [%%r1+28];\nmax.u32 %%w%u, %%w%u, 1;\n"
-			      "$Lsm%u_%zu:\nsetp.ge.u32 %%p6, %%w%u, %%w%u;\n@%%p6 sub.u32 %%w%u, %%w%u, %%w%u;\n"
-			      "@%%p6 bra $Lsm%u_%zu;\n",
-		       slot, n, n, n, id, cg->prog_idx, slot, n, slot, slot, n, id, cg->prog_idx);
+			      "sub.u32 %%w%u, %%w%u, 1;\nmin.u32 %%w%u, %%w%u, %%w%u;\n",
+		       slot, n, n, n, n, n, slot, slot, n);
 }
 
 /*
@@ -446,14 +450,28 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 	struct ptx_buf *b = cg->b;
 	uint32_t stride = (d->value_size + 7u) & ~7u;
 	unsigned id = cg->uniq++;
+	int addressed = 0;
 
 	emit_key_u32(cg, ks);
 	ptx_buf_printf(b, "mov.u64 %%r0, 0;\nsetp.ge.u32 %%p6, %%w10, %u;\n@%%p6 bra $Lk%u_%zu;\n",
 		       d->max_entries, id, cg->prog_idx);
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
-		/* slot-major: (smid mod nr_slots) * max_entries + i */
-		emit_sm_slot(cg, 11, 12, id);
+		/* slot-major: (slot * max_entries + i) * stride */
+		emit_sm_slot(cg, 11, 12);
+		if ((uint64_t)d->max_entries * stride <= UINT32_MAX) {
+			/*
+			 * The element in the first SM's copy (i * stride, a constant where
+			 * the key is one), then the SM's copy in one wide multiply-add:
+			 * two SASS instructions instead of eight for a 64-bit product.
+			 */
+			ptx_buf_printf(b, "mul.wide.u32 %%t10, %%w10, %u;\nadd.u64 %%r0, %%r1, %u;\n"
+					  "add.u64 %%r0, %%r0, %%t10;\nmad.wide.u32 %%r0, %%w11, %u, %%r0;\n"
+					  "$Lk%u_%zu:\n",
+				       stride, GBPF_MAP_HDR_SIZE, d->max_entries * stride, id, cg->prog_idx);
+			addressed = 1;
+			break;
+		}
 		ptx_buf_printf(b, "mul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\nadd.u64 %%t10, %%t10, %%t11;\n",
 			       d->max_entries);
 		break;
@@ -470,9 +488,10 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 		ptx_buf_puts(b, "cvt.u64.u32 %t10, %w10;\n");
 		break;
 	}
-	ptx_buf_printf(b, "mul.lo.u64 %%t10, %%t10, %u;\nadd.u64 %%r0, %%r1, %u;\nadd.u64 %%r0, %%r0, %%t10;\n"
-			  "$Lk%u_%zu:\n",
-		       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
+	if (!addressed)
+		ptx_buf_printf(b, "mul.lo.u64 %%t10, %%t10, %u;\nadd.u64 %%r0, %%r1, %u;\nadd.u64 %%r0, %%r0, %%t10;\n"
+				  "$Lk%u_%zu:\n",
+			       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
 	/* map blocks are allocated aligned, data_off is 128 and strides are multiples of 8 */
 	cg->call_r0_align = 3;
 	cg->call_r0_ptr = d->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY ? PTX_PTR_THREAD_SLOT : PTX_PTR_MAP;
@@ -633,21 +652,30 @@ static void emit_bucket_key_cmp(struct ptx_cg *cg, uint32_t key_size, const char
  * The entry's value address into %r0 from its bucket (%t12, index %w7),
  * then to $Lhd<id>: for PERCPU_HASH the SM's plane, as __gbpf_m_hval (the
  * group is one warp: one SM): aux_off + (slot * nr_buckets + bucket) *
- * value_stride. @slot_id names the SM slot's loop label.
+ * value_stride.
  */
 static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
-			     const struct gbpf_hash_geometry *geo, unsigned id, unsigned slot_id)
+			     const struct gbpf_hash_geometry *geo, unsigned id)
 {
 	struct ptx_buf *b = cg->b;
 	uint32_t kstride = (d->key_size + 7u) & ~7u, vstride = (d->value_size + 7u) & ~7u;
 
 	ptx_buf_printf(b, "add.u64 %%r0, %%t12, %u;\n", GBPF_HASH_BUCKET_HDR + kstride);
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH) {
-		emit_sm_slot(cg, 14, 15, slot_id);
-		ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w14, %llu;\ncvt.u64.u32 %%t12, %%w7;\nadd.u64 %%t11, %%t11, %%t12;\n"
-				  "mul.lo.u64 %%t11, %%t11, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
-				  "add.u64 %%r0, %%r0, %%t11;\n",
-			       (unsigned long long)geo->nr_buckets, vstride, (unsigned long long)geo->aux_off);
+		uint64_t plane = (uint64_t)geo->nr_buckets * vstride;
+
+		emit_sm_slot(cg, 14, 15);
+		if (plane <= UINT32_MAX)
+			/* the bucket's value in the first SM's plane (a constant where the key
+			 * is one), then the SM's plane in one wide multiply-add (as arrays) */
+			ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w7, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
+					  "add.u64 %%r0, %%r0, %%t11;\nmad.wide.u32 %%r0, %%w14, %llu, %%r0;\n",
+				       vstride, (unsigned long long)geo->aux_off, (unsigned long long)plane);
+		else
+			ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w14, %llu;\ncvt.u64.u32 %%t12, %%w7;\n"
+					  "add.u64 %%t11, %%t11, %%t12;\nmul.lo.u64 %%t11, %%t11, %u;\n"
+					  "add.u64 %%r0, %%r1, %llu;\nadd.u64 %%r0, %%r0, %%t11;\n",
+				       (unsigned long long)geo->nr_buckets, vstride, (unsigned long long)geo->aux_off);
 	}
 	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n", id, cg->prog_idx);
 }
@@ -687,7 +715,7 @@ static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *
 	ptx_buf_puts(b, "mov.u32 %w6, 0;\n");
 	ptx_buf_puts(b, bucket_at_ptx);
 	emit_weak_bucket(cg, d, geo, "hv", id);
-	emit_found_value(cg, d, geo, id, cg->uniq++);
+	emit_found_value(cg, d, geo, id);
 	ptx_buf_printf(b, "$Lhv%u_%zu:\nmov.u32 %%w6, 1;\n$Lhw%u_%zu:\n", id, pi, id, pi);
 	ptx_buf_puts(b, bucket_at_ptx);
 	emit_weak_bucket(cg, d, geo, "hwn", id);
@@ -751,7 +779,7 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 		       GBPF_BUCKET_EMPTY, id, pi, GBPF_BUCKET_READY, id, pi);
 	emit_bucket_key_cmp(cg, d->key_size, "hn", id);
 	ptx_buf_printf(b, "$Lhf%u_%zu:\n", id, pi);
-	emit_found_value(cg, d, &geo, id, id);
+	emit_found_value(cg, d, &geo, id);
 	ptx_buf_printf(b, "$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n@%%p6 bra $Lhp%u_%zu;\n",
 		       id, pi, PTX_HASH_INLINE_PROBES, id, pi);
 	ptx_buf_puts(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n.param .b64 __h3;\n"

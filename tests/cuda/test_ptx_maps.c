@@ -109,17 +109,21 @@ static void test_inline_lookups(void)
 	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "a", .type = GBPF_MAP_TYPE_PERCPU_ARRAY,
 				   .key_size = 4, .value_size = 8, .max_entries = 16};
 	/* the key, stored from r6 which nothing writes before the call, is r6 */
-	static const char *const pcpu[] = {"%smid", "cvt.u32.u64 %w10, %r6;", "mul.wide.u32 %t10, %w11, 16;",
-					   NULL};
+	static const char *const pcpu[] = {"%smid", "min.u32 %w11, %w11, %w12;", "cvt.u32.u64 %w10, %r6;",
+					   "mad.wide.u32 %r0, %w11, 128, %r0;", NULL};
+	/* the SM's slot is clamped, branch free: no loop, no remainder, no helper call */
+	static const char *const pcpu_no[] = {"call (__hr), __gbpf_h_map_lookup", "$Lsm", "rem.u32", NULL};
 	static const char *const thread[] = {"mov.u32 %w10, 0;", "%nctaid.z", "mul.wide.u32 %t12, %w15, %w12;",
 					     NULL};
 	static const char *const arr[] = {"cvt.u32.u64 %w10, %r6;", NULL};
 	static const char *const hash[] = {"mov.b64 %t10, 0x9E3779B97F4A7C11;",
 					   "call (__hr), __gbpf_m_hash_lookup_kh", NULL};
 	/* no program deletes: the home bucket read inline (through L1 first, then ordered), the value
-	 * past the 4-byte key (24 + 8); per-CPU: the SM's plane, (slot * nr_buckets + bucket) * 8 past aux_off */
+	 * past the 4-byte key (24 + 8); per-CPU: the SM's plane, slot * nr_buckets * 8 + bucket * 8 past aux_off,
+	 * the plane in one wide multiply-add */
 	static const char *const hash_fast[] = {"ld.v2.u64 {%t1, %t2}, [%t12];", "ld.acquire.gpu.u32 %w14, [%t12];",
-						"add.u64 %r0, %t12, 32;", "mul.lo.u64 %t11, %t11, 8;", NULL};
+						"add.u64 %r0, %t12, 32;", "mul.wide.u32 %t11, %w7, 8;",
+						"mad.wide.u32 %r0, %w14, 16384, %r0;", NULL};
 	static const char *const no_fast[] = {"ld.acquire.gpu.u32 %w14, [%t12];", NULL};
 	/* the inline lookup reads no header field (nr_buckets, bucket_size, data_off, aux_off) */
 	static const char *const no_hdr[] = {"[%r1+40]", "[%r1+44]", "[%r1+56]", "[%r1+72]", NULL};
@@ -149,7 +153,19 @@ static void test_inline_lookups(void)
 		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
 	static const char *const nine[] = {"mov.u32 %w10, 9;", NULL};
 
-	check_text("per-CPU array count (inline lookup, SM's copy)", prog, n, &md, pcpu, no_call);
+	check_text("per-CPU array count (inline lookup, SM's copy)", prog, n, &md, pcpu, pcpu_no);
+	{
+		/* an SM's copy of 8 GiB: its offset needs a 64-bit product, no 32-bit multiply-add */
+		static const char *const big[] = {"min.u32 %w11, %w11, %w12;", "mul.wide.u32 %t10, %w11, 1048576;",
+						  "mul.lo.u64 %t10, %t10, 8192;", NULL};
+		static const char *const big_no[] = {"mad.wide.u32 %r0, %w11", NULL};
+
+		md.value_size = 8192;
+		md.max_entries = 1u << 20;
+		check_text("per-CPU array of 8 GiB an SM (64-bit copy offset)", prog, n, &md, big, big_no);
+		md.value_size = 8;
+		md.max_entries = 16;
+	}
 	md.type = GBPF_MAP_TYPE_ARRAY;
 	check_text("array count (inline lookup)", prog, n, &md, arr, no_call);
 	md.type = GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
