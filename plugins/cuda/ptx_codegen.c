@@ -760,6 +760,11 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 			rc = ptx_emit_mem(cg, pc);
 			break;
 		}
+		/* the non-NULL side of a null check an inlined lookup's hit jumps to */
+		if (!rc && cg->nonnull_label_pc && cg->nonnull_label_pc == pc) {
+			ptx_buf_printf(cg->b, "$Lnn%zu_%zu:\n", pc, cg->prog_idx);
+			cg->nonnull_label_pc = 0;
+		}
 		reg_track_update(cg, in);
 		align_update(cg, in);
 		/* a jump hands its facts to its target (forward only: a loop's header forgets) */

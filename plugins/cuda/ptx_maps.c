@@ -5,6 +5,7 @@
  * of a module and the host never has to patch code per map.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gbpf/helper_ids.h>
@@ -466,9 +467,8 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 			 * two SASS instructions instead of eight for a 64-bit product.
 			 */
 			ptx_buf_printf(b, "mul.wide.u32 %%t10, %%w10, %u;\nadd.u64 %%r0, %%r1, %u;\n"
-					  "add.u64 %%r0, %%r0, %%t10;\nmad.wide.u32 %%r0, %%w11, %u, %%r0;\n"
-					  "$Lk%u_%zu:\n",
-				       stride, GBPF_MAP_HDR_SIZE, d->max_entries * stride, id, cg->prog_idx);
+					  "add.u64 %%r0, %%r0, %%t10;\nmad.wide.u32 %%r0, %%w11, %u, %%r0;\n",
+				       stride, GBPF_MAP_HDR_SIZE, d->max_entries * stride);
 			addressed = 1;
 			break;
 		}
@@ -489,9 +489,12 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 		break;
 	}
 	if (!addressed)
-		ptx_buf_printf(b, "mul.lo.u64 %%t10, %%t10, %u;\nadd.u64 %%r0, %%r1, %u;\nadd.u64 %%r0, %%r0, %%t10;\n"
-				  "$Lk%u_%zu:\n",
-			       stride, GBPF_MAP_HDR_SIZE, id, cg->prog_idx);
+		ptx_buf_printf(b, "mul.lo.u64 %%t10, %%t10, %u;\nadd.u64 %%r0, %%r1, %u;\nadd.u64 %%r0, %%r0, %%t10;\n",
+			       stride, GBPF_MAP_HDR_SIZE);
+	/* in bounds: an element, never NULL (lookup_hit_target) */
+	if (cg->lookup_hit[0])
+		ptx_buf_printf(b, "bra.uni %s;\n", cg->lookup_hit);
+	ptx_buf_printf(b, "$Lk%u_%zu:\n", id, cg->prog_idx);
 	/* map blocks are allocated aligned, data_off is 128 and strides are multiples of 8 */
 	cg->call_r0_align = 3;
 	cg->call_r0_ptr = d->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY ? PTX_PTR_THREAD_SLOT : PTX_PTR_MAP;
@@ -677,7 +680,10 @@ static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 					  "add.u64 %%r0, %%r1, %llu;\nadd.u64 %%r0, %%r0, %%t11;\n",
 				       (unsigned long long)geo->nr_buckets, vstride, (unsigned long long)geo->aux_off);
 	}
-	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n", id, cg->prog_idx);
+	if (cg->lookup_hit[0])
+		ptx_buf_printf(b, "bra.uni %s;\n", cg->lookup_hit);
+	else
+		ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n", id, cg->prog_idx);
 }
 
 /* One bucket of the weak probe (%t12): a doubt to $Lhs, another key to $L<other>, the entry falls through. */
@@ -797,10 +803,45 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 	return 1;
 }
 
+/*
+ * The program's null check right after the lookup call at @p pc
+ * (`if r0 != 0 goto T` or `if r0 == 0 goto N`, nothing else landing on it):
+ * a hit of the inlined lookup then jumps straight to where the check sends
+ * a value (T, or $Lnn past the check, which emit_body places), so the hit
+ * path runs no compare of r0 and no join. The check still runs for the
+ * paths that end at the lookup's join (a miss, the slow path's call). The
+ * register facts on the new edges are those of the check itself (nothing is
+ * emitted between the call and it), which its target records anyway.
+ */
+static void lookup_hit_target(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_insn *j;
+	size_t end = cg->funcs[cg->cur].end;
+
+	cg->lookup_hit[0] = 0;
+	if (pc + 1 >= end || cg->label[pc + 1])
+		return;
+	j = &cg->insns[pc + 1];
+	if (j->dst != 0 || j->imm != 0 || (j->code != (GBPF_JMP | GBPF_JNE | GBPF_K) &&
+					  j->code != (GBPF_JMP | GBPF_JEQ | GBPF_K)))
+		return;
+	if (GBPF_OP(j->code) == GBPF_JNE) {
+		long long t = (long long)pc + 2 + j->off;
+
+		if (t <= (long long)pc + 1 || t >= (long long)end)
+			return;
+		snprintf(cg->lookup_hit, sizeof(cg->lookup_hit), "$L%lld", t);
+	} else {
+		snprintf(cg->lookup_hit, sizeof(cg->lookup_hit), "$Lnn%zu_%zu", pc + 1, cg->prog_idx);
+		cg->nonnull_label_pc = pc + 1;
+	}
+}
+
 int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 {
 	const struct gbpf_map_desc *d = known_map_in_r1(cg, pc);
 	struct key_src ks;
+	int rc = 0;
 
 	if (!d || !d->max_entries || !d->value_size)
 		return 0;
@@ -810,7 +851,11 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 	case GBPF_MAP_TYPE_GPU_ARRAY:
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
-		return d->key_size == 4 ? emit_array_lookup(cg, d, &ks) : 0;
+		if (d->key_size == 4) {
+			lookup_hit_target(cg, pc);
+			rc = emit_array_lookup(cg, d, &ks);
+		}
+		break;
 	case GBPF_MAP_TYPE_HASH:
 	case GBPF_MAP_TYPE_PERCPU_HASH:
 	case GBPF_MAP_TYPE_LRU_HASH:
@@ -819,10 +864,18 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 		    !(d->key_size % 4) && ks.off_known &&
 		    ((long long)GBPF_STACK_SIZE + ks.off) % (d->key_size >= 8 ? 8 : 4) == 0 &&
 		    (long long)GBPF_STACK_SIZE + ks.off >= 0 &&
-		    (long long)GBPF_STACK_SIZE + ks.off + d->key_size <= GBPF_STACK_SIZE)
-			return emit_hash_lookup_fast(cg, d, &ks);
-		return emit_hash_lookup(cg, d, &ks);
+		    (long long)GBPF_STACK_SIZE + ks.off + d->key_size <= GBPF_STACK_SIZE) {
+			/* a key per lane shares the leader's answer after the join: no shortcut */
+			if (ks.uniform)
+				lookup_hit_target(cg, pc);
+			rc = emit_hash_lookup_fast(cg, d, &ks);
+		} else {
+			rc = emit_hash_lookup(cg, d, &ks);
+		}
+		break;
 	default:
-		return 0;
+		break;
 	}
+	cg->lookup_hit[0] = 0;
+	return rc;
 }

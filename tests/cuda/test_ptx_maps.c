@@ -465,6 +465,31 @@ static void test_hash_inline_run(void)
 		   &md, run4, no_match4);
 	check_text("hash, constant key: no grouping, every lane looks up", konst, sizeof(konst) / sizeof(konst[0]),
 		   &md, uniform, no_group);
+	{
+		/* a hit jumps past the null check: to the label after `if r0 == 0` (pc 7), or to
+		 * the target of `if r0 != 0` (pc 10); not where the check is itself a jump target,
+		 * nor for a key per lane (its answer is shared after the join) */
+		static const char *const past_jeq[] = {"bra.uni $Lnn7_0;", "@%p0 bra $L10;\n$Lnn7_0:", NULL};
+		static const char *const to_jne[] = {"bra.uni $L10;", NULL};
+		static const char *const no_nn[] = {"$Lnn", NULL};
+		const struct gbpf_insn jne[] = {
+			LOOKUP_K4(7), I(0x55, 0, 0, 2, 0), I(0xb7, 0, 0, 0, 1), I(0x95, 0, 0, 0, 0),
+			I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),
+			I(0x95, 0, 0, 0, 0)};
+		const struct gbpf_insn landed[] = {
+			I(0xb7, 0, 0, 0, 0), I(0x55, 0, 0, 7, 0), LOOKUP_K4(7), I(0x15, 0, 0, 2, 0),
+			I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),
+			I(0x95, 0, 0, 0, 0)};
+
+		check_text("hash, constant key, if r0 == 0: a hit skips the check", konst,
+			   sizeof(konst) / sizeof(konst[0]), &md, past_jeq, NULL);
+		check_text("hash, constant key, if r0 != 0: a hit jumps to its target", jne,
+			   sizeof(jne) / sizeof(jne[0]), &md, to_jne, no_nn);
+		check_text("hash, constant key, the check a jump target: kept", landed,
+			   sizeof(landed) / sizeof(landed[0]), &md, NULL, no_nn);
+		check_text("hash, a key per lane: the check kept", th, sizeof(th) / sizeof(th[0]), &md, NULL,
+			   no_nn);
+	}
 	check_text_as("gpu/mem hash, key = ctx->mem_kind: no grouping", GBPF_ATTACH_GPU_MEM, ctx_kind,
 		      sizeof(ctx_kind) / sizeof(ctx_kind[0]), &md, uniform, no_group);
 	check_text_as("gpu/mem hash, key = low half of ctx->mem_addr: grouped", GBPF_ATTACH_GPU_MEM, ctx_addr,
