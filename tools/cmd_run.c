@@ -204,22 +204,25 @@ static uint32_t slots_for(struct run_ctx *ctx, const struct gbpf_map_desc *d)
 {
 	const struct gbpf_device_info *devs;
 	const char *why;
-	uint32_t cnt = 0;
+	uint32_t cnt = 0, units;
 	long cpus;
 
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
 	case GBPF_MAP_TYPE_PERCPU_HASH:
 	case GBPF_MAP_TYPE_PERF_EVENT_ARRAY:
-		if (ctx->plugin && !gbpf_plugin__devices(ctx->plugin, &devs, &cnt, &why) && cnt &&
-		    devs[0].compute_units) {
-			cpus = sysconf(_SC_NPROCESSORS_CONF);
-			/* Host probes use CPU slots, device probes SM slots: cover both. */
-			return devs[0].compute_units > (uint32_t)cpus ? devs[0].compute_units
-								      : (uint32_t)cpus;
-		}
+		/*
+		 * Host probes use CPU slots, device probes SM slots: cover both, and
+		 * the SMs of every device the application may launch on (device code
+		 * clamps its SM id to the slots, so a device with more SMs than the
+		 * map has slots would crowd its extra SMs into the last one).
+		 */
 		cpus = sysconf(_SC_NPROCESSORS_CONF);
-		return cpus > 0 ? (uint32_t)cpus : 1;
+		units = cpus > 0 ? (uint32_t)cpus : 1;
+		if (ctx->plugin && !gbpf_plugin__devices(ctx->plugin, &devs, &cnt, &why))
+			for (uint32_t i = 0; i < cnt; i++)
+				units = devs[i].compute_units > units ? devs[i].compute_units : units;
+		return units;
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY: {
 		/*
 		 * Launches differ in size and are not known yet: the region holds
