@@ -233,6 +233,13 @@ uint64_t gbpf_spirv_printer_flush(struct gbpf_spirv_printer *p, int wait_ms)
 	if (!p)
 		return 0;
 	pthread_mutex_lock(&p->lock);
+	/*
+	 * A line the thread has been offering since before the flush gets the
+	 * flush's whole wait too: counted from when it was formatted, a sink
+	 * that was slow a while (a loaded host) lost it here at once.
+	 */
+	if (p->has_pending)
+		clock_gettime(CLOCK_MONOTONIC, &p->pending_since);
 	drain_locked(p, wait_ms);
 	/* a refused line: retry until it goes or its time is up */
 	while (p->has_pending) {
