@@ -428,9 +428,11 @@ int gbpf_spirv_printer_start(void *mem, gbpf_spirv_print_fn fn, void *ctx,
 
 /**
  * Deliver every published record now (after a kernel completed). A line
- * that @p fn keeps refusing for @p wait_ms is counted as lost.
+ * that @p fn refuses for now (-EAGAIN) is waited for at most @p wait_ms,
+ * then left to the printer thread, which delivers it when @p fn takes it.
  * @return lines lost since the last call: device drops (queue full) plus
- *         lines the sink refused; the caller reports them
+ *         lines the sink refused for good (an error other than -EAGAIN) and
+ *         records that could not be formatted; the caller reports them
  */
 uint64_t gbpf_spirv_printer_flush(struct gbpf_spirv_printer *p, int wait_ms);
 
