@@ -442,6 +442,33 @@ static void emit_sm_slot(struct ptx_cg *cg, unsigned slot, unsigned n)
 }
 
 /*
+ * %r0 = %r1 + @base + (slot * @count + index) * @stride: element %w<index>
+ * of the calling SM's copy of a per-CPU map (the map in %r1) whose copies
+ * hold @count elements of @stride bytes from byte @base of the map block;
+ * the slot into %w<slot> (emit_sm_slot, with %w<n>), temporaries %t<ta>,
+ * %t<tb>. A copy below 4 GiB takes the element's offset in the first copy
+ * (a constant where the index is one) and the SM's copy in one wide
+ * multiply-add: two SASS instructions instead of eight for a 64-bit product.
+ */
+static void emit_sm_copy_elem(struct ptx_cg *cg, unsigned index, unsigned slot, unsigned n, unsigned ta,
+			      unsigned tb, uint64_t count, uint32_t stride, uint64_t base)
+{
+	uint64_t copy = count * stride;
+
+	emit_sm_slot(cg, slot, n);
+	if (copy <= UINT32_MAX)
+		ptx_buf_printf(cg->b, "mul.wide.u32 %%t%u, %%w%u, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
+				      "add.u64 %%r0, %%r0, %%t%u;\nmad.wide.u32 %%r0, %%w%u, %llu, %%r0;\n",
+			       ta, index, stride, (unsigned long long)base, ta, slot, (unsigned long long)copy);
+	else
+		ptx_buf_printf(cg->b, "mul.wide.u32 %%t%u, %%w%u, %llu;\ncvt.u64.u32 %%t%u, %%w%u;\n"
+				      "add.u64 %%t%u, %%t%u, %%t%u;\nmul.lo.u64 %%t%u, %%t%u, %u;\n"
+				      "add.u64 %%r0, %%r1, %llu;\nadd.u64 %%r0, %%r0, %%t%u;\n",
+			       ta, slot, (unsigned long long)count, tb, index, ta, ta, tb, ta, ta, stride,
+			       (unsigned long long)base, ta);
+}
+
+/*
  * Arrays, per-CPU (per-SM) and per-GPU-thread arrays: address arithmetic,
  * bounds checked, instead of the generic routine that reads the map header
  * (only nr_slots, which the host sets per device or launch, is read).
@@ -451,7 +478,6 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 	struct ptx_buf *b = cg->b;
 	uint32_t stride = (d->value_size + 7u) & ~7u;
 	unsigned id = cg->uniq++;
-	int addressed = 0;
 
 	emit_key_u32(cg, ks);
 	ptx_buf_printf(b, "mov.u64 %%r0, 0;\nsetp.ge.u32 %%p6, %%w10, %u;\n@%%p6 bra $Lk%u_%zu;\n",
@@ -459,21 +485,7 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
 		/* slot-major: (slot * max_entries + i) * stride */
-		emit_sm_slot(cg, 11, 12);
-		if ((uint64_t)d->max_entries * stride <= UINT32_MAX) {
-			/*
-			 * The element in the first SM's copy (i * stride, a constant where
-			 * the key is one), then the SM's copy in one wide multiply-add:
-			 * two SASS instructions instead of eight for a 64-bit product.
-			 */
-			ptx_buf_printf(b, "mul.wide.u32 %%t10, %%w10, %u;\nadd.u64 %%r0, %%r1, %u;\n"
-					  "add.u64 %%r0, %%r0, %%t10;\nmad.wide.u32 %%r0, %%w11, %u, %%r0;\n",
-				       stride, GBPF_MAP_HDR_SIZE, d->max_entries * stride);
-			addressed = 1;
-			break;
-		}
-		ptx_buf_printf(b, "mul.wide.u32 %%t10, %%w11, %u;\ncvt.u64.u32 %%t11, %%w10;\nadd.u64 %%t10, %%t10, %%t11;\n",
-			       d->max_entries);
+		emit_sm_copy_elem(cg, 10, 11, 12, 10, 11, d->max_entries, stride, GBPF_MAP_HDR_SIZE);
 		break;
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
 		/* index-major: i * nr_slots + linear thread id (bounds: thread < nr_slots) */
@@ -488,7 +500,7 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 		ptx_buf_puts(b, "cvt.u64.u32 %t10, %w10;\n");
 		break;
 	}
-	if (!addressed)
+	if (d->type != GBPF_MAP_TYPE_PERCPU_ARRAY)
 		ptx_buf_printf(b, "mul.lo.u64 %%t10, %%t10, %u;\nadd.u64 %%r0, %%r1, %u;\nadd.u64 %%r0, %%r0, %%t10;\n",
 			       stride, GBPF_MAP_HDR_SIZE);
 	/* in bounds: an element, never NULL (lookup_hit_target) */
@@ -664,22 +676,9 @@ static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 	uint32_t kstride = (d->key_size + 7u) & ~7u, vstride = (d->value_size + 7u) & ~7u;
 
 	ptx_buf_printf(b, "add.u64 %%r0, %%t12, %u;\n", GBPF_HASH_BUCKET_HDR + kstride);
-	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH) {
-		uint64_t plane = (uint64_t)geo->nr_buckets * vstride;
-
-		emit_sm_slot(cg, 14, 15);
-		if (plane <= UINT32_MAX)
-			/* the bucket's value in the first SM's plane (a constant where the key
-			 * is one), then the SM's plane in one wide multiply-add (as arrays) */
-			ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w7, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
-					  "add.u64 %%r0, %%r0, %%t11;\nmad.wide.u32 %%r0, %%w14, %llu, %%r0;\n",
-				       vstride, (unsigned long long)geo->aux_off, (unsigned long long)plane);
-		else
-			ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w14, %llu;\ncvt.u64.u32 %%t12, %%w7;\n"
-					  "add.u64 %%t11, %%t11, %%t12;\nmul.lo.u64 %%t11, %%t11, %u;\n"
-					  "add.u64 %%r0, %%r1, %llu;\nadd.u64 %%r0, %%r0, %%t11;\n",
-				       (unsigned long long)geo->nr_buckets, vstride, (unsigned long long)geo->aux_off);
-	}
+	/* PERCPU_HASH: the SM's plane, (slot * nr_buckets + bucket) * value_stride past aux_off */
+	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
+		emit_sm_copy_elem(cg, 7, 14, 15, 11, 12, geo->nr_buckets, vstride, geo->aux_off);
 	if (cg->lookup_hit[0])
 		ptx_buf_printf(b, "bra.uni %s;\n", cg->lookup_hit);
 	else

@@ -11,7 +11,6 @@
  * is offered again; the device meanwhile counts its own drops exactly.
  */
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -109,13 +108,12 @@ struct gbpf_spirv_printer {
 	atomic_int stop;
 	uint64_t tail;        /* host's copy of q->tail */
 	uint64_t delivered;
-	uint64_t refused;     /* lines the sink refused for too long (lost) */
+	uint64_t refused;     /* lines the sink refused for good (lost) */
 	uint64_t bad;         /* records the helper could not format (lost) */
 	uint64_t reported;    /* lost lines already returned by a flush */
 	char pending[1024];   /* a formatted line the sink refused */
 	size_t pending_len;
 	int has_pending;
-	struct timespec pending_since;
 };
 
 static uint64_t ms_since(const struct timespec *t)
@@ -127,11 +125,11 @@ static uint64_t ms_since(const struct timespec *t)
 }
 
 /*
- * Deliver records in order (under p->lock). A refused line stays pending
- * until it is accepted or has waited @p wait_ms (then it counts as lost).
- * Returns the lines delivered.
+ * Deliver records in order (under p->lock). A line the sink refuses for
+ * now (-EAGAIN) stays pending, in front of the rest. Returns the lines
+ * delivered.
  */
-static uint64_t drain_locked(struct gbpf_spirv_printer *p, int wait_ms)
+static uint64_t drain_locked(struct gbpf_spirv_printer *p)
 {
 	uint64_t n = 0;
 	uint32_t nslots = p->q->nslots;
@@ -140,11 +138,9 @@ static uint64_t drain_locked(struct gbpf_spirv_printer *p, int wait_ms)
 		if (p->has_pending) {
 			int rc = p->fn(p->ctx, p->pending, p->pending_len);
 
-			if (rc == -EAGAIN) {
-				if (ms_since(&p->pending_since) < (uint64_t)wait_ms)
-					return n;
-				p->refused++;
-			} else if (rc == 0) {
+			if (rc == -EAGAIN)
+				return n;
+			if (rc == 0) {
 				p->delivered++;
 				n++;
 			} else {
@@ -171,7 +167,6 @@ static uint64_t drain_locked(struct gbpf_spirv_printer *p, int wait_ms)
 			}
 			p->pending_len = (size_t)len;
 			p->has_pending = 1;
-			clock_gettime(CLOCK_MONOTONIC, &p->pending_since);
 		}
 	}
 }
@@ -186,7 +181,7 @@ static void *printer_main(void *arg)
 
 		pthread_mutex_lock(&p->lock);
 		/* while running, a refused line waits as long as it must */
-		n = drain_locked(p, 1 << 30);
+		n = drain_locked(p);
 		pthread_mutex_unlock(&p->lock);
 		if (!n)
 			nanosleep(&nap, NULL);
@@ -244,12 +239,12 @@ uint64_t gbpf_spirv_printer_flush(struct gbpf_spirv_printer *p, int wait_ms)
 	 * controller fell behind for a moment on a loaded host (levelzero_run and
 	 * opencl_run lost 1 of 7168 lines in loaded runs, session 13).
 	 */
-	drain_locked(p, INT_MAX);
+	drain_locked(p);
 	while (p->has_pending && ms_since(&start) < (uint64_t)wait_ms) {
 		pthread_mutex_unlock(&p->lock);
 		nanosleep(&nap, NULL);
 		pthread_mutex_lock(&p->lock);
-		drain_locked(p, INT_MAX);
+		drain_locked(p);
 	}
 	lost = atomic_load_explicit((_Atomic uint64_t *)&p->q->drops, memory_order_relaxed) + p->refused + p->bad;
 	lost -= p->reported;

@@ -431,7 +431,7 @@ int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *
 	/* the new body into the module (it owns the text) and in place of the old one */
 	if ((err = gbpf_ptx_module_own(m, sunk.p)))
 		goto out;
-	pos = first = 0;
+	first = 0;
 	err = gbpf_ptx_lex_into(m, sunk.p, sunk.len, false, &first, log, log_size);
 	sunk.p = NULL;
 	if (err)
@@ -456,10 +456,12 @@ out:
 
 unsigned gbpf_ptx_budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
 {
-	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
+	const struct gbpf_ptx_func *f;
 
 	if (k->inline_lines < k->opts->budget)
 		return limit;
+	/* past the budget only: the probe is looked up by name for the report */
+	f = probe_func(k->m, probe);
 	if (f && f->body.n > INLINE_MAX_STMTS_SHORT && f->body.n <= limit)
 		k->over_budget++;
 	return INLINE_MAX_STMTS_SHORT;
