@@ -53,9 +53,10 @@ struct ptx_cg {
 	/** pc + 1 of a `if r0 == 0 goto` whose inlined lookup jumps past it on a
 	 *  hit: emit_body places $Lnn<pc>_<prog> after that jump (0: none). */
 	size_t nonnull_label_pc;
-	/** Label the inlined lookup being emitted jumps to on a hit (r0 the
-	 *  value), past the program's null check of r0; empty: its join label. */
-	char lookup_hit[48];
+	/** What the inlined lookup being emitted runs on a hit (r0 the value):
+	 *  the program's copy of r0 if any, then a jump past its null check;
+	 *  empty: it goes to its join label. */
+	char lookup_hit[80];
 	/** Known trailing zero bits (0..3) of each register at the current
 	 *  instruction, from a linear pass reset at every label; lets
 	 *  provably aligned generic accesses skip the run-time check. */

@@ -485,6 +485,15 @@ static void test_hash_inline_run(void)
 			   sizeof(konst) / sizeof(konst[0]), &md, past_jeq, NULL);
 		check_text("hash, constant key, if r0 != 0: a hit jumps to its target", jne,
 			   sizeof(jne) / sizeof(jne[0]), &md, to_jne, no_nn);
+		/* r6 = r0; if r6 == 0 goto out (pc 8): the hit makes the copy, then skips the check */
+		static const char *const past_copy[] = {"mov.b64 %r6, %r0;\nbra.uni $Lnn8_0;",
+							"@%p0 bra $L11;\n$Lnn8_0:", NULL};
+		const struct gbpf_insn copied[] = {
+			LOOKUP_K4(7), I(0xbf, 6, 0, 0, 0), I(0x15, 6, 0, 2, 0), I(0xb7, 1, 0, 0, 1),
+			I(0xdb, 6, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+
+		check_text("hash, constant key, r6 = r0 then if r6 == 0: a hit copies and skips the check", copied,
+			   sizeof(copied) / sizeof(copied[0]), &md, past_copy, NULL);
 		check_text("hash, constant key, the check a jump target: kept", landed,
 			   sizeof(landed) / sizeof(landed[0]), &md, NULL, no_nn);
 		check_text("hash, a key per lane: the check kept", th, sizeof(th) / sizeof(th[0]), &md, NULL,
