@@ -355,7 +355,11 @@ static void trace_key(const struct ptx_cg *cg, size_t pc, uint32_t key_size, str
 			continue;
 		}
 		if ((cls == GBPF_JMP || cls == GBPF_JMP32) && op == GBPF_CALL) {
-			recs_clobber(rec, &nrec, 0, 0, 1);
+			/* a map lookup, update or delete reads its key and value, writes no frame */
+			if (!(in->src == GBPF_CALL_HELPER && (in->imm == GBPF_HELPER_MAP_LOOKUP_ELEM ||
+							      in->imm == GBPF_HELPER_MAP_UPDATE_ELEM ||
+							      in->imm == GBPF_HELPER_MAP_DELETE_ELEM)))
+				recs_clobber(rec, &nrec, 0, 0, 1);
 			for (unsigned r = 0; r <= 5; r++) {
 				sp[r] = isk[r] = uni[r] = ctxp[r] = 0;
 				gen[r]++;
@@ -889,5 +893,12 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 		break;
 	}
 	cg->lookup_hit[0] = 0;
+	/* every lane looked up the same key (a per-GPU-thread array's slots differ) */
+	if (rc == 1 && ks.uniform && ks.off_known && d->type != GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY) {
+		cg->call_r0_uni.valid = 1;
+		cg->call_r0_uni.map = (uint16_t)(d - cg->prog->maps);
+		cg->call_r0_uni.key_off = (int32_t)ks.off;
+		cg->call_r0_uni.gen = cg->stk_gen;
+	}
 	return rc;
 }
