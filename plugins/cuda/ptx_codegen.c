@@ -719,6 +719,12 @@ static void align_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	}
 }
 
+/* Both name the same lookup's pointer (struct ptx_uni_ptr). */
+static int uni_same(const struct ptx_uni_ptr *a, const struct ptx_uni_ptr *b)
+{
+	return a->valid && b->valid && a->map == b->map && a->key_off == b->key_off && a->gen == b->gen;
+}
+
 /* Meet the current register facts into @p t (its first predecessor: a copy). */
 static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 {
@@ -734,7 +740,7 @@ static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 		return;
 	}
 	for (unsigned r = 0; r < GBPF_REG_COUNT; r++) {
-		if (memcmp(&t->uni[r], &cg->uni[r], sizeof(t->uni[r])))
+		if (!uni_same(&t->uni[r], &cg->uni[r]))
 			memset(&t->uni[r], 0, sizeof(t->uni[r]));
 		t->align[r] = t->align[r] < cg->align[r] ? t->align[r] : cg->align[r];
 		if (t->ptr[r] != cg->ptr[r])

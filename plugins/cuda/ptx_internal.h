@@ -33,9 +33,9 @@ struct ptx_func {
  * lookup (ptx_cg.stk_gen). Two lookups with the same name read the same key
  * bytes, so lanes that reach a join from either hold the same element's
  * pointer: a counter's warp-aggregated add through it needs no match of the
- * address. (A key deleted and inserted again between two lanes' lookups
- * would give two buckets; the add then goes to the leader's, as if the other
- * lanes had looked up at its time.)
+ * address. Hash maps only where no program deletes (ptx_cg.hash_stable): a
+ * key deleted and inserted again between two lanes' lookups would give two
+ * buckets, and the first could hold another key by then.
  */
 struct ptx_uni_ptr {
 	uint8_t valid;

@@ -893,8 +893,15 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 		break;
 	}
 	cg->lookup_hit[0] = 0;
-	/* every lane looked up the same key (a per-GPU-thread array's slots differ) */
-	if (rc == 1 && ks.uniform && ks.off_known && d->type != GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY) {
+	/*
+	 * Every lane looked up the same key (a per-GPU-thread array's slots differ):
+	 * an array's element, or a hash bucket that keeps its key for the kernel (no
+	 * program deletes: lanes that look the key up at different times find the
+	 * same bucket, never one reused for another key).
+	 */
+	if (rc == 1 && ks.uniform && ks.off_known && d->type != GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY &&
+	    (cg->hash_stable || d->type == GBPF_MAP_TYPE_ARRAY || d->type == GBPF_MAP_TYPE_GPU_ARRAY ||
+	     d->type == GBPF_MAP_TYPE_PERCPU_ARRAY)) {
 		cg->call_r0_uni.valid = 1;
 		cg->call_r0_uni.map = (uint16_t)(d - cg->prog->maps);
 		cg->call_r0_uni.key_off = (int32_t)ks.off;

@@ -401,7 +401,8 @@ static void test_atomic_value_constant(void)
  * the same element's pointer (struct ptx_uni_ptr in plugins/cuda/ptx_internal.h):
  * the lookup of a key every lane stores alike, also at a join with a second
  * lookup of the same key bytes (mem_count's insert race: lookup, update,
- * lookup); a key per lane, or two different keys meeting at a join, keep it.
+ * lookup); a key per lane, two different keys meeting at a join, or a hash
+ * map some program deletes from, keep it.
  */
 static void test_atomic_address_uniform(void)
 {
@@ -424,6 +425,11 @@ static void test_atomic_address_uniform(void)
 		I(0x07, 2, 0, 0, -4), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1),
 		I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
 		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* key 7 counted, then deleted: a bucket may be reused for another key between two lanes' lookups */
+	const struct gbpf_insn deleting[] = {
+		LOOKUP_K4(7), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
+		I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0),
+		I(0x85, 0, 0, 0, GBPF_HELPER_MAP_DELETE_ELEM), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
 	static const char *const no_match[] = {"activemask.b32 %ag0;", "red.global.add.u64 [%t5], %t8;", NULL};
 	static const char *const no_match_not[] = {"match.all.sync", NULL};
 	static const char *const matched[] = {"match.all.sync.b64 %ag1|%agp0, %t5, %ag0;", NULL};
@@ -434,6 +440,8 @@ static void test_atomic_address_uniform(void)
 		   sizeof(two_keys) / sizeof(two_keys[0]), &md, matched, NULL);
 	check_text("hash, a key per lane: the address matched", per_lane, sizeof(per_lane) / sizeof(per_lane[0]),
 		   &md, matched, NULL);
+	check_text("hash, key 7 of a program that deletes: the address matched", deleting,
+		   sizeof(deleting) / sizeof(deleting[0]), &md, matched, NULL);
 	md.type = GBPF_MAP_TYPE_PERCPU_ARRAY;
 	check_text("per-SM array, the same key looked up twice: no match", twice, sizeof(twice) / sizeof(twice[0]),
 		   &md, no_match, no_match_not);
