@@ -567,6 +567,54 @@ static void imm_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	}
 }
 
+/* A call that writes no memory the program's frame could be in: a map lookup, update or delete. */
+static int call_keeps_frame(const struct gbpf_insn *in)
+{
+	return in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER &&
+	       (in->imm == GBPF_HELPER_MAP_LOOKUP_ELEM || in->imm == GBPF_HELPER_MAP_UPDATE_ELEM ||
+		in->imm == GBPF_HELPER_MAP_DELETE_ELEM);
+}
+
+/*
+ * Warp-uniform map value pointers (struct ptx_uni_ptr) and the frame's
+ * generation after @p in: r0 of a call is the lookup's (call_r0_uni) or
+ * nothing; 64-bit moves copy; every other register write forgets; a store
+ * or atomic not through a map value, and a call that may write memory,
+ * start a new generation (a key in the frame may have changed).
+ */
+static void uni_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
+{
+	uint8_t cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
+	unsigned d = in->dst;
+
+	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
+		memset(cg->uni, 0, 6 * sizeof(cg->uni[0]));
+		if (in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER)
+			cg->uni[0] = cg->call_r0_uni;
+		memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
+		if (!call_keeps_frame(in))
+			cg->stk_gen++;
+		return;
+	}
+	if (cls == GBPF_ST || cls == GBPF_STX) {
+		unsigned w = 10;
+
+		if (d >= 10 || (cg->ptr[d] != PTX_PTR_MAP && cg->ptr[d] != PTX_PTR_THREAD_SLOT))
+			cg->stk_gen++;
+		if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC)
+			w = in->imm == GBPF_ATOMIC_CMPXCHG ? 0 : (in->imm & GBPF_FETCH) ? in->src : 10;
+		if (w < 10)
+			memset(&cg->uni[w], 0, sizeof(cg->uni[w]));
+		return;
+	}
+	if (d >= 10 || (cls != GBPF_ALU && cls != GBPF_ALU64 && cls != GBPF_LDX && cls != GBPF_LD))
+		return;
+	if (cls == GBPF_ALU64 && op == GBPF_MOV && GBPF_SRC(in->code) == GBPF_X && !in->off && in->src < 10)
+		cg->uni[d] = cg->uni[in->src];
+	else
+		memset(&cg->uni[d], 0, sizeof(cg->uni[d]));
+}
+
 /*
  * Track what registers hold after the instruction at pc, for the emitters
  * of later instructions:
@@ -589,6 +637,8 @@ static void reg_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	unsigned d = in->dst;
 
 	imm_track_update(cg, in);
+	/* before the pointer facts change: a store's target is judged by them */
+	uni_track_update(cg, in);
 
 	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
 		memset(p, PTX_PTR_UNKNOWN, 6);
@@ -669,6 +719,12 @@ static void align_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	}
 }
 
+/* Both name the same lookup's pointer (struct ptx_uni_ptr). */
+static int uni_same(const struct ptx_uni_ptr *a, const struct ptx_uni_ptr *b)
+{
+	return a->valid && b->valid && a->map == b->map && a->key_off == b->key_off && a->gen == b->gen;
+}
+
 /* Meet the current register facts into @p t (its first predecessor: a copy). */
 static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 {
@@ -680,9 +736,12 @@ static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 		memcpy(t->stk_off, cg->stk_off, sizeof(t->stk_off));
 		memcpy(t->imm_known, cg->imm_known, sizeof(t->imm_known));
 		memcpy(t->imm_val, cg->imm_val, sizeof(t->imm_val));
+		memcpy(t->uni, cg->uni, sizeof(t->uni));
 		return;
 	}
 	for (unsigned r = 0; r < GBPF_REG_COUNT; r++) {
+		if (!uni_same(&t->uni[r], &cg->uni[r]))
+			memset(&t->uni[r], 0, sizeof(t->uni[r]));
 		t->align[r] = t->align[r] < cg->align[r] ? t->align[r] : cg->align[r];
 		if (t->ptr[r] != cg->ptr[r])
 			t->ptr[r] = PTX_PTR_UNKNOWN;
@@ -701,6 +760,9 @@ static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 {
 	struct ptx_track *t = cg->join ? &cg->join[cg->join_at[pc] - 1] : NULL;
 
+	/* paths meet: a key in the frame may differ between them (struct ptx_uni_ptr) */
+	cg->stk_gen++;
+
 	if (t && !(cg->label[pc] & PTX_LABEL_BACK)) {
 		if (falls)
 			track_meet_into(cg, t);
@@ -711,6 +773,7 @@ static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 			memcpy(cg->stk_off, t->stk_off, sizeof(cg->stk_off));
 			memcpy(cg->imm_known, t->imm_known, sizeof(cg->imm_known));
 			memcpy(cg->imm_val, t->imm_val, sizeof(cg->imm_val));
+			memcpy(cg->uni, t->uni, sizeof(cg->uni));
 			return;
 		}
 	}
@@ -718,6 +781,7 @@ static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
 	memset(cg->imm_known, 0, sizeof(cg->imm_known));
+	memset(cg->uni, 0, sizeof(cg->uni));
 }
 
 static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
@@ -793,6 +857,8 @@ static int emit_subprogram(struct ptx_cg *cg, size_t f)
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
 	memset(cg->imm_known, 0, sizeof(cg->imm_known));
+	memset(cg->uni, 0, sizeof(cg->uni));
+	memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[10] = 3;
 	emit_sub_proto(cg, f, 0);
@@ -819,6 +885,8 @@ static int emit_probe_main(struct ptx_cg *cg)
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
 	memset(cg->imm_known, 0, sizeof(cg->imm_known));
+	memset(cg->uni, 0, sizeof(cg->uni));
+	memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[1] = cg->align[10] = 3;
 	cg->ptr[1] = PTX_PTR_CTX;
@@ -848,6 +916,8 @@ static int emit_kernel_main(struct ptx_cg *cg)
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
 	memset(cg->imm_known, 0, sizeof(cg->imm_known));
+	memset(cg->uni, 0, sizeof(cg->uni));
+	memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);

@@ -26,6 +26,24 @@ struct ptx_func {
 	int uses_stack; /**< the frame's 512 bytes are referenced */
 };
 
+/**
+ * A map value pointer (or NULL) that every active lane holds alike: r0 of an
+ * inlined lookup of a warp-uniform key (ptx_maps.c) in an array or hash map,
+ * named by the map, the key's frame offset and the frame's generation at the
+ * lookup (ptx_cg.stk_gen). Two lookups with the same name read the same key
+ * bytes, so lanes that reach a join from either hold the same element's
+ * pointer: a counter's warp-aggregated add through it needs no match of the
+ * address. Hash maps only where no program deletes (ptx_cg.hash_stable): a
+ * key deleted and inserted again between two lanes' lookups would give two
+ * buckets, and the first could hold another key by then.
+ */
+struct ptx_uni_ptr {
+	uint8_t valid;
+	uint16_t map;
+	int32_t key_off;
+	uint32_t gen;
+};
+
 /** Translation state of one program. */
 struct ptx_cg {
 	struct ptx_buf *b;
@@ -53,9 +71,10 @@ struct ptx_cg {
 	/** pc + 1 of a `if r0 == 0 goto` whose inlined lookup jumps past it on a
 	 *  hit: emit_body places $Lnn<pc>_<prog> after that jump (0: none). */
 	size_t nonnull_label_pc;
-	/** Label the inlined lookup being emitted jumps to on a hit (r0 the
-	 *  value), past the program's null check of r0; empty: its join label. */
-	char lookup_hit[48];
+	/** What the inlined lookup being emitted runs on a hit (r0 the value):
+	 *  the program's copy of r0 if any, then a jump past its null check;
+	 *  empty: it goes to its join label. */
+	char lookup_hit[80];
 	/** Known trailing zero bits (0..3) of each register at the current
 	 *  instruction, from a linear pass reset at every label; lets
 	 *  provably aligned generic accesses skip the run-time check. */
@@ -86,6 +105,16 @@ struct ptx_cg {
 	 *  needs no match of the value. */
 	uint8_t imm_known[GBPF_REG_COUNT];
 	uint64_t imm_val[GBPF_REG_COUNT];
+	/** Registers holding a warp-uniform map value pointer (struct ptx_uni_ptr):
+	 *  copied by 64-bit moves, forgotten by any other write and by calls
+	 *  (r0..r5), met at joins; call_r0_uni is r0's after the call being
+	 *  emitted (set by the inlined lookup). */
+	struct ptx_uni_ptr uni[GBPF_REG_COUNT];
+	struct ptx_uni_ptr call_r0_uni;
+	/** The frame's generation: a new one at every label and at every write
+	 *  that may reach the frame (a store or atomic not through a map value,
+	 *  a call other than a map lookup, update or delete). */
+	uint32_t stk_gen;
 	char *err;
 	size_t err_size;
 };
@@ -116,6 +145,7 @@ struct ptx_track {
 	long long stk_off[GBPF_REG_COUNT];
 	uint8_t imm_known[GBPF_REG_COUNT];
 	uint64_t imm_val[GBPF_REG_COUNT];
+	struct ptx_uni_ptr uni[GBPF_REG_COUNT];
 };
 
 /** Record an error naming file, section and instruction; returns @p code. */

@@ -355,7 +355,11 @@ static void trace_key(const struct ptx_cg *cg, size_t pc, uint32_t key_size, str
 			continue;
 		}
 		if ((cls == GBPF_JMP || cls == GBPF_JMP32) && op == GBPF_CALL) {
-			recs_clobber(rec, &nrec, 0, 0, 1);
+			/* a map lookup, update or delete reads its key and value, writes no frame */
+			if (!(in->src == GBPF_CALL_HELPER && (in->imm == GBPF_HELPER_MAP_LOOKUP_ELEM ||
+							      in->imm == GBPF_HELPER_MAP_UPDATE_ELEM ||
+							      in->imm == GBPF_HELPER_MAP_DELETE_ELEM)))
+				recs_clobber(rec, &nrec, 0, 0, 1);
 			for (unsigned r = 0; r <= 5; r++) {
 				sp[r] = isk[r] = uni[r] = ctxp[r] = 0;
 				gen[r]++;
@@ -505,7 +509,7 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 			       stride, GBPF_MAP_HDR_SIZE);
 	/* in bounds: an element, never NULL (lookup_hit_target) */
 	if (cg->lookup_hit[0])
-		ptx_buf_printf(b, "bra.uni %s;\n", cg->lookup_hit);
+		ptx_buf_printf(b, "%s\n", cg->lookup_hit);
 	ptx_buf_printf(b, "$Lk%u_%zu:\n", id, cg->prog_idx);
 	/* map blocks are allocated aligned, data_off is 128 and strides are multiples of 8 */
 	cg->call_r0_align = 3;
@@ -680,7 +684,7 @@ static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
 		emit_sm_copy_elem(cg, 7, 14, 15, 11, 12, geo->nr_buckets, vstride, geo->aux_off);
 	if (cg->lookup_hit[0])
-		ptx_buf_printf(b, "bra.uni %s;\n", cg->lookup_hit);
+		ptx_buf_printf(b, "%s\n", cg->lookup_hit);
 	else
 		ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n", id, cg->prog_idx);
 }
@@ -804,35 +808,47 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 
 /*
  * The program's null check right after the lookup call at @p pc
- * (`if r0 != 0 goto T` or `if r0 == 0 goto N`, nothing else landing on it):
- * a hit of the inlined lookup then jumps straight to where the check sends
- * a value (T, or $Lnn past the check, which emit_body places), so the hit
- * path runs no compare of r0 and no join. The check still runs for the
- * paths that end at the lookup's join (a miss, the slow path's call). The
- * register facts on the new edges are those of the check itself (nothing is
- * emitted between the call and it), which its target records anyway.
+ * (`if r0 != 0 goto T` or `if r0 == 0 goto N`, or the same of rX after
+ * `rX = r0`, nothing else landing on them): a hit of the inlined lookup
+ * then makes that copy and jumps straight to where the check sends a value
+ * (T, or $Lnn past the check, which emit_body places), so the hit path runs
+ * no compare and no join. The check still runs for the paths that end at
+ * the lookup's join (a miss, the slow path's call). The register facts on
+ * the new edges are those of the check itself (the same copy is made, and
+ * nothing else is emitted between the call and the check), which its
+ * target records anyway.
  */
 static void lookup_hit_target(struct ptx_cg *cg, size_t pc)
 {
 	const struct gbpf_insn *j;
-	size_t end = cg->funcs[cg->cur].end;
+	size_t end = cg->funcs[cg->cur].end, at = pc + 1;
+	unsigned reg = 0;
+	char copy[32] = "";
 
 	cg->lookup_hit[0] = 0;
-	if (pc + 1 >= end || cg->label[pc + 1])
+	if (at >= end || cg->label[at])
 		return;
-	j = &cg->insns[pc + 1];
-	if (j->dst != 0 || j->imm != 0 || (j->code != (GBPF_JMP | GBPF_JNE | GBPF_K) &&
-					  j->code != (GBPF_JMP | GBPF_JEQ | GBPF_K)))
+	j = &cg->insns[at];
+	/* clang often keeps the value in a callee-saved register first */
+	if (j->code == (GBPF_ALU64 | GBPF_MOV | GBPF_X) && j->src == 0 && !j->off && j->dst >= 1 && j->dst <= 9) {
+		reg = j->dst;
+		snprintf(copy, sizeof(copy), "mov.b64 %%r%u, %%r0;\n", reg);
+		if (++at >= end || cg->label[at])
+			return;
+		j = &cg->insns[at];
+	}
+	if (j->dst != reg || j->imm != 0 ||
+	    (j->code != (GBPF_JMP | GBPF_JNE | GBPF_K) && j->code != (GBPF_JMP | GBPF_JEQ | GBPF_K)))
 		return;
 	if (GBPF_OP(j->code) == GBPF_JNE) {
-		long long t = (long long)pc + 2 + j->off;
+		long long t = (long long)at + 1 + j->off;
 
-		if (t <= (long long)pc + 1 || t >= (long long)end)
+		if (t <= (long long)at || t >= (long long)end)
 			return;
-		snprintf(cg->lookup_hit, sizeof(cg->lookup_hit), "$L%lld", t);
+		snprintf(cg->lookup_hit, sizeof(cg->lookup_hit), "%sbra.uni $L%lld;", copy, t);
 	} else {
-		snprintf(cg->lookup_hit, sizeof(cg->lookup_hit), "$Lnn%zu_%zu", pc + 1, cg->prog_idx);
-		cg->nonnull_label_pc = pc + 1;
+		snprintf(cg->lookup_hit, sizeof(cg->lookup_hit), "%sbra.uni $Lnn%zu_%zu;", copy, at, cg->prog_idx);
+		cg->nonnull_label_pc = at;
 	}
 }
 
@@ -876,5 +892,19 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 		break;
 	}
 	cg->lookup_hit[0] = 0;
+	/*
+	 * Every lane looked up the same key (a per-GPU-thread array's slots differ):
+	 * an array's element, or a hash bucket that keeps its key for the kernel (no
+	 * program deletes: lanes that look the key up at different times find the
+	 * same bucket, never one reused for another key).
+	 */
+	if (rc == 1 && ks.uniform && ks.off_known && d->type != GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY &&
+	    (cg->hash_stable || d->type == GBPF_MAP_TYPE_ARRAY || d->type == GBPF_MAP_TYPE_GPU_ARRAY ||
+	     d->type == GBPF_MAP_TYPE_PERCPU_ARRAY)) {
+		cg->call_r0_uni.valid = 1;
+		cg->call_r0_uni.map = (uint16_t)(d - cg->prog->maps);
+		cg->call_r0_uni.key_off = (int32_t)ks.off;
+		cg->call_r0_uni.gen = cg->stk_gen;
+	}
 	return rc;
 }

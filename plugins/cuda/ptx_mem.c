@@ -239,16 +239,15 @@ static void emit_atomic_result(struct ptx_cg *cg, const struct gbpf_insn *in, in
  * per-lane atomics (sm_70+, PTX 6.0+).
  */
 static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id, const char *sp,
-				     int value_same)
+				     int value_same, int addr_same)
 {
 	const char *w = is64 ? "64" : "32", *v = is64 ? "%t7" : "%w7";
 
-	ptx_buf_printf(cg->b,
-		       "{\n.reg .b32 %%ag<5>;\n.reg .pred %%agp<2>;\n"
-		       "activemask.b32 %%ag0;\n"
-		       "match.all.sync.b64 %%ag1|%%agp0, %%t5, %%ag0;\n"
-		       "@!%%agp0 bra $Lgs%u_%zu;\n",
-		       id, cg->prog_idx);
+	ptx_buf_puts(cg->b, "{\n.reg .b32 %ag<5>;\n.reg .pred %agp<2>;\nactivemask.b32 %ag0;\n");
+	/* a pointer every lane holds alike (struct ptx_uni_ptr) needs no match */
+	if (!addr_same)
+		ptx_buf_printf(cg->b, "match.all.sync.b64 %%ag1|%%agp0, %%t5, %%ag0;\n@!%%agp0 bra $Lgs%u_%zu;\n", id,
+			       cg->prog_idx);
 	/* a value the program set to a constant (a counter's 1) is the same in every lane */
 	if (!value_same)
 		ptx_buf_printf(cg->b, "match.all.sync.b%s %%ag2|%%agp0, %s, %%ag0;\n@!%%agp0 bra $Lgs%u_%zu;\n", w,
@@ -335,7 +334,8 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 			ptx_buf_printf(b, "atom%s.%s%s %s, [%%t5], %s;\n", sp, o, w, is64 ? "%t6" : "%w6",
 				       is64 ? "%t7" : "%w7");
 		else if (op == GBPF_ATOMIC_ADD && prov != PTX_PTR_THREAD_SLOT)
-			emit_warp_aggregated_add(cg, is64, id, sp, in->src < 10 && cg->imm_known[in->src]);
+			emit_warp_aggregated_add(cg, is64, id, sp, in->src < 10 && cg->imm_known[in->src],
+						 prov == PTX_PTR_MAP && cg->uni[in->dst].valid);
 		else
 			ptx_buf_printf(b, "red%s.%s%s [%%t5], %s;\n", sp, o, w, is64 ? "%t7" : "%w7");
 	}

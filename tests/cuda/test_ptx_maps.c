@@ -297,10 +297,10 @@ static void test_atomic_provenance(void)
 	static const char *const slot_fetch[] = {"cvta.to.global.u64 %t5, %t5;",
 						 "atom.global.add.u32 %w6, [%t5], %w7;", NULL};
 	static const char *const no_checks[] = {"isspacep.local", "match.all.sync", NULL};
-	static const char *const shared_fast[] = {"cvta.to.global.u64 %t5, %t5;",
-						  "match.all.sync.b64 %ag1|%agp0, %t5, %ag0;",
+	/* key 0 in every lane: the element's pointer is the same in every lane, no match at all */
+	static const char *const shared_fast[] = {"cvta.to.global.u64 %t5, %t5;", "activemask.b32 %ag0;",
 						  "red.global.add.u64 [%t5], %t8;", NULL};
-	static const char *const no_local[] = {"isspacep.local", NULL};
+	static const char *const no_local[] = {"isspacep.local", "match.all.sync", NULL};
 	static const char *const checked[] = {"isspacep.local %p5, %t5;", "match.all.sync.b64 %ag1|%agp0, %t5",
 					      "red.add.u64 [%t5], %t8;", NULL};
 	static const char *const no_global[] = {"cvta.to.global", "red.global", NULL};
@@ -341,10 +341,11 @@ static void test_atomic_provenance(void)
 /*
  * A counter's increment that the program set to a constant (clang's
  * `__sync_fetch_and_add(count, 1)`: r1 = 1 before the atomic) is the same in
- * every lane: the warp-aggregated add compares only the address. Known
+ * every lane: the warp-aggregated add needs no match of the value. Known
  * through moves, a wide immediate, a helper call for r6..r9 and a join whose
  * ways in agree; a loaded value, a join of two constants and a register a
- * call clobbered keep the value's match.
+ * call clobbered keep the value's match. (Key 0 in every lane: the address
+ * is never matched, test_atomic_address_uniform.)
  */
 static void test_atomic_value_constant(void)
 {
@@ -373,27 +374,77 @@ static void test_atomic_value_constant(void)
 	const struct gbpf_insn wide[] = {
 		LOOKUP_K4(0), I(0x15, 0, 0, 4, 0), I(0x18, 1, 0, 0, 3), I(0, 0, 0, 0, 0),
 		I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
-	static const char *const address_only[] = {"match.all.sync.b64 %ag1|%agp0, %t5, %ag0;",
-						   "red.global.add.u64 [%t5], %t8;", NULL};
-	static const char *const no_value_match[] = {"match.all.sync.b64 %ag2", NULL};
-	static const char *const both[] = {"match.all.sync.b64 %ag1|%agp0, %t5, %ag0;",
-					   "match.all.sync.b64 %ag2|%agp0, %t7, %ag0;", NULL};
-	static const char *const none[] = {NULL};
+	/* key 0 in every lane: the address is the same in every lane (struct ptx_uni_ptr), never matched */
+	static const char *const address_only[] = {"activemask.b32 %ag0;", "red.global.add.u64 [%t5], %t8;", NULL};
+	static const char *const no_value_match[] = {"match.all.sync", NULL};
+	static const char *const both[] = {"match.all.sync.b64 %ag2|%agp0, %t7, %ag0;", NULL};
+	static const char *const none[] = {"match.all.sync.b64 %ag1", NULL};
 
-	check_text("counter += 1: only the address matched", konst, sizeof(konst) / sizeof(konst[0]), &md,
+	check_text("counter += 1: nothing matched", konst, sizeof(konst) / sizeof(konst[0]), &md,
 		   address_only, no_value_match);
 	check_text("value loaded from the stack: the value matched too", loaded, sizeof(loaded) / sizeof(loaded[0]),
 		   &md, both, none);
 	check_text("value 1 or 2 at a join: the value matched too", join_differs,
 		   sizeof(join_differs) / sizeof(join_differs[0]), &md, both, none);
-	check_text("value 1 on both ways into a join: only the address", join_agrees,
+	check_text("value 1 on both ways into a join: nothing matched", join_agrees,
 		   sizeof(join_agrees) / sizeof(join_agrees[0]), &md, address_only, no_value_match);
-	check_text("value in r6 across the lookup's call: only the address", kept, sizeof(kept) / sizeof(kept[0]),
+	check_text("value in r6 across the lookup's call: nothing matched", kept, sizeof(kept) / sizeof(kept[0]),
 		   &md, address_only, no_value_match);
 	check_text("value in r3, which the lookup's call clobbers: the value matched too", clobbered,
 		   sizeof(clobbered) / sizeof(clobbered[0]), &md, both, none);
-	check_text("value from a wide immediate: only the address", wide, sizeof(wide) / sizeof(wide[0]), &md,
+	check_text("value from a wide immediate: nothing matched", wide, sizeof(wide) / sizeof(wide[0]), &md,
 		   address_only, no_value_match);
+}
+
+/*
+ * The address of a warp-aggregated add needs no match when every lane holds
+ * the same element's pointer (struct ptx_uni_ptr in plugins/cuda/ptx_internal.h):
+ * the lookup of a key every lane stores alike, also at a join with a second
+ * lookup of the same key bytes (mem_count's insert race: lookup, update,
+ * lookup); a key per lane, two different keys meeting at a join, or a hash
+ * map some program deletes from, keep it.
+ */
+static void test_atomic_address_uniform(void)
+{
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "h", .type = GBPF_MAP_TYPE_HASH,
+				   .key_size = 4, .value_size = 8, .max_entries = 64};
+	/* key 7; if r0 != 0 goto add (14); key 7 looked up again; if r0 == 0 goto out (16) */
+	const struct gbpf_insn twice[] = {
+		LOOKUP_K4(7), I(0x55, 0, 0, 6, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4),
+		I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1),
+		I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* r7 = thread id; key 7; if r7 & 1 goto join (17); key 9; join: if r0 == 0 goto out; add */
+	const struct gbpf_insn two_keys[] = {
+		I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0xbf, 7, 0, 0, 0), LOOKUP_K4(7),
+		I(0x45, 7, 0, 7, 1), LOOKUP_K4(9), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1),
+		I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* the thread id as the key */
+	const struct gbpf_insn per_lane[] = {
+		I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0x63, 10, 0, -4, 0), I(0xbf, 2, 10, 0, 0),
+		I(0x07, 2, 0, 0, -4), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1),
+		I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
+		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	/* key 7 counted, then deleted: a bucket may be reused for another key between two lanes' lookups */
+	const struct gbpf_insn deleting[] = {
+		LOOKUP_K4(7), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
+		I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0),
+		I(0x85, 0, 0, 0, GBPF_HELPER_MAP_DELETE_ELEM), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	static const char *const no_match[] = {"activemask.b32 %ag0;", "red.global.add.u64 [%t5], %t8;", NULL};
+	static const char *const no_match_not[] = {"match.all.sync", NULL};
+	static const char *const matched[] = {"match.all.sync.b64 %ag1|%agp0, %t5, %ag0;", NULL};
+
+	check_text("hash, the same key looked up twice, the add at the join: no match", twice,
+		   sizeof(twice) / sizeof(twice[0]), &md, no_match, no_match_not);
+	check_text("hash, keys 7 and 9 meeting at the add: the address matched", two_keys,
+		   sizeof(two_keys) / sizeof(two_keys[0]), &md, matched, NULL);
+	check_text("hash, a key per lane: the address matched", per_lane, sizeof(per_lane) / sizeof(per_lane[0]),
+		   &md, matched, NULL);
+	check_text("hash, key 7 of a program that deletes: the address matched", deleting,
+		   sizeof(deleting) / sizeof(deleting[0]), &md, matched, NULL);
+	md.type = GBPF_MAP_TYPE_PERCPU_ARRAY;
+	check_text("per-SM array, the same key looked up twice: no match", twice, sizeof(twice) / sizeof(twice[0]),
+		   &md, no_match, no_match_not);
 }
 
 /*
@@ -485,6 +536,15 @@ static void test_hash_inline_run(void)
 			   sizeof(konst) / sizeof(konst[0]), &md, past_jeq, NULL);
 		check_text("hash, constant key, if r0 != 0: a hit jumps to its target", jne,
 			   sizeof(jne) / sizeof(jne[0]), &md, to_jne, no_nn);
+		/* r6 = r0; if r6 == 0 goto out (pc 8): the hit makes the copy, then skips the check */
+		static const char *const past_copy[] = {"mov.b64 %r6, %r0;\nbra.uni $Lnn8_0;",
+							"@%p0 bra $L11;\n$Lnn8_0:", NULL};
+		const struct gbpf_insn copied[] = {
+			LOOKUP_K4(7), I(0xbf, 6, 0, 0, 0), I(0x15, 6, 0, 2, 0), I(0xb7, 1, 0, 0, 1),
+			I(0xdb, 6, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+
+		check_text("hash, constant key, r6 = r0 then if r6 == 0: a hit copies and skips the check", copied,
+			   sizeof(copied) / sizeof(copied[0]), &md, past_copy, NULL);
 		check_text("hash, constant key, the check a jump target: kept", landed,
 			   sizeof(landed) / sizeof(landed[0]), &md, NULL, no_nn);
 		check_text("hash, a key per lane: the check kept", th, sizeof(th) / sizeof(th[0]), &md, NULL,
@@ -592,6 +652,7 @@ int main(void)
 	test_inline_lookups();
 	test_atomic_provenance();
 	test_atomic_value_constant();
+	test_atomic_address_uniform();
 	test_helper_stack_stores();
 	test_hash_inline_run();
 	return tap_done();
