@@ -720,6 +720,128 @@ static void check_mem_fields(void)
 }
 
 /*
+ * Past the kernel's inline budget (0 here), a memory site calls a copy of
+ * the probe specialised to its constants (kind, space, size): one .func for
+ * each tuple, shared by every site with it, with the context loads folded,
+ * no context stores at the sites and only the site registers the copy reads
+ * as arguments. Not when the probe reads the site's index (every site would
+ * need its own copy) nor under GBPF_PTX_NO_INLINE: those call the probe.
+ */
+static const char spec_kernel[] =
+	".version 7.5\n.target sm_75\n.address_size 64\n"
+	".visible .entry spk(.param .u64 p)\n{\n\t.reg .b64 %rd<4>;\n\t.reg .b32 %r<8>;\n"
+	"\tld.param.u64 %rd1, [p];\n\tcvta.to.global.u64 %rd2, %rd1;\n"
+	"\tld.global.u32 %r1, [%rd2];\n\tld.global.u32 %r2, [%rd2+4];\n\tld.global.u32 %r3, [%rd2+8];\n"
+	"\tld.global.u32 %r4, [%rd2+12];\n\tadd.s32 %r5, %r1, %r2;\n\tadd.s32 %r6, %r3, %r4;\n"
+	"\tst.global.u32 [%rd2+16], %r5;\n\tst.global.u32 [%rd2+20], %r6;\n\tst.global.u32 [%rd2+24], %r1;\n"
+	"\tld.global.u64 %rd3, [%rd2+32];\n\tst.global.u64 [%rd2+40], %rd3;\n\tret;\n}\n";
+
+/* __gbpf_probe_2 of more than INLINE_MAX_STMTS_SHORT statements: kind + size (+ the address) counted. */
+static char *spec_fragment(bool read_addr, bool read_site)
+{
+	size_t n = 90 * 32 + 1024, at;
+	char *f = malloc(n);
+
+	if (!f)
+		return NULL;
+	at = (size_t)snprintf(f, n,
+			      ".version 7.5\n.target sm_75\n.address_size 64\n"
+			      ".global .align 8 .u64 __gbpf_spechits[8];\n"
+			      ".visible .func (.param .b64 __ret) __gbpf_probe_2(.param .b64 __ctx)\n"
+			      "{\n\t.reg .b64 %%rd<6>;\n\t.reg .b32 %%r<4>;\n"
+			      "\tld.param.b64 %%rd1, [__ctx];\n\tld.u32 %%r1, [%%rd1+44];\n\tld.u32 %%r2, [%%rd1+40];\n"
+			      "\tadd.u32 %%r1, %%r1, %%r2;\n\tcvt.u64.u32 %%rd2, %%r1;\n%s%s",
+			      read_addr ? "\tld.u64 %rd4, [%rd1+24];\n\tadd.u64 %rd2, %rd2, %rd4;\n" : "",
+			      read_site ? "\tld.u32 %r3, [%rd1+52];\n\tcvt.u64.u32 %rd4, %r3;\n"
+					  "\tadd.u64 %rd2, %rd2, %rd4;\n" : "");
+	for (unsigned i = 0; i < 80; i++)
+		at += (size_t)snprintf(f + at, n - at, "\tadd.u64 %%rd2, %%rd2, %u;\n", i + 1);
+	snprintf(f + at, n - at, "\tatom.global.add.u64 %%rd3, [__gbpf_spechits], %%rd2;\n"
+				 "\tst.param.b64 [__ret], 0;\n\tret;\n}\n");
+	return f;
+}
+
+static void check_mem_specs(void)
+{
+	const unsigned base = (GBPF_CUDA_CTX_UNUSED_ALL & ~GBPF_CUDA_CTX_UNUSED_MEM) | GBPF_CUDA_CTX_UNUSED_MEM_VALUE;
+	const struct {
+		const char *what;
+		bool read_addr, read_site, no_inline;
+		unsigned specs; /* copies expected, 0: every site calls the probe */
+	} cases[] = {
+		{"kind and size read", false, false, false, 4},
+		{"kind, size and the address read", true, false, false, 4},
+		{"the site's index read", false, true, false, 0},
+		{"GBPF_PTX_NO_INLINE", false, false, true, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *frag = spec_fragment(cases[i].read_addr, cases[i].read_site), *inj, log[512] = "";
+		const char *kern;
+		struct counts c;
+		int err = -ENOMEM;
+
+		setenv("GBPF_PTX_INLINE_BUDGET", "0", 1);
+		if (cases[i].no_inline)
+			setenv("GBPF_PTX_NO_INLINE", "1", 1);
+		inject_ctx_unused = base | (cases[i].read_addr ? 0 : GBPF_CUDA_CTX_UNUSED_MEM_ADDR) |
+				    (cases[i].read_site ? 0 : GBPF_CUDA_CTX_UNUSED_MEM_SITE);
+		inj = frag ? inject_text(spec_kernel, strlen(spec_kernel), frag, GBPF_PTX_SITE_MEM, NULL, &c, &err,
+					 log, sizeof(log))
+			   : NULL;
+		inject_ctx_unused = 0;
+		unsetenv("GBPF_PTX_INLINE_BUDGET");
+		unsetenv("GBPF_PTX_NO_INLINE");
+		free(frag);
+		if (!tap_ok(inj && err == 1 && c.mem == 9, "specialised copies, %s: 9 memory sites (%d, %s)",
+			    cases[i].what, err, log)) {
+			free(inj);
+			continue;
+		}
+		kern = strstr(inj, ".entry spk");
+		if (cases[i].specs) {
+			const char *last = strstr(inj, ".func __gbpf_spec_3(");
+
+			tap_ok(iu_count(inj, ".func __gbpf_spec_") == cases[i].specs && !strstr(inj, ".func __gbpf_spec_4(") &&
+				       kern && last && last < kern,
+			       "%s: %u copies (u32 loads and stores, u64 load and store), defined before the kernel",
+			       cases[i].what, cases[i].specs);
+			tap_ok(iu_count(inj, "call \t__gbpf_spec_") == 9 && !strstr(inj, "__gbpf_probe_2, (__gbpf_arg)") &&
+				       iu_count(inj, "__gbpf_spec_0, (") == 4 && iu_count(inj, "__gbpf_spec_1, (") == 3,
+			       "%s: every site calls its tuple's copy (4 u32 loads, 3 u32 stores), none the probe",
+			       cases[i].what);
+			tap_ok(kern && !strstr(kern, "[__gbpf_ctx+40]") && !strstr(kern, "[__gbpf_ctx+44]") &&
+				       !strstr(kern, "[__gbpf_ctx+24]"),
+			       "%s: no context stores at the sites", cases[i].what);
+			{
+				const char *first = strstr(inj, ".func __gbpf_spec_0(");
+				char *defs = first && kern > first ? strndup(first, (size_t)(kern - first)) : NULL;
+
+				tap_ok(defs && !strstr(defs, "+44]") && !strstr(defs, "+40]") && strstr(defs, "ret;"),
+				       "%s: the copies load no kind or size from the context", cases[i].what);
+				free(defs);
+			}
+			tap_ok(cases[i].read_addr ? iu_count(inj, "st.param.b64 \t[__gbpf_s1], %__gbpf_rd1;") == 9 &&
+							    iu_count(inj, "ld.param.b64 %__gbpf_rd1, [__gbpf_s1];") == 4
+						  : !strstr(inj, "__gbpf_s1"),
+			       "%s: the address is an argument %s", cases[i].what,
+			       cases[i].read_addr ? "of every call" : "of none");
+			tap_ok(strstr(c.names[0], "spk") != NULL, "%s: kernel reported", cases[i].what);
+		} else {
+			tap_ok(!strstr(inj, "__gbpf_spec_") && iu_count(inj, "__gbpf_probe_2, (__gbpf_arg)") == 9,
+			       "%s: no copies, every site calls the probe", cases[i].what);
+		}
+		if (ptxas) {
+			tap_ok(iu_ptxas(ptxas, "sm_75", inj, strlen(inj), NULL) == 0,
+			       "specialised copies, %s: assembles for sm_75", cases[i].what);
+			tap_ok(iu_ptxas(ptxas, "sm_90", inj, strlen(inj), NULL) == 0,
+			       "specialised copies, %s: assembles for sm_90", cases[i].what);
+		}
+		free(inj);
+	}
+}
+
+/*
  * only_selected (what the agent asks for at a kernel's first launch): the
  * module keeps the selected kernel, what it reaches by name (a device
  * function, a kernel whose address it takes), functions named by a variable's
@@ -811,6 +933,7 @@ int main(int argc, char **argv)
 	check_device_field();
 	check_barrier_budget();
 	check_mem_fields();
+	check_mem_specs();
 	check_prune();
 	for (int i = 3; i < argc; i++)
 		check_nvcc_ptx(argv[i]);

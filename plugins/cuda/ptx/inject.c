@@ -829,14 +829,65 @@ static int set_version(struct gbpf_ptx_module *m, unsigned major, unsigned minor
 	return 0;
 }
 
-/* Insert the fragment's module-scope items before the first declaration of @m. */
-static int splice(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *frag, char *log,
+/*
+ * Items parsed from @p text (owned by @p m from here on) into @p m, moved to
+ * index @p at; their count into @p n_added.
+ */
+static int insert_items(struct gbpf_ptx_module *m, char *text, size_t len, uint32_t at, uint32_t *n_added,
+			char *log, size_t log_size)
+{
+	uint32_t first, n_before = m->n_items, n_new;
+	int err = gbpf_ptx_module_own(m, text);
+
+	if (err) {
+		free(text);
+		return err;
+	}
+	err = gbpf_ptx_lex_into(m, text, len, true, &first, log, log_size);
+	if (!err)
+		err = gbpf_ptx_parse_items(m, first, log, log_size);
+	if (err)
+		return err;
+	n_new = m->n_items - n_before;
+	if (n_new && at < n_before) {
+		struct gbpf_ptx_item *save = malloc(n_new * sizeof(*save));
+
+		if (!save)
+			return -ENOMEM;
+		memcpy(save, m->items + n_before, n_new * sizeof(*save));
+		memmove(m->items + at + n_new, m->items + at, (n_before - at) * sizeof(*save));
+		memcpy(m->items + at, save, n_new * sizeof(*save));
+		free(save);
+	}
+	*n_added = n_new;
+	return 0;
+}
+
+int gbpf_ptx_insert_specs(struct gbpf_ptx_module *m, struct probe_specs *specs, uint32_t at, char *log,
+			  size_t log_size)
+{
+	uint32_t n;
+	char *text = specs->defs.p;
+
+	if (!specs->n)
+		return 0;
+	if (specs->defs.oom || !text)
+		return -ENOMEM;
+	specs->defs.p = NULL;
+	return insert_items(m, text, strlen(text), at, &n, log, log_size);
+}
+
+/*
+ * Insert the fragment's module-scope items before the first declaration of
+ * @m; the index just past them into @p end.
+ */
+static int splice(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *frag, uint32_t *end, char *log,
 		  size_t log_size)
 {
 	struct gbpf_ptx_module tmp = *frag;
 	struct gbpf_ptx_item *items = NULL;
 	char *text = NULL;
-	uint32_t at = 0, first, n_before = m->n_items, n_new = 0;
+	uint32_t at = 0, n_before = m->n_items, n_new = 0;
 	size_t len;
 	int err;
 
@@ -875,32 +926,13 @@ static int splice(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *frag,
 		text = t2;
 		len = strlen(text);
 	}
-	err = gbpf_ptx_module_own(m, text);
-	if (err) {
-		free(text);
-		return err;
-	}
-	err = gbpf_ptx_lex_into(m, text, len, true, &first, log, log_size);
-	if (!err)
-		err = gbpf_ptx_parse_items(m, first, log, log_size);
-	if (err)
-		return err;
-	/* Rotate the new items to just after the module directives. */
+	/* The new items go just after the module directives. */
 	while (at < n_before && (m->items[at].kind == GBPF_PTX_ITEM_DIRECTIVE ||
 				 m->items[at].kind == GBPF_PTX_ITEM_COMMENT))
 		at++;
-	n_new = m->n_items - n_before;
-	if (n_new && at < n_before) {
-		struct gbpf_ptx_item *save = malloc(n_new * sizeof(*save));
-
-		if (!save)
-			return -ENOMEM;
-		memcpy(save, m->items + n_before, n_new * sizeof(*save));
-		memmove(m->items + at + n_new, m->items + at, (n_before - at) * sizeof(*save));
-		memcpy(m->items + at, save, n_new * sizeof(*save));
-		free(save);
-	}
-	return 0;
+	err = insert_items(m, text, len, at, &n_new, log, log_size);
+	*end = at + n_new;
+	return err;
 }
 
 static bool frag_has_probe(const struct gbpf_ptx_module *frag, unsigned idx)
@@ -940,6 +972,8 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 	unsigned version, n_done = 0, missing = 0;
 	bool spliced = false;
 	struct inline_opts opts;
+	struct probe_specs specs = {0};
+	uint32_t frag_end = 0;
 	int err = 0;
 
 	if (!m || !req)
@@ -954,7 +988,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 		struct gbpf_ptx_kernel_report rep = {0};
 		struct gbpf_ptx_plan plan = req->plan;
 		struct kctx k = {.m = m, .plan = &plan, .rep = &rep, .log = log,
-				 .log_size = log_size, .opts = &opts};
+				 .log_size = log_size, .opts = &opts, .specs = &specs};
 
 		if (it->kind != GBPF_PTX_ITEM_FUNC || !it->func->is_entry)
 			continue;
@@ -982,7 +1016,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 					err = set_version(m, version / 10, version % 10, log,
 							  log_size);
 				if (!err)
-					err = splice(m, fragment, log, log_size);
+					err = splice(m, fragment, &frag_end, log, log_size);
 				spliced = true;
 				if (err)
 					break;
@@ -1016,11 +1050,16 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 				if (k.over_budget) {
 					size_t used = strlen(rep.reason);
 
+					char spec[96] = "";
+
+					if (k.spec_calls)
+						snprintf(spec, sizeof(spec), " (%u through %u specialised %s)", k.spec_calls,
+							 specs.n, specs.n == 1 ? "copy" : "copies");
 					snprintf(rep.reason + used, sizeof(rep.reason) - used,
-						 "%s%u %s the probe: the kernel's inline budget of %u "
+						 "%s%u %s the probe%s: the kernel's inline budget of %u "
 						 "PTX lines is spent (GBPF_PTX_INLINE_BUDGET%s)",
 						 used ? "; " : "", k.over_budget,
-						 k.over_budget == 1 ? "site calls" : "sites call", opts.budget,
+						 k.over_budget == 1 ? "site calls" : "sites call", spec, opts.budget,
 						 opts.budget_ignored ? " is not a number of lines: ignored" : "");
 				}
 			} else {
@@ -1033,6 +1072,10 @@ report:
 		if (req->report)
 			req->report(&rep, req->report_arg);
 	}
+	/* the specialised copies before the kernels that call them, after the fragment they use */
+	if (!err && specs.n)
+		err = gbpf_ptx_insert_specs(m, &specs, frag_end, log, log_size);
+	free(specs.defs.p);
 	/* the probes as sites call them, once every inlined copy is made from them (GBPF_PTX_NO_SINK: as written) */
 	for (uint32_t i = 0; spliced && !err && !opts.no_sink && i < m->n_items; i++) {
 		struct gbpf_ptx_item *it = &m->items[i];

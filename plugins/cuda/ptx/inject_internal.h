@@ -75,6 +75,31 @@ struct inline_opts {
 	bool no_sink;        /* GBPF_PTX_NO_SINK: an inlined or called probe's stack stores stay where it made them */
 };
 
+/*
+ * Copies of a memory probe specialised to a site's constant context fields
+ * (access kind, space, size, the kernel's id) as .func definitions that
+ * every site with those constants calls once the kernel's inline budget is
+ * spent: the key and what a called probe stores and loads through the
+ * context fold away as in an inlined copy, and the kernel does not grow
+ * with each site (a kernel of 128 memory sites has two such tuples). One
+ * set per injection; inject.c puts the definitions after the fragment.
+ */
+#define SPEC_MAX 16u /* copies a module gets at most; further tuples call the probe */
+#define SPEC_MAX_KEY 8u
+struct probe_spec {
+	unsigned probe;
+	unsigned n_key;
+	unsigned key_off[SPEC_MAX_KEY]; /* the fold's constants the copy is made for */
+	uint64_t key_val[SPEC_MAX_KEY];
+	bool escaped;  /* the probe reads the context where the fold does not follow: sites store it */
+	bool args[4];  /* takes %__gbpf_rd0..2 and the thread's linear id (GTID_REG_FMT) */
+};
+struct probe_specs {
+	struct probe_spec v[SPEC_MAX];
+	unsigned n;
+	struct text defs; /* the copies' .func definitions */
+};
+
 struct kctx {
 	struct gbpf_ptx_module *m;
 	struct gbpf_ptx_func *f;
@@ -89,6 +114,8 @@ struct kctx {
 	const struct inline_opts *opts; /* read once per injection */
 	unsigned inline_lines;  /* PTX lines inlined probes added to this kernel so far */
 	unsigned over_budget;   /* sites that call a probe they would have inlined */
+	struct probe_specs *specs; /* the injection's specialised copies; NULL: none made */
+	unsigned spec_calls;    /* sites of this kernel that call one */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
 	uint32_t next_block;           /* blocks.first[next_block] is the next site */
@@ -188,6 +215,12 @@ int gbpf_ptx_sink(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *
 /** Call (or inline) probe @p probe with its context; @p fold: constant fields of the site, or NULL. */
 void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
 			struct gbpf_ptx_fold *fold);
+/**
+ * The definitions of @p specs (the copies' text) into module @p m as items
+ * at @p at (after the probe fragment's, before the kernels that call them).
+ */
+int gbpf_ptx_insert_specs(struct gbpf_ptx_module *m, struct probe_specs *specs, uint32_t at, char *log,
+			  size_t log_size);
 /** Fold and sink a called probe function's body in place (after every kernel); 1 if rewritten, 0, or < 0. */
 int gbpf_ptx_fold_called_probe(struct gbpf_ptx_module *m, struct gbpf_ptx_func *f, char *log, size_t log_size);
 /**

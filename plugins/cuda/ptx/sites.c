@@ -245,24 +245,32 @@ static bool tx_copy_stmt(struct text *body, const struct gbpf_ptx_module *m, con
 	return true;
 }
 
+/* A copy of a probe's body for a site (tx_inline_copy): its text and what it needs of its surroundings. */
+struct inline_copy {
+	struct text body; /* a nested scope ending at __gbpf_inl_end */
+	bool stack;       /* uses STACK_NAME */
+	bool gtid;        /* reads GTID_REG_FMT */
+};
+
 /*
- * Append probe @probe's body as a nested scope that takes its context from
+ * Probe @probe's body as a nested scope that takes its context from
  * %__gbpf_rd0 and ends at a local label instead of returning. The body is
  * what the code generator emits: its only parameter accesses are the
  * context load and the result store, anything else (or a body too long)
  * keeps the call. Nested scopes may redeclare registers and labels, so
- * every site gets its own copy under the same names. With @fold (gpu/block
- * sites) the copy is specialised to the site's constant context fields.
+ * every site gets its own copy under the same names. With @fold (memory
+ * and block sites) the copy is specialised to the site's constant context
+ * fields; fold->escaped then says whether the site must store them too.
  */
-static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts,
-		      struct gbpf_ptx_fold *fold)
+static bool tx_inline_copy(struct kctx *k, unsigned probe, unsigned max_stmts, struct gbpf_ptx_fold *fold,
+			   struct inline_copy *out)
 {
 	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
 	const struct gbpf_ptx_module *m = k->m;
 	struct kctx pregs = {.m = k->m}; /* the probe's own register declarations (fold widths) */
 	struct text body = {0};
 	struct gbpf_ptx_sink_stmt *rec = NULL;
-	bool stack = false;
+	bool stack = false, gtid = false;
 
 	if (!f || f->body.n > max_stmts)
 		return false;
@@ -343,7 +351,7 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 		 */
 		if (fold && is_gtid_scope(m, s)) {
 			gbpf_ptx_tx(&body, "mov.u64 %%t12, " GTID_REG_FMT ";\n");
-			k->use_gtid = true;
+			gtid = true;
 			r->end = body.len;
 			continue;
 		}
@@ -356,16 +364,11 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 	gbpf_ptx_tx(&body, "__gbpf_inl_end:\n}\n");
 	if (body.oom)
 		goto keep_call;
-	if (fold) {
+	if (fold)
 		gbpf_ptx_fold_end(fold);
-		if (fold->escaped)
-			tx_fold_stores(t, fold, k->plan->ctx_unused);
-	}
-	k->inline_stack |= stack;
-	for (const char *c = body.p; (c = strchr(c, '\n')) != NULL; c++)
-		k->inline_lines++;
-	gbpf_ptx_tx(t, "%s", body.p);
-	free(body.p);
+	out->body = body;
+	out->stack = stack;
+	out->gtid = gtid;
 	free(pregs.regs);
 	free(rec);
 	return true;
@@ -374,6 +377,25 @@ keep_call:
 	free(pregs.regs);
 	free(rec);
 	return false;
+}
+
+/* Probe @probe inlined at the site: tx_inline_copy, after the context stores an escaped fold needs. */
+static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts,
+		      struct gbpf_ptx_fold *fold)
+{
+	struct inline_copy c = {0};
+
+	if (!tx_inline_copy(k, probe, max_stmts, fold, &c))
+		return false;
+	if (fold && fold->escaped)
+		tx_fold_stores(t, fold, k->plan->ctx_unused);
+	k->inline_stack |= c.stack;
+	k->use_gtid |= c.gtid;
+	for (const char *p = c.body.p; (p = strchr(p, '\n')) != NULL; p++)
+		k->inline_lines++;
+	gbpf_ptx_tx(t, "%s", c.body.p);
+	free(c.body.p);
+	return true;
 }
 
 /*
@@ -487,9 +509,108 @@ void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 		o->budget = (unsigned)v;
 }
 
-void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
-		    struct gbpf_ptx_fold *fold)
+/* @p name appears in @p text as a whole register name (not a prefix of a longer one). */
+static bool text_names_reg(const char *text, const char *name)
 {
+	size_t n = strlen(name);
+
+	for (const char *p = text; (p = strstr(p, name)) != NULL; p += n)
+		if (!isalnum((unsigned char)p[n]) && p[n] != '_')
+			return true;
+	return false;
+}
+
+static const char *const spec_arg_reg[4] = {"%__gbpf_rd0", "%__gbpf_rd1", "%__gbpf_rd2", "%__gbpf_gtid"};
+
+/*
+ * The specialised copy of probe @p probe for the constants of @p fold
+ * (struct probe_specs): found, or made from the probe's body as an inlined
+ * copy would be and wrapped in a .func that takes the site's registers it
+ * reads as arguments. -1: none (no room, the probe too long or its copy
+ * not made, the site's index read: every site would need its own).
+ */
+static int spec_for(struct kctx *k, unsigned probe, unsigned max_stmts, struct gbpf_ptx_fold *fold)
+{
+	struct probe_specs *ss = k->specs;
+	struct probe_spec key = {.probe = probe};
+	struct inline_copy c = {0};
+	struct probe_spec *sp;
+
+	if (!ss || !(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM_SITE))
+		return -1;
+	for (unsigned i = 0; i < fold->n_consts; i++) {
+		if (fold->c[i].reg || fold->c[i].off == OFF_MEM_SITE)
+			continue;
+		if (key.n_key == SPEC_MAX_KEY)
+			return -1;
+		key.key_off[key.n_key] = fold->c[i].off;
+		key.key_val[key.n_key++] = fold->c[i].value;
+	}
+	for (unsigned i = 0; i < ss->n; i++) {
+		sp = &ss->v[i];
+		if (sp->probe == probe && sp->n_key == key.n_key &&
+		    !memcmp(sp->key_off, key.key_off, key.n_key * sizeof(key.key_off[0])) &&
+		    !memcmp(sp->key_val, key.key_val, key.n_key * sizeof(key.key_val[0])))
+			return (int)i;
+	}
+	if (ss->n == SPEC_MAX || !tx_inline_copy(k, probe, max_stmts, fold, &c))
+		return -1;
+	sp = &ss->v[ss->n];
+	*sp = key;
+	sp->escaped = fold->escaped;
+	for (unsigned a = 0; a < 4; a++)
+		sp->args[a] = text_names_reg(c.body.p, spec_arg_reg[a]);
+	gbpf_ptx_tx(&ss->defs, ".func __gbpf_spec_%u(", ss->n);
+	for (unsigned a = 0, n = 0; a < 4; a++)
+		if (sp->args[a])
+			gbpf_ptx_tx(&ss->defs, "%s.param .b64 __gbpf_s%u", n++ ? ", " : "", a);
+	gbpf_ptx_tx(&ss->defs, ")\n{\n.reg .b64 %%__gbpf_rd<3>;\n");
+	if (sp->args[3])
+		gbpf_ptx_tx(&ss->defs, ".reg .b64 " GTID_REG_FMT ";\n");
+	if (c.stack)
+		gbpf_ptx_tx(&ss->defs, ".local .align 8 .b8 " STACK_NAME "[512];\n");
+	for (unsigned a = 0; a < 4; a++)
+		if (sp->args[a])
+			gbpf_ptx_tx(&ss->defs, "ld.param.b64 %s, [__gbpf_s%u];\n", spec_arg_reg[a], a);
+	gbpf_ptx_tx(&ss->defs, "%sret;\n}\n", c.body.p);
+	free(c.body.p);
+	if (ss->defs.oom)
+		return -1;
+	return (int)ss->n++;
+}
+
+/* A call of specialised copy @p i (spec_for) with the site's registers it reads. */
+static void tx_spec_call(struct text *t, struct kctx *k, unsigned i, struct gbpf_ptx_fold *fold)
+{
+	const struct probe_spec *sp = &k->specs->v[i];
+	unsigned n = 0;
+
+	if (sp->escaped)
+		tx_fold_stores(t, fold, k->plan->ctx_unused);
+	k->use_gtid |= sp->args[3];
+	gbpf_ptx_tx(t, "{\n");
+	for (unsigned a = 0; a < 4; a++)
+		if (sp->args[a])
+			gbpf_ptx_tx(t, ".param .b64 __gbpf_s%u;\nst.param.b64 [__gbpf_s%u], %s;\n", a, a,
+				    spec_arg_reg[a]);
+	gbpf_ptx_tx(t, "call __gbpf_spec_%u, (", i);
+	for (unsigned a = 0; a < 4; a++)
+		if (sp->args[a])
+			gbpf_ptx_tx(t, "%s__gbpf_s%u", n++ ? ", " : "", a);
+	gbpf_ptx_tx(t, ");\n}\n");
+	k->spec_calls++;
+}
+
+/*
+ * @p spec_limit: past the inline budget, a memory site calls the copy of a
+ * probe of up to that many statements specialised to its constants
+ * (spec_for) rather than the probe itself; 0: never.
+ */
+static void site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
+		      struct gbpf_ptx_fold *fold, unsigned spec_limit)
+{
+	int spec;
+
 	/* No probe reads the context: no .local traffic at all, the probe gets NULL. */
 	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL) {
 		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd0, 0;\n");
@@ -499,11 +620,22 @@ void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned
 	}
 	if (!k->opts->no_inline && tx_inline(t, k, probe, max_inline, fold))
 		return;
+	if (fold && spec_limit > max_inline && !k->opts->no_inline &&
+	    (spec = spec_for(k, probe, spec_limit, fold)) >= 0) {
+		tx_spec_call(t, k, (unsigned)spec, fold);
+		return;
+	}
 	if (fold)
 		tx_fold_stores(t, fold, k->plan->ctx_unused);
 	gbpf_ptx_tx(t, "{\n.param .b64 __gbpf_arg;\n.param .b64 __gbpf_ret;\n");
 	gbpf_ptx_tx(t, "st.param.b64 [__gbpf_arg], %%__gbpf_rd0;\n");
 	gbpf_ptx_tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
+}
+
+void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
+			struct gbpf_ptx_fold *fold)
+{
+	site_call(t, k, probe, max_inline, fold, 0);
 }
 
 /* Address of a [ ... ] operand into %__gbpf_rd1; false if its shape is unknown. */
@@ -632,8 +764,8 @@ bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stm
 		fold.c[6].size = 8;
 		fold.c[6].value = k->rep->kernel_id;
 		fold.n_consts = 7;
-		gbpf_ptx_site_call(t, k, k->plan->mem_probe,
-				   gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM), &fold);
+		site_call(t, k, k->plan->mem_probe, gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM),
+			  &fold, INLINE_MAX_STMTS_MEM);
 		return true;
 	}
 	gbpf_ptx_site_call(t, k, k->plan->mem_probe, gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM),
