@@ -114,6 +114,7 @@ for i in $(seq "$LAUNCH_RUNS"); do
 	for c in plain agent idle empty; do
 		echo "$c $(value launch "$O/launch.$c" per_launch_us)" >> "$O/launch.runs"
 	done
+	echo "first-plain $(value first_launch "$O/launch.plain" us)" >> "$O/launch.runs"
 done
 lmed() { awk -v c="$1" '$1 == c && $2 != "" { print $2 }' "$O/launch.runs" | median; }
 p=$(lmed plain); echo "# launch runs (per-launch us, plain/agent/idle/empty): $(awk '{ printf "%s=%s ", $1, $2 }' "$O/launch.runs")"
@@ -124,12 +125,20 @@ e=$(lmed idle); d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
 row "idle agent (run --idle): added cost per launch" "$d us ($e vs $p, med $LAUNCH_RUNS)" "-" "0.3 us" "$(awk -v d="$d" 'BEGIN { print (d <= 0.3) ? "met" : "MISSED" }')"
 e=$(lmed empty); d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
 row "instrumented launch (empty probe): added cost" "$d us ($e vs $p)" "-" "-" "info"
-rm -rf "$A/jitcache"
-run first-cold "$O/first.cold" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 100
-run first-warm "$O/first.warm" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 100
-p=$(value first_launch "$O/launch.plain" us); c=$(value first_launch "$O/first.cold" us); w=$(value first_launch "$O/first.warm" us)
-row "first instrumented launch, cold JIT cache" "$c us (plain $p)" "-" "20 ms" "$(awk -v c="$c" 'BEGIN { print (c <= 20000) ? "met" : "MISSED" }')"
-row "first instrumented launch, warm JIT cache" "$w us" "-" "1 ms" "$(awk -v c="$w" 'BEGIN { print (c <= 1000) ? "met" : "MISSED" }')"
+# The first instrumented launch is mostly the driver's JIT, whose one run moved 16.7..21.5 ms on
+# one host in one call (session 14): FIRST_RUNS pairs (a cold JIT cache, then warm), the median.
+FIRST_RUNS=${GBPF_BENCH_FIRST_RUNS:-5}
+for i in $(seq "$FIRST_RUNS"); do
+	rm -rf "$A/jitcache"
+	run first-cold "$O/first.cold" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 100
+	run first-warm "$O/first.warm" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 100
+	echo "cold $(value first_launch "$O/first.cold" us)" >> "$O/launch.runs"
+	echo "warm $(value first_launch "$O/first.warm" us)" >> "$O/launch.runs"
+done
+p=$(lmed first-plain); c=$(lmed cold); w=$(lmed warm)
+span() { awk -v c="$1" '$1 == c && $2 != "" { print $2 }' "$O/launch.runs" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s..%s", lo, hi }'; }
+row "first instrumented launch, cold JIT cache" "$c us (plain $p; $(span cold), med $FIRST_RUNS)" "-" "20 ms" "$(awk -v c="$c" 'BEGIN { print (c != "" && c <= 20000) ? "met" : "MISSED" }')"
+row "first instrumented launch, warm JIT cache" "$w us ($(span warm))" "-" "1 ms" "$(awk -v c="$w" 'BEGIN { print (c != "" && c <= 1000) ? "met" : "MISSED" }')"
 fi
 if want threadhist || want mem; then
 # 3. per-thread counter: gbpf threadhist vs plain, and vs the same counter written by hand

@@ -10,7 +10,9 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gbpf/cuda_inject.h>
 
@@ -29,6 +31,38 @@ static const char fragment[] =
 	"\tst.param.b64 [ret], %rd2;\n\tret;\n}\n"
 	".visible .func (.param .b64 ret) __gbpf_probe_3(.param .b64 ctx)\n{\n"
 	"\tst.param.b64 [ret], 0;\n\tret;\n}\n";
+
+/*
+ * The same probes with a memory probe longer than the injector inlines past
+ * a kernel's budget (INLINE_MAX_STMTS_SHORT) that reads kind, space, size
+ * and the address: with a budget of 0 and the site's index unread, every
+ * memory site calls a copy specialised to its constants (sites.c, spec_for).
+ */
+static char spec_fragment[sizeof(fragment) + 80 * 32];
+
+static const char *spec_fragment_text(void)
+{
+	static const char probe2[] = ".visible .func (.param .b64 ret) __gbpf_probe_2(";
+	/* its replacement takes the code generator's parameter names, the only ones the injector inlines */
+	const char *at = strstr(fragment, probe2), *end;
+	size_t n;
+
+	if (spec_fragment[0] || !at || !(end = strstr(at, "ret;\n}\n")))
+		return spec_fragment;
+	n = (size_t)snprintf(spec_fragment, sizeof(spec_fragment),
+			     "%.*s.visible .func (.param .b64 __ret) __gbpf_probe_2(.param .b64 __ctx)\n{\n"
+			     "\t.reg .b64 %%rd<4>;\n\t.reg .b32 %%r<3>;\n"
+			     "\tld.param.b64 %%rd1, [__ctx];\n\tld.u32 %%r1, [%%rd1+44];\n\tld.u32 %%r2, [%%rd1+40];\n"
+			     "\tadd.u32 %%r1, %%r1, %%r2;\n\tcvt.u64.u32 %%rd2, %%r1;\n\tld.u64 %%rd3, [%%rd1+24];\n"
+			     "\tadd.u64 %%rd2, %%rd2, %%rd3;\n",
+			     (int)(at - fragment), fragment);
+	for (unsigned i = 0; i < 70 && n < sizeof(spec_fragment); i++)
+		n += (size_t)snprintf(spec_fragment + n, sizeof(spec_fragment) - n, "\tadd.u64 %%rd2, %%rd2, %u;\n", i);
+	if (n < sizeof(spec_fragment))
+		snprintf(spec_fragment + n, sizeof(spec_fragment) - n, "\tst.param.b64 [__ret], %%rd2;\n\tret;\n}\n%s",
+			 end + strlen("ret;\n}\n"));
+	return spec_fragment;
+}
 
 /* Select every other kernel by name length parity: both paths get exercised. */
 static bool select_some(const char *name, void *arg)
@@ -58,7 +92,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.select_arg = NULL;
 	}
 	o.only_selected = size && data[size - 1] & 2;
+	/* bit 2: no inline budget, a long memory probe: the specialised copies */
+	if (size && data[size - 1] & 4) {
+		o.fragment = spec_fragment_text();
+		o.ctx_unused = GBPF_CUDA_CTX_UNUSED_MEM_SITE | GBPF_CUDA_CTX_UNUSED_MEM_VALUE;
+		setenv("GBPF_PTX_INLINE_BUDGET", "0", 1);
+	}
 	if (gbpf_cuda_inject_image(data, size, "fuzz.ptx", &o, &res, log, sizeof(log)) == 0)
 		gbpf_cuda_inject_result__free(res);
+	unsetenv("GBPF_PTX_INLINE_BUDGET");
 	return 0;
 }
