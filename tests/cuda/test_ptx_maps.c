@@ -101,6 +101,13 @@ static void check_text(const char *what, const struct gbpf_insn *insns, size_t n
 
 #define I(c, d, s, o, i) ((struct gbpf_insn){.code = (c), .dst = (d), .src = (s), .off = (o), .imm = (i)})
 
+/* The thread id as a 4-byte key at r10-4 (each lane its own); if (r0) *r0 += 1 atomically. */
+#define THREAD_KEY_COUNT                                                                                  \
+	{I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0x63, 10, 0, -4, 0), I(0xbf, 2, 10, 0, 0),    \
+	 I(0x07, 2, 0, 0, -4), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1), \
+	 I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),   \
+	 I(0x95, 0, 0, 0, 0)}
+
 static void test_inline_lookups(void)
 {
 	static const char *const no_call[] = {"call (__hr), __gbpf_h_map_lookup", NULL};
@@ -420,11 +427,7 @@ static void test_atomic_address_uniform(void)
 		I(0x45, 7, 0, 7, 1), LOOKUP_K4(9), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1),
 		I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
 	/* the thread id as the key */
-	const struct gbpf_insn per_lane[] = {
-		I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0x63, 10, 0, -4, 0), I(0xbf, 2, 10, 0, 0),
-		I(0x07, 2, 0, 0, -4), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1),
-		I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
-		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	const struct gbpf_insn per_lane[] = THREAD_KEY_COUNT;
 	/* key 7 counted, then deleted: a bucket may be reused for another key between two lanes' lookups */
 	const struct gbpf_insn deleting[] = {
 		LOOKUP_K4(7), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
@@ -487,11 +490,7 @@ static void test_hash_inline_run(void)
 	static const char *const no_match8[] = {"match.any.sync.b32 %w1", "match.any.sync.b64 %w4, %t14", NULL};
 	static const char *const no_match4[] = {"match.any.sync.b64 %w1", NULL};
 	/* the thread id as a 4-byte key (each lane its own) */
-	const struct gbpf_insn th[] = {
-		I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0x63, 10, 0, -4, 0), I(0xbf, 2, 10, 0, 0),
-		I(0x07, 2, 0, 0, -4), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1),
-		I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),
-		I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+	const struct gbpf_insn th[] = THREAD_KEY_COUNT;
 	/* a constant key: the same in every lane */
 	const struct gbpf_insn konst[] = {
 		LOOKUP_K4(7), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD),

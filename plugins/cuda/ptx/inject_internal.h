@@ -97,6 +97,7 @@ struct probe_spec {
 struct probe_specs {
 	struct probe_spec v[SPEC_MAX];
 	unsigned n;
+	uint32_t uncopyable; /* bit p: probe p's copy could not be made (not tried again) */
 	struct text defs; /* the copies' .func definitions */
 };
 

@@ -553,8 +553,13 @@ static int spec_for(struct kctx *k, unsigned probe, unsigned max_stmts, struct g
 		    !memcmp(sp->key_val, key.key_val, key.n_key * sizeof(key.key_val[0])))
 			return (int)i;
 	}
-	if (ss->n == SPEC_MAX || !tx_inline_copy(k, probe, max_stmts, fold, &c))
+	if (ss->n == SPEC_MAX || (probe < 32 && (ss->uncopyable >> probe & 1)))
 		return -1;
+	if (!tx_inline_copy(k, probe, max_stmts, fold, &c)) {
+		if (probe < 32)
+			ss->uncopyable |= 1u << probe;
+		return -1;
+	}
 	sp = &ss->v[ss->n];
 	*sp = key;
 	sp->escaped = fold->escaped;
