@@ -109,6 +109,7 @@ struct gbpf_spirv_printer {
 	uint64_t tail;        /* host's copy of q->tail */
 	uint64_t delivered;
 	uint64_t refused;     /* lines the sink refused for good (lost) */
+	int refused_rc;       /* the sink's answer to the last of them */
 	uint64_t bad;         /* records the helper could not format (lost) */
 	uint64_t reported;    /* lost lines already returned by a flush */
 	char pending[1024];   /* a formatted line the sink refused */
@@ -145,6 +146,7 @@ static uint64_t drain_locked(struct gbpf_spirv_printer *p)
 				n++;
 			} else {
 				p->refused++;
+				p->refused_rc = rc;
 			}
 			p->has_pending = 0;
 		}
@@ -298,11 +300,22 @@ int gbpf_spirv_agent_printer_start(void *mem, const struct gbpf_agent_services *
 void gbpf_spirv_agent_printer_flush(struct gbpf_spirv_printer *p, const struct gbpf_agent_services *svc,
 				    const char *kernel, int wait_ms)
 {
-	uint64_t lost = gbpf_spirv_printer_flush(p, wait_ms);
+	uint64_t lost = gbpf_spirv_printer_flush(p, wait_ms), drops, refused, bad;
+	int rc;
 
-	if (lost && svc)
-		gbpf_agent_reportf(svc, GBPF_AGENT_EVENT_ERROR, kernel,
-				   "%llu trace_printk/puts line%s lost: the device print queue (%u records) "
-				   "was full or the agent could not take them",
-				   (unsigned long long)lost, lost == 1 ? "" : "s", p->q->nslots);
+	if (!lost || !svc)
+		return;
+	/* which way they were lost, counted since the start: the remedy differs */
+	pthread_mutex_lock(&p->lock);
+	drops = atomic_load_explicit((_Atomic uint64_t *)&p->q->drops, memory_order_relaxed);
+	refused = p->refused;
+	rc = p->refused_rc;
+	bad = p->bad;
+	pthread_mutex_unlock(&p->lock);
+	gbpf_agent_reportf(svc, GBPF_AGENT_EVENT_ERROR, kernel,
+			   "%llu trace_printk/puts line%s lost (so far: %llu dropped on the device, its print "
+			   "queue of %u records full; %llu refused by the agent, last with error %d; %llu "
+			   "unformattable)",
+			   (unsigned long long)lost, lost == 1 ? "" : "s", (unsigned long long)drops, p->q->nslots,
+			   (unsigned long long)refused, rc, (unsigned long long)bad);
 }
