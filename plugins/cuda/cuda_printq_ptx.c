@@ -2,7 +2,13 @@
 /* Device side of the print queues (layout in cuda_printq.h). */
 #include "cuda_printq.h"
 
-/* Returns {record address or 0, seq to publish}. Bounded: 64 CAS attempts. */
+/*
+ * Returns {record address or 0, seq to publish}. Bounded: 64 CAS attempts.
+ * The host's tail is read before the head, with acquire: tail never passes
+ * head, so head - tail cannot wrap (read the other way, a warp held up
+ * between the loads could see the host consume past the head it read and
+ * count its line a drop).
+ */
 static const char reserve_ptx[] =
 	".func (.param .align 8 .b8 r[16]) __gbpf_pq_reserve()\n{\n"
 	".reg .b64 %a<12>;\n.reg .b32 %b<6>;\n.reg .pred %q<4>;\n"
@@ -11,7 +17,7 @@ static const char reserve_ptx[] =
 	"mov.u32 %b2, %smid;\nsub.u32 %b3, %b0, 1;\nand.b32 %b2, %b2, %b3;\n"
 	"mul.wide.u32 %a2, %b2, 16;\nadd.u64 %a2, %a2, %a0;\nadd.u64 %a2, %a2, 64;\n"
 	"mul.wide.u32 %a3, %b2, 8;\nadd.u64 %a3, %a3, %a1;\ncvt.u64.u32 %a4, %b1;\nmov.u32 %b4, 0;\n"
-	"$Ltry:\nld.volatile.u64 %a5, [%a2];\nld.volatile.u64 %a6, [%a3];\n"
+	"$Ltry:\nld.acquire.sys.u64 %a6, [%a3];\nld.volatile.u64 %a5, [%a2];\n"
 	"sub.u64 %a7, %a5, %a6;\nsetp.ge.u64 %q1, %a7, %a4;\n@%q1 bra $Ldrop;\n"
 	"add.u64 %a8, %a5, 1;\natom.cas.b64 %a9, [%a2], %a5, %a8;\nsetp.eq.u64 %q2, %a9, %a5;\n"
 	"@%q2 bra $Lgot;\nadd.u32 %b4, %b4, 1;\nsetp.lt.u32 %q3, %b4, 64;\n@%q3 bra $Ltry;\n"

@@ -85,8 +85,15 @@ static void emit_put(struct spv_gen *g)
 	spv_brc(m, cmp(m, SpvOpULessThan, tv, k64(m, SPV_PRINTQ_CAS_TRIES)), body, ldrop);
 	spv_label(m, body);
 	spv_store(m, tries, spv_addk(m, tv, 1), 8);
-	h = spv_atomic_load(m, 64, q);
+	/*
+	 * tail before head (both sequentially consistent: in this order): tail
+	 * never passes head, so head - tail cannot wrap. Read the other way, a
+	 * work-item held up between the two loads (a preempted CPU thread under
+	 * PoCL) could see the host's tail past the head it read, and the wrapped
+	 * difference counted its line as a drop (loaded test runs lost 1 line).
+	 */
 	t = spv_atomic_load(m, 64, spv_addk(m, q, offsetof(struct gbpf_spirv_printq_hdr, tail)));
+	h = spv_atomic_load(m, 64, q);
 	spv_brc(m, cmp(m, SpvOpUGreaterThanEqual, spv_bin(m, SpvOpISub, m->t_u64, h, t), ns), ldrop,
 		lcas);
 	spv_label(m, lcas);

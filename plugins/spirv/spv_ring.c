@@ -112,8 +112,9 @@ static void emit_reserve_on(struct spv_gen *g)
 	spv_brc(m, cmp(&f, SpvOpULessThan, tv, k(&f, SPV_RING_CAS_TRIES)), body, lfail);
 	spv_label(m, body);
 	spv_store(m, tries, spv_addk(m, tv, 1), 8);
-	pos = spv_atomic_load(m, 64, ctl);
+	/* the consumer's position first: it never passes the producer's, so total - cons cannot wrap */
 	cons = spv_atomic_load(m, 64, spv_addk(m, ctl, 64));
+	pos = spv_atomic_load(m, 64, ctl);
 	off = op2(&f, SpvOpBitwiseAnd, pos, mask);
 	pad = spv_select(m, m->t_u64, cmp(&f, SpvOpUGreaterThan, spv_add64(m, off, need), ssz),
 			 op2(&f, SpvOpISub, ssz, off), k(&f, 0));

@@ -27,6 +27,21 @@ struct print_check {
 	unsigned launches;   /* distinct launch ids */
 };
 
+/*
+ * Sum of the counts of every {"type":"lost_events","map":"MAP","count":N}
+ * line of `gbpf -j run` output: each is what was lost since the previous one.
+ */
+static inline uint64_t lost_events_total(const char *out, const char *map)
+{
+	char key[128];
+	uint64_t total = 0;
+
+	snprintf(key, sizeof(key), "\"type\":\"lost_events\",\"map\":\"%s\",\"count\":", map);
+	for (const char *p = out; (p = strstr(p, key)); p += strlen(key))
+		total += strtoull(p + strlen(key), NULL, 10);
+	return total;
+}
+
 /* Sum of every "N trace_printk/puts line(s) lost" the output reports. */
 static inline uint64_t print_check_lost(const char *out)
 {

@@ -253,6 +253,25 @@ static void test_old_kinds(void)
 	       "a format the helper rejects gives an empty line");
 }
 
+/*
+ * The reservation reads the host's tail before the queue's head, with
+ * acquire: tail never passes head, so head - tail cannot wrap into a false
+ * "full" (read the other way, a warp held up between the two loads while
+ * the host consumed past the head it read counted its line as dropped).
+ */
+static void test_reserve_order(void)
+{
+	struct ptx_buf b = {0};
+	const char *tail, *head;
+
+	gbpf_printq_emit_ptx(&b, 1, 1);
+	tail = b.p ? strstr(b.p, "ld.acquire.sys.u64 %a6, [%a3];") : NULL;
+	head = b.p ? strstr(b.p, "ld.volatile.u64 %a5, [%a2];") : NULL;
+	tap_ok(!b.oom && tail && head && tail < head && !strstr(head + 1, "ld.volatile.u64 %a6, [%a3];"),
+	       "the print queue's reservation loads the tail (acquire) before the head");
+	ptx_buf_free(&b);
+}
+
 static void test_ptxas(void)
 {
 	struct ptx_buf b;
@@ -291,6 +310,7 @@ int main(void)
 	test_parse();
 	test_parity();
 	test_old_kinds();
+	test_reserve_order();
 	test_ptxas();
 	return tap_done();
 }

@@ -438,8 +438,10 @@ RT u64 ring_reserve(u64 map, u64 sub, u64 len, int *full)
 	if (len > h->sub_size - 8)
 		return 0;
 	for (int tries = 0; tries < 1 << 20; tries++) {
-		pos = __atomic_load_n(&ctl->producer_pos, __ATOMIC_RELAXED);
+		/* the consumer's position first (acquire orders the next load after it): it never
+		 * passes the producer's, so pos + pad + need - cons cannot wrap into a false "full" */
 		cons = __atomic_load_n(&ctl->consumer_pos, __ATOMIC_ACQUIRE);
+		pos = __atomic_load_n(&ctl->producer_pos, __ATOMIC_RELAXED);
 		pad = (pos & mask) + need > h->sub_size ? h->sub_size - (pos & mask) : 0;
 		if (pos + pad + need - cons > h->sub_size) {
 			__atomic_fetch_add(&ctl->drops, 1, __ATOMIC_RELAXED);
