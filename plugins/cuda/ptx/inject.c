@@ -1049,7 +1049,6 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 						 version / 10, version % 10);
 				if (k.over_budget) {
 					size_t used = strlen(rep.reason);
-
 					char spec[96] = "";
 
 					if (k.spec_calls)
