@@ -784,6 +784,84 @@ static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 	memset(cg->uni, 0, sizeof(cg->uni));
 }
 
+/* 1: instruction @p in reads register @p r; -1: it may go elsewhere (a jump: look no further); 0: no. */
+static int insn_reads(const struct gbpf_insn *in, unsigned r)
+{
+	uint8_t cls = GBPF_CLASS(in->code);
+	int x = GBPF_SRC(in->code) == GBPF_X;
+
+	switch (cls) {
+	case GBPF_ALU:
+	case GBPF_ALU64:
+		return (GBPF_OP(in->code) != GBPF_MOV && in->dst == r) || (x && in->src == r);
+	case GBPF_LDX:
+		return in->src == r;
+	case GBPF_ST:
+		return in->dst == r;
+	case GBPF_STX:
+		return in->dst == r || in->src == r;
+	case GBPF_LD:
+		return 0;
+	default:
+		if (in->code == GBPF_OP_CALL)
+			return r >= 1 && r <= 5; /* a helper's arguments */
+		if (in->code == GBPF_OP_EXIT)
+			return r == 0;
+		return -1;
+	}
+}
+
+/* Instruction @p in writes register @p r without reading it first (insn_reads said no). */
+static int insn_writes(const struct gbpf_insn *in, unsigned r)
+{
+	uint8_t cls = GBPF_CLASS(in->code);
+
+	if (in->code == GBPF_OP_CALL)
+		return r <= 5;
+	return (cls == GBPF_ALU || cls == GBPF_ALU64 || cls == GBPF_LDX || cls == GBPF_LD) && in->dst == r;
+}
+
+/*
+ * `rA = *(u64 *)(rP + o); rA += K; *(u64 *)(rP + o) = rA` through a
+ * per-GPU-thread slot (threadhist's `*count += 1`) with rA read by nothing
+ * after it, as one red.global.add: the lane's own slot, so an atomic add
+ * is the same update (and exact where several launches share the slots),
+ * and it does not wait for the load (H200, vec_add 2^24: the atomic form
+ * of the same probe 134.37 us against 138.98, docs/BENCHMARKS.md session
+ * 14). Returns 1 when emitted for the three instructions at @p pc.
+ */
+static int emit_thread_slot_increment(struct ptx_cg *cg, const struct ptx_func *fn, size_t pc)
+{
+	const struct gbpf_insn *ld = &cg->insns[pc], *add, *st;
+	unsigned a = ld->dst, ptr = ld->src;
+
+	if (ld->code != (GBPF_LDX | GBPF_MEM | GBPF_DW) || pc + 2 >= fn->end || a >= 10 || ptr >= 10 ||
+	    a == ptr || cg->ptr[ptr] != PTX_PTR_THREAD_SLOT || cg->label[pc + 1] || cg->label[pc + 2])
+		return 0;
+	add = &cg->insns[pc + 1];
+	st = &cg->insns[pc + 2];
+	if (add->code != (GBPF_ALU64 | GBPF_ADD | GBPF_K) || add->dst != a ||
+	    st->code != (GBPF_STX | GBPF_MEM | GBPF_DW) || st->dst != ptr || st->src != a || st->off != ld->off)
+		return 0;
+	/* rA dead after the store: written or the program left before any read, on the one path until a jump */
+	for (size_t j = pc + 3;; j++) {
+		int r;
+
+		if (j >= fn->end)
+			return 0;
+		r = insn_reads(&cg->insns[j], a);
+		if (r)
+			return 0;
+		/* an exit reads r0 only (a subprogram's r6-r9 are the caller's again after it) */
+		if (insn_writes(&cg->insns[j], a) || cg->insns[j].code == GBPF_OP_EXIT)
+			break;
+	}
+	ptx_buf_printf(cg->b, "add.u64 %%t5, %%r%u, %d;\ncvta.to.global.u64 %%t5, %%t5;\n"
+			      "mov.b64 %%t7, %lld;\nred.global.add.u64 [%%t5], %%t7;\n",
+		       ptr, ld->off, (long long)add->imm);
+	return 1;
+}
+
 static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 {
 	size_t pc;
@@ -821,6 +899,16 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 			pc++;
 			break;
 		default:
+			if (emit_thread_slot_increment(cg, fn, pc)) {
+				/* the load and the add are part of it: their register facts still apply */
+				reg_track_update(cg, in);
+				align_update(cg, in);
+				reg_track_update(cg, &cg->insns[pc + 1]);
+				align_update(cg, &cg->insns[pc + 1]);
+				pc += 2;
+				in = &cg->insns[pc];
+				break;
+			}
 			rc = ptx_emit_mem(cg, pc);
 			break;
 		}

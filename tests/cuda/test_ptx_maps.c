@@ -179,6 +179,24 @@ static void test_inline_lookups(void)
 	md.max_entries = 1;
 	check_text("per-GPU-thread array (threadhist, constant key, 1-D grid fast path)", th,
 		   sizeof(th) / sizeof(th[0]), &md, thread, no_call);
+	{
+		/* *count += 1 through the lane's own slot, the value read by nothing after: one red */
+		static const char *const red[] = {"mov.b64 %t7, 1;\nred.global.add.u64 [%t5], %t7;", NULL};
+		static const char *const rmw[] = {"ld.u64 %r1, [%r0+0];", "st.u64 [%r0+0], %r1;", NULL};
+		/* the same with the new value returned (r0 = r1): the load, add and store stay */
+		struct gbpf_insn live[sizeof(th) / sizeof(th[0])];
+
+		memcpy(live, th, sizeof(th));
+		live[11] = I(0xbf, 0, 1, 0, 0);
+		check_text("per-GPU-thread slot += 1, the value unused after: one red.global.add", th,
+			   sizeof(th) / sizeof(th[0]), &md, red, rmw);
+		check_text("per-GPU-thread slot += 1, the value returned: load, add, store", live,
+			   sizeof(live) / sizeof(live[0]), &md, rmw, red);
+		md.type = GBPF_MAP_TYPE_ARRAY;
+		check_text("array element += 1 (shared by the threads): load, add, store", th, sizeof(th) / sizeof(th[0]),
+			   &md, rmw, red);
+		md.type = GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
+	}
 	md.type = GBPF_MAP_TYPE_ARRAY;
 	md.max_entries = 16;
 	check_text("array lookup, a store through an unknown pointer after the key's: key reloaded", alias,
