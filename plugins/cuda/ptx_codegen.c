@@ -826,9 +826,10 @@ static int insn_writes(const struct gbpf_insn *in, unsigned r)
  * per-GPU-thread slot (threadhist's `*count += 1`) with rA read by nothing
  * after it, as one red.global.add: the lane's own slot, so an atomic add
  * is the same update (and exact where several launches share the slots),
- * and it does not wait for the load (H200, vec_add 2^24: the atomic form
- * of the same probe 134.37 us against 138.98, docs/BENCHMARKS.md session
- * 14). Returns 1 when emitted for the three instructions at @p pc.
+ * and it does not wait for the load (H200, vec_add 2^24, one call:
+ * threadhist_plain 135.74 us against 140.19 / 139.07 with the load, add and
+ * store; docs/BENCHMARKS.md session 14). Returns 1 when emitted for the
+ * three instructions at @p pc.
  */
 static int emit_thread_slot_increment(struct ptx_cg *cg, const struct ptx_func *fn, size_t pc)
 {

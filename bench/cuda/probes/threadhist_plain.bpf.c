@@ -2,8 +2,9 @@
 /*
  * threadhist with a plain increment: the same per-GPU-thread counter as
  * examples/threadhist/threadhist.bpf.c, but `*count += 1` instead of an
- * atomic add. Exact as long as one launch of a kernel runs at a time (each
- * thread owns its slot). bench/cuda/run.sh compares it with the same counter
+ * atomic add (each thread owns its slot; the CUDA code generator still
+ * emits one red.global.add for it, since the value is not read after, so
+ * concurrent launches count exactly too). bench/cuda/run.sh compares it with the same counter
  * written by hand in CUDA (vecadd_bench.cu -DHAND_THREADHIST), which is a
  * plain increment too; threadhist.bpf.c is compared with the hand-written
  * atomicAdd (-DHAND_THREADHIST_ATOMIC).
