@@ -147,15 +147,6 @@ static struct cuda_agent_state {
 static struct ca_kernel *ca_retired_kernels;
 
 /* A driver entry point cached in @p slot after its first lookup. */
-static void *ca_proc_once(_Atomic(void *) *slot, const char *name, int version, uint64_t flags)
-{
-	void *fn = atomic_load_explicit(slot, memory_order_acquire);
-
-	if (!fn && (fn = gbpf_cu_real_proc(name, version, flags)))
-		atomic_store_explicit(slot, fn, memory_order_release);
-	return fn;
-}
-
 static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
@@ -323,7 +314,7 @@ static int ca_set_global(CUmodule mod, const char *sym, const void *val, size_t 
 static int ca_set_device(struct cuda_agent_state *s, const struct ca_kernel *k)
 {
 	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
-	ctx_dev_fn ctx_dev = (ctx_dev_fn)ca_proc_once(&s->p_ctx_dev, "cuCtxGetDevice", 2000, 0);
+	ctx_dev_fn ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc_once(&s->p_ctx_dev, "cuCtxGetDevice", 2000, 0);
 	CUdevice dev;
 	uint32_t v;
 
@@ -737,7 +728,7 @@ out:
 static struct ca_kernel *ca_kernel_for(struct cuda_agent_state *s, const struct gbpf_cu_launch *l)
 {
 	typedef CUresult (*exchange_mode_fn)(int *mode);
-	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)ca_proc_once(&s->p_ctx_get, "cuCtxGetCurrent", 4000, 0);
+	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)gbpf_cu_real_proc_once(&s->p_ctx_get, "cuCtxGetCurrent", 4000, 0);
 	exchange_mode_fn exchange_mode;
 	const void *key = l->library ? (const void *)l->library : (const void *)l->module;
 	int mode = CA_STREAM_CAPTURE_MODE_RELAXED;
@@ -787,7 +778,7 @@ done:
 static int ca_set_launch_id_on(const struct ca_kernel *k, CUstream stream, int ptds, uint64_t id)
 {
 	struct cuda_agent_state *s = &cuda_agent_state;
-	ca_memset32_async_fn ms = (ca_memset32_async_fn)ca_proc_once(
+	ca_memset32_async_fn ms = (ca_memset32_async_fn)gbpf_cu_real_proc_once(
 		ptds ? &s->p_memset32_ptds : &s->p_memset32, "cuMemsetD32Async", 3020,
 		ptds ? CA_PROC_PER_THREAD_STREAM : 0);
 
@@ -816,7 +807,7 @@ static int ca_capturing(struct cuda_agent_state *s, const struct gbpf_cu_launch 
 
 	if ((!l->stream && !l->ptds) || l->stream == (CUstream)(uintptr_t)1 /* CU_STREAM_LEGACY */)
 		return 0;
-	fn = (is_capturing_fn)ca_proc_once(l->ptds ? &s->p_capturing_ptds : &s->p_capturing,
+	fn = (is_capturing_fn)gbpf_cu_real_proc_once(l->ptds ? &s->p_capturing_ptds : &s->p_capturing,
 					   "cuStreamIsCapturing", 10000,
 					   l->ptds ? CA_PROC_PER_THREAD_STREAM : 0);
 	if (!fn || fn(l->stream, &status) != GBPF_CUDA_SUCCESS)
@@ -838,7 +829,7 @@ static int ca_capturing(struct cuda_agent_state *s, const struct gbpf_cu_launch 
  */
 static void ca_graph_launch_ids(struct cuda_agent_state *s, const struct gbpf_cu_call_event *ev)
 {
-	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)ca_proc_once(&s->p_ctx_get, "cuCtxGetCurrent", 4000, 0);
+	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)gbpf_cu_real_proc_once(&s->p_ctx_get, "cuCtxGetCurrent", 4000, 0);
 	CUcontext ctx = NULL;
 	struct ca_kernel *k;
 
@@ -869,7 +860,7 @@ static void ca_run_host_launch(struct cuda_agent_state *s, const struct gbpf_cu_
 		if (!*id)
 			*id = s->svc.next_launch_id(s->svc.ctx);
 		if (!made) {
-			ctx_dev = (ctx_dev_fn)ca_proc_once(&s->p_ctx_dev, "cuCtxGetDevice", 2000, 0);
+			ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc_once(&s->p_ctx_dev, "cuCtxGetDevice", 2000, 0);
 			memset(&c, 0, sizeof(c));
 			c.kernel_id = gbpf_kernel_id(l->name);
 			c.stream = (uint64_t)(uintptr_t)l->stream;

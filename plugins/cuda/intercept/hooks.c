@@ -160,6 +160,15 @@ const char *gbpf_cu_image_kind_name(enum gbpf_cu_image_kind kind)
 	}
 }
 
+void *gbpf_cu_real_proc_once(_Atomic(void *) *slot, const char *name, int version, uint64_t flags)
+{
+	void *fn = atomic_load_explicit(slot, memory_order_acquire);
+
+	if (!fn && (fn = gbpf_cu_real_proc(name, version, flags)))
+		atomic_store_explicit(slot, fn, memory_order_release);
+	return fn;
+}
+
 static uint64_t rd64(const unsigned char *p)
 {
 	uint64_t v;

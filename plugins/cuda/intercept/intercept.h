@@ -30,6 +30,7 @@
 #ifndef GBPF_CUDA_INTERCEPT_H
 #define GBPF_CUDA_INTERCEPT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -265,6 +266,13 @@ int gbpf_cu_attr_replay(const void *original, CUfunction replacement, char *log,
  * @return the function, or NULL (errno ENOENT) when unavailable
  */
 void *gbpf_cu_real_proc(const char *name, int version, uint64_t flags);
+
+/**
+ * gbpf_cu_real_proc once: the entry point kept in @p slot after the first
+ * successful lookup. For calls on every launch: a lookup asks the driver's
+ * cuGetProcAddress, a name search each time.
+ */
+void *gbpf_cu_real_proc_once(_Atomic(void *) *slot, const char *name, int version, uint64_t flags);
 
 /**
  * Put the calling thread (one of gbpf's own: forwarder, timeline) in

@@ -90,6 +90,8 @@ struct gbpf_san_engine {
 	struct san_module *modules;
 	struct san_kernel *kernels;
 	struct gbpf_san_engine_stats stats;
+	/* driver entry points every launch calls (gbpf_cu_real_proc_once) */
+	_Atomic(void *) p_ctx_get, p_memset32, p_memset32_ptds;
 };
 
 static void san_report(struct gbpf_san_engine *e, enum gbpf_agent_event ev, const char *kernel, const char *fmt,
@@ -499,13 +501,14 @@ static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, cons
 int gbpf_san_engine_launch(struct gbpf_san_engine *e, const struct gbpf_cu_launch *l, uint64_t *id,
 			   int need_launch_id)
 {
-	san_ctx_get_fn ctx_get = (san_ctx_get_fn)gbpf_cu_real_proc("cuCtxGetCurrent", 4000, 0);
+	san_ctx_get_fn ctx_get;
 	CUcontext ctx = NULL;
 	struct san_kernel *k;
 	CUdeviceptr record = 0;
 
 	if (!e || !l || !l->name || !l->func || !id)
 		return -ENOENT;
+	ctx_get = (san_ctx_get_fn)gbpf_cu_real_proc_once(&e->p_ctx_get, "cuCtxGetCurrent", 4000, 0);
 	if (l->api != GBPF_CU_LAUNCH_KERNEL && l->api != GBPF_CU_LAUNCH_KERNEL_EX &&
 	    l->api != GBPF_CU_LAUNCH_COOPERATIVE)
 		return -ENOENT;
@@ -542,8 +545,9 @@ out:
 		*id = e->svc.next_launch_id(e->svc.ctx);
 	if (need_launch_id) {
 		/* Stream order puts the id between the previous launch and this one (as the PTX engine). */
-		san_memset32_async_fn ms = (san_memset32_async_fn)gbpf_cu_real_proc(
-			"cuMemsetD32Async", 3020, l->ptds ? SAN_PROC_PER_THREAD_STREAM : 0);
+		san_memset32_async_fn ms = (san_memset32_async_fn)gbpf_cu_real_proc_once(
+			l->ptds ? &e->p_memset32_ptds : &e->p_memset32, "cuMemsetD32Async", 3020,
+			l->ptds ? SAN_PROC_PER_THREAD_STREAM : 0);
 		CUdeviceptr at = record + offsetof(struct gbpf_san_record, launch_id);
 
 		if (!ms || ms(at, (uint32_t)*id, 1, l->stream) != GBPF_CUDA_SUCCESS ||
