@@ -858,8 +858,8 @@ static int emit_thread_slot_increment(struct ptx_cg *cg, const struct ptx_func *
 			break;
 	}
 	ptx_buf_printf(cg->b, "add.u64 %%t5, %%r%u, %d;\ncvta.to.global.u64 %%t5, %%t5;\n"
-			      "mov.b64 %%t7, %lld;\nred.global.add.u64 [%%t5], %%t7;\n",
-		       ptr, ld->off, (long long)add->imm);
+			      "mov.b64 %%t7, 0x%016llX;\nred.global.add.u64 [%%t5], %%t7;\n",
+		       ptr, ld->off, (unsigned long long)(int64_t)add->imm);
 	return 1;
 }
 

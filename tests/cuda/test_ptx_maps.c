@@ -181,7 +181,7 @@ static void test_inline_lookups(void)
 		   sizeof(th) / sizeof(th[0]), &md, thread, no_call);
 	{
 		/* *count += 1 through the lane's own slot, the value read by nothing after: one red */
-		static const char *const red[] = {"mov.b64 %t7, 1;\nred.global.add.u64 [%t5], %t7;", NULL};
+		static const char *const red[] = {"mov.b64 %t7, 0x0000000000000001;\nred.global.add.u64 [%t5], %t7;", NULL};
 		static const char *const rmw[] = {"ld.u64 %r1, [%r0+0];", "st.u64 [%r0+0], %r1;", NULL};
 		/* the same with the new value returned (r0 = r1): the load, add and store stay */
 		struct gbpf_insn live[sizeof(th) / sizeof(th[0])];
@@ -192,6 +192,15 @@ static void test_inline_lookups(void)
 			   sizeof(th) / sizeof(th[0]), &md, red, rmw);
 		check_text("per-GPU-thread slot += 1, the value returned: load, add, store", live,
 			   sizeof(live) / sizeof(live[0]), &md, rmw, red);
+		/* -= 1 (an add of -1): the 64-bit two's complement */
+		static const char *const red_neg[] = {"mov.b64 %t7, 0xFFFFFFFFFFFFFFFF;\nred.global.add.u64 [%t5], %t7;",
+						      NULL};
+		struct gbpf_insn dec[sizeof(th) / sizeof(th[0])];
+
+		memcpy(dec, th, sizeof(th));
+		dec[9] = I(0x07, 1, 0, 0, -1);
+		check_text("per-GPU-thread slot -= 1, the value unused after: one red.global.add of -1", dec,
+			   sizeof(dec) / sizeof(dec[0]), &md, red_neg, rmw);
 		md.type = GBPF_MAP_TYPE_ARRAY;
 		check_text("array element += 1 (shared by the threads): load, add, store", th, sizeof(th) / sizeof(th[0]),
 			   &md, rmw, red);
