@@ -203,6 +203,36 @@ static void ca_on_image(void *ctx, const struct gbpf_cu_image_event *ev)
 	im->size = size;
 	im->key = key;
 	pthread_mutex_lock(&s->lock);
+	/*
+	 * A handle that comes back from a load names a new module: the one it
+	 * named before was unloaded (the driver may reuse the address). What was
+	 * made from the old one goes: its image, and its kernels, which a launch
+	 * of a kernel of the same name in the new module would otherwise replace
+	 * with the old module's code (kept on the retired list, their modules
+	 * loaded, as at a detach: a launch in flight may still use one).
+	 */
+	for (struct ca_image **pi = &s->images; *pi;) {
+		struct ca_image *old = *pi;
+
+		if (old->key != key) {
+			pi = &old->next;
+			continue;
+		}
+		*pi = old->next;
+		free(old->bytes);
+		free(old);
+	}
+	for (struct ca_kernel **pk = &s->kernels; *pk;) {
+		struct ca_kernel *k = *pk;
+
+		if (k->key != key) {
+			pk = &k->next;
+			continue;
+		}
+		*pk = k->next;
+		k->next = ca_retired_kernels;
+		ca_retired_kernels = k;
+	}
 	im->next = s->images;
 	s->images = im;
 	pthread_mutex_unlock(&s->lock);

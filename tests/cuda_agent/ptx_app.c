@@ -11,6 +11,10 @@
  * 0x22 (argument 42), once more with its argument in an `extra` buffer,
  * once into stream 0x77 (the fake driver says it captures a graph), then
  * other_k; prints "app: N+3 launches ok".
+ * ptx_app N reload: target_k once, the module unloaded, another module whose
+ * target_k differs (register %second) loaded and its target_k launched once;
+ * prints "app: reload ok". Under GBPF_FAKE_REUSE_MODULE=1 the fake driver
+ * gives the second module the first one's handle.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +29,7 @@ CUresult cuCtxSetCurrent(void *c);
 CUresult cuCtxCreate_v2(void **c, unsigned flags, int dev);
 CUresult cuCtxDestroy_v2(void *c);
 CUresult cuModuleLoadData(void **m, const void *img);
+CUresult cuModuleUnload(void *m);
 CUresult cuModuleGetFunction(void **f, void *m, const char *name);
 CUresult cuFuncSetAttribute(void *f, int a, int v);
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -35,6 +40,27 @@ static const char module_ptx[] =
 	".visible .entry target_k(\n\t.param .u64 target_k_param_0\n)\n{\n\t.reg .b64 %rd<2>;\n"
 	"\tld.param.u64 %rd1, [target_k_param_0];\n\tret;\n}\n\n"
 	".visible .entry other_k(\n\t.param .u64 other_k_param_0\n)\n{\n\tret;\n}\n";
+
+static const char second_ptx[] =
+	".version 7.8\n.target sm_90\n.address_size 64\n\n"
+	".visible .entry target_k(\n\t.param .u64 target_k_param_0\n)\n{\n\t.reg .b64 %second<2>;\n"
+	"\tld.param.u64 %second1, [target_k_param_0];\n\tret;\n}\n";
+
+/* target_k of one module, then of another loaded after the first was unloaded. */
+static int reload(void)
+{
+	void *mod, *tk;
+	uint64_t arg = 0;
+	void *params[] = {&arg};
+
+	if (cuModuleLoadData(&mod, module_ptx) || cuModuleGetFunction(&tk, mod, "target_k") ||
+	    cuLaunchKernel(tk, 4, 1, 1, 32, 1, 1, 0, NULL, params, NULL) || cuModuleUnload(mod))
+		return -1;
+	if (cuModuleLoadData(&mod, second_ptx) || cuModuleGetFunction(&tk, mod, "target_k") ||
+	    cuLaunchKernel(tk, 4, 1, 1, 32, 1, 1, 0, NULL, params, NULL))
+		return -1;
+	return 0;
+}
 
 /* Load the module in the current context and launch target_k n times, other_k once. */
 static int launches(int n)
@@ -88,6 +114,11 @@ int main(int argc, char **argv)
 	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
 		fprintf(stderr, "app: driver setup failed\n");
 		return 1;
+	}
+	if (argc > 2 && !strcmp(argv[2], "reload")) {
+		ok = reload();
+		printf("app: reload %s\n", ok ? "failed" : "ok");
+		return ok ? 2 : 0;
 	}
 	if (argc > 2 && !strcmp(argv[2], "streams")) {
 		ok = stream_launches(n);

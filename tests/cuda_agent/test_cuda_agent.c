@@ -126,6 +126,28 @@ static void test_two_contexts(void)
 }
 
 /*
+ * A module unloaded and another loaded under the same handle (a driver may
+ * reuse the address): a launch of the second module's kernel of the same
+ * name is instrumented from the second module, not replaced by what was
+ * made from the first.
+ */
+static void test_module_reload(void)
+{
+	int rc = run_with("GBPF_FAKE_REUSE_MODULE=1", obj, "1 reload");
+	const char *second = strstr(log_buf, "reused=1 second=1");
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: reload ok"), "reload: app runs to the end (rc %d)", rc);
+	tap_ok(second != NULL, "reload: the second module got the first one's handle (the case under test)");
+	tap_ok(count(log_buf, "load instrumented=1") == 2 && second &&
+		       strstr(second, "load instrumented=1 reads_device=0 reused=0 second=1"),
+	       "reload: target_k instrumented again, from the second module (%d instrumented loads)",
+	       count(log_buf, "load instrumented=1"));
+	tap_ok(count(log_buf, "launch target_k instrumented=1") == 2, "reload: both launches replaced");
+	if (tap_failed)
+		diag_lines("stderr", err_buf), diag_lines("log", log_buf);
+}
+
+/*
  * ctx->device: the fake GPU is device 3. The module of a gpu/block probe
  * reading it loads __gbpf_device, which the agent sets to 3 (what the
  * host/launch probe sees); a probe reading no device field has no load.
@@ -316,6 +338,7 @@ int main(int argc, char **argv)
 	test_jit_fails();
 	test_register_fails();
 	test_two_contexts();
+	test_module_reload();
 	test_device();
 	test_device_exit();
 	if (tap_failed)

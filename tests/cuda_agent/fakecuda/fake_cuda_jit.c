@@ -206,22 +206,29 @@ API CUresult cuGetErrorString(CUresult e, const char **s) { (void)e; *s = "fake 
 API CUresult cuGetErrorName(CUresult e, const char **s) { (void)e; *s = "FAKE_ERROR"; return 0; }
 
 static struct fmod *last_instrumented;
+/* GBPF_FAKE_REUSE_MODULE=1: the next module load gets the handle the last unload freed, as a real
+ * driver may (the same address for another module) */
+static struct fmod *unloaded;
 
 API CUresult cuModuleLoadDataEx(struct fmod **m, const void *img, unsigned n, int *o, void **v)
 {
-	struct fmod *mod = calloc(1, sizeof(*mod));
+	struct fmod *mod = unloaded ? unloaded : calloc(1, sizeof(*mod));
+	int reused = unloaded != NULL;
 
 	(void)n; (void)o; (void)v;
+	unloaded = NULL;
 	if (!mod)
 		return 2;
+	memset(mod, 0, sizeof(*mod));
 	mod->text = strdup((const char *)img);
 	/* every instrumented module declares it (the probe functions themselves may all be inlined
 	 * and left out) */
 	mod->instrumented = strstr(mod->text, "__gbpf_launch_id") != NULL;
 	if (mod->instrumented)
 		last_instrumented = mod;
-	flog("load instrumented=%d reads_device=%d", mod->instrumented,
-	     strstr(mod->text, "[__gbpf_device]") != NULL);
+	/* reused=1: the handle of an unloaded module; second=1: ptx_app's reloaded module */
+	flog("load instrumented=%d reads_device=%d reused=%d second=%d", mod->instrumented,
+	     strstr(mod->text, "[__gbpf_device]") != NULL, reused, strstr(mod->text, "%second") != NULL);
 	if (mod->instrumented && (getenv("GBPF_FAKE_JIT_FAIL") || knob("GBPF_FAKE_LOAD_FAIL", 200))) {
 		int code = getenv("GBPF_FAKE_JIT_FAIL") ? 218 /* CUDA_ERROR_INVALID_PTX */
 							: knob("GBPF_FAKE_LOAD_FAIL", 200);
@@ -235,7 +242,15 @@ API CUresult cuModuleLoadDataEx(struct fmod **m, const void *img, unsigned n, in
 	return 0;
 }
 API CUresult cuModuleLoadData(struct fmod **m, const void *img) { return cuModuleLoadDataEx(m, img, 0, NULL, NULL); }
-API CUresult cuModuleUnload(struct fmod *m) { (void)m; return 0; }
+API CUresult cuModuleUnload(struct fmod *m)
+{
+	if (getenv("GBPF_FAKE_REUSE_MODULE") && m) {
+		free((void *)m->text);
+		m->text = NULL;
+		unloaded = m;
+	}
+	return 0;
+}
 API CUresult cuModuleGetFunction(struct ffunc **f, struct fmod *m, const char *name)
 {
 	char pat[160];
