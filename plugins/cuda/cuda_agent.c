@@ -146,7 +146,28 @@ static struct cuda_agent_state {
 /* Kernels of earlier attaches (re-attach): kept, their modules stay loaded; under the state's lock. */
 static struct ca_kernel *ca_retired_kernels;
 
-/* A driver entry point cached in @p slot after its first lookup. */
+/*
+ * Forget the kernels of module or library @p key (NULL: any) in context
+ * @p ctx (NULL: any), under s->lock: each is instrumented afresh at its next
+ * launch. They go to the retired list with their modules loaded (unloading
+ * needs their context current and no launch in flight; one may still use
+ * them).
+ */
+static void ca_retire_kernels(struct cuda_agent_state *s, const void *key, CUcontext ctx)
+{
+	for (struct ca_kernel **pk = &s->kernels; *pk;) {
+		struct ca_kernel *k = *pk;
+
+		if ((key && k->key != key) || (ctx && k->ctx != ctx)) {
+			pk = &k->next;
+			continue;
+		}
+		*pk = k->next;
+		k->next = ca_retired_kernels;
+		ca_retired_kernels = k;
+	}
+}
+
 static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
@@ -208,8 +229,7 @@ static void ca_on_image(void *ctx, const struct gbpf_cu_image_event *ev)
 	 * named before was unloaded (the driver may reuse the address). What was
 	 * made from the old one goes: its image, and its kernels, which a launch
 	 * of a kernel of the same name in the new module would otherwise replace
-	 * with the old module's code (kept on the retired list, their modules
-	 * loaded, as at a detach: a launch in flight may still use one).
+	 * with the old module's code.
 	 */
 	for (struct ca_image **pi = &s->images; *pi;) {
 		struct ca_image *old = *pi;
@@ -222,17 +242,7 @@ static void ca_on_image(void *ctx, const struct gbpf_cu_image_event *ev)
 		free(old->bytes);
 		free(old);
 	}
-	for (struct ca_kernel **pk = &s->kernels; *pk;) {
-		struct ca_kernel *k = *pk;
-
-		if (k->key != key) {
-			pk = &k->next;
-			continue;
-		}
-		*pk = k->next;
-		k->next = ca_retired_kernels;
-		ca_retired_kernels = k;
-	}
+	ca_retire_kernels(s, key, NULL);
 	im->next = s->images;
 	s->images = im;
 	pthread_mutex_unlock(&s->lock);
@@ -1062,7 +1072,6 @@ static void ca_context_gone(struct cuda_agent_state *s, const struct gbpf_cu_cal
 {
 	CUcontext ctx = ev->context ? ev->context : ca_primary_ctx(ev->device);
 	struct ca_printq **pq;
-	struct ca_kernel **pk;
 
 	if (!ctx)
 		return;
@@ -1079,17 +1088,7 @@ static void ca_context_gone(struct cuda_agent_state *s, const struct gbpf_cu_cal
 		*pq = e->next;
 		ca_printq_close(e);
 	}
-	for (pk = &s->kernels; *pk;) {
-		struct ca_kernel *k = *pk;
-
-		if (k->ctx != ctx) {
-			pk = &k->next;
-			continue;
-		}
-		*pk = k->next;
-		k->next = ca_retired_kernels;
-		ca_retired_kernels = k;
-	}
+	ca_retire_kernels(s, NULL, ctx);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -1283,19 +1282,10 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	/*
 	 * A re-attach after detach replaces the previous programs. The kernels
 	 * instrumented for them (their modules' __gbpf_maps point to device maps
-	 * and print queues the detach freed) are forgotten: each kernel is
-	 * instrumented afresh at its next launch. Their modules stay loaded
-	 * (unloading needs their context current and no launch in flight), on
-	 * the retired list.
+	 * and print queues the detach freed) are forgotten (ca_retire_kernels).
 	 */
 	pthread_mutex_lock(&s->lock);
-	while (s->kernels) {
-		struct ca_kernel *k = s->kernels;
-
-		s->kernels = k->next;
-		k->next = ca_retired_kernels;
-		ca_retired_kernels = k;
-	}
+	ca_retire_kernels(s, NULL, NULL);
 	pthread_mutex_unlock(&s->lock);
 	free(s->dev);
 	free(s->fragment);

@@ -567,8 +567,7 @@ static void imm_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	}
 }
 
-/* A call that writes no memory the program's frame could be in: a map lookup, update or delete. */
-static int call_keeps_frame(const struct gbpf_insn *in)
+int ptx_call_keeps_frame(const struct gbpf_insn *in)
 {
 	return in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER &&
 	       (in->imm == GBPF_HELPER_MAP_LOOKUP_ELEM || in->imm == GBPF_HELPER_MAP_UPDATE_ELEM ||
@@ -592,7 +591,7 @@ static void uni_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 		if (in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER)
 			cg->uni[0] = cg->call_r0_uni;
 		memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
-		if (!call_keeps_frame(in))
+		if (!ptx_call_keeps_frame(in))
 			cg->stk_gen++;
 		return;
 	}
@@ -725,6 +724,24 @@ static int uni_same(const struct ptx_uni_ptr *a, const struct ptx_uni_ptr *b)
 	return a->valid && b->valid && a->map == b->map && a->key_off == b->key_off && a->gen == b->gen;
 }
 
+/* Nothing known of any register's pointer, stack offset, constant or uniform value (alignment aside). */
+static void track_forget(struct ptx_cg *cg)
+{
+	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
+	memset(cg->stk_known, 0, sizeof(cg->stk_known));
+	memset(cg->imm_known, 0, sizeof(cg->imm_known));
+	memset(cg->uni, 0, sizeof(cg->uni));
+}
+
+/* A function's start: no register facts, no pending call result. */
+static void track_function_start(struct ptx_cg *cg)
+{
+	memset(cg->align, 0, sizeof(cg->align));
+	track_forget(cg);
+	memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
+	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
+}
+
 /* Meet the current register facts into @p t (its first predecessor: a copy). */
 static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 {
@@ -778,13 +795,10 @@ static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 		}
 	}
 	memset(cg->align, 0, 10);
-	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
-	memset(cg->stk_known, 0, sizeof(cg->stk_known));
-	memset(cg->imm_known, 0, sizeof(cg->imm_known));
-	memset(cg->uni, 0, sizeof(cg->uni));
+	track_forget(cg);
 }
 
-/* 1: instruction @p in reads register @p r; -1: it may go elsewhere (a jump: look no further); 0: no. */
+/* Instruction @p in may read register @p r (a jump counts: where it goes may read it). */
 static int insn_reads(const struct gbpf_insn *in, unsigned r)
 {
 	uint8_t cls = GBPF_CLASS(in->code);
@@ -807,7 +821,7 @@ static int insn_reads(const struct gbpf_insn *in, unsigned r)
 			return r >= 1 && r <= 5; /* a helper's arguments */
 		if (in->code == GBPF_OP_EXIT)
 			return r == 0;
-		return -1;
+		return 1;
 	}
 }
 
@@ -846,12 +860,7 @@ static int emit_thread_slot_increment(struct ptx_cg *cg, const struct ptx_func *
 		return 0;
 	/* rA dead after the store: written or the program left before any read, on the one path until a jump */
 	for (size_t j = pc + 3;; j++) {
-		int r;
-
-		if (j >= fn->end)
-			return 0;
-		r = insn_reads(&cg->insns[j], a);
-		if (r)
+		if (j >= fn->end || insn_reads(&cg->insns[j], a))
 			return 0;
 		/* an exit reads r0 only (a subprogram's r6-r9 are the caller's again after it) */
 		if (insn_writes(&cg->insns[j], a) || cg->insns[j].code == GBPF_OP_EXIT)
@@ -942,13 +951,7 @@ static int emit_subprogram(struct ptx_cg *cg, size_t f)
 	int rc;
 
 	cg->cur = f;
-	memset(cg->align, 0, sizeof(cg->align));
-	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
-	memset(cg->stk_known, 0, sizeof(cg->stk_known));
-	memset(cg->imm_known, 0, sizeof(cg->imm_known));
-	memset(cg->uni, 0, sizeof(cg->uni));
-	memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
-	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
+	track_function_start(cg);
 	cg->align[10] = 3;
 	emit_sub_proto(cg, f, 0);
 	emit_decls(cg, &cg->funcs[f]);
@@ -970,13 +973,7 @@ static int emit_probe_main(struct ptx_cg *cg)
 	emit_decls(cg, &cg->funcs[0]);
 	ptx_buf_puts(cg->b, ".reg .b64 %rctx;\nld.param.b64 %r1, [__ctx];\nld.param.b64 %rctx, [__ctx];\n");
 	/* the context and the frame are 8-byte aligned */
-	memset(cg->align, 0, sizeof(cg->align));
-	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
-	memset(cg->stk_known, 0, sizeof(cg->stk_known));
-	memset(cg->imm_known, 0, sizeof(cg->imm_known));
-	memset(cg->uni, 0, sizeof(cg->uni));
-	memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
-	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
+	track_function_start(cg);
 	cg->align[1] = cg->align[10] = 3;
 	cg->ptr[1] = PTX_PTR_CTX;
 	rc = emit_body(cg, &cg->funcs[0]);
@@ -1001,13 +998,7 @@ static int emit_kernel_main(struct ptx_cg *cg)
 			"ld.param.u64 %r1, [__data];\nld.param.u64 %t1, [__stride];\n"
 			"mad.lo.u64 %r1, %gtid, %t1, %r1;\nld.param.u64 %r2, [__size];\n");
 	/* data copies start 8-byte aligned (device allocation, stride rounded to 8) */
-	memset(cg->align, 0, sizeof(cg->align));
-	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
-	memset(cg->stk_known, 0, sizeof(cg->stk_known));
-	memset(cg->imm_known, 0, sizeof(cg->imm_known));
-	memset(cg->uni, 0, sizeof(cg->uni));
-	memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
-	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
+	track_function_start(cg);
 	cg->align[1] = cg->align[10] = 3;
 	rc = emit_body(cg, &cg->funcs[0]);
 	/* r0 per thread, then a warp-aggregated min/max so the host learns

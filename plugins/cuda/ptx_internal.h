@@ -155,6 +155,8 @@ int ptx_fail(struct ptx_cg *cg, size_t pc, int code, const char *fmt, ...)
 /** Index of the function starting at @p pc, or -1. */
 long ptx_func_at(const struct ptx_cg *cg, size_t pc);
 
+/** 1 when @p in is a call that writes no memory the frame could be in: a map lookup, update or delete. */
+int ptx_call_keeps_frame(const struct gbpf_insn *in);
 /** Emit the exit path of the current function with r0 already set. */
 void ptx_emit_exit(struct ptx_cg *cg);
 /** Emit "the program ended through helper 507": unwind to the probe's return. */

@@ -356,9 +356,7 @@ static void trace_key(const struct ptx_cg *cg, size_t pc, uint32_t key_size, str
 		}
 		if ((cls == GBPF_JMP || cls == GBPF_JMP32) && op == GBPF_CALL) {
 			/* a map lookup, update or delete reads its key and value, writes no frame */
-			if (!(in->src == GBPF_CALL_HELPER && (in->imm == GBPF_HELPER_MAP_LOOKUP_ELEM ||
-							      in->imm == GBPF_HELPER_MAP_UPDATE_ELEM ||
-							      in->imm == GBPF_HELPER_MAP_DELETE_ELEM)))
+			if (!ptx_call_keeps_frame(in))
 				recs_clobber(rec, &nrec, 0, 0, 1);
 			for (unsigned r = 0; r <= 5; r++) {
 				sp[r] = isk[r] = uni[r] = ctxp[r] = 0;
