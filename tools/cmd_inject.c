@@ -51,8 +51,13 @@ static struct gbpf_plugin *inject_backend(struct gbpf_registry *reg, const char 
 	return NULL;
 }
 
-/* Nothing is injected unverified, offline included. */
-static int verify_all(const struct prog_input *in, const struct gbpf_prog_desc **progs, size_t n)
+/*
+ * Nothing is injected unverified, offline included. @ctx_reads[i]: the
+ * context bytes program i may read, handed to the plugin as the agent's
+ * are, so that it leaves out the same context stores.
+ */
+static int verify_all(const struct prog_input *in, const struct gbpf_prog_desc **progs, size_t n,
+		      uint64_t *ctx_reads)
 {
 	size_t i;
 
@@ -66,6 +71,7 @@ static int verify_all(const struct prog_input *in, const struct gbpf_prog_desc *
 					 "instruction %lld: %s",
 					 in->path, progs[i]->name, progs[i]->section ? progs[i]->section : "-",
 					 (long long)r.error_insn, r.reason);
+		ctx_reads[i] = r.ctx_read_mask;
 	}
 	return 0;
 }
@@ -99,6 +105,7 @@ int cmd_inject(int argc, char **argv)
 	struct gbpf_inject_result res = {.sz = sizeof(res)};
 	const struct gbpf_backend_ops *ops = NULL;
 	const struct gbpf_prog_desc **progs = NULL;
+	uint64_t *ctx_reads = NULL;
 	struct gbpf_registry *reg = NULL;
 	struct gbpf_plugin *plugin;
 	struct prog_input in;
@@ -130,13 +137,14 @@ int cmd_inject(int argc, char **argv)
 	have_input = 1;
 	n = prog_input_count(&in);
 	progs = calloc(n ? n : 1, sizeof(*progs));
-	if (!progs) {
+	ctx_reads = calloc(n ? n : 1, sizeof(*ctx_reads));
+	if (!progs || !ctx_reads) {
 		cli_error("out of memory");
 		goto out;
 	}
 	for (i = 0; i < n; i++)
 		progs[i] = prog_input_prog(&in, i);
-	if (verify_all(&in, progs, n))
+	if (verify_all(&in, progs, n, ctx_reads))
 		goto out;
 	image = cli_read_file(into, &image_size);
 	if (!image) {
@@ -153,6 +161,7 @@ int cmd_inject(int argc, char **argv)
 		.image_name = into,
 		.kernel_selected = select_kernel,
 		.select_ctx = &sc,
+		.prog_ctx_reads = ctx_reads,
 	};
 	err = ops->inject(&opts, &res, log, sizeof(log));
 	if (err) {
@@ -238,6 +247,7 @@ out:
 		ops->inject_free(&res);
 	free(image);
 	free(progs);
+	free(ctx_reads);
 	if (have_input)
 		prog_input_close(&in);
 	gbpf_registry_free(reg);

@@ -301,6 +301,14 @@ struct gbpf_inject_opts {
 	/** 1 when progs[prog_index] targets this kernel (the core's name matcher). */
 	int (*kernel_selected)(void *ctx, size_t prog_index, const char *mangled_name);
 	void *select_ctx;
+	/**
+	 * Per program (prog_cnt entries), or NULL: the context bytes it may
+	 * read (gbpf_verify_result's ctx_read_mask), as the agent is given them
+	 * (gbpf_agent_attach_opts.prog_ctx_reads), so that the code shown is
+	 * the code the agent would run. Added after ABI 1.4 was first filled:
+	 * a plugin reads it only when sz covers it.
+	 */
+	const uint64_t *prog_ctx_reads;
 };
 
 /** One kernel found by inject(). */

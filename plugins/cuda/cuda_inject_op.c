@@ -6,6 +6,7 @@
  * (gbpf_ptx_emit), spliced into the file's PTX (gbpf_cuda_inject_image).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <gbpf/cuda_inject.h>
 #include <gbpf/plugin.h>
 
+#include "cuda_ctx_fields.h"
 #include "cuda_inject_op.h"
 #include "ptx_codegen.h"
 
@@ -87,6 +89,21 @@ static void plan_free(struct inject_plan *plan)
 }
 
 /* What the result's priv holds: the injector's result and our views of it. */
+/* The context fields no device program reads, as the agent finds them (cuda_agent.c's attach). */
+static unsigned plan_ctx_unused(const struct inject_plan *plan)
+{
+	const struct gbpf_inject_opts *o = plan->opts;
+	const uint64_t *reads = o->sz >= offsetof(struct gbpf_inject_opts, prog_ctx_reads) +
+						 sizeof(o->prog_ctx_reads)
+					? o->prog_ctx_reads
+					: NULL;
+	unsigned unused = GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_MEM_FIELDS;
+
+	for (size_t i = 0; i < plan->device_cnt; i++)
+		unused &= gbpf_cuda_ctx_unused(plan->device[i], reads ? &reads[plan->origin[i]] : NULL);
+	return unused;
+}
+
 struct inject_owned {
 	struct gbpf_cuda_inject_result *raw;
 	struct gbpf_inject_kernel *kernels;
@@ -117,7 +134,10 @@ int cuda_inject(const struct gbpf_inject_opts *opts, struct gbpf_inject_result *
 		.fragment = fragment,
 		.select = plan_select,
 		.select_arg = &plan,
+		.ctx_unused = plan_ctx_unused(&plan),
 	};
+	/* as the agent does: a launch id parameter only where a probe reads the id */
+	iopts.launch_id_param = !(iopts.ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID);
 	if (plan.probe_for_kind[GBPF_ATTACH_GPU_ENTRY] >= 0) {
 		iopts.sites |= GBPF_CUDA_SITE_ENTRY;
 		iopts.entry_probe = (unsigned)plan.probe_for_kind[GBPF_ATTACH_GPU_ENTRY];
