@@ -238,10 +238,18 @@ static const char m_lru_evict_ptx[] =
  * 56 eviction tries, 60 lock spins) and header fields are loaded again; zeroing and the LRU tick
  * are inline.
  */
+/*
+ * The signature (printf: the function's name) and first loads of __gbpf_m_hash_update and
+ * __gbpf_m_hash_update_nl. The flags are BPF_ANY, BPF_NOEXIST or BPF_EXIST: __gbpf_h_map_update
+ * checked them, and ptx_emit_known_update calls the _nl update only with such a constant (an
+ * early return for -EINVAL here, never taken, cost the vector add of mem_count 4 registers).
+ */
+static const char m_hash_update_sig_ptx[] =
+	"(.param .b64 r) %s(.param .b64 m, .param .b64 k, .param .b64 v, .param .b64 f)\n"
+	"{\n.local .align 8 .b8 fr[64];\n.reg .b64 %%a<16>;\n.reg .b32 %%b<20>;\n.reg .pred %%q<4>;\n"
+	"ld.param.b64 %%a0, [m];\nld.param.b64 %%a1, [k];\nld.param.b64 %%a2, [v];\nld.param.b64 %%a3, [f];\n";
+
 static const char m_hash_update_ptx[] =
-	".func (.param .b64 r) __gbpf_m_hash_update(.param .b64 m, .param .b64 k, .param .b64 v, .param .b64 f)\n"
-	"{\n.local .align 8 .b8 fr[64];\n.reg .b64 %a<16>;\n.reg .b32 %b<20>;\n.reg .pred %q<4>;\n"
-	"ld.param.b64 %a0, [m];\nld.param.b64 %a1, [k];\nld.param.b64 %a2, [v];\nld.param.b64 %a3, [f];\n"
 	"st.local.u64 [fr], %a0;\nst.local.u64 [fr+8], %a1;\nst.local.u64 [fr+16], %a2;\n"
 	"st.local.u64 [fr+24], %a3;\nst.local.u32 [fr+56], 0;\n"
 	"ld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a5, %b0;\n{\n.param .b64 x;\n.param .b64 y;\n"
@@ -286,14 +294,26 @@ static const char m_hash_update_ptx[] =
 	"@%q0 bra $Lclaim;\nred.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\n"
 	"ld.u32 %b10, [%a0+8];\nld.local.u32 %b11, [fr+56];\n"
 	"setp.ne.u32 %q1, %b10, 9;\nsetp.ge.u32 %q2, %b11, 8;\nor.pred %q1, %q1, %q2;\n"
-	"@%q1 bra $Lbig;\nadd.u32 %b11, %b11, 1;\nst.local.u32 [fr+56], %b11;\n"
+	"@%q1 bra $Lbig;\n";
+
+/*
+ * LRU_HASH, the map full: evict and take the victim's reservation (at most 8 evictions).
+ * __gbpf_m_hash_update_nl, for maps the code generator knows are not LRU, leaves it out: the
+ * eviction's registers on top of what the update keeps live across its call are the deepest
+ * part of the update's call graph, and a kernel that calls the update pays for all of it at
+ * every site (mem_count's vector add: 40 registers with the eviction, 32 without).
+ */
+static const char m_hash_update_evict_ptx[] =
+	"add.u32 %b11, %b11, 1;\nst.local.u32 [fr+56], %b11;\n"
 	"ld.local.u64 %a4, [fr+32];\nld.u32 %b1, [%a0+40];\nsub.u32 %b2, %b1, 1;\n"
 	"cvt.u32.u64 %b3, %a4;\nand.b32 %b3, %b3, %b2;\ncvt.u64.u32 %a13, %b3;\n"
 	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n"
 	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a13;\n"
 	"call (z), __gbpf_m_lru_evict, (x, y);\nld.param.b64 %a12, [z];\n}\n"
 	/* an eviction is the reservation (its count passes to this insert) */
-	"setp.eq.u64 %q0, %a12, 0;\n@%q0 ld.local.u64 %a0, [fr];\n@%q0 bra $Lclaim;\nbra.uni $Lres;\n"
+	"setp.eq.u64 %q0, %a12, 0;\n@%q0 ld.local.u64 %a0, [fr];\n@%q0 bra $Lclaim;\nbra.uni $Lres;\n";
+
+static const char m_hash_update_tail_ptx[] =
 	"$Lbig:\nred.add.u64 [%a0+96], 1;\nmov.u64 %a7, -7;\nbra.uni $Lunlock;\n"
 	/* claim: from the probe run's first free bucket, else from home */
 	"$Lclaim:\nld.local.u64 %a4, [fr+32];\nld.local.u32 %b8, [fr+48];\n"
@@ -377,9 +397,19 @@ static const char m_hash_delete_ptx[] =
 
 void ptx_hash_emit(struct ptx_buf *b)
 {
-	static const char *const parts[] = {m_hkey_ptx, m_hprobe_ptx, m_hval_ptx, m_hash_lookup_h_ptx, m_hash_lookup_ptx, m_hash_lookup_kh_ptx, m_lru_evict_ptx, m_hash_update_ptx, m_hash_delete_ptx};
+	static const char *const parts[] = {m_hkey_ptx, m_hprobe_ptx, m_hval_ptx, m_hash_lookup_h_ptx, m_hash_lookup_ptx, m_hash_lookup_kh_ptx, m_lru_evict_ptx, m_hash_delete_ptx};
 	size_t i;
 
 	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		ptx_buf_puts(b, parts[i]);
+	/* the update of any hash map, and the one without LRU eviction (ptx_emit_known_update) */
+	ptx_buf_puts(b, ".func ");
+	ptx_buf_printf(b, m_hash_update_sig_ptx, "__gbpf_m_hash_update");
+	ptx_buf_puts(b, m_hash_update_ptx);
+	ptx_buf_puts(b, m_hash_update_evict_ptx);
+	ptx_buf_puts(b, m_hash_update_tail_ptx);
+	ptx_buf_puts(b, ".func ");
+	ptx_buf_printf(b, m_hash_update_sig_ptx, "__gbpf_m_hash_update_nl");
+	ptx_buf_puts(b, m_hash_update_ptx);
+	ptx_buf_puts(b, m_hash_update_tail_ptx);
 }

@@ -242,6 +242,8 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 
 	if (id == GBPF_HELPER_MAP_LOOKUP_ELEM && ptx_emit_known_lookup(cg, pc))
 		return 0;
+	if (id == GBPF_HELPER_MAP_UPDATE_ELEM && ptx_emit_known_update(cg, pc))
+		return 0;
 	if (inline_helper(id)) {
 		emit_inline(cg, id);
 		return 0;

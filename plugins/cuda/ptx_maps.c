@@ -599,15 +599,19 @@ static void emit_key_group(struct ptx_cg *cg, unsigned words, unsigned id)
  * the injector's fold forwards a key built from constants and ptxas
  * computes its hash and home bucket), the hash inline, the lanes with
  * equal keys grouped, then the group's leader runs the probe run inline
- * for up to PTX_HASH_INLINE_PROBES buckets from home, with the map's own
- * rules (__gbpf_m_hprobe): EMPTY ends the run (a miss), BUSY and
+ * from home, with the map's own rules (__gbpf_m_hprobe): EMPTY ends the run (a miss), BUSY and
  * TOMBSTONE are passed, READY with the key equal is the entry. A READY
  * bucket keeps its key for the whole kernel when nothing deletes (no
  * device delete, no LRU eviction; host deletes happen between launches),
  * so the acquire load of the state word orders the key and value reads
- * and no seqlock re-check or fence is needed. A run longer than that
- * takes the full lookup. The leader's answer goes to the group by
- * shuffles within the group's mask.
+ * and no seqlock re-check or fence is needed. The run goes on to the whole
+ * table, as __gbpf_m_hprobe's does; it used to call the full lookup after
+ * four buckets, and that call, cold as it is, cost every kernel
+ * that looks up its registers (ptxas allocates a kernel's registers for its
+ * whole call graph, and the caller's values live across a call add to the
+ * callee's: mem_count's vector add 40 registers, 6 blocks of 256 threads
+ * an SM instead of 8). The leader's answer goes to the group by shuffles
+ * within the group's mask.
  *
  * Before that run the leader tries the same buckets through the L1 cache
  * (emit_hash_weak_probe): the acquire load of the run bypasses L1 and
@@ -615,7 +619,8 @@ static void emit_key_group(struct ptx_cg *cg, unsigned words, unsigned id)
  * (a counter per access kind at every memory access, mem_trace), each
  * lookup of each warp became a chain of L2 round trips to the same two
  * lines, and mem_count cost 14x vector add where the same counters written
- * by hand in CUDA cost 1.2x (H200, session 8).
+ * by hand in CUDA cost 1.2x (H200, session 8). It tries the first
+ * PTX_HASH_INLINE_PROBES buckets.
  */
 #define PTX_HASH_INLINE_PROBES 4
 
@@ -787,14 +792,10 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 	emit_bucket_key_cmp(cg, d->key_size, "hn", id);
 	ptx_buf_printf(b, "$Lhf%u_%zu:\n", id, pi);
 	emit_found_value(cg, d, &geo, id);
-	ptx_buf_printf(b, "$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n@%%p6 bra $Lhp%u_%zu;\n",
-		       id, pi, PTX_HASH_INLINE_PROBES, id, pi);
-	ptx_buf_puts(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n.param .b64 __h3;\n"
-			PTX_STACK_ARG_DECL "st.param.b64 [__h1], %r1;\n");
-	ptx_emit_call_arg(cg, 2, 2);
-	ptx_buf_puts(b, "st.param.b64 [__h3], %t10;\ncall (__hr), __gbpf_m_hash_lookup_kh, (__h1, __h2, __h3);\n"
-			"ld.param.b64 %r0, [__hr];\n}\n");
-	ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n$Lhm%u_%zu:\nmov.u64 %%r0, 0;\n$Lhd%u_%zu:\n", id, pi, id, pi, id, pi);
+	/* the run goes on to the whole table (hprobe's bound): no call, see above */
+	ptx_buf_printf(b, "$Lhn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %llu;\n@%%p6 bra $Lhp%u_%zu;\n",
+		       id, pi, (unsigned long long)geo.nr_buckets, id, pi);
+	ptx_buf_printf(b, "$Lhm%u_%zu:\nmov.u64 %%r0, 0;\n$Lhd%u_%zu:\n", id, pi, id, pi);
 	if (!ks->uniform)
 		ptx_buf_printf(b, "$Lhg%u_%zu:\npopc.b32 %%w4, %%w1;\nsetp.eq.u32 %%p6, %%w4, 1;\n@%%p6 bra $Lhx%u_%zu;\n"
 				  "mov.b64 {%%w4, %%w5}, %%r0;\nshfl.sync.idx.b32 %%w4, %%w4, %%w2, 31, %%w1;\n"
@@ -905,4 +906,26 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 		cg->call_r0_uni.gen = cg->stk_gen;
 	}
 	return rc;
+}
+
+int ptx_emit_known_update(struct ptx_cg *cg, size_t pc)
+{
+	const struct gbpf_map_desc *d = known_map_in_r1(cg, pc);
+	struct ptx_buf *b = cg->b;
+
+	if (!d || (d->type != GBPF_MAP_TYPE_HASH && d->type != GBPF_MAP_TYPE_PERCPU_HASH &&
+		   d->type != GBPF_MAP_TYPE_GPU_HASH))
+		return 0;
+	/* flags the update takes unchecked: BPF_ANY, BPF_NOEXIST, BPF_EXIST, known here */
+	if (!cg->imm_known[4] || cg->imm_val[4] > 2)
+		return 0;
+	/* what __gbpf_h_map_update would call for this map, less its dispatch (its registers count) */
+	ptx_buf_puts(b, "{\n.param .b64 __hr;\n" PTX_STACK_ARG_DECL);
+	for (unsigned i = 1; i <= 4; i++) {
+		ptx_buf_printf(b, ".param .b64 __h%u;\n", i);
+		ptx_emit_call_arg(cg, i, i);
+	}
+	ptx_buf_puts(b, "call (__hr), __gbpf_m_hash_update_nl, (__h1, __h2, __h3, __h4);\n"
+			"ld.param.b64 %r0, [__hr];\n}\n");
+	return 1;
 }

@@ -125,6 +125,10 @@ static void test_inline_lookups(void)
 	static const char *const arr[] = {"cvt.u32.u64 %w10, %r6;", NULL};
 	static const char *const hash[] = {"mov.b64 %t10, 0x9E3779B97F4A7C11;",
 					   "call (__hr), __gbpf_m_hash_lookup_kh", NULL};
+	/* a map whose buckets keep their keys: the whole probe run inline, no call at all */
+	static const char *const hash_inline[] = {"mov.b64 %t10, 0x9E3779B97F4A7C11;", NULL};
+	static const char *const no_lookup_call[] = {"call (__hr), __gbpf_m_hash_lookup",
+						     "call (__hr), __gbpf_h_map_lookup", NULL};
 	/* no program deletes: the home bucket read inline (through L1 first, then ordered), the value
 	 * past the 4-byte key (24 + 8); per-CPU: the SM's plane, slot * nr_buckets * 8 + bucket * 8 past aux_off,
 	 * the plane in one wide multiply-add */
@@ -215,7 +219,7 @@ static void test_inline_lookups(void)
 	n = map_prog_hash_count(prog, 100);
 	md.type = GBPF_MAP_TYPE_PERCPU_HASH;
 	md.max_entries = 1024;
-	check_text("per-CPU hash count (key hashed inline)", prog, n, &md, hash, NULL);
+	check_text("per-CPU hash count (key hashed inline, no call)", prog, n, &md, hash_inline, no_lookup_call);
 	check_text("per-CPU hash count (home bucket read inline)", prog, n, &md, hash_fast, no_hdr);
 	{
 		/* buckets of this geometry are 16-byte aligned: no run-time check before the 16-byte load;
@@ -260,6 +264,37 @@ geo_done:
 		md.type = GBPF_MAP_TYPE_PERCPU_HASH;
 		md.value_size = 8;
 		md.max_entries = 1024;
+	}
+	{
+		/*
+		 * The insert after a miss: a hash map known not to be LRU, with flags the update
+		 * takes (a constant BPF_NOEXIST here), calls the update without LRU eviction, not
+		 * the dispatch of every map type; LRU maps, flags that are not a known constant and
+		 * invalid flags (-EINVAL from the dispatch) keep the generic call.
+		 */
+		static const char *const nl[] = {"call (__hr), __gbpf_m_hash_update_nl, (__h1, __h2, __h3, __h4);",
+						 NULL};
+		static const char *const generic[] = {"call (__hr), __gbpf_h_map_update, (__h1, __h2, __h3, __h4);",
+						      NULL};
+		struct gbpf_insn flags = prog[17];
+
+		if (!tap_ok(prog[17].code == 0xb7 && prog[17].dst == 4 && prog[18].imm == GBPF_HELPER_MAP_UPDATE_ELEM,
+			    "hash count program: r4 = flags right before the update"))
+			return;
+		check_text("per-CPU hash insert: the update without eviction", prog, n, &md, nl, generic);
+		md.type = GBPF_MAP_TYPE_HASH;
+		check_text("hash insert: the update without eviction", prog, n, &md, nl, generic);
+		md.type = GBPF_MAP_TYPE_GPU_HASH;
+		check_text("GPU hash insert: the update without eviction", prog, n, &md, nl, generic);
+		md.type = GBPF_MAP_TYPE_LRU_HASH;
+		check_text("LRU hash insert: the generic update (it may evict)", prog, n, &md, generic, nl);
+		md.type = GBPF_MAP_TYPE_PERCPU_HASH;
+		prog[17] = I(0xbf, 4, 6, 0, 0);
+		check_text("hash insert, flags not a constant: the generic update", prog, n, &md, generic, nl);
+		prog[17] = flags;
+		prog[17].imm = 3;
+		check_text("hash insert, invalid flags: the generic update (-EINVAL)", prog, n, &md, generic, nl);
+		prog[17] = flags;
 	}
 	md.type = GBPF_MAP_TYPE_LRU_HASH;
 	check_text("LRU hash count (evictions change buckets: full lookup)", prog, n, &md, hash, no_fast);
@@ -480,9 +515,9 @@ static void test_atomic_address_uniform(void)
 /*
  * The inline hash lookup: lanes with equal keys grouped (match.any on the
  * whole key, only when some lane shares the first lane's hash), the
- * leader's probe run over up to 4 buckets with the map's state rules
- * (EMPTY: miss, READY and the key equal: hit, else the next bucket), the
- * full lookup after that, the answer shuffled to the group.
+ * leader's probe run over the whole table with the map's state rules
+ * (EMPTY: miss, READY and the key equal: hit, else the next bucket) and no
+ * call, the answer shuffled to the group.
  */
 static void test_hash_inline_run(void)
 {
@@ -493,7 +528,13 @@ static void test_hash_inline_run(void)
 		I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0x7b, 10, 0, -16, 0), I(0x7b, 10, 0, -8, 0),
 		I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -16), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0),
 		I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
-	static const char *const run4[] = {
+	struct gbpf_hash_geometry geo;
+	char run_bound[80];
+
+	gbpf_hash_geometry_of(md.type, md.key_size, md.value_size, md.max_entries, &geo);
+	snprintf(run_bound, sizeof(run_bound), "add.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n",
+		 (unsigned)geo.nr_buckets);
+	const char *const run4[] = {
 		/* grouping: first lane's hash broadcast, ballot, match.any only if shared */
 		"vote.sync.ballot.b32 %w4, %p1, %w0;", "setp.lt.u32 %p1, %w5, 2;",
 		"match.any.sync.b32 %w1, %w10, %w0;",
@@ -501,9 +542,9 @@ static void test_hash_inline_run(void)
 		"add.u32 %w7, %w15, %w6;\nand.b32 %w7, %w7, %w4;", "ld.acquire.gpu.u32 %w14, [%t12];",
 		"setp.eq.u32 %p6, %w14, 0;\n@%p6 bra $Lhm", "setp.ne.u32 %p6, %w14, 2;\n@%p6 bra $Lhn",
 		"ld.u32 %w14, [%t12+24];\nsetp.ne.u32 %p6, %w14, %w10;", "add.u64 %r0, %t12, 32;",
-		"add.u32 %w6, %w6, 1;\nsetp.lt.u32 %p6, %w6, 4;\n@%p6 bra $Lhp",
-		/* after 4 buckets: the full lookup; a miss is NULL; the group gets the leader's answer */
-		"call (__hr), __gbpf_m_hash_lookup_kh", "mov.u64 %r0, 0;\n$Lhd",
+		run_bound,
+		/* the run over the whole table, no call; a miss is NULL; the group gets the leader's answer */
+		"@%p6 bra $Lhp", "mov.u64 %r0, 0;\n$Lhd",
 		"shfl.sync.idx.b32 %w4, %w4, %w2, 31, %w1;\nshfl.sync.idx.b32 %w5, %w5, %w2, 31, %w1;", NULL};
 	static const char *const run8[] = {"match.any.sync.b64 %w1, %t13, %w0;",
 					   "ld.u64 %t0, [%t12+24];\nsetp.ne.u64 %p6, %t0, %t13;",
@@ -515,7 +556,7 @@ static void test_hash_inline_run(void)
 					    "ld.u64 %t0, [%t12+32];\nsetp.ne.u64 %p6, %t0, %t14;",
 					    "add.u64 %r0, %t12, 40;", NULL};
 	static const char *const no_match8[] = {"match.any.sync.b32 %w1", "match.any.sync.b64 %w4, %t14", NULL};
-	static const char *const no_match4[] = {"match.any.sync.b64 %w1", NULL};
+	static const char *const no_match4[] = {"match.any.sync.b64 %w1", "call (__hr), __gbpf_m_hash_lookup", NULL};
 	/* the thread id as a 4-byte key (each lane its own) */
 	const struct gbpf_insn th[] = THREAD_KEY_COUNT;
 	/* a constant key: the same in every lane */
@@ -532,13 +573,14 @@ static void test_hash_inline_run(void)
 		I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1), I(0xb7, 0, 0, 0, 0),
 		I(0x95, 0, 0, 0, 0)};
 	static const char *const uniform[] = {"ld.v2.u64 {%t1, %t2}, [%t12];", "ld.acquire.gpu.u32 %w14, [%t12];",
-					      "call (__hr), __gbpf_m_hash_lookup_kh", NULL};
+					      NULL};
 	static const char *const no_group[] = {"match.any.sync.b32 %w1, %w10, %w0;", "vote.sync.ballot.b32 %w4, %p1, %w0;",
-					       "shfl.sync.idx.b32 %w4, %w4, %w2, 31, %w1;", NULL};
+					       "shfl.sync.idx.b32 %w4, %w4, %w2, 31, %w1;",
+					       "call (__hr), __gbpf_m_hash_lookup", NULL};
 	static const char *const grouped[] = {"vote.sync.ballot.b32 %w4, %p1, %w0;",
 					      "match.any.sync.b32 %w1, %w10, %w0;", NULL};
 
-	check_text("hash 4-byte key: grouped lanes, inline probe run of 4 buckets", th, sizeof(th) / sizeof(th[0]),
+	check_text("hash 4-byte key: grouped lanes, inline probe run over the table", th, sizeof(th) / sizeof(th[0]),
 		   &md, run4, no_match4);
 	check_text("hash, constant key: no grouping, every lane looks up", konst, sizeof(konst) / sizeof(konst[0]),
 		   &md, uniform, no_group);

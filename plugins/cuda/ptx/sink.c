@@ -553,7 +553,8 @@ static bool call_reads_only(const struct gbpf_ptx_module *m, const struct gbpf_p
 		"__gbpf_h_map_lookup", "__gbpf_h_map_update", "__gbpf_h_map_delete", "__gbpf_h_trace_printk",
 		"__gbpf_h_puts", "__gbpf_h_prandom", "__gbpf_h_perf_event_output", "__gbpf_h_ringbuf_output",
 		"__gbpf_h_ringbuf_reserve", "__gbpf_h_ringbuf_submit", "__gbpf_h_ringbuf_discard",
-		"__gbpf_m_hash_lookup", "__gbpf_m_hash_lookup_h", "__gbpf_m_hash_lookup_kh"};
+		"__gbpf_m_hash_lookup", "__gbpf_m_hash_lookup_h", "__gbpf_m_hash_lookup_kh",
+		"__gbpf_m_hash_update_nl"};
 
 	for (uint32_t j = call->toks.first; j < call->toks.first + call->toks.n; j++)
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

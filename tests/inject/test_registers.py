@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Registers of instrumented kernels, offline: `gbpf prog inject PROBE --into
+vecadd_bench.ptx` (the benchmarks' vector add, bench/cuda/apps), then
+`ptxas -v` for sm_90. ptxas allocates a kernel's registers for its whole call
+graph, and the values a caller keeps live across a call add to the callee's,
+so a slow path (a map insert after a miss) that is never taken in a steady
+state can still decide how many blocks fit an SM. A kernel of 256-thread
+blocks fits 8 per SM (every warp slot) at 32 registers or fewer, 6 at 40.
+These limits are what the H200 rows of docs/BENCHMARKS.md were measured with
+(mem_count: 40 registers and 2.1x before the insert called the update without
+LRU eviction and the lookup's long run stayed inline). The injection is the
+agent's: context fields no probe reads are not stored (the verifier's
+context reads reach the plugin as they reach the agent).
+
+Usage: test_registers.py GBPF PTXAS|- VECADD.ptx|- NAME=PROBE.bpf.o:LIMIT...
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+count = 0
+failed = False
+
+
+def ok(cond, name):
+    global count, failed
+    count += 1
+    print(("ok" if cond else "not ok") + f" {count} - {name}", flush=True)
+    failed |= not cond
+    return cond
+
+
+def skip(name, why):
+    global count
+    count += 1
+    print(f"ok {count} # SKIP {name}: {why}", flush=True)
+
+
+def kernel_registers(ptxas, path):
+    """{kernel: registers} from ptxas -v for sm_90, or None with ptxas' output."""
+    p = subprocess.run([ptxas, "-arch=sm_90", "-v", path, "-o", os.devnull],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode:
+        return None, p.stderr[-800:]
+    regs, kernel = {}, None
+    for line in p.stderr.splitlines():
+        m = re.search(r"Compiling entry function '([\w$]+)'", line)
+        if m:
+            kernel = m.group(1)
+        m = re.search(r"Used (\d+) registers", line)
+        if m and kernel:
+            regs[kernel] = int(m.group(1))
+            kernel = None
+    return regs, ""
+
+
+def main():
+    if len(sys.argv) < 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    gbpf, ptxas, app = sys.argv[1:4]
+    probes = sys.argv[4:]
+    if ptxas == "-" or app == "-":
+        for spec in probes:
+            skip(f"{spec.split('=')[0]}: registers of vec_add",
+                 "no ptxas" if ptxas == "-" else "no nvcc-built PTX")
+        print(f"1..{count}")
+        return 0
+    env = dict(os.environ)
+    for var in ("GBPF_BACKEND", "GBPF_PTX_NO_INLINE", "GBPF_PTX_INLINE_BUDGET"):
+        env.pop(var, None)
+    for spec in probes:
+        name, rest = spec.split("=", 1)
+        obj, limit = rest.rsplit(":", 1)
+        limit = int(limit)
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([gbpf, "prog", "inject", obj, "--into", app, "-o", tmp],
+                               capture_output=True, text=True, env=env, timeout=300)
+            if not ok(p.returncode == 0 and os.path.exists(os.path.join(tmp, "module0.ptx")),
+                      f"{name}: injected into the benchmarks' vector add"):
+                print("# " + p.stderr.strip().replace("\n", "\n# "))
+                continue
+            regs, log = kernel_registers(ptxas, os.path.join(tmp, "module0.ptx"))
+            if not ok(regs is not None, f"{name}: ptxas -arch=sm_90 accepts the instrumented module"):
+                print("# " + log.replace("\n", "\n# "))
+                continue
+            vec = [k for k in regs if "vec_add" in k]
+            if not ok(len(vec) == 1, f"{name}: one vec_add kernel in the module"):
+                continue
+            ok(regs[vec[0]] <= limit,
+               f"{name}: vec_add uses {regs[vec[0]]} registers, at most {limit}")
+            # The probes read no context field the sites would store (kernel id, parameters,
+            # launch id, device): offline as in the agent, none is stored.
+            with open(os.path.join(tmp, "module0.ptx")) as f:
+                stores = [ln.strip() for ln in f if re.search(r"st\.local\S*\s+\[__gbpf_ctx\+", ln)]
+            ok(not stores, f"{name}: no context field stored that the probe does not read "
+                           f"({len(stores)} stores{': ' + stores[0] if stores else ''})")
+    print(f"1..{count}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
