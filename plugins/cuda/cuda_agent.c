@@ -198,6 +198,36 @@ static int ca_selected(size_t prog, const char *name)
 
 /* ---- images ---- */
 
+/* The recorded images of module or library @p key, taken off the list (under s->lock). */
+static struct ca_image *ca_take_images(struct cuda_agent_state *s, const void *key)
+{
+	struct ca_image *taken = NULL;
+
+	for (struct ca_image **pi = &s->images; *pi;) {
+		struct ca_image *im = *pi;
+
+		if (im->key != key) {
+			pi = &im->next;
+			continue;
+		}
+		*pi = im->next;
+		im->next = taken;
+		taken = im;
+	}
+	return taken;
+}
+
+static void ca_images_free(struct ca_image *im)
+{
+	while (im) {
+		struct ca_image *next = im->next;
+
+		free(im->bytes);
+		free(im);
+		im = next;
+	}
+}
+
 static void ca_on_image(void *ctx, const struct gbpf_cu_image_event *ev)
 {
 	struct cuda_agent_state *s = ctx;
@@ -230,19 +260,10 @@ static void ca_on_image(void *ctx, const struct gbpf_cu_image_event *ev)
 	 * named before was unloaded (the driver may reuse the address). What was
 	 * made from the old one goes: its image, and its kernels, which a launch
 	 * of a kernel of the same name in the new module would otherwise replace
-	 * with the old module's code.
+	 * with the old module's code. (An unload the agent saw let them go
+	 * already, ca_module_unloading; this covers one it did not see.)
 	 */
-	for (struct ca_image **pi = &s->images; *pi;) {
-		struct ca_image *old = *pi;
-
-		if (old->key != key) {
-			pi = &old->next;
-			continue;
-		}
-		*pi = old->next;
-		free(old->bytes);
-		free(old);
-	}
+	ca_images_free(ca_take_images(s, key));
 	ca_retire_kernels(s, key, NULL);
 	im->next = s->images;
 	s->images = im;
@@ -1093,7 +1114,131 @@ static void ca_context_gone(struct cuda_agent_state *s, const struct gbpf_cu_cal
 	pthread_mutex_unlock(&s->lock);
 }
 
-static void ca_call_pre(void *ctx, const struct gbpf_cu_call_event *ev)
+/* What an unload of the application's module took from the agent, from call_pre to call_post. */
+struct ca_unloading {
+	const void *key;           /* the CUmodule or CUlibrary */
+	struct ca_image *images;   /* its recorded image */
+	struct ca_kernel *kernels; /* the kernels instrumented from it */
+};
+
+typedef CUresult (*ca_unload_fn)(CUmodule);
+typedef CUresult (*ca_ctx_push_fn)(CUcontext);
+typedef CUresult (*ca_ctx_pop_fn)(CUcontext *);
+
+/*
+ * The application unloads a module or library (call_pre: the handle still
+ * names it; once the driver returns, a load may get it for a new module).
+ * Its image and its kernels leave the agent's lists now; call_post unloads
+ * their instrumented modules (ca_module_unloaded).
+ */
+static void ca_module_unloading(struct cuda_agent_state *s, struct gbpf_cu_call_event *ev)
+{
+	const void *key = ev->library ? (const void *)ev->library : (const void *)ev->module;
+	struct ca_unloading *u = key ? calloc(1, sizeof(*u)) : NULL;
+
+	if (!u)
+		return; /* a load under the same handle still retires them (ca_on_image) */
+	u->key = key;
+	pthread_mutex_lock(&s->lock);
+	u->images = ca_take_images(s, key);
+	for (struct ca_kernel **pk = &s->kernels; *pk;) {
+		struct ca_kernel *k = *pk;
+
+		if (k->key != key) {
+			pk = &k->next;
+			continue;
+		}
+		*pk = k->next;
+		k->next = u->kernels;
+		u->kernels = k;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (!u->images && !u->kernels) {
+		free(u);
+		return;
+	}
+	ev->hook_data = u;
+}
+
+/* Unload the instrumented module of @p k in its context (made current for the call if it is not). */
+static void ca_unload_instrumented(struct ca_kernel *k, CUcontext current)
+{
+	ca_unload_fn unload = (ca_unload_fn)gbpf_cu_real_proc("cuModuleUnload", 2000, 0);
+	ca_ctx_push_fn push = (ca_ctx_push_fn)gbpf_cu_real_proc("cuCtxPushCurrent", 4000, 0);
+	ca_ctx_pop_fn pop = (ca_ctx_pop_fn)gbpf_cu_real_proc("cuCtxPopCurrent", 4000, 0);
+	CUcontext popped = NULL;
+	int pushed = 0;
+	CUresult r;
+
+	if (!k->mod || !unload)
+		return;
+	if (k->ctx && k->ctx != current) {
+		if (!push || !pop || push(k->ctx) != GBPF_CUDA_SUCCESS)
+			return;
+		pushed = 1;
+	}
+	r = unload(k->mod);
+	if (pushed)
+		pop(&popped);
+	if (r != GBPF_CUDA_SUCCESS)
+		ca_report(GBPF_AGENT_EVENT_ERROR, k->name,
+			  "the instrumented module of an unloaded module stays loaded: cuModuleUnload error %d", r);
+}
+
+/*
+ * After the application's unload. Done: the instrumented modules are
+ * unloaded too (cuModuleUnload waits for kernels of the module still
+ * running, measured on the H200: a kernel launched just before ran to its
+ * end and the unload returned after it, so an instrumented kernel that
+ * replaced one of the application's is never cut short). Refused: the
+ * module stays, and so does its image (unless a load under the handle
+ * recorded another since); its kernels are retired with their modules
+ * loaded and instrumented afresh at their next launch.
+ */
+static void ca_module_unloaded(struct cuda_agent_state *s, const struct gbpf_cu_call_event *ev)
+{
+	ca_ctx_get_fn ctx_get = (ca_ctx_get_fn)gbpf_cu_real_proc_once(&s->p_ctx_get, "cuCtxGetCurrent", 4000, 0);
+	struct ca_unloading *u = ev->hook_data;
+	CUcontext current = NULL;
+
+	if (!u)
+		return;
+	if (ev->result != GBPF_CUDA_SUCCESS) {
+		pthread_mutex_lock(&s->lock);
+		if (!ca_find_image(s, u->key) && u->images) {
+			struct ca_image *last = u->images;
+
+			while (last->next)
+				last = last->next;
+			last->next = s->images;
+			s->images = u->images;
+			u->images = NULL;
+		}
+		while (u->kernels) {
+			struct ca_kernel *k = u->kernels;
+
+			u->kernels = k->next;
+			k->next = ca_retired_kernels;
+			ca_retired_kernels = k;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	ca_images_free(u->images);
+	if (ctx_get)
+		ctx_get(&current);
+	while (u->kernels) {
+		struct ca_kernel *k = u->kernels;
+
+		u->kernels = k->next;
+		ca_unload_instrumented(k, current);
+		free(k->globals);
+		free(k->name);
+		free(k);
+	}
+	free(u);
+}
+
+static void ca_call_pre(void *ctx, struct gbpf_cu_call_event *ev)
 {
 	struct cuda_agent_state *s = ctx;
 
@@ -1101,6 +1246,8 @@ static void ca_call_pre(void *ctx, const struct gbpf_cu_call_event *ev)
 		return;
 	if (ev->kind == GBPF_CU_CALL_CTX_DESTROY)
 		ca_context_gone(s, ev);
+	if (ev->kind == GBPF_CU_CALL_MODULE_UNLOAD)
+		ca_module_unloading(s, ev);
 	if (ev->kind == GBPF_CU_CALL_GRAPH_LAUNCH && s->need_launch_id)
 		ca_graph_launch_ids(s, ev);
 	ca_timeline_call_pre(s->timeline, ev);
@@ -1113,6 +1260,10 @@ static void ca_call_post(void *ctx, const struct gbpf_cu_call_event *ev)
 	uint32_t kind;
 
 	ca_timeline_call_post(s->timeline, ev);
+	if (ev->kind == GBPF_CU_CALL_MODULE_UNLOAD) {
+		ca_module_unloaded(s, ev); /* also after a detach: what call_pre took is let go */
+		return;
+	}
 	if (!atomic_load(&s->attached) || ev->result != GBPF_CUDA_SUCCESS)
 		return;
 	/* The application waited for the GPU: a good moment to refresh the host view of the maps. */

@@ -129,7 +129,8 @@ static void test_two_contexts(void)
  * A module unloaded and another loaded under the same handle (a driver may
  * reuse the address): a launch of the second module's kernel of the same
  * name is instrumented from the second module, not replaced by what was
- * made from the first.
+ * made from the first; and the instrumented module made from the first
+ * is unloaded with it, not left loaded for the life of the process.
  */
 static void test_module_reload(void)
 {
@@ -143,6 +144,10 @@ static void test_module_reload(void)
 	       "reload: target_k instrumented again, from the second module (%d instrumented loads)",
 	       count(log_buf, "load instrumented=1"));
 	tap_ok(count(log_buf, "launch target_k instrumented=1") == 2, "reload: both launches replaced");
+	/* the app's unload takes the instrumented module made from it along (no module left behind) */
+	tap_ok(count(log_buf, "module freed instrumented=1") == 1 && count(log_buf, "module freed instrumented=0") == 1,
+	       "reload: the app's unload unloads the instrumented module made from it (%d instrumented, %d app "
+	       "unloads)", count(log_buf, "module freed instrumented=1"), count(log_buf, "module freed instrumented=0"));
 	if (tap_failed)
 		diag_lines("stderr", err_buf), diag_lines("log", log_buf);
 }

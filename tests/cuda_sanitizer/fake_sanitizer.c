@@ -3,7 +3,8 @@
  * tests/cuda_sanitizer/fake_sanitizer.c - a stand-in for NVIDIA's
  * libsanitizer-public.so (the entry points san_api.c resolves), for
  * test_san_subscribe: it records which callbacks the subscription enables;
- * for test_san_engine, the last patch image and callback data it was given.
+ * for test_san_engine, the last patch image and callback data it was given,
+ * and a module unload it reports as the library would (fake_san_module_unload).
  * FAKE_SAN_REFUSE_CALLBACK=1 makes sanitizerEnableCallback fail, as a library
  * that knows no single callback ids would.
  */
@@ -26,7 +27,21 @@ static void fake_san_note(const char *what)
 static const void *fake_san_image;
 static const void *fake_san_userdata;
 
+/* The subscriber's callback, for the resource callbacks the test asks for. */
+static void (*fake_san_cb)(void *userdata, int domain, uint32_t cbid, const void *cbdata);
+static void *fake_san_cb_userdata;
+
+/* Sanitizer_ResourceModuleData's leading fields, as plugins/cuda/sanitizer/san_api.h reads them. */
+struct fake_san_module_data {
+	void *context;
+	void *module;
+	size_t cubin_size;
+	const char *cubin;
+	void *library;
+};
+
 const char *fake_san_log(void);
+void fake_san_module_unload(void *ctx, void *module);
 const void *fake_san_last_image(void);
 const void *fake_san_last_userdata(void);
 int sanitizerSubscribe(void **sub, void *cb, void *userdata);
@@ -55,10 +70,19 @@ const void *fake_san_last_userdata(void)
 	return fake_san_userdata;
 }
 
+/* SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING */
+void fake_san_module_unload(void *ctx, void *module)
+{
+	struct fake_san_module_data md = {.context = ctx, .module = module};
+
+	if (fake_san_cb)
+		fake_san_cb(fake_san_cb_userdata, 3, 10, &md);
+}
+
 int sanitizerSubscribe(void **sub, void *cb, void *userdata)
 {
-	(void)cb;
-	(void)userdata;
+	*(void **)&fake_san_cb = cb;
+	fake_san_cb_userdata = userdata;
 	*sub = fake_san_calls;
 	fake_san_note("subscribe");
 	return 0;

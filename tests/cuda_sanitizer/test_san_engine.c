@@ -238,6 +238,49 @@ static void launch_and_check(struct gbpf_san_engine *e, const char *lib, const c
 	       want_cached ? "from the disk cache, re-bound" : "compiled by ptxas");
 }
 
+/*
+ * The library reports the current context's module unloading; a kernel
+ * launched afterwards with the same function handle (a later module may get
+ * the old one's handles) is instrumented afresh: a new record, the module
+ * patched again. Before, the handle alone found the old kernel's record.
+ */
+static void module_unload_and_relaunch(struct gbpf_san_engine *e, const char *lib)
+{
+	void (*unload)(void *, void *) = NULL;
+	const void *(*last_userdata)(void) = NULL;
+	struct gbpf_cu_launch l = {.api = GBPF_CU_LAUNCH_KERNEL, .api_name = "cuLaunchKernel",
+				   .func = (CUfunction)(uintptr_t)((uintptr_t)fake_ctx + 0x20000),
+				   .name = "_Z6vecaddPfS_S_i"};
+	struct gbpf_san_engine_stats before, after;
+	const void *rec_before;
+	uint64_t id = 0;
+	void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+	int rc;
+
+	*(void **)&unload = h ? dlsym(h, "fake_san_module_unload") : NULL;
+	*(void **)&last_userdata = h ? dlsym(h, "fake_san_last_userdata") : NULL;
+	if (h)
+		dlclose(h);
+	if (!tap_ok(unload && last_userdata, "module unload: the stand-in library reports unloads"))
+		return;
+	gbpf_san_engine_stats(e, &before);
+	rec_before = last_userdata();
+	rc = gbpf_san_engine_launch(e, &l, &id, 1);
+	gbpf_san_engine_stats(e, &after);
+	tap_ok(rc == 0 && after.kernels == before.kernels && last_userdata() == rec_before,
+	       "module unload: before it, a launch with the same handle reuses the kernel's record (%d)", rc);
+	unload((void *)fake_ctx, (void *)((uintptr_t)fake_ctx + 0x10000));
+	id = 0;
+	rc = gbpf_san_engine_launch(e, &l, &id, 1);
+	gbpf_san_engine_stats(e, &after);
+	tap_ok(rc == 0 && after.kernels == before.kernels + 1 && after.modules == before.modules + 1 &&
+		       last_userdata() != rec_before,
+	       "module unload: the same handle afterwards is a new kernel: a new record, its module patched again "
+	       "(kernels %llu -> %llu, modules %llu -> %llu, rc %d)",
+	       (unsigned long long)before.kernels, (unsigned long long)after.kernels,
+	       (unsigned long long)before.modules, (unsigned long long)after.modules, rc);
+}
+
 int main(int argc, char **argv)
 {
 	struct gbpf_prog_desc kt = {.sz = sizeof(kt), .name = "on_entry", .section = "gpu/entry/*",
@@ -289,6 +332,7 @@ int main(int argc, char **argv)
 	fake_ctx = (CUcontext)(uintptr_t)0x2000;
 	fake_device = 1;
 	launch_and_check(e, argv[1], "context on device 1", 1);
+	module_unload_and_relaunch(e, argv[1]);
 out:
 	gbpf_san_engine_destroy(e);
 	free(frag);

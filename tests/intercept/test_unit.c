@@ -41,7 +41,7 @@ static void on_post(void *ctx, const struct gbpf_cu_launch *l)
 	last_post = *l;
 }
 
-static void on_call_pre(void *ctx, const struct gbpf_cu_call_event *ev)
+static void on_call_pre(void *ctx, struct gbpf_cu_call_event *ev)
 {
 	call_pre_calls++;
 }

@@ -277,6 +277,8 @@ typedef CUresult (*PFN_cuStreamSynchronize_v2000)(CUstream hStream);
 typedef CUresult (*PFN_cuGraphLaunch_v10000)(CUgraphExec hGraphExec, CUstream hStream);
 typedef CUresult (*PFN_cuEventSynchronize_v2000)(CUevent hEvent);
 typedef CUresult (*PFN_cuCtxDestroy_v4000)(CUcontext ctx);
+typedef CUresult (*PFN_cuModuleUnload_v2000)(CUmodule hmod);
+typedef CUresult (*PFN_cuLibraryUnload_v12000)(CUlibrary library);
 typedef CUresult (*PFN_cuDevicePrimaryCtxReset_v11000)(CUdevice dev);
 
 #endif /* GBPF_CUDA_INTERCEPT_CUDA_TYPES_H */

@@ -175,6 +175,13 @@ enum gbpf_cu_call_kind {
 	GBPF_CU_CALL_CTX_DESTROY,
 	/** cuGraphLaunch(_ptsz): stream, graph_exec; what call_pre enqueues on the stream runs before the graph */
 	GBPF_CU_CALL_GRAPH_LAUNCH,
+	/**
+	 * cuModuleUnload (module) and cuLibraryUnload (library): the handle
+	 * names a module until the driver returns and may name a new one
+	 * right after (the driver reuses addresses), so what was made from
+	 * it is let go in call_pre, where the handle still means the old one.
+	 */
+	GBPF_CU_CALL_MODULE_UNLOAD,
 };
 
 /** Directions of copies (same values as GBPF_COPY_* in gbpf/probe_ctx.h); 0 = unknown. */
@@ -199,6 +206,10 @@ struct gbpf_cu_call_event {
 	CUcontext context;    /**< CTX_DESTROY: the context (NULL for a primary context reset) */
 	CUdevice device;      /**< CTX_DESTROY of a primary context: its device, else -1 */
 	CUgraphExec graph_exec; /**< GRAPH_LAUNCH: the executable graph */
+	CUmodule module;      /**< MODULE_UNLOAD: the module, or NULL */
+	CUlibrary library;    /**< MODULE_UNLOAD: the library, or NULL */
+	/** NULL before call_pre; what call_pre leaves here, call_post of the same call gets */
+	void *hook_data;
 };
 
 /**
@@ -220,7 +231,7 @@ struct gbpf_cu_hooks {
 	 */
 	int (*launch_pre)(void *ctx, struct gbpf_cu_launch *launch);
 	void (*launch_post)(void *ctx, const struct gbpf_cu_launch *launch);
-	void (*call_pre)(void *ctx, const struct gbpf_cu_call_event *ev);
+	void (*call_pre)(void *ctx, struct gbpf_cu_call_event *ev);
 	void (*call_post)(void *ctx, const struct gbpf_cu_call_event *ev);
 };
 

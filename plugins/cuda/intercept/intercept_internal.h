@@ -67,7 +67,7 @@ struct gbpf_cu_family {
 	X(memset_d8) X(memset_d16) X(memset_d32) X(memset_d8_async) X(memset_d16_async)            \
 	X(memset_d32_async)                                                                        \
 	X(ctx_synchronize) X(ctx_synchronize_v2) X(stream_synchronize) X(event_synchronize)          \
-	X(ctx_destroy) X(primary_ctx_reset) X(graph_launch)
+	X(ctx_destroy) X(primary_ctx_reset) X(graph_launch) X(module_unload) X(library_unload)
 
 #define GBPF_CU_DECLARE_FAMILY(FAM) extern const struct gbpf_cu_family gbpf_cu_fam_##FAM;
 GBPF_CU_FAMILIES(GBPF_CU_DECLARE_FAMILY)

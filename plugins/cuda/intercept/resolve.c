@@ -75,6 +75,8 @@ static const struct gbpf_cu_proc_entry gbpf_cu_procs[] = {
 	E("cuCtxDestroy", 4000, ctx_destroy),
 	E("cuDevicePrimaryCtxReset", 11000, primary_ctx_reset),
 	E("cuGraphLaunch", 10000, graph_launch),
+	E("cuModuleUnload", 2000, module_unload),
+	E("cuLibraryUnload", 12000, library_unload),
 };
 
 struct gbpf_cu_export_entry {
@@ -159,6 +161,8 @@ static const struct gbpf_cu_export_entry gbpf_cu_exports[] = {
 	X("cuDevicePrimaryCtxReset_v2", primary_ctx_reset, 0),
 	X("cuGraphLaunch", graph_launch, 0),
 	X("cuGraphLaunch_ptsz", graph_launch, 1),
+	X("cuModuleUnload", module_unload, 0),
+	X("cuLibraryUnload", library_unload, 0),
 };
 
 /* Slot value meaning "being claimed": never a function address. */

@@ -247,6 +247,26 @@ static CUresult primary_ctx_reset_impl(const struct gbpf_cu_slot *s, CUdevice de
 }
 GBPF_CU_FAMILY(primary_ctx_reset, (CUdevice dev), (dev));
 
+/* ---- module teardown: what the agent made from a module goes with it ---- */
+
+static CUresult module_unload_impl(const struct gbpf_cu_slot *s, CUmodule mod)
+{
+	struct gbpf_cu_call_event ev = {.api = "cuModuleUnload", .kind = GBPF_CU_CALL_MODULE_UNLOAD,
+					.module = mod, .device = -1};
+
+	GBPF_CU_HOST_CALL(s, ev, ((PFN_cuModuleUnload_v2000)gbpf_cu_slot_real(s))(mod));
+}
+GBPF_CU_FAMILY(module_unload, (CUmodule mod), (mod));
+
+static CUresult library_unload_impl(const struct gbpf_cu_slot *s, CUlibrary lib)
+{
+	struct gbpf_cu_call_event ev = {.api = "cuLibraryUnload", .kind = GBPF_CU_CALL_MODULE_UNLOAD,
+					.library = lib, .device = -1};
+
+	GBPF_CU_HOST_CALL(s, ev, ((PFN_cuLibraryUnload_v12000)gbpf_cu_slot_real(s))(lib));
+}
+GBPF_CU_FAMILY(library_unload, (CUlibrary lib), (lib));
+
 /* ---- graph launches: the agent gives each a launch id (stream-ordered before the graph) ---- */
 
 static CUresult graph_launch_impl(const struct gbpf_cu_slot *s, CUgraphExec exec, CUstream st)

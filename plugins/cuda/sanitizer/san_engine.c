@@ -57,6 +57,7 @@ struct san_module {
 struct san_kernel {
 	const void *handle;
 	CUcontext ctx;
+	CUmodule mod; /* its module in ctx (NULL when the driver did not say) */
 	int ok;
 	int yield_said; /* its loss of the engine (the subscription given to CUPTI) was reported */
 	CUdeviceptr record;
@@ -107,8 +108,13 @@ static void san_report(struct gbpf_san_engine *e, enum gbpf_agent_event ev, cons
 }
 
 /*
- * A module about to be unloaded forgets its state (a later module may get
- * the same handle). Called from the process's subscription (san_process.c).
+ * A module about to be unloaded forgets its state, and its kernels theirs:
+ * a later module may get the same handle, and its functions the handles of
+ * the old one's, which must then be patched and given records afresh (a
+ * kernel found by its handle alone ran the new module's code unpatched, or
+ * with the old kernel's record). The records stay in device memory, as at
+ * a detach: a kernel of the module may still be running. Called from the
+ * process's subscription (san_process.c).
  */
 static void san_module_unloading(void *arg, CUcontext ctx, CUmodule mod)
 {
@@ -118,6 +124,16 @@ static void san_module_unloading(void *arg, CUcontext ctx, CUmodule mod)
 	for (struct san_module *m = e->modules; m; m = m->next)
 		if (m->mod == mod && m->ctx == ctx)
 			m->mod = NULL;
+	for (struct san_kernel **pk = &e->kernels; *pk;) {
+		struct san_kernel *k = *pk;
+
+		if (k->mod != mod || k->ctx != ctx) {
+			pk = &k->next;
+			continue;
+		}
+		*pk = k->next;
+		free(k);
+	}
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -436,6 +452,28 @@ static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, cons
 	for (size_t i = 0; i < e->probe_cnt; i++)
 		if (e->svc.kernel_selected && e->svc.kernel_selected(e->svc.ctx, e->prog_index[i], l->name))
 			rec.probes |= 1ull << i;
+	/*
+	 * The module first, for every kernel handle, probed or not: its unload forgets the handle
+	 * (san_module_unloading), which a kernel of a later module may get. A CUkernel
+	 * (cuLibraryGetKernel) is launched as is; the Sanitizer works on its function in this context.
+	 */
+	if (!kfn || !fmod || !alloc || !htod) {
+		if (rec.probes)
+			san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: driver entry points unavailable");
+		return;
+	}
+	if (!gbpf_cu_handle_lookup(l->func, &info) && info.kind == GBPF_CU_HANDLE_KERNEL &&
+	    kfn(&fn, (CUkernel)(void *)l->func) != GBPF_CUDA_SUCCESS) {
+		if (rec.probes)
+			san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cuKernelGetFunction failed");
+		return;
+	}
+	if (fmod(&mod, fn) != GBPF_CUDA_SUCCESS || !mod) {
+		if (rec.probes)
+			san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cuFuncGetModule failed");
+		return;
+	}
+	k->mod = mod;
 	if (!rec.probes)
 		return;
 	if (e->yielded) {
@@ -443,20 +481,6 @@ static void san_instrument(struct gbpf_san_engine *e, struct san_kernel *k, cons
 		san_report(e, GBPF_AGENT_EVENT_NOT_INSTRUMENTED, l->name,
 			   "not instrumentable: %s (%s); only the PTX engine runs, and this kernel has no PTX it could use",
 			   SAN_YIELD_REASON, e->yield_call);
-		return;
-	}
-	if (!kfn || !fmod || !alloc || !htod) {
-		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: driver entry points unavailable");
-		return;
-	}
-	/* A CUkernel (cuLibraryGetKernel) is launched as is; the Sanitizer works on its function in this context. */
-	if (!gbpf_cu_handle_lookup(l->func, &info) && info.kind == GBPF_CU_HANDLE_KERNEL &&
-	    kfn(&fn, (CUkernel)(void *)l->func) != GBPF_CUDA_SUCCESS) {
-		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cuKernelGetFunction failed");
-		return;
-	}
-	if (fmod(&mod, fn) != GBPF_CUDA_SUCCESS || !mod) {
-		san_report(e, GBPF_AGENT_EVENT_ERROR, l->name, "sanitizer engine: cuFuncGetModule failed");
 		return;
 	}
 	if (e->subscribed <= 0) {

@@ -244,7 +244,10 @@ API CUresult cuModuleLoadDataEx(struct fmod **m, const void *img, unsigned n, in
 API CUresult cuModuleLoadData(struct fmod **m, const void *img) { return cuModuleLoadDataEx(m, img, 0, NULL, NULL); }
 API CUresult cuModuleUnload(struct fmod *m)
 {
-	if (getenv("GBPF_FAKE_REUSE_MODULE") && m) {
+	if (m)
+		flog("module freed instrumented=%d", m->instrumented);
+	/* the application's module's handle (not gbpf's) is the one the next load gets */
+	if (getenv("GBPF_FAKE_REUSE_MODULE") && m && !m->instrumented) {
 		free((void *)m->text);
 		m->text = NULL;
 		unloaded = m;
