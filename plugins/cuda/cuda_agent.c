@@ -35,6 +35,7 @@
 #include "cuda_clock.h"
 #include "cuda_ctx_fields.h"
 #include "cuda_devmaps.h"
+#include "cuda_globals.h"
 #include "cuda_primary.h"
 #include "cuda_printq_host.h"
 #include "cuda_timeline.h"
@@ -92,17 +93,6 @@ struct ca_kernel {
 	struct ca_kernel *next;
 };
 
-/**
- * A __device__ or __constant__ variable of the app's module and its copy in
- * the instrumented module (a separately loaded module has its own).
- */
-struct ca_global {
-	CUdeviceptr orig, inst;
-	size_t size;
-	int is_const; /* kernels cannot write it: no copy back */
-};
-
-typedef CUresult (*ca_d2d_async_fn)(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream st);
 
 /** trace_printk / puts queues of one context (device memory is per context). */
 struct ca_printq {
@@ -513,114 +503,13 @@ static int ca_is_launch(const struct gbpf_cu_launch *l)
 	       l->api == GBPF_CU_LAUNCH_COOPERATIVE;
 }
 
-/* Largest variable mirrored around each launch; larger ones are reported as not kept coherent. */
-#define CA_GLOBAL_MIRROR_MAX (1u << 20)
-
-/*
- * Name of the variable a module-scope .global/.const declaration line
- * defines (the identifier before '[', '=' or ';'), in @name; 0 when the
- * line is no such definition.
- */
-static int ca_decl_name(const char *line, size_t len, char *name, size_t name_size, int *is_const)
+/* A module variable too large to mirror around launches: said once, at instrumentation. */
+static void ca_global_not_mirrored(void *kernel, const char *var, size_t bytes)
 {
-	size_t i = 0, start = 0, n = 0;
-	int space = 0;
-
-	while (i < len && (line[i] == ' ' || line[i] == '\t'))
-		i++;
-	if (len - i > 9 && !memcmp(line + i, ".visible ", 9))
-		i += 9;
-	else if (len - i > 6 && !memcmp(line + i, ".weak ", 6))
-		i += 6;
-	if (len - i > 8 && !memcmp(line + i, ".global ", 8))
-		space = 1;
-	else if (len - i > 7 && !memcmp(line + i, ".const ", 7))
-		space = 2;
-	if (!space)
-		return 0;
-	for (; i < len && line[i] != '[' && line[i] != '=' && line[i] != ';'; i++) {
-		int ident = (line[i] >= 'a' && line[i] <= 'z') || (line[i] >= 'A' && line[i] <= 'Z') ||
-			    (line[i] >= '0' && line[i] <= '9') || line[i] == '_' || line[i] == '$' ||
-			    line[i] == '.';
-
-		if (ident && (!i || !n || line[i - 1] == ' ' || line[i - 1] == '\t'))
-			start = i, n = 0;
-		if (ident)
-			n++;
-	}
-	if (!n || n >= name_size || line[start] == '.' || line[start] == '$')
-		return 0;
-	memcpy(name, line + start, n);
-	name[n] = 0;
-	*is_const = space == 2;
-	return strncmp(name, "__gbpf_", 7) != 0;
-}
-
-/*
- * Pair each variable the instrumented module defines at module scope with
- * the app's own (same name in the launched module or library), so launches
- * see what the app wrote with cudaMemcpyToSymbol and the app sees what
- * kernels wrote (ca_globals_sync). Variables the app's module does not
- * export (nvcc's $str, internal ones) are skipped.
- */
-static void ca_collect_globals(struct ca_kernel *k, const struct gbpf_cu_launch *l, const char *ptx)
-{
-	typedef CUresult (*lib_global_fn)(CUdeviceptr *p, size_t *bytes, void *lib, const char *name);
-	ca_get_global_fn getg = (ca_get_global_fn)gbpf_cu_real_proc("cuModuleGetGlobal", 3020, 0);
-	lib_global_fn lib_getg = (lib_global_fn)gbpf_cu_real_proc("cuLibraryGetGlobal", 12000, 0);
-	int depth = 0;
-
-	for (const char *p = ptx; p && *p;) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		char name[256];
-		int is_const = 0;
-		CUdeviceptr orig = 0, inst = 0;
-		size_t osz = 0, isz = 0;
-
-		if (!depth && ca_decl_name(p, len, name, sizeof(name), &is_const) && getg &&
-		    getg(&inst, &isz, k->mod, name) == GBPF_CUDA_SUCCESS &&
-		    ((l->library && lib_getg && lib_getg(&orig, &osz, l->library, name) == GBPF_CUDA_SUCCESS) ||
-		     (!l->library && l->module && getg(&orig, &osz, l->module, name) == GBPF_CUDA_SUCCESS)) &&
-		    osz == isz && isz) {
-			struct ca_global *nv = realloc(k->globals, (k->n_globals + 1) * sizeof(*nv));
-
-			if (isz > CA_GLOBAL_MIRROR_MAX) {
-				ca_report(GBPF_AGENT_EVENT_INFO, k->name,
-					  "module variable '%s' (%zu bytes) is not mirrored: instrumented launches "
-					  "do not see the app's writes to it, nor it theirs",
-					  name, isz);
-			} else if (nv) {
-				k->globals = nv;
-				nv[k->n_globals++] = (struct ca_global){orig, inst, isz, is_const};
-			}
-		}
-		for (size_t i = 0; i < len; i++)
-			depth += p[i] == '{' ? 1 : p[i] == '}' ? -1 : 0;
-		if (depth < 0)
-			depth = 0;
-		p = eol ? eol + 1 : NULL;
-	}
-}
-
-/*
- * Before an instrumented launch (to = 1) the app's values go to the copy;
- * after it (to = 0) the kernel's writes come back: stream-ordered copies on
- * the launch's stream, so the app's own order of copies and launches holds.
- */
-static void ca_globals_sync(struct cuda_agent_state *s, const struct ca_kernel *k,
-			    const struct gbpf_cu_launch *l, int to)
-{
-	ca_d2d_async_fn d2d = l->ptds ? s->d2d_async_ptds : s->d2d_async;
-
-	for (size_t i = 0; d2d && i < k->n_globals; i++) {
-		const struct ca_global *g = &k->globals[i];
-
-		if (to)
-			d2d(g->inst, g->orig, g->size, l->stream);
-		else if (!g->is_const)
-			d2d(g->orig, g->inst, g->size, l->stream);
-	}
+	ca_report(GBPF_AGENT_EVENT_INFO, kernel,
+		  "module variable '%s' (%zu bytes) is not mirrored: instrumented launches do not see the app's "
+		  "writes to it, nor it theirs",
+		  var, bytes);
 }
 
 /* CUfunction_attribute of the application's function, which may be a CUkernel handle. */
@@ -748,7 +637,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 			  "__gbpf_pid_tgid, __gbpf_device, __gbpf_launch_id)");
 		goto out;
 	}
-	ca_collect_globals(k, l, mi->ptx);
+	ca_globals_collect(&k->globals, &k->n_globals, k->mod, l, mi->ptx, ca_global_not_mirrored, k->name);
 	if (k->n_globals) {
 		if (!s->d2d_async) {
 			s->d2d_async = (ca_d2d_async_fn)gbpf_cu_real_proc("cuMemcpyDtoDAsync", 3020, 0);
@@ -1013,7 +902,7 @@ static int ca_launch_instrument(struct cuda_agent_state *s, struct gbpf_cu_launc
 				  "cannot set __gbpf_launch_id on the launch's stream");
 			return -EIO;
 		}
-		ca_globals_sync(s, k, l, 1);
+		ca_globals_sync(l->ptds ? s->d2d_async_ptds : s->d2d_async, k->globals, k->n_globals, l->stream, 1);
 	}
 	if (s->devmaps)
 		ca_devmaps_launch(s->devmaps, (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] *
@@ -1053,7 +942,7 @@ static void ca_launch_post(void *ctx, const struct gbpf_cu_launch *l)
 		for (k = s->kernels; k && k->fn != l->replacement; k = k->next)
 			;
 		if (k)
-			ca_globals_sync(s, k, l, 0);
+			ca_globals_sync(l->ptds ? s->d2d_async_ptds : s->d2d_async, k->globals, k->n_globals, l->stream, 0);
 		pthread_mutex_unlock(&s->lock);
 	}
 	if (l->replacement && !l->replaced)

@@ -36,7 +36,7 @@ step "build ($CC)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"
 # The plugin also links the parts cuda_plugin.c registers (injector, agent, interception);
 # only the entry symbol is exported, so a dlopen'ed plugin interposes nothing.
-PLUGIN_EXTRA=$(ls plugins/cuda/cuda_inject_op.c plugins/cuda/cuda_ctx_fields.c plugins/cuda/cuda_agent*.c plugins/cuda/cuda_primary.c plugins/cuda/cuda_devmaps.c plugins/cuda/cuda_timeline.c \
+PLUGIN_EXTRA=$(ls plugins/cuda/cuda_inject_op.c plugins/cuda/cuda_ctx_fields.c plugins/cuda/cuda_globals.c plugins/cuda/cuda_agent*.c plugins/cuda/cuda_primary.c plugins/cuda/cuda_devmaps.c plugins/cuda/cuda_timeline.c \
 	plugins/cuda/map_mirror.c plugins/cuda/ptx/*.c plugins/cuda/fatbin/*.c plugins/cuda/intercept/*.c plugins/cuda/sanitizer/*.c \
 	$MAPS 2>/dev/null | tr '\n' ' ')
 ZSTD=-lzstd
