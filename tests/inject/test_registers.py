@@ -11,7 +11,8 @@ These limits are what the H200 rows of docs/BENCHMARKS.md were measured with
 (mem_count: 40 registers and 2.1x before the insert called the update without
 LRU eviction and the lookup's long run stayed inline). The injection is the
 agent's: context fields no probe reads are not stored (the verifier's
-context reads reach the plugin as they reach the agent).
+context reads reach the plugin as they reach the agent), and the probe's
+stack is written only on the way to a helper that reads it.
 
 Usage: test_registers.py GBPF PTXAS|- VECADD.ptx|- NAME=PROBE.bpf.o:LIMIT...
 """
@@ -98,6 +99,16 @@ def main():
                 stores = [ln.strip() for ln in f if re.search(r"st\.local\S*\s+\[__gbpf_ctx\+", ln)]
             ok(not stores, f"{name}: no context field stored that the probe does not read "
                            f"({len(stores)} stores{': ' + stores[0] if stores else ''})")
+            # The map lookup's hit reads nothing of the probe's stack: the key and the helper
+            # outputs it was built from are stored only on the way to the insert (sink.c), at
+            # exit sites as at memory sites (they were stored at every exit before).
+            with open(os.path.join(tmp, "module0.ptx")) as f:
+                text = f.read()
+            body = text[text.find(".entry " + vec[0]):]
+            lookup = body.find("ld.v2.u64")
+            early = [ln.strip() for ln in body[:lookup].splitlines() if "st.local" in ln and "[__gbpf_stack" in ln]
+            ok(lookup > 0 and not early,
+               f"{name}: no stack store before the map lookup ({len(early)}{': ' + early[0] if early else ''})")
     print(f"1..{count}")
     return 1 if failed else 0
 
