@@ -28,4 +28,20 @@ if [ -z "$summary" ]; then
 fi
 echo "difftest $backend: ${ran:-0} programs, ${mism:-?} mismatches, ${rej:-?} rejected" \
 	"(seeds $seed..$((seed + count - 1)), ${secs} s)"
-[ "$rc" = 0 ] && [ "${mism:-1}" = 0 ]
+status=0
+[ "$rc" = 0 ] && [ "${mism:-1}" = 0 ] || status=1
+# Reproducers of mismatches found before (tests/reliability/repro/*.s, the
+# programs as the shrinker printed them): "todo-" ones are open bugs, a
+# difference there is expected and says so; any other that differs fails.
+for rep in "$(dirname "$0")"/repro/*.s; do
+	[ -f "$rep" ] || continue
+	"$bin" --asm "$rep" --backend "$backend" >"$log.repro" 2>&1
+	line=$(grep -m1 -E '^(not )?ok 1 ' "$log.repro" | cut -c1-160)
+	case "$(basename "$rep")" in
+	todo-*) echo "difftest $backend repro $(basename "$rep") (open bug): ${line:-no result}" ;;
+	*)
+		echo "difftest $backend repro $(basename "$rep"): ${line:-no result}"
+		case "$line" in "ok 1 "*) ;; *) status=1 ;; esac ;;
+	esac
+done
+exit $status
