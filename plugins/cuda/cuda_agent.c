@@ -93,7 +93,6 @@ struct ca_kernel {
 	struct ca_kernel *next;
 };
 
-
 /** trace_printk / puts queues of one context (device memory is per context). */
 struct ca_printq {
 	CUcontext ctx;
