@@ -11,8 +11,9 @@
  * the hand-written tests miss (a join, a key built across blocks) cannot
  * produce PTX that ptxas rejects. The gpu/mem fragment is also injected at
  * every memory access of a small kernel with a loop (the injector inlines
- * it and folds its context reads across the program's joins) and the
- * instrumented kernel must assemble too.
+ * it and folds its context reads across the program's joins), the gpu/exit
+ * fragment at its exits (inlined with the same stack forwarding and store
+ * sinking), and the instrumented kernel must assemble too.
  *   test_ptx_random [FIRST_SEED [COUNT]]   (default 1 and 60)
  */
 #include <stdio.h>
@@ -39,25 +40,31 @@ static const char app_ptx[] =
 	"ld.global.f32 %f2, [%rd7];\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd6], %f3;\n"
 	"add.u32 %r3, %r3, 1;\nbra.uni $L_loop;\n$L_done:\nst.global.u32 [%rd4], %r3;\nret;\n}\n";
 
-static unsigned n_inlined; /* injections where the probe was inlined (and folded), not called */
+/* injections where the probe was inlined (and folded), not called: [0] memory sites, [1] exits */
+static unsigned n_inlined[2];
 
-/* Inject fragment @mod (a complete module) at app_ptx's memory accesses and assemble the result. */
-static int injected(const char *mod, uint64_t seed, char *log, size_t log_size)
+/*
+ * Inject fragment @mod (a complete module) at app_ptx's memory accesses
+ * (@exit 0) or its exits (1) and assemble the result.
+ */
+static int injected(const char *mod, int exit, uint64_t seed, char *log, size_t log_size)
 {
 	struct gbpf_ptx_module *m = gbpf_ptx_parse(app_ptx, strlen(app_ptx), "app.ptx", log, log_size);
 	struct gbpf_ptx_module *f = m ? gbpf_ptx_parse(mod, strlen(mod), "random.ptx", log, log_size) : NULL;
-	struct gbpf_ptx_inject_req req = {.plan = {.sites = GBPF_PTX_SITE_MEM, .mem_probe = 0}};
+	struct gbpf_ptx_inject_req req = {
+		.plan = {.sites = exit ? GBPF_PTX_SITE_EXIT : GBPF_PTX_SITE_MEM, .mem_probe = 0, .exit_probe = 0}};
 	char *out = NULL;
 	int ok = 0;
 
 	if (f && gbpf_ptx_inject(m, f, &req, log, log_size) == 1 && (out = gbpf_ptx_print(m, NULL))) {
 		ok = ptxas_check(out, "sm_90", log, log_size) == 0;
-		n_inlined += strstr(out, "__gbpf_inl_end") != NULL;
+		n_inlined[exit] += strstr(out, "__gbpf_inl_end") != NULL;
 	}
 	else if (!log[0])
 		snprintf(log, log_size, "not injected");
 	if (!ok)
-		tap_ok(0, "seed %llu, gpu/mem fragment injected: %s", (unsigned long long)seed, log);
+		tap_ok(0, "seed %llu, gpu/%s fragment injected: %s", (unsigned long long)seed, exit ? "exit" : "mem",
+		       log);
 	free(out);
 	gbpf_ptx_module_free(f);
 	gbpf_ptx_module_free(m);
@@ -89,8 +96,8 @@ static int one_form(const struct gbpf_prog_desc *p, int kernel, uint64_t seed, c
 	ok = mod && ptxas_check(mod, "sm_90", log, sizeof(log)) == 0;
 	if (!ok)
 		tap_ok(0, "seed %llu, %s: ptxas accepts: %s", (unsigned long long)seed, form, log);
-	else if (p->attach.kind == GBPF_ATTACH_GPU_MEM)
-		ok = injected(mod, seed, log, sizeof(log));
+	else if (p->attach.kind == GBPF_ATTACH_GPU_MEM || p->attach.kind == GBPF_ATTACH_GPU_EXIT)
+		ok = injected(mod, p->attach.kind == GBPF_ATTACH_GPU_EXIT, seed, log, sizeof(log));
 	free(mod);
 	free(ptx);
 	return ok;
@@ -107,7 +114,7 @@ int main(int argc, char **argv)
 		int kernel;
 	} forms[] = {{"run kernel", GBPF_ATTACH_NONE, 1},
 		     {"gpu/mem fragment (and injected)", GBPF_ATTACH_GPU_MEM, 0},
-		     {"gpu/exit fragment", GBPF_ATTACH_GPU_EXIT, 0}};
+		     {"gpu/exit fragment (and injected)", GBPF_ATTACH_GPU_EXIT, 0}};
 	unsigned good[3] = {0};
 
 	if (!ptxas_path()) {
@@ -125,7 +132,9 @@ int main(int argc, char **argv)
 			good[f] += (unsigned)one_form(&d, forms[f].kernel, s, forms[f].name);
 		}
 	}
-	tap_ok(n_inlined > 0, "the injected probe was inlined at the sites for %u of %llu programs", n_inlined,
+	tap_ok(n_inlined[0] > 0, "the injected probe was inlined at the memory sites for %u of %llu programs",
+	       n_inlined[0], (unsigned long long)count);
+	tap_ok(n_inlined[1] > 0, "the injected probe was inlined at the exits for %u of %llu programs", n_inlined[1],
 	       (unsigned long long)count);
 	for (unsigned f = 0; f < 3; f++)
 		tap_ok(good[f] == count, "%s: %u of %llu random programs (seeds %llu..%llu) generated and assembled",
