@@ -301,7 +301,8 @@ static const char m_hash_update_ptx[] =
  * __gbpf_m_hash_update_nl, for maps the code generator knows are not LRU, leaves it out: the
  * eviction's registers on top of what the update keeps live across its call are the deepest
  * part of the update's call graph, and a kernel that calls the update pays for all of it at
- * every site (mem_count's vector add: 40 registers with the eviction, 32 without).
+ * every site (mem_count's vector add, its lookup's long run inline: 43 registers with the generic
+ * update, 32 with this one).
  */
 static const char m_hash_update_evict_ptx[] =
 	"add.u32 %b11, %b11, 1;\nst.local.u32 [fr+56], %b11;\n"
