@@ -66,7 +66,13 @@ extern "C" {
  * sz too small): the agent does not ask.
  */
 #define GBPF_PLUGIN_ABI_VERSION_1_4 GBPF_MAKE_VERSION(1, 4)
-#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_4
+/**
+ * 1.5: appended gbpf_inject_opts.prog_ctx_reads (the verifier's context
+ * reads for offline injection). Absent (sz too small): the plugin finds
+ * the context fields from the programs' loads alone.
+ */
+#define GBPF_PLUGIN_ABI_VERSION_1_5 GBPF_MAKE_VERSION(1, 5)
+#define GBPF_PLUGIN_ABI_VERSION GBPF_PLUGIN_ABI_VERSION_1_5
 
 /** Name of the single symbol a plugin exports. */
 #define GBPF_PLUGIN_ENTRY_SYMBOL "gbpf_plugin_get_backend_table"
@@ -305,8 +311,8 @@ struct gbpf_inject_opts {
 	 * Per program (prog_cnt entries), or NULL: the context bytes it may
 	 * read (gbpf_verify_result's ctx_read_mask), as the agent is given them
 	 * (gbpf_agent_attach_opts.prog_ctx_reads), so that the code shown is
-	 * the code the agent would run. Added after ABI 1.4 was first filled:
-	 * a plugin reads it only when sz covers it.
+	 * the code the agent would run. ABI 1.5: a plugin reads it only when
+	 * sz covers it.
 	 */
 	const uint64_t *prog_ctx_reads;
 };

@@ -88,7 +88,6 @@ static void plan_free(struct inject_plan *plan)
 	free(plan->origin);
 }
 
-/* What the result's priv holds: the injector's result and our views of it. */
 /* The context fields no device program reads, as the agent finds them (cuda_agent.c's attach). */
 static unsigned plan_ctx_unused(const struct inject_plan *plan)
 {
@@ -104,6 +103,7 @@ static unsigned plan_ctx_unused(const struct inject_plan *plan)
 	return unused;
 }
 
+/* What the result's priv holds: the injector's result and our views of it. */
 struct inject_owned {
 	struct gbpf_cuda_inject_result *raw;
 	struct gbpf_inject_kernel *kernels;

@@ -242,8 +242,13 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 
 	if (id == GBPF_HELPER_MAP_LOOKUP_ELEM && ptx_emit_known_lookup(cg, pc))
 		return 0;
-	if (id == GBPF_HELPER_MAP_UPDATE_ELEM && ptx_emit_known_update(cg, pc))
+	if (id == GBPF_HELPER_MAP_UPDATE_ELEM && ptx_update_is_plain_hash(cg, pc)) {
+		/* the update's body without the dispatch and the eviction: their registers count */
+		static const struct mod_helper plain = {GBPF_HELPER_MAP_UPDATE_ELEM, "__gbpf_m_hash_update_nl", 4};
+
+		emit_mod_call(cg, &plain);
 		return 0;
+	}
 	if (inline_helper(id)) {
 		emit_inline(cg, id);
 		return 0;

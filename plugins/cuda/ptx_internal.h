@@ -7,6 +7,7 @@
 #ifndef GBPF_CUDA_PTX_INTERNAL_H
 #define GBPF_CUDA_PTX_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -213,13 +214,12 @@ void ptx_helper_mark(uint8_t *used, uint32_t id);
 int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc);
 
 /**
- * Emit bpf_map_update_elem at @p pc as a call of the hash update without
- * LRU eviction (__gbpf_m_hash_update_nl) when the map in r1 is known there
- * to be a hash map that is not LRU and the flags in r4 a constant the
- * update accepts. Returns 1 when emitted, 0 when the generic call must be
- * used.
+ * bpf_map_update_elem at @p pc may call the hash update without LRU
+ * eviction (__gbpf_m_hash_update_nl) rather than the dispatch over map
+ * types: the map in r1 is known there to be a hash map that is not LRU and
+ * the flags in r4 a constant the update accepts.
  */
-int ptx_emit_known_update(struct ptx_cg *cg, size_t pc);
+bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc);
 
 /* Byte offset of an array map's value 0 inside the map memory (map_layout.h). */
 uint64_t ptx_map_value_base(const struct gbpf_map_desc *desc);

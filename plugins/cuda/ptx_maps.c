@@ -909,24 +909,13 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 	return rc;
 }
 
-int ptx_emit_known_update(struct ptx_cg *cg, size_t pc)
+bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc)
 {
 	const struct gbpf_map_desc *d = known_map_in_r1(cg, pc);
-	struct ptx_buf *b = cg->b;
 
 	if (!d || (d->type != GBPF_MAP_TYPE_HASH && d->type != GBPF_MAP_TYPE_PERCPU_HASH &&
 		   d->type != GBPF_MAP_TYPE_GPU_HASH))
-		return 0;
+		return false;
 	/* flags the update takes unchecked: BPF_ANY, BPF_NOEXIST, BPF_EXIST, known here */
-	if (!cg->imm_known[4] || cg->imm_val[4] > 2)
-		return 0;
-	/* what __gbpf_h_map_update would call for this map, less its dispatch (its registers count) */
-	ptx_buf_puts(b, "{\n.param .b64 __hr;\n" PTX_STACK_ARG_DECL);
-	for (unsigned i = 1; i <= 4; i++) {
-		ptx_buf_printf(b, ".param .b64 __h%u;\n", i);
-		ptx_emit_call_arg(cg, i, i);
-	}
-	ptx_buf_puts(b, "call (__hr), __gbpf_m_hash_update_nl, (__h1, __h2, __h3, __h4);\n"
-			"ld.param.b64 %r0, [__hr];\n}\n");
-	return 1;
+	return cg->imm_known[4] && cg->imm_val[4] <= 2;
 }

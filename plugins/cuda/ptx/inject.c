@@ -465,9 +465,7 @@ static int tx_entry(struct kctx *k, struct text *t)
 		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], %%__gbpf_rd1;\n", OFF_DEVICE);
 	}
 	if (k->plan->sites & GBPF_PTX_SITE_ENTRY) {
-		struct gbpf_ptx_fold fold = {0}; /* no site constants: the stack forwarded, its stores moved */
-
-		gbpf_ptx_site_call(t, k, k->plan->entry_probe, INLINE_MAX_STMTS, &fold);
+		gbpf_ptx_site_call(t, k, k->plan->entry_probe, INLINE_MAX_STMTS, NULL);
 		k->rep->n_entry++;
 	}
 	return 0;
@@ -479,15 +477,6 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 	const unsigned sites = k->plan->sites;
 	struct text t = {0};
 	struct mem_info mi;
-	/*
-	 * Exit and barrier sites have no constants of their own (the kernel's
-	 * entry stored the context), but their inlined copies get the stack
-	 * treatment of the others: loads forwarded from the stores, stores only
-	 * where the stack may be read (sink.c). Without it an exit probe that
-	 * builds a map key from helper outputs stored them all to local memory
-	 * in every thread.
-	 */
-	struct gbpf_ptx_fold fold = {0};
 	unsigned label = 0;
 	bool pred;
 	int err;
@@ -514,7 +503,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
 		gbpf_ptx_site_call(&t, k, k->plan->exit_probe,
-				   gbpf_ptx_budgeted_limit(k, k->plan->exit_probe, INLINE_MAX_STMTS), &fold);
+				   gbpf_ptx_budgeted_limit(k, k->plan->exit_probe, INLINE_MAX_STMTS), NULL);
 		k->rep->n_exit++;
 		break;
 	case SITE_BARRIER:
@@ -523,7 +512,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 		if (pred)
 			tx_skip_open(&t, k, s, &label);
 		gbpf_ptx_site_call(&t, k, k->plan->barrier_probe,
-				   gbpf_ptx_budgeted_limit(k, k->plan->barrier_probe, INLINE_MAX_STMTS), &fold);
+				   gbpf_ptx_budgeted_limit(k, k->plan->barrier_probe, INLINE_MAX_STMTS), NULL);
 		k->rep->n_barrier++;
 		break;
 	case SITE_MEM:

@@ -213,7 +213,11 @@ int gbpf_ptx_sink(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *
 		  const char *end_label, struct text *out, unsigned *deferred);
 
 /* sites.c */
-/** Call (or inline) probe @p probe with its context; @p fold: constant fields of the site, or NULL. */
+/**
+ * Call (or inline) probe @p probe with its context; @p fold: constant
+ * fields of the site, or NULL for none (the inlined copy's stack is
+ * forwarded and its stores sunk either way).
+ */
 void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
 			struct gbpf_ptx_fold *fold);
 /**

@@ -640,7 +640,17 @@ static void site_call(struct text *t, struct kctx *k, unsigned probe, unsigned m
 void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
 			struct gbpf_ptx_fold *fold)
 {
-	site_call(t, k, probe, max_inline, fold, 0);
+	/*
+	 * Entry, exit and barrier sites have no constants of their own (the
+	 * kernel's entry stored the context), but their inlined copies get the
+	 * stack treatment too: loads forwarded from the stores, stores only
+	 * where the stack may be read (sink.c). Without it an exit probe that
+	 * builds a map key from helper outputs stored them all to local memory
+	 * in every thread.
+	 */
+	struct gbpf_ptx_fold none = {0};
+
+	site_call(t, k, probe, max_inline, fold ? fold : &none, 0);
 }
 
 /* Address of a [ ... ] operand into %__gbpf_rd1; false if its shape is unknown. */
