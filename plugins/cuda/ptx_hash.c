@@ -241,8 +241,8 @@ static const char m_lru_evict_ptx[] =
 /*
  * The signature (printf: the function's name) and first loads of __gbpf_m_hash_update and
  * __gbpf_m_hash_update_nl. The flags are BPF_ANY, BPF_NOEXIST or BPF_EXIST: __gbpf_h_map_update
- * checked them, and ptx_emit_known_update calls the _nl update only with such a constant (an
- * early return for -EINVAL here, never taken, cost the vector add of mem_count 4 registers).
+ * checked them, and the _nl update is called only with such a constant (ptx_update_is_plain_hash).
+ * An early return for -EINVAL here, never taken, cost the vector add of mem_count 4 registers.
  */
 static const char m_hash_update_sig_ptx[] =
 	"(.param .b64 r) %s(.param .b64 m, .param .b64 k, .param .b64 v, .param .b64 f)\n"
@@ -403,14 +403,13 @@ void ptx_hash_emit(struct ptx_buf *b)
 
 	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		ptx_buf_puts(b, parts[i]);
-	/* the update of any hash map, and the one without LRU eviction (ptx_emit_known_update) */
-	ptx_buf_puts(b, ".func ");
-	ptx_buf_printf(b, m_hash_update_sig_ptx, "__gbpf_m_hash_update");
-	ptx_buf_puts(b, m_hash_update_ptx);
-	ptx_buf_puts(b, m_hash_update_evict_ptx);
-	ptx_buf_puts(b, m_hash_update_tail_ptx);
-	ptx_buf_puts(b, ".func ");
-	ptx_buf_printf(b, m_hash_update_sig_ptx, "__gbpf_m_hash_update_nl");
-	ptx_buf_puts(b, m_hash_update_ptx);
-	ptx_buf_puts(b, m_hash_update_tail_ptx);
+	/* the update of any hash map, and the one without LRU eviction (ptx_update_is_plain_hash) */
+	for (i = 0; i < 2; i++) {
+		ptx_buf_puts(b, ".func ");
+		ptx_buf_printf(b, m_hash_update_sig_ptx, i ? "__gbpf_m_hash_update_nl" : "__gbpf_m_hash_update");
+		ptx_buf_puts(b, m_hash_update_ptx);
+		if (!i)
+			ptx_buf_puts(b, m_hash_update_evict_ptx);
+		ptx_buf_puts(b, m_hash_update_tail_ptx);
+	}
 }
