@@ -324,6 +324,39 @@ static int emit_end(struct ptx_cg *cg, size_t pc, const struct gbpf_insn *in)
 	return 0;
 }
 
+/*
+ * 32-bit add, sub, mul and neg as the 64-bit operation with the high half
+ * masked off: the low 32 bits of the result do not depend on the operands'
+ * high halves, so this is the zero-extended 32-bit result the RFC asks for.
+ * Why not the 32-bit instruction between a truncation and a zero extension:
+ * the driver's JIT (CUDA 13.0, driver 580, -O3 and -O4; -O0 is right)
+ * miscompiles that form of a subtraction, a negation or a multiplication by
+ * -1 whose result flows into a loop that accumulates loads: the negation was
+ * dropped (the differential test's seed 1779, tests/reliability/repro/; the
+ * reduced kernel is in docs/RELIABILITY.md). Add goes the same way so that no
+ * 32-bit form the JIT may turn into a subtraction is left. ptxas narrows the
+ * masked 64-bit form back to the one 32-bit IADD3 / IMAD (SASS compared on
+ * sm_90), so nothing is slower.
+ */
+static int emit_alu32_wide(struct ptx_cg *cg, const struct gbpf_insn *in)
+{
+	uint8_t op = GBPF_OP(in->code);
+	unsigned r = in->dst;
+	char s[40];
+
+	if (GBPF_SRC(in->code) == GBPF_X)
+		snprintf(s, sizeof(s), "%%r%u", in->src);
+	else
+		imm_lit(s, sizeof(s), in->imm, 1);
+	if (op == GBPF_NEG)
+		ptx_buf_printf(cg->b, "sub.s64 %%r%u, 0, %%r%u;\n", r, r);
+	else
+		ptx_buf_printf(cg->b, "%s %%r%u, %%r%u, %s;\n",
+			       op == GBPF_ADD ? "add.s64" : op == GBPF_SUB ? "sub.s64" : "mul.lo.s64", r, r, s);
+	ptx_buf_printf(cg->b, "and.b64 %%r%u, %%r%u, 0xFFFFFFFF;\n", r, r);
+	return 0;
+}
+
 static int emit_alu(struct ptx_cg *cg, size_t pc)
 {
 	const struct gbpf_insn *in = &cg->insns[pc];
@@ -339,6 +372,8 @@ static int emit_alu(struct ptx_cg *cg, size_t pc)
 		return emit_end(cg, pc, in);
 	if (op != GBPF_DIV && op != GBPF_MOD && op != GBPF_MOV && in->off != 0)
 		return ptx_fail(cg, pc, -EINVAL, "non-zero offset %d on ALU op 0x%02x", in->off, in->code);
+	if (!is64 && (op == GBPF_ADD || op == GBPF_SUB || op == GBPF_MUL || op == GBPF_NEG))
+		return emit_alu32_wide(cg, in);
 
 	/* 64-bit ops work in place on %rN; 32-bit ops on %w4 (dst) / %w5 (src)
 	 * and zero-extend the result back, as the RFC requires. */

@@ -160,6 +160,50 @@ static void test_ctx_fact(void)
 		      "ld.u64 %r0, [%r6+32];", "[%rctx+32]");
 }
 
+/*
+ * 32-bit add, sub, mul and neg are the 64-bit operation masked to the low
+ * half, never the 32-bit instruction between a truncation and a zero
+ * extension: the CUDA 13.0 JIT miscompiles that form of a subtraction in a
+ * loop (emit_alu32_wide; seed 1779 of the differential test on the H200).
+ */
+static void test_alu32_wide(void)
+{
+	const struct gbpf_insn prog[] = {
+		INSN(0xb7, 6, 0, 0, 0x7fffffff), /* r6 = 0x7fffffff */
+		INSN(0xb7, 7, 0, 0, 5),          /* r7 = 5 */
+		INSN(0x84, 6, 0, 0, 0),          /* w6 = -w6 */
+		INSN(0x14, 6, 0, 0, 3),          /* w6 -= 3 */
+		INSN(0x1c, 7, 6, 0, 0),          /* w7 -= w6 */
+		INSN(0x04, 7, 0, 0, -9),         /* w7 += -9 */
+		INSN(0x0c, 6, 7, 0, 0),          /* w6 += w7 */
+		INSN(0x24, 6, 0, 0, -1),         /* w6 *= -1 */
+		INSN(0x2c, 6, 7, 0, 0),          /* w6 *= w7 */
+		INSN(0xbf, 0, 6, 0, 0),          /* r0 = r6 */
+		INSN(0x95, 0, 0, 0, 0),
+	};
+	struct gbpf_prog_desc p = mkprog(prog, sizeof(prog) / sizeof(prog[0]), NULL, 0);
+	char err[512], *ptx = NULL, *body;
+	int rc = emit(&p, 0, &ptx, err, sizeof(err));
+
+	tap_ok(rc == 0, "alu32: emitted (%s)", rc ? err : "ok");
+	if (rc)
+		return;
+	body = strstr(ptx, "__gbpf_probe_0");
+	tap_ok(body && !strstr(body, "neg.s32") && !strstr(body, "sub.s32") && !strstr(body, "add.s32") &&
+		       !strstr(body, "mul.lo.s32") && !strstr(body, "cvt.u64.u32 %r6"),
+	       "alu32: no 32-bit add / sub / mul / neg and no zero extension of their result");
+	tap_ok(body && strstr(body, "sub.s64 %r6, 0, %r6;\nand.b64 %r6, %r6, 0xFFFFFFFF;\n") &&
+		       strstr(body, "sub.s64 %r6, %r6, 0x0000000000000003;\nand.b64 %r6, %r6, 0xFFFFFFFF;\n") &&
+		       strstr(body, "sub.s64 %r7, %r7, %r6;\nand.b64 %r7, %r7, 0xFFFFFFFF;\n") &&
+		       strstr(body, "add.s64 %r7, %r7, 0xFFFFFFFFFFFFFFF7;\nand.b64 %r7, %r7, 0xFFFFFFFF;\n") &&
+		       strstr(body, "add.s64 %r6, %r6, %r7;\nand.b64 %r6, %r6, 0xFFFFFFFF;\n") &&
+		       strstr(body, "mul.lo.s64 %r6, %r6, 0xFFFFFFFFFFFFFFFF;\nand.b64 %r6, %r6, 0xFFFFFFFF;\n") &&
+		       strstr(body, "mul.lo.s64 %r6, %r6, %r7;\nand.b64 %r6, %r6, 0xFFFFFFFF;\n"),
+	       "alu32: each as the 64-bit operation masked to 32 bits");
+	assemble("alu32 probe", ptx, 1);
+	free(ptx);
+}
+
 int main(void)
 {
 	static const struct gbpf_map_desc maps[2] = {
@@ -170,6 +214,7 @@ int main(void)
 	};
 	test_ktime();
 	test_ctx_fact();
+	test_alu32_wide();
 	/* A probe using most helper kinds, a local call, an array value and atomics. */
 	const struct gbpf_insn probe[] = {
 		INSN(0x85, 0, 0, 0, GBPF_HELPER_GPU_THREAD_IDX - 0), /* 0 r1..r3 junk: fine for codegen */

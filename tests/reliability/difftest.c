@@ -136,9 +136,15 @@ static void run_backend(struct gbpf_plugin *pl, const struct gbpf_prog_desc *d, 
 	gbpf_maps__destroy(maps, d->map_cnt);
 }
 
-/* First difference between two outcomes, as text; "" when equal. */
+/*
+ * The differences between two outcomes, as text ("" when equal): r0 and the
+ * first differing entry of each map, so that one reproducer run tells whether
+ * a wrong r0 came with wrong map contents (a store to the wrong place) or not.
+ */
 static void diff(const struct outcome *a, const struct outcome *b, char *buf, size_t size)
 {
+	size_t len = 0;
+
 	buf[0] = 0;
 	if (a->err != b->err) {
 		snprintf(buf, size, "error %d (%.200s) vs %d (%.200s)", a->err, a->why, b->err, b->why);
@@ -146,22 +152,22 @@ static void diff(const struct outcome *a, const struct outcome *b, char *buf, si
 	}
 	if (a->err)
 		return;
-	if (a->r0 != b->r0) {
-		snprintf(buf, size, "r0 0x%" PRIx64 " vs 0x%" PRIx64, a->r0, b->r0);
-		return;
-	}
-	for (int k = 0; k < DT_ARRAY_ENTRIES; k++)
+	if (a->r0 != b->r0)
+		len += (size_t)snprintf(buf + len, size - len, "r0 0x%" PRIx64 " vs 0x%" PRIx64,
+					a->r0, b->r0);
+	for (int k = 0; k < DT_ARRAY_ENTRIES && len < size; k++)
 		if (a->arr[k] != b->arr[k]) {
-			snprintf(buf, size, "arr[%d] 0x%" PRIx64 " vs 0x%" PRIx64, k, a->arr[k],
-				 b->arr[k]);
-			return;
+			len += (size_t)snprintf(buf + len, size - len, "%sarr[%d] 0x%" PRIx64
+						" vs 0x%" PRIx64, len ? "; " : "", k, a->arr[k],
+						b->arr[k]);
+			break;
 		}
-	for (int k = 0; k < DT_KEY_SPAN; k++)
+	for (int k = 0; k < DT_KEY_SPAN && len < size; k++)
 		if (a->present[k] != b->present[k] || a->hash[k] != b->hash[k]) {
-			snprintf(buf, size, "hash[%d] %s0x%" PRIx64 " vs %s0x%" PRIx64, k,
-				 a->present[k] ? "" : "absent ", a->hash[k],
+			snprintf(buf + len, size - len, "%shash[%d] %s0x%" PRIx64 " vs %s0x%" PRIx64,
+				 len ? "; " : "", k, a->present[k] ? "" : "absent ", a->hash[k],
 				 b->present[k] ? "" : "absent ", b->hash[k]);
-			return;
+			break;
 		}
 }
 

@@ -1,4 +1,5 @@
-# difftest seed 1779 (cuda differs from the interpreter on the H200; docs/RELIABILITY.md).
+# difftest seed 1779: the CUDA JIT (13.0, driver 580, -O3/-O4) dropped the 32-bit negation
+# (neg32 %r6 before the final loop); fixed by emit_alu32_wide (docs/RELIABILITY.md).
 # maps: 0 = array arr (key u32, value u64, 8 entries), 1 = hash hash (key u32, value u64, 16 entries)
 mov %r6, 2147483647
 mov %r7, 3
