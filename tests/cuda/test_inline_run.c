@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/cuda/test_inline_run.c - the differential test of probes the way the
+ * agent runs them: injected into an application kernel (inlined, with the
+ * injector's stack forwarding and store sinking), not in the run kernel the
+ * plugin's prog_run uses (tests/reliability/difftest.c covers that one).
+ *
+ * Each random program of tests/reliability/difftest_gen.c is injected as a
+ * gpu/exit probe and as a gpu/mem probe into a small kernel with a loop, run
+ * by one GPU thread, and compared with the interpreter running the same
+ * program as often (once at the exit; once per load and store the thread
+ * makes), in the same order, on host maps: every array value and every hash
+ * entry must agree. An inlined probe's r0 goes nowhere, so before its exit
+ * each program stores r0 (the fold of all its registers, stack slots and
+ * array values) in arr[0].
+ *
+ *   test_inline_run [FIRST [COUNT]]     seeds FIRST.. (default 1, 100)
+ *
+ * Without a CUDA driver and device only the host half runs (the interpreter
+ * on every program, every program instrumented) and the comparison is
+ * skipped (TAP); tests/device/run.sh runs it on the GPU machine.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gbpf/cuda_inject.h>
+#include <gbpf/helper_ids.h>
+
+#include "core/interp/interp.h"
+#include "cuda_driver.h"
+#include "difftest_gen.h"
+#include "maps/map.h"
+#include "plugins/cuda/ptx/ptx.h"
+#include "ptx_codegen.h"
+#include "tap.h"
+
+/* Two loads and a store per iteration, a store after the loop: 3 * LOOP_N + 1 memory sites run. */
+#define LOOP_N 2
+static const char app_ptx[] =
+	".version 7.8\n.target sm_90\n.address_size 64\n"
+	".visible .entry app(.param .u64 a, .param .u64 b, .param .u32 n)\n{\n"
+	".reg .pred %p<3>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<4>;\n"
+	"ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [b];\nld.param.u32 %r1, [n];\n"
+	"mov.u32 %r2, %tid.x;\nmov.u32 %r3, 0;\ncvta.to.global.u64 %rd3, %rd1;\ncvta.to.global.u64 %rd4, %rd2;\n"
+	"$L_loop:\nsetp.ge.u32 %p1, %r3, %r1;\n@%p1 bra $L_done;\nmul.wide.u32 %rd5, %r2, 4;\n"
+	"add.s64 %rd6, %rd3, %rd5;\nadd.s64 %rd7, %rd4, %rd5;\nld.global.f32 %f1, [%rd6];\n"
+	"ld.global.f32 %f2, [%rd7];\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd6], %f3;\n"
+	"add.u32 %r3, %r3, 1;\nbra.uni $L_loop;\n$L_done:\nst.global.u32 [%rd4], %r3;\nret;\n}\n";
+
+/* What a run leaves behind: the maps as the snapshot sees them. */
+struct outcome {
+	uint64_t arr[DT_ARRAY_ENTRIES];
+	uint64_t hash[DT_KEY_SPAN];
+	uint8_t present[DT_KEY_SPAN];
+};
+
+struct gpu {
+	struct cuda_driver d;
+	CUcontext ctx;
+	CUdevice dev;
+	CUdeviceptr a, b;
+};
+
+/*
+ * Replace the program's final "r0 = r6; exit" by a store of r6 in arr[0]
+ * first. The epilogue's loop over the array is done by then, so r9 and the
+ * key slot are free.
+ */
+static int store_r0(struct dt_prog *p)
+{
+	const struct gbpf_insn tail[] = {
+		{.code = GBPF_ALU64 | GBPF_MOV | GBPF_K, .dst = 9},
+		{.code = GBPF_STX | GBPF_MEM | GBPF_W, .dst = 10, .src = 9, .off = -72},
+		{.code = GBPF_LD | GBPF_IMM | GBPF_DW, .dst = 1, .src = GBPF_PSEUDO_MAP_IDX, .imm = DT_MAP_ARRAY},
+		{0},
+		{.code = GBPF_ALU64 | GBPF_MOV | GBPF_X, .dst = 2, .src = 10},
+		{.code = GBPF_ALU64 | GBPF_ADD | GBPF_K, .dst = 2, .imm = -72},
+		{.code = GBPF_OP_CALL, .imm = GBPF_HELPER_MAP_LOOKUP_ELEM},
+		{.code = GBPF_JMP | GBPF_JEQ | GBPF_K, .dst = 0, .off = 1},
+		{.code = GBPF_STX | GBPF_MEM | GBPF_DW, .dst = 0, .src = 6},
+		{.code = GBPF_ALU64 | GBPF_MOV | GBPF_X, .dst = 0, .src = 6},
+		{.code = GBPF_OP_EXIT},
+	};
+	size_t n = sizeof(tail) / sizeof(tail[0]);
+
+	if (p->n < 2 || p->insns[p->n - 1].code != GBPF_OP_EXIT || p->n - 2 + n > DT_MAX_INSNS)
+		return -EINVAL;
+	memcpy(&p->insns[p->n - 2], tail, sizeof(tail));
+	p->n += n - 2;
+	return 0;
+}
+
+static void snapshot(struct gbpf_map_instance *maps, struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (uint32_t k = 0; k < DT_ARRAY_ENTRIES; k++) {
+		uint64_t *v = gbpf_map_lookup(&maps[DT_MAP_ARRAY], &k, 0);
+
+		o->arr[k] = v ? *v : 0xdeadull;
+	}
+	for (uint32_t k = 0; k < DT_KEY_SPAN; k++) {
+		uint64_t *v = gbpf_map_lookup(&maps[DT_MAP_HASH], &k, 0);
+
+		o->present[k] = v != NULL;
+		o->hash[k] = v ? *v : 0;
+	}
+}
+
+/* The first difference as text ("" when equal). */
+static void diff(const struct outcome *want, const struct outcome *got, char *buf, size_t size)
+{
+	buf[0] = 0;
+	for (int k = 0; k < DT_ARRAY_ENTRIES; k++)
+		if (want->arr[k] != got->arr[k]) {
+			snprintf(buf, size, "arr[%d]%s 0x%" PRIx64 " vs 0x%" PRIx64, k, k ? "" : " (r0)",
+				 want->arr[k], got->arr[k]);
+			return;
+		}
+	for (int k = 0; k < DT_KEY_SPAN; k++)
+		if (want->present[k] != got->present[k] || want->hash[k] != got->hash[k]) {
+			snprintf(buf, size, "hash[%d] %s0x%" PRIx64 " vs %s0x%" PRIx64, k,
+				 want->present[k] ? "" : "absent ", want->hash[k],
+				 got->present[k] ? "" : "absent ", got->hash[k]);
+			return;
+		}
+}
+
+static int maps_create(struct gbpf_map_instance maps[2], char *why, size_t size)
+{
+	for (int i = 0; i < 2; i++)
+		if (gbpf_map_instance_create(&maps[i], &dt_maps[i], 1)) {
+			snprintf(why, size, "map %s: cannot create", dt_maps[i].name);
+			if (i)
+				gbpf_map_instance_destroy(&maps[0]);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+/* The reference: the program @runs times in a row on host maps. */
+static int run_interp(const struct gbpf_prog_desc *d, unsigned runs, struct outcome *o, char *why,
+		      size_t size)
+{
+	struct gbpf_map_instance maps[2];
+	struct gbpf_interp *ip = NULL;
+	GBPF_OPTS(gbpf_interp_opts, io, .bounds_checked = 1, .max_insns = 10000000);
+	int err = maps_create(maps, why, size);
+
+	if (err)
+		return err;
+	err = gbpf_interp_create(d, maps, 2, &io, &ip, why, size);
+	for (unsigned r = 0; !err && r < runs; r++) {
+		struct gbpf_exec_env env = {.maps = maps, .map_cnt = 2, .thread_count = 1};
+
+		err = gbpf_interp_run(ip, &env, NULL, NULL, 0, NULL, why, size);
+	}
+	if (!err)
+		snapshot(maps, o);
+	gbpf_interp_destroy(ip);
+	gbpf_map_instance_destroy(&maps[0]);
+	gbpf_map_instance_destroy(&maps[1]);
+	return err;
+}
+
+/* @p d as a probe fragment injected into app_ptx at @p sites: the instrumented module's text. */
+static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inlined, char *why, size_t size)
+{
+	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
+	struct gbpf_ptx_inject_req req = {.plan = {.sites = sites, .mem_probe = 0, .exit_probe = 0}};
+	struct gbpf_ptx_module *m = NULL, *f = NULL;
+	char hdr[128], *frag = NULL, *mod = NULL, *out = NULL;
+
+	if (gbpf_ptx_emit(&d, 1, &o, &frag, NULL, why, size))
+		return NULL;
+	gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
+	mod = malloc(strlen(hdr) + strlen(frag) + 1);
+	if (mod) {
+		strcpy(mod, hdr);
+		strcat(mod, frag);
+		m = gbpf_ptx_parse(app_ptx, strlen(app_ptx), "app.ptx", why, size);
+		f = m ? gbpf_ptx_parse(mod, strlen(mod), "probe.ptx", why, size) : NULL;
+	}
+	if (f && gbpf_ptx_inject(m, f, &req, why, size) == 1)
+		out = gbpf_ptx_print(m, NULL);
+	else if (f && !why[0])
+		snprintf(why, size, "the probe was not injected");
+	if (out)
+		*inlined = strstr(out, "__gbpf_inl_end") != NULL;
+	gbpf_ptx_module_free(f);
+	gbpf_ptx_module_free(m);
+	free(mod);
+	free(frag);
+	return out;
+}
+
+/* The instrumented module on the GPU, one thread; the maps copied in and back. */
+static int run_gpu(struct gpu *g, const char *ptx, struct outcome *o, char *why, size_t size)
+{
+	char jit_log[2048] = "";
+	CUjit_option jo[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void *jv[2] = {jit_log, (void *)(uintptr_t)sizeof(jit_log)};
+	struct gbpf_map_instance maps[2];
+	CUdeviceptr dmaps[2] = {0, 0}, sym;
+	CUmodule mod = NULL;
+	CUfunction fn;
+	size_t sym_size;
+	unsigned n = LOOP_N;
+	void *params[] = {&g->a, &g->b, &n};
+	CUresult r;
+	int err = maps_create(maps, why, size);
+
+	if (err)
+		return err;
+	err = -EIO;
+	r = g->d.cuModuleLoadDataEx(&mod, ptx, 2, jo, jv);
+	if (r != CUDA_SUCCESS) {
+		snprintf(why, size, "JIT: %s: %.200s", cuda_driver_strerror(&g->d, r), jit_log);
+		mod = NULL;
+		goto out;
+	}
+	for (int i = 0; i < 2; i++)
+		if (g->d.cuMemAlloc(&dmaps[i], maps[i].mem_size) != CUDA_SUCCESS ||
+		    g->d.cuMemcpyHtoD(dmaps[i], maps[i].mem, maps[i].mem_size) != CUDA_SUCCESS) {
+			snprintf(why, size, "map %d: device copy failed", i);
+			goto out;
+		}
+	if (g->d.cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_maps") != CUDA_SUCCESS ||
+	    sym_size < sizeof(dmaps) || g->d.cuMemcpyHtoD(sym, dmaps, sizeof(dmaps)) != CUDA_SUCCESS ||
+	    g->d.cuModuleGetFunction(&fn, mod, "app") != CUDA_SUCCESS) {
+		snprintf(why, size, "module has no __gbpf_maps[2] or no app kernel");
+		goto out;
+	}
+	r = g->d.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+	if (r == CUDA_SUCCESS)
+		r = g->d.cuCtxSynchronize();
+	if (r != CUDA_SUCCESS) {
+		snprintf(why, size, "launch: %s", cuda_driver_strerror(&g->d, r));
+		goto out;
+	}
+	for (int i = 0; i < 2; i++)
+		if (g->d.cuMemcpyDtoH(maps[i].mem, dmaps[i], maps[i].mem_size) != CUDA_SUCCESS) {
+			snprintf(why, size, "map %d: copy back failed", i);
+			goto out;
+		}
+	snapshot(maps, o);
+	err = 0;
+out:
+	for (int i = 0; i < 2; i++)
+		if (dmaps[i])
+			g->d.cuMemFree(dmaps[i]);
+	if (mod)
+		g->d.cuModuleUnload(mod);
+	gbpf_map_instance_destroy(&maps[0]);
+	gbpf_map_instance_destroy(&maps[1]);
+	return err;
+}
+
+static int gpu_open(struct gpu *g, char *why, size_t size)
+{
+	if (cuda_driver_open(&g->d, why, size))
+		return -ENODEV;
+	if (g->d.cuDeviceGet(&g->dev, 0) != CUDA_SUCCESS ||
+	    g->d.cuDevicePrimaryCtxRetain(&g->ctx, g->dev) != CUDA_SUCCESS ||
+	    g->d.cuCtxSetCurrent(g->ctx) != CUDA_SUCCESS) {
+		snprintf(why, size, "no usable CUDA device 0");
+		cuda_driver_close(&g->d);
+		return -ENODEV;
+	}
+	if (g->d.cuMemAlloc(&g->a, 64) != CUDA_SUCCESS || g->d.cuMemAlloc(&g->b, 64) != CUDA_SUCCESS ||
+	    g->d.cuMemsetD8(g->a, 0, 64) != CUDA_SUCCESS || g->d.cuMemsetD8(g->b, 0, 64) != CUDA_SUCCESS) {
+		snprintf(why, size, "cannot allocate the kernel's buffers");
+		g->d.cuDevicePrimaryCtxRelease(g->dev);
+		cuda_driver_close(&g->d);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct dt_prog prog;
+	static const struct {
+		const char *name;
+		uint32_t kind;
+		unsigned sites, runs;
+	} forms[] = {{"gpu/exit", GBPF_ATTACH_GPU_EXIT, GBPF_PTX_SITE_EXIT, 1},
+		     {"gpu/mem", GBPF_ATTACH_GPU_MEM, GBPF_PTX_SITE_MEM, 3 * LOOP_N + 1}};
+	uint64_t first = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
+	uint64_t count = argc > 2 ? strtoull(argv[2], NULL, 10) : 100;
+	unsigned agree[2] = {0, 0}, inlined[2] = {0, 0}, built[2] = {0, 0}, shown = 0;
+	struct gpu g = {0};
+	char why[512] = "", no_gpu[512] = "";
+	int have_gpu = gpu_open(&g, no_gpu, sizeof(no_gpu)) == 0;
+	for (uint64_t s = first; s < first + count; s++) {
+		dt_generate(&prog, s, 0);
+		if (store_r0(&prog)) {
+			tap_ok(0, "seed %" PRIu64 ": the program does not end in r0 = r6; exit", s);
+			continue;
+		}
+		for (unsigned f = 0; f < 2; f++) {
+			struct gbpf_prog_desc d = {.sz = sizeof(d), .name = "random", .section = "gpu/exit/app",
+						   .insns = prog.insns, .insn_cnt = prog.n, .maps = dt_maps,
+						   .map_cnt = 2, .source_file = "difftest_gen.c",
+						   .attach = {.kind = forms[f].kind}};
+			struct outcome want, got;
+			char *ptx;
+			int in = 0;
+
+			why[0] = 0;
+			if (run_interp(&d, forms[f].runs, &want, why, sizeof(why))) {
+				tap_ok(0, "seed %" PRIu64 ", %s: the interpreter fails: %s", s, forms[f].name, why);
+				continue;
+			}
+			ptx = instrument(&d, forms[f].sites, &in, why, sizeof(why));
+			if (!ptx) {
+				tap_ok(0, "seed %" PRIu64 ", %s: not instrumented: %s", s, forms[f].name, why);
+				continue;
+			}
+			inlined[f] += (unsigned)in;
+			built[f]++;
+			if (!have_gpu) {
+				/* the host half only */
+			} else if (run_gpu(&g, ptx, &got, why, sizeof(why))) {
+				tap_ok(0, "seed %" PRIu64 ", %s: GPU run failed: %s", s, forms[f].name, why);
+			} else {
+				diff(&want, &got, why, sizeof(why));
+				if (!why[0])
+					agree[f]++;
+				else if (shown++ < 20)
+					tap_ok(0, "seed %" PRIu64 ", %s (%s): GPU differs from the interpreter: %s "
+						  "(interpreter first)", s, forms[f].name, in ? "inlined" : "called", why);
+			}
+			free(ptx);
+		}
+	}
+	for (unsigned f = 0; f < 2; f++) {
+		tap_ok(built[f] == count, "%s: %u of %" PRIu64 " programs run in the interpreter and injected "
+		       "(%u inlined)", forms[f].name, built[f], count, inlined[f]);
+		if (have_gpu)
+			tap_ok(agree[f] == count, "%s probe injected into a kernel: %u of %" PRIu64 " programs "
+			       "(seeds %" PRIu64 "..%" PRIu64 ") leave the maps the interpreter leaves",
+			       forms[f].name, agree[f], count, first, first + count - 1);
+		else
+			tap_skip("%s: the GPU comparison: no CUDA: %s", forms[f].name, no_gpu);
+	}
+	if (have_gpu) {
+		g.d.cuDevicePrimaryCtxRelease(g.dev);
+		cuda_driver_close(&g.d);
+	}
+	return tap_done();
+}
