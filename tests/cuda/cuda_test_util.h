@@ -37,4 +37,11 @@ int ptxas_check(const char *ptx, const char *arch, char *log, size_t log_size);
 /** The lowest -arch the installed ptxas accepts for sm_70 PTX ("sm_70" or "sm_75"). */
 const char *ptxas_arch_for_sm70(void);
 
+/**
+ * A small application kernel for injection tests: app(a, b, n) loops n
+ * times over two global loads and a store, then stores once more (memory
+ * sites inside a loop and after it; one exit).
+ */
+extern const char loop_app_ptx[];
+
 #endif

@@ -31,24 +31,15 @@
 
 #include "core/interp/interp.h"
 #include "cuda_driver.h"
+#include "cuda_test_util.h"
 #include "difftest_gen.h"
 #include "maps/map.h"
 #include "plugins/cuda/ptx/ptx.h"
 #include "ptx_codegen.h"
 #include "tap.h"
 
-/* Two loads and a store per iteration, a store after the loop: 3 * LOOP_N + 1 memory sites run. */
+/* loop_app_ptx (cuda_test_util.c) runs n = LOOP_N iterations of two loads and a store, then a store: 3 * LOOP_N + 1 memory sites. */
 #define LOOP_N 2
-static const char app_ptx[] =
-	".version 7.8\n.target sm_90\n.address_size 64\n"
-	".visible .entry app(.param .u64 a, .param .u64 b, .param .u32 n)\n{\n"
-	".reg .pred %p<3>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<4>;\n"
-	"ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [b];\nld.param.u32 %r1, [n];\n"
-	"mov.u32 %r2, %tid.x;\nmov.u32 %r3, 0;\ncvta.to.global.u64 %rd3, %rd1;\ncvta.to.global.u64 %rd4, %rd2;\n"
-	"$L_loop:\nsetp.ge.u32 %p1, %r3, %r1;\n@%p1 bra $L_done;\nmul.wide.u32 %rd5, %r2, 4;\n"
-	"add.s64 %rd6, %rd3, %rd5;\nadd.s64 %rd7, %rd4, %rd5;\nld.global.f32 %f1, [%rd6];\n"
-	"ld.global.f32 %f2, [%rd7];\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd6], %f3;\n"
-	"add.u32 %r3, %r3, 1;\nbra.uni $L_loop;\n$L_done:\nst.global.u32 [%rd4], %r3;\nret;\n}\n";
 
 /* What a run leaves behind: the maps as the snapshot sees them. */
 struct outcome {
@@ -165,7 +156,7 @@ static int run_interp(const struct gbpf_prog_desc *d, unsigned runs, struct outc
 	return err;
 }
 
-/* @p d as a probe fragment injected into app_ptx at @p sites: the instrumented module's text. */
+/* @p d as a probe fragment injected into loop_app_ptx at @p sites: the instrumented module's text. */
 static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inlined, char *why, size_t size)
 {
 	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
@@ -180,7 +171,7 @@ static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inl
 	if (mod) {
 		strcpy(mod, hdr);
 		strcat(mod, frag);
-		m = gbpf_ptx_parse(app_ptx, strlen(app_ptx), "app.ptx", why, size);
+		m = gbpf_ptx_parse(loop_app_ptx, strlen(loop_app_ptx), "app.ptx", why, size);
 		f = m ? gbpf_ptx_parse(mod, strlen(mod), "probe.ptx", why, size) : NULL;
 	}
 	if (f && gbpf_ptx_inject(m, f, &req, why, size) == 1)

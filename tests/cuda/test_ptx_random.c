@@ -28,28 +28,16 @@
 #include "ptx_codegen.h"
 #include "tap.h"
 
-/* Loads and stores in a loop: memory sites inside a loop and after it (the probe is inlined at each). */
-static const char app_ptx[] =
-	".version 7.8\n.target sm_90\n.address_size 64\n"
-	".visible .entry app(.param .u64 a, .param .u64 b, .param .u32 n)\n{\n"
-	".reg .pred %p<3>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<4>;\n"
-	"ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [b];\nld.param.u32 %r1, [n];\n"
-	"mov.u32 %r2, %tid.x;\nmov.u32 %r3, 0;\ncvta.to.global.u64 %rd3, %rd1;\ncvta.to.global.u64 %rd4, %rd2;\n"
-	"$L_loop:\nsetp.ge.u32 %p1, %r3, %r1;\n@%p1 bra $L_done;\nmul.wide.u32 %rd5, %r2, 4;\n"
-	"add.s64 %rd6, %rd3, %rd5;\nadd.s64 %rd7, %rd4, %rd5;\nld.global.f32 %f1, [%rd6];\n"
-	"ld.global.f32 %f2, [%rd7];\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd6], %f3;\n"
-	"add.u32 %r3, %r3, 1;\nbra.uni $L_loop;\n$L_done:\nst.global.u32 [%rd4], %r3;\nret;\n}\n";
-
 /* injections where the probe was inlined (and folded), not called: [0] memory sites, [1] exits */
 static unsigned n_inlined[2];
 
 /*
- * Inject fragment @mod (a complete module) at app_ptx's memory accesses
+ * Inject fragment @mod (a complete module) at loop_app_ptx's memory accesses
  * (@exit 0) or its exits (1) and assemble the result.
  */
 static int injected(const char *mod, int exit, uint64_t seed, char *log, size_t log_size)
 {
-	struct gbpf_ptx_module *m = gbpf_ptx_parse(app_ptx, strlen(app_ptx), "app.ptx", log, log_size);
+	struct gbpf_ptx_module *m = gbpf_ptx_parse(loop_app_ptx, strlen(loop_app_ptx), "app.ptx", log, log_size);
 	struct gbpf_ptx_module *f = m ? gbpf_ptx_parse(mod, strlen(mod), "random.ptx", log, log_size) : NULL;
 	struct gbpf_ptx_inject_req req = {
 		.plan = {.sites = exit ? GBPF_PTX_SITE_EXIT : GBPF_PTX_SITE_MEM, .mem_probe = 0, .exit_probe = 0}};
