@@ -221,5 +221,5 @@ const char loop_app_ptx[] =
 	"mov.u32 %r2, %tid.x;\nmov.u32 %r3, 0;\ncvta.to.global.u64 %rd3, %rd1;\ncvta.to.global.u64 %rd4, %rd2;\n"
 	"$L_loop:\nsetp.ge.u32 %p1, %r3, %r1;\n@%p1 bra $L_done;\nmul.wide.u32 %rd5, %r2, 4;\n"
 	"add.s64 %rd6, %rd3, %rd5;\nadd.s64 %rd7, %rd4, %rd5;\nld.global.f32 %f1, [%rd6];\n"
-	"ld.global.f32 %f2, [%rd7];\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd6], %f3;\n"
+	"ld.global.f32 %f2, [%rd7];\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd6], %f3;\nbar.sync 0;\n"
 	"add.u32 %r3, %r3, 1;\nbra.uni $L_loop;\n$L_done:\nst.global.u32 [%rd4], %r3;\nret;\n}\n";

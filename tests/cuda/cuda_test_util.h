@@ -39,8 +39,9 @@ const char *ptxas_arch_for_sm70(void);
 
 /**
  * A small application kernel for injection tests: app(a, b, n) loops n
- * times over two global loads and a store, then stores once more (memory
- * sites inside a loop and after it; one exit).
+ * times over two global loads, a store and a barrier, then stores once
+ * more (memory and barrier sites inside a loop, a memory site after it,
+ * one entry, one exit).
  */
 extern const char loop_app_ptx[];
 

@@ -6,19 +6,20 @@
  * plugin's prog_run uses (tests/reliability/difftest.c covers that one).
  *
  * Each random program of tests/reliability/difftest_gen.c is injected as a
- * gpu/exit probe and as a gpu/mem probe into a small kernel with a loop, run
- * by one GPU thread, and compared with the interpreter running the same
- * program as often (once at the exit; once per load and store the thread
- * makes), in the same order, on host maps: every array value and every hash
- * entry must agree. An inlined probe's r0 goes nowhere, so before its exit
- * each program stores r0 (the fold of all its registers, stack slots and
- * array values) in arr[0].
+ * gpu/entry, gpu/exit, gpu/mem and gpu/barrier probe into a small kernel
+ * with a loop, run by one GPU thread, and compared with the interpreter
+ * running the same program as often (once at the entry or the exit; once
+ * per load, store or barrier the thread executes), in the same order, on
+ * host maps: every array value and every hash entry must agree. An inlined
+ * probe's r0 goes nowhere, so before its exit each program stores r0 (the
+ * fold of all its registers, stack slots and array values) in arr[0].
  *
  *   test_inline_run [FIRST [COUNT]]     seeds FIRST.. (default 1, 100)
  *
  * Without a CUDA driver and device only the host half runs (the interpreter
- * on every program, every program instrumented) and the comparison is
- * skipped (TAP); tests/device/run.sh runs it on the GPU machine.
+ * on every program, every program instrumented and, where ptxas is, the
+ * instrumented kernel assembled) and the comparison is skipped (TAP);
+ * tests/device/run.sh runs it on the GPU machine.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -38,7 +39,11 @@
 #include "ptx_codegen.h"
 #include "tap.h"
 
-/* loop_app_ptx (cuda_test_util.c) runs n = LOOP_N iterations of two loads and a store, then a store: 3 * LOOP_N + 1 memory sites. */
+/*
+ * loop_app_ptx (cuda_test_util.c) runs n = LOOP_N iterations of two loads, a
+ * store and a barrier, then a store: 3 * LOOP_N + 1 memory sites and LOOP_N
+ * barriers run.
+ */
 #define LOOP_N 2
 
 /* What a run leaves behind: the maps as the snapshot sees them. */
@@ -160,7 +165,8 @@ static int run_interp(const struct gbpf_prog_desc *d, unsigned runs, struct outc
 static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inlined, char *why, size_t size)
 {
 	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
-	struct gbpf_ptx_inject_req req = {.plan = {.sites = sites, .mem_probe = 0, .exit_probe = 0}};
+	/* the fragment's one probe is __gbpf_probe_0, whatever the site */
+	struct gbpf_ptx_inject_req req = {.plan = {.sites = sites}};
 	struct gbpf_ptx_module *m = NULL, *f = NULL;
 	char hdr[128], *frag = NULL, *mod = NULL, *out = NULL;
 
@@ -372,11 +378,14 @@ int main(int argc, char **argv)
 		const char *name;
 		uint32_t kind;
 		unsigned sites, runs;
-	} forms[] = {{"gpu/exit", GBPF_ATTACH_GPU_EXIT, GBPF_PTX_SITE_EXIT, 1},
-		     {"gpu/mem", GBPF_ATTACH_GPU_MEM, GBPF_PTX_SITE_MEM, 3 * LOOP_N + 1}};
+	} forms[] = {{"gpu/entry", GBPF_ATTACH_GPU_ENTRY, GBPF_PTX_SITE_ENTRY, 1},
+		     {"gpu/exit", GBPF_ATTACH_GPU_EXIT, GBPF_PTX_SITE_EXIT, 1},
+		     {"gpu/mem", GBPF_ATTACH_GPU_MEM, GBPF_PTX_SITE_MEM, 3 * LOOP_N + 1},
+		     {"gpu/barrier", GBPF_ATTACH_GPU_BARRIER, GBPF_PTX_SITE_BARRIER, LOOP_N}};
+	enum { N_FORMS = sizeof(forms) / sizeof(forms[0]) };
 	uint64_t first = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
 	uint64_t count = argc > 2 ? strtoull(argv[2], NULL, 10) : 100;
-	unsigned agree[2] = {0, 0}, inlined[2] = {0, 0}, built[2] = {0, 0}, shown = 0;
+	unsigned passed[N_FORMS] = {0}, inlined[N_FORMS] = {0}, built[N_FORMS] = {0}, shown = 0;
 	struct gpu g = {0};
 	char why[512] = "", no_gpu[512] = "";
 	int have_gpu = gpu_open(&g, no_gpu, sizeof(no_gpu)) == 0;
@@ -389,7 +398,7 @@ int main(int argc, char **argv)
 			tap_ok(0, "seed %" PRIu64 ": the program does not end in r0 = r6; exit", s);
 			continue;
 		}
-		for (unsigned f = 0; f < 2; f++) {
+		for (unsigned f = 0; f < N_FORMS; f++) {
 			struct gbpf_prog_desc d = {.sz = sizeof(d), .name = "random", .section = "gpu/exit/app",
 						   .insns = prog.insns, .insn_cnt = prog.n, .maps = dt_maps,
 						   .map_cnt = 2, .source_file = "difftest_gen.c",
@@ -411,13 +420,20 @@ int main(int argc, char **argv)
 			inlined[f] += (unsigned)in;
 			built[f]++;
 			if (!have_gpu) {
-				/* the host half only */
+				/* the host half: the instrumented module must at least assemble */
+				char log[1024] = "";
+
+				if (ptxas_path() && ptxas_check(ptx, "sm_90", log, sizeof(log)))
+					tap_ok(0, "seed %" PRIu64 ", %s: the instrumented kernel assembles: %s", s,
+					       forms[f].name, log);
+				else
+					passed[f]++;
 			} else if (run_gpu(&g, ptx, &got, why, sizeof(why))) {
 				tap_ok(0, "seed %" PRIu64 ", %s: GPU run failed: %s", s, forms[f].name, why);
 			} else {
 				diff(&want, &got, why, sizeof(why));
 				if (!why[0])
-					agree[f]++;
+					passed[f]++;
 				else if (shown++ < 20)
 					tap_ok(0, "seed %" PRIu64 ", %s (%s): GPU differs from the interpreter: %s "
 						  "(interpreter first)", s, forms[f].name, in ? "inlined" : "called", why);
@@ -425,13 +441,16 @@ int main(int argc, char **argv)
 			free(ptx);
 		}
 	}
-	for (unsigned f = 0; f < 2; f++) {
+	for (unsigned f = 0; f < N_FORMS; f++) {
 		tap_ok(built[f] == count, "%s: %u of %" PRIu64 " programs run in the interpreter and injected "
 		       "(%u inlined)", forms[f].name, built[f], count, inlined[f]);
+		if (!have_gpu && ptxas_path())
+			tap_ok(passed[f] == count, "%s: %u of %" PRIu64 " instrumented kernels assemble", forms[f].name,
+			       passed[f], count);
 		if (have_gpu)
-			tap_ok(agree[f] == count, "%s probe injected into a kernel: %u of %" PRIu64 " programs "
+			tap_ok(passed[f] == count, "%s probe injected into a kernel: %u of %" PRIu64 " programs "
 			       "(seeds %" PRIu64 "..%" PRIu64 ") leave the maps the interpreter leaves",
-			       forms[f].name, agree[f], count, first, first + count - 1);
+			       forms[f].name, passed[f], count, first, first + count - 1);
 		else
 			tap_skip("%s: the GPU comparison: no CUDA: %s", forms[f].name, no_gpu);
 	}
