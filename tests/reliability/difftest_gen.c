@@ -29,10 +29,26 @@ const struct gbpf_map_desc dt_maps[2] = {
 #define KEY_OFF -72
 #define VAL_OFF -80
 
+/*
+ * Room for the subprograms' bodies and calls; a body takes at most about 100
+ * instructions (its blocks are not nested), the main program leaves room.
+ */
+#define SUB_MAX_INSNS 192
+#define SUB_MAX_CALLS 8
+
 struct gen {
 	uint64_t s;
 	struct dt_prog *p;
 	int muted; /* current block is left out: consume randomness, emit nothing */
+	int in_sub; /* generating a subprogram's body: no calls from there */
+	size_t planned; /* emit() calls so far, muted or not (budgets must not depend on muting) */
+	/* subprograms: their bodies set aside, appended after the main program's exit */
+	struct gbpf_insn sub[SUB_MAX_INSNS];
+	size_t sub_n, sub_planned;
+	struct {
+		size_t pc, body; /* the call instruction; its callee's offset in sub[] */
+	} calls[SUB_MAX_CALLS];
+	unsigned n_calls, calls_planned;
 };
 
 static uint64_t rnd(struct gen *g)
@@ -53,6 +69,7 @@ static void emit(struct gen *g, uint8_t code, uint8_t dst, uint8_t src, int16_t 
 {
 	struct dt_prog *p = g->p;
 
+	g->planned++;
 	if (g->muted || p->n >= DT_MAX_INSNS)
 		return;
 	p->insns[p->n] = (struct gbpf_insn){.code = code, .dst = dst & 15, .src = src & 15,
@@ -368,16 +385,102 @@ static void b_map(struct gen *g)
 	}
 }
 
+static void b_call(struct gen *g);
+
 static void block(struct gen *g)
 {
-	switch (pick(g, 10)) {
+	switch (pick(g, 11)) {
 	case 0: case 1: case 2: b_alu(g); break;
 	case 3: b_stack(g); break;
 	case 4: b_atomic(g); break;
 	case 5: b_branch(g); break;
 	case 6: b_loop(g); break;
+	case 7:
+		if (!g->in_sub) {
+			b_call(g);
+			break;
+		}
+		/* fall through: no calls from a subprogram */
 	default: b_map(g);
 	}
+}
+
+/*
+ * A subprogram's body: a frame of its own (r6-r9 from the arguments and
+ * constants, the stack zeroed), a few blocks (map calls included, no
+ * further calls), then everything folded into r0.
+ */
+static void callee(struct gen *g)
+{
+	uint32_t k;
+
+	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 6, 1, 0, 0);
+	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 7, 2, 0, 0);
+	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 8, 3, 0, 0);
+	if (pick(g, 2))
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 9, 5, 0, 0);
+	else
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_K, 9, 0, 0, some_imm(g));
+	for (int16_t off = -8; off >= VAL_OFF; off -= 8)
+		emit(g, GBPF_ST | GBPF_MEM | GBPF_DW, 10, 0, off, 0);
+	for (k = 1 + pick(g, 3); k; k--)
+		block(g);
+	emit(g, GBPF_ALU64 | GBPF_XOR | GBPF_X, 6, 7, 0, 0);
+	emit(g, GBPF_ALU64 | GBPF_MUL | GBPF_K, 6, 0, 0, 0x1000193);
+	emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_X, 6, 8, 0, 0);
+	emit(g, GBPF_ALU64 | GBPF_XOR | GBPF_X, 6, 9, 0, 0);
+	emit(g, GBPF_LDX | GBPF_MEM | GBPF_DW, 1, 10, (int16_t)(SLOT_LOW + 8 * (int16_t)pick(g, 8)), 0);
+	emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_X, 6, 1, 0, 0);
+	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 0, 6, 0, 0);
+	emit(g, GBPF_OP_EXIT, 0, 0, 0, 0);
+}
+
+/*
+ * A call of a new subprogram (bpf-to-bpf) with r1-r5 set from the scalars
+ * and constants; its r0 is folded in. The caller's r6-r9 and stack must
+ * come back untouched whatever the callee did to its own. The body is
+ * generated right after the call and moved aside; dt_generate appends it
+ * after the main program and points the call at it. When the subprograms'
+ * room is spent (counted whether or not blocks are left out, so that
+ * leaving blocks out keeps the others' random stream), a map block instead.
+ */
+static void b_call(struct gen *g)
+{
+	size_t call_pc, body, start;
+	uint8_t fold = reg(g);
+
+	if (g->calls_planned >= SUB_MAX_CALLS || g->sub_planned + 100 > SUB_MAX_INSNS) {
+		b_map(g);
+		return;
+	}
+	g->calls_planned++;
+	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 1, reg(g), 0, 0);
+	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, reg(g), 0, 0);
+	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 3, reg(g), 0, 0);
+	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_K, 4, 0, 0, some_imm(g));
+	emit_lddw(g, 5, 0, some_u64(g));
+	call_pc = here(g);
+	emit(g, GBPF_OP_CALL, 0, GBPF_CALL_LOCAL, 0, 0);
+	emit(g, GBPF_ALU64 | (pick(g, 2) ? GBPF_XOR : GBPF_ADD) | GBPF_X, fold, 0, 0, 0);
+	body = here(g);
+	start = g->planned;
+	g->in_sub = 1;
+	callee(g);
+	g->in_sub = 0;
+	g->sub_planned += g->planned - start;
+	if (g->muted)
+		return;
+	if (here(g) - body > SUB_MAX_INSNS - g->sub_n) {
+		/* cannot happen with the planned room; a call without a callee would not verify */
+		g->p->n = call_pc;
+		return;
+	}
+	memcpy(&g->sub[g->sub_n], &g->p->insns[body], (here(g) - body) * sizeof(g->sub[0]));
+	g->calls[g->n_calls].pc = call_pc;
+	g->calls[g->n_calls].body = g->sub_n;
+	g->n_calls++;
+	g->sub_n += here(g) - body;
+	g->p->n = body;
 }
 
 static void prologue(struct gen *g)
@@ -433,11 +536,17 @@ void dt_generate(struct dt_prog *p, uint64_t seed, uint64_t skip_mask)
 	rnd(&g);
 	prologue(&g);
 	blocks = 4 + pick(&g, DT_MAX_BLOCKS - 4);
-	for (b = 0; b < blocks && p->n < DT_MAX_INSNS - 256; b++) {
+	for (b = 0; b < blocks && p->n < DT_MAX_INSNS - 256 - SUB_MAX_INSNS; b++) {
 		g.muted = (int)((skip_mask >> b) & 1);
 		block(&g);
 	}
 	g.muted = 0;
 	p->blocks = b;
 	epilogue(&g);
+	/* the subprograms after the main program's exit, each call pointed at its own */
+	p->main_n = p->n;
+	memcpy(&p->insns[p->n], g.sub, g.sub_n * sizeof(g.sub[0]));
+	for (unsigned c = 0; c < g.n_calls; c++)
+		p->insns[g.calls[c].pc].imm = (int32_t)(p->n + g.calls[c].body - g.calls[c].pc - 1);
+	p->n += g.sub_n;
 }

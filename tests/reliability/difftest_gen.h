@@ -6,8 +6,10 @@
  *
  * A program is a sequence of "blocks" (ALU of every width and op, stack
  * loads/stores/atomics, forward branches over blocks, bounded loops, array
- * and hash map updates / lookups / deletes), then a fold of every register,
- * stack slot and array element into r0. Scalars live in r6-r9 (they survive
+ * and hash map updates / lookups / deletes, calls of subprograms with a
+ * frame and blocks of their own), then a fold of every register, stack
+ * slot and array element into r0. The subprograms follow the main
+ * program's exit. Scalars live in r6-r9 (they survive
  * helper calls); r0-r5 are temporaries. Only deterministic helpers are
  * called (map operations), so r0 and the map contents must be identical on
  * the interpreter and on every backend.
@@ -40,6 +42,7 @@
 struct dt_prog {
 	struct gbpf_insn insns[DT_MAX_INSNS];
 	size_t n;
+	size_t main_n;       /**< instructions of the main program (its exit last); subprograms follow */
 	unsigned blocks;     /**< top-level blocks generated */
 	uint64_t skip_mask;  /**< blocks left out (bit i: block i) */
 };
