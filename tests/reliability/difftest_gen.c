@@ -358,7 +358,7 @@ static void b_map(struct gen *g)
 		emit(g, GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM);
 		j = here(g);
 		emit(g, GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 0, 0);
-		switch (pick(g, 6)) {
+		switch (pick(g, 8)) {
 		case 0:
 			emit(g, GBPF_LDX | GBPF_MEM | GBPF_DW, 1, 0, 0, 0);
 			emit(g, GBPF_ALU64 | GBPF_XOR | GBPF_X, r, 1, 0, 0);
@@ -377,6 +377,27 @@ static void b_map(struct gen *g)
 			emit(g, GBPF_LDX | GBPF_MEMSX | GBPF_W, 1, 0, 4, 0);
 			emit(g, GBPF_ALU64 | GBPF_ADD | GBPF_X, r, 1, 0, 0);
 			break;
+		case 5: { /* 32-bit atomics on either half of the value */
+			static const int32_t ops[] = {GBPF_ATOMIC_ADD, GBPF_ATOMIC_OR, GBPF_ATOMIC_AND,
+						      GBPF_ATOMIC_XOR};
+
+			emit(g, GBPF_STX | GBPF_ATOMIC | GBPF_W, 0, r, (int16_t)(4 * pick(g, 2)),
+			     ops[pick(g, 4)] | (pick(g, 2) ? GBPF_FETCH : 0));
+			break;
+		}
+		case 6: { /* compare-and-exchange: r0 is the expected value, so the pointer moves to r1 */
+			uint8_t sz = pick(g, 2) ? GBPF_DW : GBPF_W;
+			int16_t off = sz == GBPF_W ? (int16_t)(4 * pick(g, 2)) : 0;
+
+			emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 1, 0, 0, 0);
+			if (pick(g, 2)) /* the current value: the exchange happens */
+				emit(g, GBPF_LDX | GBPF_MEM | sz, 0, 1, off, 0);
+			else
+				emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 0, reg(g), 0, 0);
+			emit(g, GBPF_STX | GBPF_ATOMIC | sz, 1, r, off, GBPF_ATOMIC_CMPXCHG);
+			emit(g, GBPF_ALU64 | GBPF_XOR | GBPF_X, 7, 0, 0, 0);
+			break;
+		}
 		default:
 			emit(g, GBPF_STX | GBPF_MEM | GBPF_W, 0, r, 4, 0);
 		}
