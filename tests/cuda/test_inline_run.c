@@ -28,12 +28,10 @@
 #include <string.h>
 
 #include <gbpf/cuda_inject.h>
-#include <gbpf/helper_ids.h>
 
-#include "core/interp/interp.h"
 #include "cuda_driver.h"
 #include "cuda_test_util.h"
-#include "difftest_gen.h"
+#include "dt_inline.h"
 #include "maps/map.h"
 #include "plugins/cuda/ptx/ptx.h"
 #include "ptx_codegen.h"
@@ -46,124 +44,12 @@
  */
 #define LOOP_N 2
 
-/* What a run leaves behind: the maps as the snapshot sees them. */
-struct outcome {
-	uint64_t arr[DT_ARRAY_ENTRIES];
-	uint64_t hash[DT_KEY_SPAN];
-	uint8_t present[DT_KEY_SPAN];
-};
-
 struct gpu {
 	struct cuda_driver d;
 	CUcontext ctx;
 	CUdevice dev;
 	CUdeviceptr a, b;
 };
-
-/*
- * Store r6 in arr[0] before the main program's final "r0 = r6; exit". The
- * epilogue's loop over the array is done by then, so r9 and the key slot
- * are free. The subprograms after it move down: the calls into them (all
- * in the main program, before the insertion) reach as much further.
- */
-static int store_r0(struct dt_prog *p)
-{
-	const struct gbpf_insn tail[] = {
-		{.code = GBPF_ALU64 | GBPF_MOV | GBPF_K, .dst = 9},
-		{.code = GBPF_STX | GBPF_MEM | GBPF_W, .dst = 10, .src = 9, .off = -72},
-		{.code = GBPF_LD | GBPF_IMM | GBPF_DW, .dst = 1, .src = GBPF_PSEUDO_MAP_IDX, .imm = DT_MAP_ARRAY},
-		{0},
-		{.code = GBPF_ALU64 | GBPF_MOV | GBPF_X, .dst = 2, .src = 10},
-		{.code = GBPF_ALU64 | GBPF_ADD | GBPF_K, .dst = 2, .imm = -72},
-		{.code = GBPF_OP_CALL, .imm = GBPF_HELPER_MAP_LOOKUP_ELEM},
-		{.code = GBPF_JMP | GBPF_JEQ | GBPF_K, .dst = 0, .off = 1},
-		{.code = GBPF_STX | GBPF_MEM | GBPF_DW, .dst = 0, .src = 6},
-	};
-	size_t add = sizeof(tail) / sizeof(tail[0]), at = p->main_n - 2;
-
-	if (p->main_n < 2 || p->insns[p->main_n - 1].code != GBPF_OP_EXIT || p->n + add > DT_MAX_INSNS)
-		return -EINVAL;
-	memmove(&p->insns[at + add], &p->insns[at], (p->n - at) * sizeof(p->insns[0]));
-	memcpy(&p->insns[at], tail, sizeof(tail));
-	for (size_t i = 0; i < at; i++)
-		if (p->insns[i].code == GBPF_OP_CALL && p->insns[i].src == GBPF_CALL_LOCAL)
-			p->insns[i].imm += (int32_t)add;
-	p->n += add;
-	p->main_n += add;
-	return 0;
-}
-
-static void snapshot(struct gbpf_map_instance *maps, struct outcome *o)
-{
-	memset(o, 0, sizeof(*o));
-	for (uint32_t k = 0; k < DT_ARRAY_ENTRIES; k++) {
-		uint64_t *v = gbpf_map_lookup(&maps[DT_MAP_ARRAY], &k, 0);
-
-		o->arr[k] = v ? *v : 0xdeadull;
-	}
-	for (uint32_t k = 0; k < DT_KEY_SPAN; k++) {
-		uint64_t *v = gbpf_map_lookup(&maps[DT_MAP_HASH], &k, 0);
-
-		o->present[k] = v != NULL;
-		o->hash[k] = v ? *v : 0;
-	}
-}
-
-/* The first difference as text ("" when equal). */
-static void diff(const struct outcome *want, const struct outcome *got, char *buf, size_t size)
-{
-	buf[0] = 0;
-	for (int k = 0; k < DT_ARRAY_ENTRIES; k++)
-		if (want->arr[k] != got->arr[k]) {
-			snprintf(buf, size, "arr[%d]%s 0x%" PRIx64 " vs 0x%" PRIx64, k, k ? "" : " (r0)",
-				 want->arr[k], got->arr[k]);
-			return;
-		}
-	for (int k = 0; k < DT_KEY_SPAN; k++)
-		if (want->present[k] != got->present[k] || want->hash[k] != got->hash[k]) {
-			snprintf(buf, size, "hash[%d] %s0x%" PRIx64 " vs %s0x%" PRIx64, k,
-				 want->present[k] ? "" : "absent ", want->hash[k],
-				 got->present[k] ? "" : "absent ", got->hash[k]);
-			return;
-		}
-}
-
-static int maps_create(struct gbpf_map_instance maps[2], char *why, size_t size)
-{
-	for (int i = 0; i < 2; i++)
-		if (gbpf_map_instance_create(&maps[i], &dt_maps[i], 1)) {
-			snprintf(why, size, "map %s: cannot create", dt_maps[i].name);
-			if (i)
-				gbpf_map_instance_destroy(&maps[0]);
-			return -ENOMEM;
-		}
-	return 0;
-}
-
-/* The reference: the program @runs times in a row on host maps. */
-static int run_interp(const struct gbpf_prog_desc *d, unsigned runs, struct outcome *o, char *why,
-		      size_t size)
-{
-	struct gbpf_map_instance maps[2];
-	struct gbpf_interp *ip = NULL;
-	GBPF_OPTS(gbpf_interp_opts, io, .bounds_checked = 1, .max_insns = 10000000);
-	int err = maps_create(maps, why, size);
-
-	if (err)
-		return err;
-	err = gbpf_interp_create(d, maps, 2, &io, &ip, why, size);
-	for (unsigned r = 0; !err && r < runs; r++) {
-		struct gbpf_exec_env env = {.maps = maps, .map_cnt = 2, .thread_count = 1};
-
-		err = gbpf_interp_run(ip, &env, NULL, NULL, 0, NULL, why, size);
-	}
-	if (!err)
-		snapshot(maps, o);
-	gbpf_interp_destroy(ip);
-	gbpf_map_instance_destroy(&maps[0]);
-	gbpf_map_instance_destroy(&maps[1]);
-	return err;
-}
 
 /* @p d as a probe fragment injected into loop_app_ptx at @p sites: the instrumented module's text. */
 static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inlined, char *why, size_t size)
@@ -198,7 +84,7 @@ static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inl
 }
 
 /* The instrumented module on the GPU, one thread; the maps copied in and back. */
-static int run_gpu(struct gpu *g, const char *ptx, struct outcome *o, char *why, size_t size)
+static int run_gpu(struct gpu *g, const char *ptx, struct dt_maps_state *o, char *why, size_t size)
 {
 	char jit_log[2048] = "";
 	CUjit_option jo[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -211,7 +97,7 @@ static int run_gpu(struct gpu *g, const char *ptx, struct outcome *o, char *why,
 	unsigned n = LOOP_N;
 	void *params[] = {&g->a, &g->b, &n};
 	CUresult r;
-	int err = maps_create(maps, why, size);
+	int err = dt_maps_create(maps, why, size);
 
 	if (err)
 		return err;
@@ -246,7 +132,7 @@ static int run_gpu(struct gpu *g, const char *ptx, struct outcome *o, char *why,
 			snprintf(why, size, "map %d: copy back failed", i);
 			goto out;
 		}
-	snapshot(maps, o);
+	dt_maps_snapshot(maps, o);
 	err = 0;
 out:
 	for (int i = 0; i < 2; i++)
@@ -254,8 +140,7 @@ out:
 			g->d.cuMemFree(dmaps[i]);
 	if (mod)
 		g->d.cuModuleUnload(mod);
-	gbpf_map_instance_destroy(&maps[0]);
-	gbpf_map_instance_destroy(&maps[1]);
+	dt_maps_destroy(maps);
 	return err;
 }
 
@@ -398,7 +283,7 @@ int main(int argc, char **argv)
 		jit_canary(&g);
 	for (uint64_t s = first; s < first + count; s++) {
 		dt_generate(&prog, s, 0);
-		if (store_r0(&prog)) {
+		if (dt_store_r0(&prog)) {
 			tap_ok(0, "seed %" PRIu64 ": the main program does not end in r0 = r6; exit", s);
 			continue;
 		}
@@ -407,12 +292,12 @@ int main(int argc, char **argv)
 						   .insns = prog.insns, .insn_cnt = prog.n, .maps = dt_maps,
 						   .map_cnt = 2, .source_file = "difftest_gen.c",
 						   .attach = {.kind = forms[f].kind}};
-			struct outcome want, got;
+			struct dt_maps_state want, got;
 			char *ptx;
 			int in = 0;
 
 			why[0] = 0;
-			if (run_interp(&d, forms[f].runs, &want, why, sizeof(why))) {
+			if (dt_interp_runs(&d, forms[f].runs, &want, why, sizeof(why))) {
 				tap_ok(0, "seed %" PRIu64 ", %s: the interpreter fails: %s", s, forms[f].name, why);
 				continue;
 			}
@@ -435,7 +320,7 @@ int main(int argc, char **argv)
 			} else if (run_gpu(&g, ptx, &got, why, sizeof(why))) {
 				tap_ok(0, "seed %" PRIu64 ", %s: GPU run failed: %s", s, forms[f].name, why);
 			} else {
-				diff(&want, &got, why, sizeof(why));
+				dt_maps_diff(&want, &got, why, sizeof(why));
 				if (!why[0])
 					passed[f]++;
 				else if (shown++ < 20)

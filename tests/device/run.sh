@@ -51,7 +51,7 @@ $CC $CF "${T[@]}" -o "$B/test_ptx_conformance" tests/cuda/test_ptx_conformance.c
 $CC $CF "${T[@]}" -o "$B/test_cuda_run" tests/cuda/test_cuda_run.c tests/cuda/cuda_test_util.c $MAPS -ldl -lpthread 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/test_ptx_maps" tests/cuda/test_ptx_maps.c tests/cuda/map_progs.c tests/cuda/cuda_test_util.c $CODEGEN $MAPS 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/test_cuda_maps" tests/cuda/test_cuda_maps.c tests/cuda/map_progs.c $MAPS -ldl -lpthread 2>&1 | tee -a "$LOG"
-$CC $CF "${T[@]}" -Itests -Itests/reliability -o "$B/test_inline_run" tests/cuda/test_inline_run.c tests/cuda/cuda_test_util.c tests/reliability/difftest_gen.c \
+$CC $CF "${T[@]}" -Itests -Itests/reliability -o "$B/test_inline_run" tests/cuda/test_inline_run.c tests/cuda/cuda_test_util.c tests/reliability/difftest_gen.c tests/reliability/dt_inline.c \
 	plugins/cuda/cuda_driver.c $CODEGEN plugins/cuda/cuda_printq.c plugins/cuda/ptx/*.c plugins/cuda/fatbin/*.c core/interp/*.c \
 	core/isa/*.c core/helpers/*.c $MAPS $ZSTD -ldl -lpthread 2>&1 | tee -a "$LOG"
 $CC $CF "${T[@]}" -o "$B/bench_ptx_codegen" bench/cuda/bench_ptx_codegen.c $CODEGEN 2>&1 | tee -a "$LOG"

@@ -416,12 +416,12 @@ static void block(struct gen *g)
 	case 4: b_atomic(g); break;
 	case 5: b_branch(g); break;
 	case 6: b_loop(g); break;
-	case 7:
-		if (!g->in_sub) {
+	case 7: /* no calls from a subprogram: a map block there */
+		if (g->in_sub)
+			b_map(g);
+		else
 			b_call(g);
-			break;
-		}
-		/* fall through: no calls from a subprogram */
+		break;
 	default: b_map(g);
 	}
 }
