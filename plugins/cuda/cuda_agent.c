@@ -137,14 +137,13 @@ static struct cuda_agent_state {
 static struct ca_kernel *ca_retired_kernels;
 
 /*
- * Forget the kernels of module or library @p key (NULL: any) in context
- * @p ctx (NULL: any), under s->lock: each is instrumented afresh at its next
- * launch. They go to the retired list with their modules loaded (unloading
- * needs their context current and no launch in flight; one may still use
- * them).
+ * The kernels of module or library @p key (NULL: any) in context @p ctx
+ * (NULL: any), taken off s->kernels (under s->lock).
  */
-static void ca_retire_kernels(struct cuda_agent_state *s, const void *key, CUcontext ctx)
+static struct ca_kernel *ca_take_kernels(struct cuda_agent_state *s, const void *key, CUcontext ctx)
 {
+	struct ca_kernel *taken = NULL;
+
 	for (struct ca_kernel **pk = &s->kernels; *pk;) {
 		struct ca_kernel *k = *pk;
 
@@ -153,9 +152,34 @@ static void ca_retire_kernels(struct cuda_agent_state *s, const void *key, CUcon
 			continue;
 		}
 		*pk = k->next;
+		k->next = taken;
+		taken = k;
+	}
+	return taken;
+}
+
+/* Kernels (a list taken off s->kernels) to the retired list, their modules loaded (under s->lock). */
+static void ca_retire_list(struct ca_kernel *list)
+{
+	while (list) {
+		struct ca_kernel *k = list;
+
+		list = k->next;
 		k->next = ca_retired_kernels;
 		ca_retired_kernels = k;
 	}
+}
+
+/*
+ * Forget the kernels of module or library @p key (NULL: any) in context
+ * @p ctx (NULL: any), under s->lock: each is instrumented afresh at its next
+ * launch. They go to the retired list with their modules loaded (unloading
+ * needs their context current and no launch in flight; one may still use
+ * them).
+ */
+static void ca_retire_kernels(struct cuda_agent_state *s, const void *key, CUcontext ctx)
+{
+	ca_retire_list(ca_take_kernels(s, key, ctx));
 }
 
 static void ca_report(enum gbpf_agent_event ev, const char *kernel, const char *fmt, ...)
@@ -1029,17 +1053,7 @@ static void ca_module_unloading(struct cuda_agent_state *s, struct gbpf_cu_call_
 	u->key = key;
 	pthread_mutex_lock(&s->lock);
 	u->images = ca_take_images(s, key);
-	for (struct ca_kernel **pk = &s->kernels; *pk;) {
-		struct ca_kernel *k = *pk;
-
-		if (k->key != key) {
-			pk = &k->next;
-			continue;
-		}
-		*pk = k->next;
-		k->next = u->kernels;
-		u->kernels = k;
-	}
+	u->kernels = ca_take_kernels(s, key, NULL);
 	pthread_mutex_unlock(&s->lock);
 	if (!u->images && !u->kernels) {
 		free(u);
@@ -1102,13 +1116,8 @@ static void ca_module_unloaded(struct cuda_agent_state *s, const struct gbpf_cu_
 			s->images = u->images;
 			u->images = NULL;
 		}
-		while (u->kernels) {
-			struct ca_kernel *k = u->kernels;
-
-			u->kernels = k->next;
-			k->next = ca_retired_kernels;
-			ca_retired_kernels = k;
-		}
+		ca_retire_list(u->kernels);
+		u->kernels = NULL;
 		pthread_mutex_unlock(&s->lock);
 	}
 	ca_images_free(u->images);

@@ -81,7 +81,8 @@ void ca_globals_collect(struct ca_global **v, size_t *n, CUmodule inst_mod, cons
 		    ((l->library && lib_getg && lib_getg(&orig, &osz, l->library, name) == GBPF_CUDA_SUCCESS) ||
 		     (!l->library && l->module && getg(&orig, &osz, l->module, name) == GBPF_CUDA_SUCCESS)) &&
 		    osz == isz && isz) {
-			struct ca_global *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+			/* grown only for a variable kept: realloc may move the array and free the old one */
+			struct ca_global *nv = isz > CA_GLOBAL_MIRROR_MAX ? NULL : realloc(*v, (*n + 1) * sizeof(*nv));
 
 			if (isz > CA_GLOBAL_MIRROR_MAX) {
 				if (not_mirrored)

@@ -601,17 +601,16 @@ static void emit_key_group(struct ptx_cg *cg, unsigned words, unsigned id)
  * equal keys grouped, then the group's leader runs the probe run inline
  * from home, with the map's own rules (__gbpf_m_hprobe): EMPTY ends the
  * run (a miss), BUSY and TOMBSTONE are passed, READY with the key equal is
- * the entry. A READY
- * bucket keeps its key for the whole kernel when nothing deletes (no
- * device delete, no LRU eviction; host deletes happen between launches),
- * so the acquire load of the state word orders the key and value reads
- * and no seqlock re-check or fence is needed. The run goes on to the whole
- * table, as __gbpf_m_hprobe's does; it used to call the full lookup after
- * four buckets, and that call, cold as it is, cost every kernel that looks
- * up registers (ptxas allocates a kernel's registers for its whole call
- * graph, and the caller's values live across a call add to the callee's:
- * mem_count's vector add 40 registers, 6 blocks of 256 threads an SM
- * instead of 8). The leader's answer goes to the group by shuffles within
+ * the entry. A READY bucket keeps its key for the whole kernel when nothing
+ * deletes (no device delete, no LRU eviction; host deletes happen between
+ * launches), so the acquire load of the state word orders the key and value
+ * reads and no seqlock re-check or fence is needed. The run goes on to the
+ * whole table, as __gbpf_m_hprobe's does; it used to call the full lookup
+ * after four buckets, and that call, cold as it is, cost registers in every
+ * kernel that looks up (ptxas allocates a kernel's registers for its whole
+ * call graph, and the caller's values live across a call add to the
+ * callee's: mem_count's vector add 40 registers, 6 blocks of 256 threads an
+ * SM instead of 8). The leader's answer goes to the group by shuffles within
  * the group's mask.
  *
  * Before that run the leader tries the same buckets through the L1 cache
