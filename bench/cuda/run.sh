@@ -243,7 +243,7 @@ run vecadd20-plain "$O/vecadd20.plain" "$A/vecadd" 20 6
 p=$(value vecadd "$O/vecadd20.plain" median_us)
 for krs in kernelretsnoop kernelretsnoop_reserve; do
 	# The controller's JSON goes to a file (a pipe into a slow reader would make the controller the bottleneck).
-	GBPF_CUDA_RING_MB=1024 "$BIN/gbpf" -j run "$BIN/$krs.bpf.o" -- "$A/vecadd" 20 6 > "$O/vecadd20.$krs.json" 2> "$O/vecadd20.$krs.err"
+	GBPF_CUDA_RING_MB=${GBPF_BENCH_RING_MB:-1024} "$BIN/gbpf" -j run "$BIN/$krs.bpf.o" -- "$A/vecadd" 20 6 > "$O/vecadd20.$krs.json" 2> "$O/vecadd20.$krs.err"
 	{ grep -v '^{' "$O/vecadd20.$krs.json"
 	  printf 'gbpf-bench krs events=%d lost=%d\n' "$(grep -c '"type":"event"' "$O/vecadd20.$krs.json")" \
 		"$(grep -o '"type":"lost_events"[^}]*"count":[0-9]*' "$O/vecadd20.$krs.json" | sed 's/.*"count"://' | awk '{ s += $1 } END { print s + 0 }')"

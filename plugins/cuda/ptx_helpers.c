@@ -236,9 +236,39 @@ static void emit_mod_call(struct ptx_cg *cg, const struct mod_helper *h)
 	ptx_buf_puts(b, ");\nld.param.b64 %r0, [__hr];\n}\n");
 }
 
+/*
+ * bpf_ringbuf_output of a record at a known place in the frame: its words are read here, where
+ * the fold (plugins/cuda/ptx/fold.c) forwards them from the registers the probe stored, and
+ * passed by value, so that an injected probe's record is neither stored to local memory nor read
+ * back by the helper (kernelretsnoop: 12 local stores and 6 generic loads a thread before).
+ */
+static void emit_ringbuf_outv(struct ptx_cg *cg, long long frame_off, unsigned words)
+{
+	struct ptx_buf *b = cg->b;
+
+	for (unsigned k = 0; k < words; k++)
+		ptx_buf_printf(b, "ld.local.u64 %%t%u, [__gbpf_stack+%lld];\n", k, frame_off + 8 * k);
+	ptx_buf_printf(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n"
+			  "st.param.b64 [__h1], %%r1;\nst.param.b64 [__h2], %u;\n",
+		       words * 8);
+	for (unsigned k = 0; k < PTX_RING_WARP_MAX_WORDS - 1; k++) {
+		ptx_buf_printf(b, ".param .b64 __hw%u;\n", k);
+		if (k < words)
+			ptx_buf_printf(b, "st.param.b64 [__hw%u], %%t%u;\n", k, k);
+		else
+			ptx_buf_printf(b, "st.param.b64 [__hw%u], 0;\n", k);
+	}
+	ptx_buf_puts(b, "call (__hr), __gbpf_h_ringbuf_outv, (__h1, __h2");
+	for (unsigned k = 0; k < PTX_RING_WARP_MAX_WORDS - 1; k++)
+		ptx_buf_printf(b, ", __hw%u", k);
+	ptx_buf_puts(b, ");\nld.param.b64 %r0, [__hr];\n}\n");
+}
+
 int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 {
 	const struct mod_helper *h;
+	long long frame_off;
+	unsigned words;
 
 	if (id == GBPF_HELPER_MAP_LOOKUP_ELEM && ptx_emit_known_lookup(cg, pc))
 		return 0;
@@ -247,6 +277,10 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 		static const struct mod_helper plain = {GBPF_HELPER_MAP_UPDATE_ELEM, "__gbpf_m_hash_update_nl", 4};
 
 		emit_mod_call(cg, &plain);
+		return 0;
+	}
+	if (id == GBPF_HELPER_RINGBUF_OUTPUT && ptx_ringbuf_output_by_value(cg, pc, &frame_off, &words)) {
+		emit_ringbuf_outv(cg, frame_off, words);
 		return 0;
 	}
 	if (inline_helper(id)) {

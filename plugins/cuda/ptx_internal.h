@@ -221,6 +221,16 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc);
  */
 bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc);
 
+/**
+ * bpf_ringbuf_output at @p pc may pass its record by value
+ * (__gbpf_h_ringbuf_outv, ptx_ring.c): the map in r1 is known there to be
+ * a ring buffer, r2 a known 8-aligned place in the frame, r3 a constant
+ * multiple of 8 the warp-wide write takes and r4 constant flags the
+ * helper accepts. Then *@p frame_off is the record's offset in the
+ * frame (__gbpf_stack) and *@p words its 8-byte words.
+ */
+bool ptx_ringbuf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words);
+
 /* Byte offset of an array map's value 0 inside the map memory (map_layout.h). */
 uint64_t ptx_map_value_base(const struct gbpf_map_desc *desc);
 

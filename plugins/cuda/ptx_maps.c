@@ -918,3 +918,19 @@ bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc)
 	/* flags the update takes unchecked: BPF_ANY, BPF_NOEXIST, BPF_EXIST, known here */
 	return cg->imm_known[4] && cg->imm_val[4] <= 2;
 }
+
+bool ptx_ringbuf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words)
+{
+	const struct gbpf_map_desc *d = known_map_in_r1(cg, pc);
+	long long fo = (long long)GBPF_STACK_SIZE + cg->stk_off[2];
+
+	if (!d || (d->type != GBPF_MAP_TYPE_RINGBUF && d->type != GBPF_MAP_TYPE_GPU_RINGBUF) ||
+	    !cg->stk_known[2] || !cg->imm_known[3] || !cg->imm_known[4] || (cg->imm_val[4] & ~3ull))
+		return false;
+	if (cg->imm_val[3] == 0 || cg->imm_val[3] % 8 || cg->imm_val[3] > 8 * (PTX_RING_WARP_MAX_WORDS - 1) ||
+	    fo < 0 || fo % 8 || fo + (long long)cg->imm_val[3] > GBPF_STACK_SIZE)
+		return false;
+	*frame_off = fo;
+	*words = (unsigned)(cg->imm_val[3] / 8);
+	return true;
+}

@@ -18,4 +18,25 @@ void ptx_hash_emit(struct ptx_buf *b);
 /** Emit the ring buffer / perf event functions needed by @p used. */
 void ptx_ring_emit(struct ptx_buf *b, const uint8_t *used);
 
+/** Most 8-byte words (header included) of a record the warp-wide ring write handles. */
+#define PTX_RING_WARP_MAX_WORDS 8
+
+/**
+ * How a whole warp exchanges its records of @c words 8-byte words each so that store i of
+ * lane L writes block word 32 i + L (ptx_ring.c, emit_ring_wput_warp): lane L first rotates
+ * its words by L >> @c pre_shift (pre_rotate: 0 when none is needed); in round j it reads word
+ * j of lane (32 pinv[(j - L) mod words] + L) / words; it rotates the received words by
+ * L mod words, and store i writes the rotated word pi[i].
+ */
+struct ptx_ring_warp_plan {
+	unsigned words;
+	unsigned pre_rotate; /* rotation amounts stay below this (1: no pre-rotation) */
+	unsigned pre_shift;
+	unsigned pi[PTX_RING_WARP_MAX_WORDS];
+	unsigned pinv[PTX_RING_WARP_MAX_WORDS];
+};
+
+/** The plan for records of @p words words (1..PTX_RING_WARP_MAX_WORDS). */
+void ptx_ring_warp_plan(unsigned words, struct ptx_ring_warp_plan *plan);
+
 #endif /* GBPF_CUDA_PTX_MAPS_H */

@@ -171,9 +171,28 @@ static const char h_ringbuf_submit_ptx[] =
 	"st.param.b64 [r], 0;\nret;\n}\n";
 
 /* Records of at most this many 8-byte words (header included) take the warp-wide write. */
-#define RING_WPUT_MAX_WORDS 8
+#define RING_WPUT_MAX_WORDS PTX_RING_WARP_MAX_WORDS
 #define RING_WPUT_MAX_DATA "56"
 _Static_assert((RING_WPUT_MAX_WORDS - 1) * 8 == 56, "RING_WPUT_MAX_DATA matches");
+
+/* the record's data words passed by value to __gbpf_m_ring_wput (RING_WPUT_MAX_WORDS - 1 of them) */
+#define RING_WORD_PARAMS                                                                           \
+	", .param .b64 w0, .param .b64 w1, .param .b64 w2, .param .b64 w3, .param .b64 w4, "      \
+	".param .b64 w5, .param .b64 w6"
+#define RING_WORD_ARGS_DECL                                                                        \
+	".param .b64 c0;\n.param .b64 c1;\n.param .b64 c2;\n.param .b64 c3;\n.param .b64 c4;\n"      \
+	".param .b64 c5;\n.param .b64 c6;\nst.param.b64 [c0], %c0;\nst.param.b64 [c1], %c1;\n"      \
+	"st.param.b64 [c2], %c2;\nst.param.b64 [c3], %c3;\nst.param.b64 [c4], %c4;\n"              \
+	"st.param.b64 [c5], %c5;\nst.param.b64 [c6], %c6;\n"
+#define RING_WORD_ARGS ", c0, c1, c2, c3, c4, c5, c6"
+_Static_assert(RING_WPUT_MAX_WORDS == 8, "one parameter per data word");
+/* %c0.. = the words of the n (register N) bytes at D, 0 past n */
+#define RING_LOAD_WORD(k, off, D, N)                                                               \
+	"mov.u64 %c" k ", 0;\nsetp.le.u64 %q1, " N ", " off ";\n@!%q1 ld.u64 %c" k ", [" D "+" off "];\n"
+#define RING_LOAD_WORDS(D, N)                                                                      \
+	RING_LOAD_WORD("0", "0", D, N) RING_LOAD_WORD("1", "8", D, N) RING_LOAD_WORD("2", "16", D, N)  \
+	RING_LOAD_WORD("3", "24", D, N) RING_LOAD_WORD("4", "32", D, N)                              \
+	RING_LOAD_WORD("5", "40", D, N) RING_LOAD_WORD("6", "48", D, N)
 
 /*
  * reserve + copy + submit on sub-ring s; returns 0 or the reservation's error. Whole 8-byte words
@@ -182,14 +201,16 @@ _Static_assert((RING_WPUT_MAX_WORDS - 1) * 8 == 56, "RING_WPUT_MAX_DATA matches"
  */
 static const char m_ring_put_ptx[] =
 	".func (.param .b64 r) __gbpf_m_ring_put(.param .b64 m, .param .b64 s, .param .b64 d, .param .b64 n)\n"
-	"{\n.reg .b64 %a<8>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [s];\n"
+	"{\n.reg .b64 %a<8>;\n.reg .b64 %c<7>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [s];\n"
 	"ld.param.b64 %a2, [d];\nld.param.b64 %a3, [n];\n"
 	/* whole words from an aligned source, at most RING_WPUT_MAX_WORDS: the warp writes them */
 	"or.b64 %a6, %a2, %a3;\nand.b64 %a6, %a6, 7;\nsetp.ne.u64 %q0, %a6, 0;\n"
 	"setp.eq.u64 %q1, %a3, 0;\nor.pred %q0, %q0, %q1;\nsetp.gt.u64 %q1, %a3, " RING_WPUT_MAX_DATA ";\n"
-	"or.pred %q0, %q0, %q1;\n@%q0 bra $Lone;\n{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n"
-	".param .b64 w;\n.param .b64 o;\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\n"
-	"st.param.b64 [z], %a2;\nst.param.b64 [w], %a3;\ncall (o), __gbpf_m_ring_wput, (x, y, z, w);\n"
+	"or.pred %q0, %q0, %q1;\n@%q0 bra $Lone;\n"
+	RING_LOAD_WORDS("%a2", "%a3")
+	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 w;\n.param .b64 o;\n" RING_WORD_ARGS_DECL
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\nst.param.b64 [w], %a3;\n"
+	"call (o), __gbpf_m_ring_wput, (x, y, w" RING_WORD_ARGS ");\n"
 	"ld.param.b64 %a5, [o];\n}\nst.param.b64 [r], %a5;\nret;\n$Lone:\n{\n.param .b64 x;\n.param .b64 y;\n"
 	".param .b64 z;\n.param .b64 h;\n.param .align 8 .b8 o[16];\nst.param.b64 [x], %a0;\n"
 	"st.param.b64 [y], %a1;\nst.param.b64 [z], %a3;\nst.param.b64 [h], 1;\n"
@@ -220,6 +241,26 @@ static const char h_ringbuf_output_ptx[] =
 	"st.param.b64 [r], -22;\nret;\n}\n";
 
 /*
+ * ringbuf_output of a record the code generator passes by value (ptx_ringbuf_output_by_value:
+ * a ring buffer, n a multiple of 8 of at most RING_WPUT_MAX_DATA, flags checked where it was
+ * emitted): the words never go through memory. Results as __gbpf_h_ringbuf_output's.
+ */
+static const char h_ringbuf_outv_ptx[] =
+	".func (.param .b64 r) __gbpf_h_ringbuf_outv(.param .b64 m, .param .b64 n, .param .b64 w0, "
+	".param .b64 w1, .param .b64 w2, .param .b64 w3, .param .b64 w4, .param .b64 w5, .param .b64 w6)\n"
+	"{\n.reg .b64 %a<8>;\n.reg .b64 %c<7>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a2, [n];\nld.param.b64 %c0, [w0];\nld.param.b64 %c1, [w1];\nld.param.b64 %c2, [w2];\n"
+	"ld.param.b64 %c3, [w3];\nld.param.b64 %c4, [w4];\nld.param.b64 %c5, [w5];\nld.param.b64 %c6, [w6];\n"
+	"{\n.param .b64 x;\n.param .b64 z;\nst.param.b64 [x], %a0;\ncall (z), __gbpf_m_ring_sub, (x);\n"
+	"ld.param.b64 %a5, [z];\n}\nsetp.lt.s64 %q0, %a5, 0;\n@%q0 bra $Linval;\n{\n.param .b64 x;\n"
+	".param .b64 y;\n.param .b64 w;\n.param .b64 o;\n" RING_WORD_ARGS_DECL
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a5;\nst.param.b64 [w], %a2;\n"
+	"call (o), __gbpf_m_ring_wput, (x, y, w" RING_WORD_ARGS ");\nld.param.b64 %a6, [o];\n}\n"
+	"setp.eq.u64 %q0, %a6, 0;\nsetp.eq.s64 %q1, %a6, -7;\nor.pred %q0, %q0, %q1;\n"
+	"@!%q0 mov.u64 %a6, -11;\nst.param.b64 [r], %a6;\nret;\n$Linval:\n"
+	"st.param.b64 [r], -22;\nret;\n}\n";
+
+/*
  * perf_event_output(ctx, map, flags, data, size): ring = flags & 0xffffffff, BPF_F_CURRENT_CPU =
  * the caller's SM (mod the rings); out of range -E2BIG; full -ENOSPC (counted drop)
  */
@@ -239,30 +280,142 @@ static const char h_perf_event_output_ptx[] =
 	"ret;\n$Linval:\nst.param.b64 [r], -22;\nret;\n}\n";
 
 
+/* %y registers emit_ring_wput_warp uses: the words, two rotations of 3 stages, the rounds */
+#define RING_WARP_REGS "64"
+
+static unsigned gcd_u(unsigned a, unsigned b)
+{
+	while (b) {
+		unsigned t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 /*
- * __gbpf_m_ring_wput(m, s, d, n): ringbuf_output of n bytes (a multiple of 8, at most
- * RING_WPUT_MAX_DATA) from the 8-aligned d on sub-ring s; returns 0 or the reservation's error.
+ * Why the plan works: with c = gcd(32, W) and a = 32 / c, lane L's stores need words
+ * p = 32 i + L (i < W) of the block, word p mod W of lane p / W. p / W / a = i c / W does not
+ * depend on L, so after the pre-rotation (lane r sends word (j + r / a) mod W in round j)
+ * store i's word arrives in round j = (p - i c / W) mod W = (pi(i) + L) mod W: exactly one
+ * word a round, from lane (32 pinv((j - L) mod W) + L) / W, and the post-rotation by L mod W
+ * puts round pi(i)'s word in place i. With W odd (c = 1) there is no pre-rotation.
+ */
+void ptx_ring_warp_plan(unsigned words, struct ptx_ring_warp_plan *plan)
+{
+	unsigned c = gcd_u(32, words);
+
+	plan->words = words;
+	plan->pre_rotate = c;
+	plan->pre_shift = 0;
+	while ((1u << plan->pre_shift) < 32 / c)
+		plan->pre_shift++;
+	for (unsigned i = 0; i < words; i++) {
+		plan->pi[i] = (32 * i - i * c / words) % words;
+		plan->pinv[plan->pi[i]] = i;
+	}
+}
+
+/*
+ * %y[out + x] = %y[in + (x + R) mod w] for x < w, R (below @limit <= w) in register @amount: a
+ * rotation by a lane-dependent amount, as a barrel of selects (one stage per bit of R). Returns
+ * the first register of the result.
+ */
+static unsigned emit_rotate(struct ptx_buf *b, unsigned w, unsigned limit, unsigned in, unsigned next,
+			    const char *amount)
+{
+	for (unsigned bit = 1; bit < limit; bit <<= 1) {
+		ptx_buf_printf(b, "and.b32 %%b28, %s, %u;\nsetp.ne.u32 %%q6, %%b28, 0;\n", amount, bit);
+		for (unsigned x = 0; x < w; x++)
+			ptx_buf_printf(b, "selp.b64 %%y%u, %%y%u, %%y%u, %%q6;\n", next + x, in + (x + bit) % w, in + x);
+		in = next;
+		next += w;
+	}
+	return in;
+}
+
+/*
+ * The block write of a whole warp (32 lanes, lane = rank, words %v0..%v{W-1}, block at %a8):
+ * block word k = word k mod W of lane k / W, and store i of lane L writes word 32 i + L, so each
+ * store is 32 consecutive words. Instead of shuffling all W words per store (the general path),
+ * each lane receives one word per round, W rounds of one shuffle each, with a rotation of the
+ * lane's own registers by a lane-dependent amount around them (ptx_ring_warp_plan; the plan is
+ * checked against the definition lane by lane in tests/cuda/test_ptx_ring_plan.c, the PTX by
+ * test_cuda_maps on the GPU). Per lane: W shuffle pairs and up to 6 W selects, where the general
+ * path takes 2 W^2 shuffle pairs (W = 7: 7 pairs instead of 49).
+ */
+static void emit_ring_wput_warp(struct ptx_buf *b)
+{
+	/* the general path above ends here: it must not fall into the warp's code */
+	ptx_buf_puts(b, "bra.uni $Lwdone;\n$Lwarp:\nmov.u32 %b18, %laneid;\n");
+	for (unsigned w = 1; w <= RING_WPUT_MAX_WORDS; w++)
+		ptx_buf_printf(b, "setp.eq.u32 %%q1, %%b3, %u;\n@%%q1 bra $Lww%u;\n", w, w);
+	ptx_buf_puts(b, "bra.uni $Lwdone;\n");
+	for (unsigned w = 1; w <= RING_WPUT_MAX_WORDS; w++) {
+		struct ptx_ring_warp_plan plan;
+		unsigned table = 0, words = 0, next = w;
+
+		ptx_ring_warp_plan(w, &plan);
+		for (unsigned j = 0; j < w; j++)
+			table |= plan.pinv[j] << (4 * j);
+		ptx_buf_printf(b, "$Lww%u:\n", w);
+		for (unsigned x = 0; x < w; x++)
+			ptx_buf_printf(b, "mov.b64 %%y%u, %%v%u;\n", x, x);
+		if (plan.pre_rotate > 1) {
+			ptx_buf_printf(b, "shr.u32 %%b19, %%b18, %u;\n", plan.pre_shift);
+			words = emit_rotate(b, w, plan.pre_rotate, 0, next, "%b19");
+			next = words + w;
+		}
+		/* %b21 = L mod W, %b22 = W - L mod W, %b24 = pinv, 4 bits an entry */
+		ptx_buf_printf(b, "rem.u32 %%b21, %%b18, %u;\nsub.u32 %%b22, %u, %%b21;\nmov.u32 %%b24, %u;\n", w, w,
+			       table);
+		for (unsigned j = 0; j < w; j++)
+			ptx_buf_printf(b, "add.u32 %%b23, %%b22, %u;\nsetp.ge.u32 %%q6, %%b23, %u;\n"
+					  "@%%q6 sub.u32 %%b23, %%b23, %u;\nshl.b32 %%b23, %%b23, 2;\n"
+					  "shr.u32 %%b23, %%b24, %%b23;\nand.b32 %%b23, %%b23, 15;\n"
+					  "shl.b32 %%b23, %%b23, 5;\nadd.u32 %%b23, %%b23, %%b18;\n"
+					  "div.u32 %%b23, %%b23, %u;\nmov.b64 {%%b16, %%b17}, %%y%u;\n"
+					  "shfl.sync.idx.b32 %%b16, %%b16, %%b23, 31, %%b5;\n"
+					  "shfl.sync.idx.b32 %%b17, %%b17, %%b23, 31, %%b5;\nmov.b64 %%y%u, {%%b16, %%b17};\n",
+				       j, w, w, w, words + j, next + j);
+		words = emit_rotate(b, w, w, next, next + w, "%b21");
+		ptx_buf_puts(b, "cvt.u64.u32 %a12, %b18;\nshl.b64 %a12, %a12, 3;\nadd.u64 %a12, %a12, %a8;\n");
+		for (unsigned i = 0; i < w; i++)
+			ptx_buf_printf(b, "st.u64 [%%a12+%u], %%y%u;\n", 256 * i, words + plan.pi[i]);
+		ptx_buf_puts(b, "bra.uni $Lwdone;\n");
+	}
+}
+
+/*
+ * __gbpf_m_ring_wput(m, s, n, w0, .. w6): ringbuf_output of n bytes (a multiple of 8, at most
+ * RING_WPUT_MAX_DATA), words w0.. by value (those past n are ignored), on sub-ring s; returns 0
+ * or the reservation's error. By value, so that a record the probe builds on its stack stays in
+ * registers (__gbpf_h_ringbuf_outv); __gbpf_m_ring_put loads them from memory first.
  *
  * Why: a warp's records are reserved as one contiguous block (m_ring_reserve), but written lane
  * by lane they are 32 stores 56 bytes apart per instruction, each a partial 32-byte sector:
  * the L2 serves ~8x more sector writes than the bytes need (measured on the H200: 1 M
  * 56-byte records written that way cost 78 us over the kernel, the ring protocol itself ~10 us).
- * Here each lane loads its record's W words (header included) into registers, the block's
+ * Here each lane holds its record's W words (header included) in registers, the block's
  * words are exchanged with shuffles (word k of the block = word k % W of rank k / W) and each
  * instruction stores cnt consecutive words: every sector is written whole, once. Then
  * bar.warp.sync orders every lane's stores before each lane's release of its own header (the
  * release is cumulative over what the barrier made visible to it). A group whose block is not
  * contiguous (lanes reserved apart) writes lane by lane. Scope: gpu when the ring is the
  * device copy the forwarder reads (header +116 set by the agent), sys otherwise.
+ * A whole warp's group (the common case: every thread of a warp leaving a kernel) takes
+ * emit_ring_wput_warp's exchange instead of the general one below, which shuffles every word of
+ * every source lane for each word stored (2 W^2 shuffles a lane).
  */
 static void emit_ring_wput(struct ptx_buf *b)
 {
 	int i, j;
 
 	ptx_buf_puts(b, ".func (.param .b64 r) __gbpf_m_ring_wput(.param .b64 m, .param .b64 s, "
-			".param .b64 d, .param .b64 n)\n{\n.reg .b64 %a<16>;\n.reg .b64 %v<8>;\n"
-			".reg .b32 %b<24>;\n.reg .pred %q<8>;\nld.param.b64 %a0, [m];\n"
-			"ld.param.b64 %a1, [s];\nld.param.b64 %a2, [d];\nld.param.b64 %a3, [n];\n{\n"
+			".param .b64 n" RING_WORD_PARAMS ")\n{\n.reg .b64 %a<16>;\n.reg .b64 %v<8>;\n"
+			".reg .b64 %y<" RING_WARP_REGS ">;\n.reg .b32 %b<32>;\n.reg .pred %q<8>;\nld.param.b64 %a0, [m];\n"
+			"ld.param.b64 %a1, [s];\nld.param.b64 %a3, [n];\n{\n"
 			".param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .b64 h;\n"
 			".param .align 8 .b8 o[16];\nst.param.b64 [x], %a0;\nst.param.b64 [y], %a1;\n"
 			"st.param.b64 [z], %a3;\nst.param.b64 [h], 0;\n"
@@ -271,10 +424,9 @@ static void emit_ring_wput(struct ptx_buf *b)
 			"ld.u32 %b20, [%a0+116];\nsetp.ne.u32 %q7, %b20, 0;\nsub.u64 %a4, %a4, 8;\n"
 			"cvt.u32.u64 %b0, %a3;\nor.b32 %b1, %b0, 0x80000000;\ncvt.u32.u64 %b2, %a1;\n"
 			"mov.b64 %v0, {%b1, %b2};\nshr.u32 %b3, %b0, 3;\nadd.u32 %b3, %b3, 1;\n");
-	/* the record's words: %v0 the header (BUSY | n, sub-ring), %v1.. the data */
+	/* the record's words: %v0 the header (BUSY | n, sub-ring), %v1.. the data (w0..) */
 	for (j = 1; j < RING_WPUT_MAX_WORDS; j++)
-		ptx_buf_printf(b, "mov.u64 %%v%d, 0;\nsetp.le.u32 %%q1, %%b3, %d;\n@!%%q1 ld.u64 %%v%d, [%%a2+%d];\n",
-			       j, j, j, (j - 1) * 8);
+		ptx_buf_printf(b, "ld.param.b64 %%v%d, [w%d];\n", j, j - 1);
 	/* group G (%b5): same sub-ring and size; cnt %b7, rank %b8, leader %b9; contiguous block? */
 	ptx_buf_puts(b, "activemask.b32 %b4;\nmatch.any.sync.b64 %b5, %a1, %b4;\n"
 			"match.any.sync.b64 %b6, %a3, %b4;\nand.b32 %b5, %b5, %b6;\npopc.b32 %b7, %b5;\n"
@@ -287,6 +439,7 @@ static void emit_ring_wput(struct ptx_buf *b)
 			"cvt.u64.u32 %a9, %b8;\nadd.u64 %a10, %a3, 8;\nmul.lo.u64 %a9, %a9, %a10;\n"
 			"add.u64 %a9, %a9, %a8;\nsetp.eq.u64 %q3, %a9, %a4;\nand.pred %q2, %q2, %q3;\n"
 			"vote.sync.all.pred %q2, %q2, %b5;\n@!%q2 bra $Lself;\n"
+			"setp.eq.u32 %q5, %b7, 32;\n@%q5 bra $Lwarp;\n"
 			/* k / W as (k * ceil(2^16 / W)) >> 16: exact for k < 256, W <= 8 */
 			"mov.u32 %b12, 65535;\ndiv.u32 %b12, %b12, %b3;\nadd.u32 %b12, %b12, 1;\n");
 	for (i = 0; i < RING_WPUT_MAX_WORDS; i++) {
@@ -306,6 +459,7 @@ static void emit_ring_wput(struct ptx_buf *b)
 				  "add.u64 %%a12, %%a12, %%a8;\nst.u64 [%%a12], %%a11;\n",
 			       i);
 	}
+	emit_ring_wput_warp(b);
 	ptx_buf_puts(b, "$Lwdone:\nbar.warp.sync %b5;\nbra.uni $Lcommit;\n$Lself:\n"
 			"st.v2.u32 [%a4], {%b1, %b2};\n");
 	for (j = 1; j < RING_WPUT_MAX_WORDS; j++)
@@ -324,6 +478,7 @@ void ptx_ring_emit(struct ptx_buf *b, const uint8_t *used)
 					    h_ringbuf_submit_ptx,
 					    m_ring_put_ptx,
 					    h_ringbuf_output_ptx,
+					    h_ringbuf_outv_ptx,
 					    h_perf_event_output_ptx};
 	size_t i;
 

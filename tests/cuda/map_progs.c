@@ -148,6 +148,33 @@ size_t map_prog_ring_output(struct gbpf_insn *out)
 	return n;
 }
 
+size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane)
+{
+	size_t n = 0;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0xbf, 6, 0, 0, 0);
+	E(0xbf, 7, 6, 0, 0);
+	E(0x67, 7, 0, 0, 8);
+	for (int k = 0; k < 7; k++) {
+		E(0x7b, 10, 7, (int16_t)(-56 + 8 * k), 0);
+		E(0x07, 7, 0, 0, 1);
+	}
+	E(0xbf, 8, 6, 0, 0);
+	if (!per_lane)
+		E(0x77, 8, 0, 0, 5);
+	E(0x97, 8, 0, 0, 7);
+	E(0xbf, 3, 8, 0, 0);
+	E(0x07, 3, 0, 0, 1);
+	E(0x67, 3, 0, 0, 3); /* 8 .. 56 bytes, not known to the code generator */
+	MAP0(1);
+	FP(2, -56);
+	E(0xb7, 4, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_OUTPUT);
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
 size_t map_prog_ring_reserve(struct gbpf_insn *out)
 {
 	size_t n = 0;

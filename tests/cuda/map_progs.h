@@ -33,6 +33,10 @@ size_t map_prog_hash_delete_even(struct gbpf_insn *out);
 size_t map_prog_hash_lookup(struct gbpf_insn *out);
 /** ringbuf_output of {tid, tid ^ MAGIC} (two u64); r0 = the helper's result. */
 size_t map_prog_ring_output(struct gbpf_insn *out);
+/** ringbuf_output of a record of 1..7 u64 words, word k = (tid << 8) + k, of
+ *  8 * ((tid >> 5) % 7 + 1) bytes (one size a warp: the whole-warp write), or of
+ *  8 * (tid % 7 + 1) bytes with @p per_lane (sizes mixed in a warp); r0 = the result. */
+size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane);
 /** ringbuf_reserve 16 bytes, write {tid, tid ^ MAGIC}, submit (even tid, r0 = 1) or
  *  discard (odd tid, r0 = 2); r0 = 0 when the reservation failed. */
 size_t map_prog_ring_reserve(struct gbpf_insn *out);

@@ -522,6 +522,111 @@ static void test_rings(uint64_t *r0)
 	free(c.seen);
 }
 
+struct sized {
+	uint8_t *seen;
+	int per_lane;
+	uint64_t threads, records, bad, dup, words;
+};
+
+/* a record of map_prog_ring_sizes: its size follows from its thread, word k = (tid << 8) + k */
+static int on_sized(void *ctx, const void *data, size_t size)
+{
+	struct sized *c = ctx;
+	uint64_t w[7], tid;
+
+	c->records++;
+	if (size < 8 || size > 56 || size % 8) {
+		c->bad++;
+		return 0;
+	}
+	memcpy(w, data, size);
+	tid = w[0] >> 8;
+	if (tid >= c->threads || size != 8 * ((c->per_lane ? tid : tid >> 5) % 7 + 1)) {
+		c->bad++;
+		return 0;
+	}
+	for (size_t k = 0; k < size / 8; k++)
+		if (w[k] != (tid << 8) + k) {
+			c->bad++;
+			return 0;
+		}
+	c->words += size / 8;
+	c->dup += c->seen[tid];
+	c->seen[tid] = 1;
+	return 0;
+}
+
+/*
+ * bpf_ringbuf_output of records of every size the warp-wide write takes (1..7 data words plus
+ * the header): one size a warp goes through the whole-warp exchange (ptx_ring.c,
+ * emit_ring_wput_warp), sizes mixed in a warp through the general one; the last warp is half
+ * full (one size: the general path's contiguous block, whose code lies before the whole warp's).
+ * Every word checked.
+ */
+static void test_ring_sizes(uint64_t *r0)
+{
+	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
+				   .max_entries = 1u << 28};
+	struct gbpf_insn prog[MAP_PROG_MAX];
+	struct gbpf_map_instance mi;
+	uint64_t threads = (nthreads & ~31ull) > 32 ? (nthreads & ~31ull) - 16 : nthreads;
+
+	for (int per_lane = 0; per_lane < 2; per_lane++) {
+		struct sized c = {.seen = calloc(threads, 1), .per_lane = per_lane, .threads = threads};
+		uint64_t drops;
+		size_t n = map_prog_ring_sizes(prog, per_lane);
+		int rc;
+
+		if (!c.seen || gbpf_map_instance_create(&mi, &rb, nsms)) {
+			tap_ok(0, "ring buffer of 256 MiB created");
+			free(c.seen);
+			return;
+		}
+		rc = run("rb_sizes", prog, n, &mi, threads, r0, NULL);
+		if (!rc)
+			rc = gbpf_ringbuf_consume(&mi, on_sized, &c);
+		drops = gbpf_ringbuf_dropped(&mi);
+		tap_ok(rc >= 0 && c.records + drops == threads && c.bad == 0 && c.dup == 0 &&
+			       c.records == count_r0(r0, threads, 0) && c.records > threads / 2,
+		       "ringbuf_output of 8..56-byte records, %s: %llu records (%llu words) + %llu dropped == %llu, "
+		       "every word right (%llu wrong), no duplicates",
+		       per_lane ? "sizes mixed in a warp" : "one size a warp", (unsigned long long)c.records,
+		       (unsigned long long)c.words, (unsigned long long)drops, (unsigned long long)threads,
+		       (unsigned long long)c.bad);
+		if (c.records + drops != threads) {
+			/* which threads' records are missing, and what they returned */
+			int shown = 0;
+
+			for (uint64_t t = 0; t < threads && shown < 8; t++)
+				if (!c.seen[t] && (!t || c.seen[t - 1])) {
+					tap_diag("missing from thread %llu (warp %llu, %llu bytes), r0 %lld",
+						 (unsigned long long)t, (unsigned long long)t / 32,
+						 (unsigned long long)(8 * ((per_lane ? t : t >> 5) % 7 + 1)),
+						 (long long)r0[t]);
+					shown++;
+				}
+			/* where each sub-ring's consumption stopped: the record there */
+			shown = 0;
+			for (uint32_t sr = 0; sr < hdr_of(&mi)->nr_slots && shown < 6; sr++) {
+				const struct gbpf_ring_ctl *ctl =
+					(const struct gbpf_ring_ctl *)((uint8_t *)mi.mem + hdr_of(&mi)->data_off) + sr;
+				uint64_t mask = hdr_of(&mi)->sub_size - 1, at = ctl->consumer_pos & mask;
+				const uint32_t *w = (const void *)((uint8_t *)mi.mem + hdr_of(&mi)->aux_off +
+								   sr * hdr_of(&mi)->sub_size + at);
+
+				if (ctl->consumer_pos == ctl->producer_pos)
+					continue;
+				tap_diag("sub-ring %u stopped at %llu of %llu: words %08x %08x %08x %08x %08x %08x", sr,
+					 (unsigned long long)ctl->consumer_pos, (unsigned long long)ctl->producer_pos,
+					 w[0], w[1], w[2], w[3], w[4], w[5]);
+				shown++;
+			}
+		}
+		gbpf_map_instance_destroy(&mi);
+		free(c.seen);
+	}
+}
+
 /* trace_printk from 64 GPU threads reaches the host's stdout (captured into a file). */
 static void test_printk(uint64_t *r0)
 {
@@ -611,6 +716,7 @@ int main(void)
 		test_hash_runs(r0);
 		test_lru(r0);
 		test_rings(r0);
+		test_ring_sizes(r0);
 		test_printk(r0);
 	}
 	free(r0);

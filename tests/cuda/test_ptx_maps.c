@@ -675,6 +675,36 @@ static void test_helper_stack_stores(void)
 		   sizeof(unknown) / sizeof(unknown[0]), &md, generic3, no_local_store);
 }
 
+/*
+ * bpf_ringbuf_output of a record at a known place in the frame, of a constant size, on a map
+ * known to be a ring: the words are read from the frame in the probe and passed by value (an
+ * injected probe's fold then takes them from registers); a size not known is read by the helper.
+ */
+static void test_ring_output_by_value(void)
+{
+	static const char *const by_value[] = {"ld.local.u64 %t0, [__gbpf_stack+496];",
+					       "ld.local.u64 %t1, [__gbpf_stack+504];",
+					       "st.param.b64 [__h2], 16;", "st.param.b64 [__hw1], %t1;",
+					       "st.param.b64 [__hw2], 0;", "call (__hr), __gbpf_h_ringbuf_outv, (", NULL};
+	static const char *const no_generic[] = {"call (__hr), __gbpf_h_ringbuf_output,", NULL};
+	static const char *const generic[] = {"call (__hr), __gbpf_h_ringbuf_output,", NULL};
+	static const char *const no_value[] = {"call (__hr), __gbpf_h_ringbuf_outv", NULL};
+	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
+				   .max_entries = 1 << 16};
+	struct gbpf_map_desc pe = {.sz = sizeof(pe), .name = "ev", .type = GBPF_MAP_TYPE_PERF_EVENT_ARRAY,
+				   .key_size = 4, .value_size = 4};
+	struct gbpf_insn prog[MAP_PROG_MAX];
+	size_t n;
+
+	n = map_prog_ring_output(prog);
+	check_text("ringbuf_output of 16 stack bytes: by value", prog, n, &rb, by_value, no_generic);
+	n = map_prog_ring_sizes(prog, 0);
+	check_text("ringbuf_output of a size not known: from memory", prog, n, &rb, generic, no_value);
+	/* a map not known to be a ring (the helper's own check answers -EINVAL) */
+	n = map_prog_ring_output(prog);
+	check_text("ringbuf_output on a perf event array: the generic helper", prog, n, &pe, generic, no_value);
+}
+
 int main(void)
 {
 	static const uint32_t hash_types[] = {GBPF_MAP_TYPE_HASH, GBPF_MAP_TYPE_PERCPU_HASH,
@@ -708,6 +738,12 @@ int main(void)
 		n = map_prog_ring_reserve(prog);
 		snprintf(what, sizeof(what), "ring type %u reserve/submit/discard", ring_types[t]);
 		check(what, prog, n, &md);
+		for (int per_lane = 0; per_lane < 2; per_lane++) {
+			n = map_prog_ring_sizes(prog, per_lane);
+			snprintf(what, sizeof(what), "ring type %u output of 8..56 bytes%s", ring_types[t],
+				 per_lane ? ", sizes mixed in a warp" : "");
+			check(what, prog, n, &md);
+		}
 	}
 	{
 		struct gbpf_map_desc md = {.sz = sizeof(md), .name = "ev",
@@ -723,5 +759,6 @@ int main(void)
 	test_atomic_address_uniform();
 	test_helper_stack_stores();
 	test_hash_inline_run();
+	test_ring_output_by_value();
 	return tap_done();
 }

@@ -16,7 +16,7 @@ stack is written only on the way to a helper that reads it.
 
 Usage: test_registers.py GBPF PTXAS|- VECADD.ptx|- NAME=PROBE.bpf.o:LIMIT[:CHECKS]...
 CHECKS (comma separated): ctx (no context store the probe does not need), stack
-(no stack store before its map lookup).
+(no stack store before its map lookup), frame (no stack store at all).
 """
 import os
 import re
@@ -115,6 +115,14 @@ def main():
                          if "st.local" in ln and "[__gbpf_stack" in ln]
                 ok(lookup > 0 and not early, f"{name}: no stack store before the map lookup "
                                              f"({len(early)}{': ' + early[0] if early else ''})")
+            # frame: the probe's stack is never stored to (a ring record passed by value to the
+            # ring write, ptx_helpers.c: kernelretsnoop stored 12 words of it at every exit before).
+            if "frame" in checks:
+                body = text[text.find(".entry " + vec[0]):]
+                body = body[:body.find("\n}")]
+                stores = [ln.strip() for ln in body.splitlines() if "st.local" in ln and "[__gbpf_stack" in ln]
+                ok(not stores, f"{name}: no store to the probe's stack in vec_add "
+                               f"({len(stores)}{': ' + stores[0] if stores else ''})")
     print(f"1..{count}")
     return 1 if failed else 0
 

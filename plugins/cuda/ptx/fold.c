@@ -710,16 +710,31 @@ static void note_store(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, i
 		out->action = GBPF_PTX_FOLD_SNAP;
 }
 
-/* A load of a stack slot: from its snapshot register when the slot is known. */
+/*
+ * A load of a stack slot: from its snapshot register when the slot is known. An 8-byte load of
+ * two known 4-byte slots (a struct's 32-bit fields read as one word: a ring record passed by
+ * value, ptx_helpers.c) takes both halves from their registers.
+ */
 static void note_load(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s, int64_t off,
 		      unsigned size, struct gbpf_ptx_fold_out *out)
 {
-	int k;
+	int k, hi = -1;
 
-	if (s->pred >= 0 || !fwd_type(&f->m->toks[s->opcode], size) || (k = slot_find(f, off, size)) < 0)
+	if (s->pred >= 0 || !fwd_type(&f->m->toks[s->opcode], size))
 		return;
-	if (f->slots[k].is_const) /* the load reads what was stored, forwarded or not */
+	k = slot_find(f, off, size);
+	if (k < 0 && size == 8 && (k = slot_find(f, off, 4)) >= 0 && (hi = slot_find(f, off + 4, 4)) < 0)
+		k = -1;
+	if (k < 0)
+		return;
+	if (hi >= 0) {
+		if (f->slots[k].is_const && f->slots[hi].is_const)
+			const_set(f, &f->m->toks[s->ops[0].toks.first],
+				  (f->slots[k].value & 0xffffffffu) | f->slots[hi].value << 32);
+		out->snap_hi = hi;
+	} else if (f->slots[k].is_const) { /* the load reads what was stored, forwarded or not */
 		const_set(f, &f->m->toks[s->ops[0].toks.first], f->slots[k].value);
+	}
 	out->action = GBPF_PTX_FOLD_FWD;
 	out->dest = &f->m->toks[s->ops[0].toks.first];
 	out->snap = k;
@@ -1110,6 +1125,7 @@ enum gbpf_ptx_fold_action gbpf_ptx_fold_stmt(struct gbpf_ptx_fold *f, uint32_t i
 	memset(out, 0, sizeof(*out));
 	out->action = GBPF_PTX_FOLD_KEEP;
 	out->snap = -1;
+	out->snap_hi = -1;
 	f->at = i;
 	switch (s->kind) {
 	case GBPF_PTX_STMT_LABEL:

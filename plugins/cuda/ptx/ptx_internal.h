@@ -130,6 +130,7 @@ struct gbpf_ptx_fold_out {
 	uint32_t mem_op;
 	int64_t local_off;
 	int snap;                            /* snapshot register, -1 if none */
+	int snap_hi;                         /* FWD of 8 bytes from two 4-byte slots: the upper one, else -1 */
 	const struct gbpf_ptx_tok *snap_src; /* the stored register / immediate */
 	unsigned size;
 };

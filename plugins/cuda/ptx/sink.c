@@ -563,6 +563,19 @@ static bool call_reads_only(const struct gbpf_ptx_module *m, const struct gbpf_p
 	return false;
 }
 
+/*
+ * Calls of helpers that take no address at all (the record words of a ring
+ * output passed by value, ptx_helpers.c): the callee cannot reach the
+ * caller's stack, whatever the values are.
+ */
+static bool call_takes_values_only(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *call)
+{
+	for (uint32_t j = call->toks.first; j < call->toks.first + call->toks.n; j++)
+		if (m->toks[j].kind == GBPF_PTX_TOK_IDENT && gbpf_ptx_tok_eq(&m->toks[j], "__gbpf_h_ringbuf_outv"))
+			return true;
+	return false;
+}
+
 static enum unit_kind worse(enum unit_kind a, enum unit_kind b)
 {
 	return a == U_CLOBBER || b == U_CLOBBER ? U_CLOBBER : a == U_READ_ALL || b == U_READ_ALL ? U_READ_ALL : U_OTHER;
@@ -592,7 +605,8 @@ static enum unit_kind scope_stack_access(const struct sink *k, const struct gbpf
 		if (register_only(op) || op_base(op, "bra"))
 			continue;
 		if (op_base(op, "call")) {
-			kind = worse(kind, call_reads_only(k->m, s) ? U_READ_ALL : U_CLOBBER);
+			if (!call_takes_values_only(k->m, s))
+				kind = worse(kind, call_reads_only(k->m, s) ? U_READ_ALL : U_CLOBBER);
 			continue;
 		}
 		for (uint32_t o = 0; o < s->n_ops; o++)

@@ -137,7 +137,12 @@ static bool tx_folded(struct text *t, const struct kctx *pregs, struct gbpf_ptx_
 		return false; /* the store itself is copied */
 	case GBPF_PTX_FOLD_FWD:
 		bits = gbpf_ptx_reg_bits(pregs, o->dest);
-		if (bits == 64 && o->size == 8)
+		if (bits == 64 && o->size == 8 && o->snap_hi >= 0) /* the low words of two 4-byte slots */
+			gbpf_ptx_tx(t, "bfi.b64 %.*s, %%__gbpf_fw%d, %%__gbpf_fw%d, 32, 32;\n", (int)o->dest->len,
+				    o->dest->s, o->snap_hi, o->snap);
+		else if (o->snap_hi >= 0)
+			return false;
+		else if (bits == 64 && o->size == 8)
 			gbpf_ptx_tx(t, "mov.b64 %.*s, %%__gbpf_fw%d;\n", (int)o->dest->len, o->dest->s, o->snap);
 		else if (bits == 64 && o->size == 4)
 			gbpf_ptx_tx(t, "and.b64 %.*s, %%__gbpf_fw%d, 0xffffffff;\n", (int)o->dest->len, o->dest->s,
