@@ -253,6 +253,8 @@ for krs in kernelretsnoop kernelretsnoop_reserve; do
 	ev=$(value krs "$O/vecadd20.$krs" events); lost=$(value krs "$O/vecadd20.$krs" lost)
 	row "$krs, 2^20 threads" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
 	echo "# $krs: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), threads launched $(( (1 << 20) * 12 ))"
+	# where the device dropped records, if it did (the agent's report at exit, cuda_devmaps.c)
+	grep -h "dropped on the GPU" "$O/vecadd20.$krs.err" | cut -c1-400 | sed 's/^/# /'
 done
 fi
 if want mem; then

@@ -529,6 +529,32 @@ static void dm_drain_rings_locked(struct ca_devmaps *d, struct dm_ctx *only, con
 	}
 }
 
+/*
+ * At exit, for each device ring that dropped records: where they were dropped and how the records
+ * spread over the sub-rings, so that a ring too small (raise GBPF_CUDA_RING_MB) can be told from
+ * records crowding a few sub-rings (the lost events alone say neither).
+ */
+static void dm_report_ring_drops_locked(struct ca_devmaps *d)
+{
+	for (struct dm_ctx *c = d->ctxs; c; c = c->next)
+		for (size_t i = 0; i < d->n; i++) {
+			struct gbpf_map_mirror_ring_stats st;
+
+			if (d->place[i] != DM_DEVICE || !c->mirror[i].ring ||
+			    gbpf_map_mirror_ring_stats(&c->mirror[i], &st) || !st.drops)
+				continue;
+			dm_report(d, 0, NULL,
+				  "map '%s': %llu records dropped on the GPU (a device sub-ring full) in %u of %u "
+				  "sub-rings, most %llu in sub-ring %u; bytes reserved per sub-ring: busiest %llu, "
+				  "median %llu, %llu each: %s",
+				  dm_name(d, i), (unsigned long long)st.drops, st.subs_dropping, st.subs,
+				  (unsigned long long)st.most_drops, st.most_drops_sub, (unsigned long long)st.most_bytes,
+				  (unsigned long long)st.median_bytes, (unsigned long long)st.sub_size,
+				  st.most_bytes > 2 * st.median_bytes ? "records crowd a few sub-rings"
+								      : "a larger ring (GBPF_CUDA_RING_MB) holds more");
+		}
+}
+
 static void *dm_forwarder(void *arg)
 {
 	struct ca_devmaps *d = arg;
@@ -872,6 +898,7 @@ void ca_devmaps_flush_final(struct ca_devmaps *d)
 		dm_leave(d, c, prev);
 	}
 	dm_drain_rings_locked(d, NULL, "exit");
+	dm_report_ring_drops_locked(d);
 	dm_snapshot_locked(d);
 	pthread_mutex_unlock(&d->lock);
 }

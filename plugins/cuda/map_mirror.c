@@ -59,7 +59,7 @@ static int init_ring(struct gbpf_map_mirror *m, uint64_t ring_bytes, uint32_t ri
 	m->dev_size = dh->total_size;
 	m->fwd = calloc(m->dev_rings, sizeof(*m->fwd));
 	m->stage = malloc(m->dev_sub_size);
-	m->ctl = malloc((size_t)m->dev_rings * sizeof(struct gbpf_ring_ctl));
+	m->ctl = calloc(m->dev_rings, sizeof(struct gbpf_ring_ctl)); /* nothing copied yet: all zero */
 	if (!m->fwd || !m->stage || !m->ctl || ops->alloc(ops->ctx, &m->dev, m->dev_size)) {
 		free(img);
 		snprintf(why, why_size, "map '%s': cannot allocate a device ring of %zu bytes",
@@ -293,6 +293,49 @@ uint64_t gbpf_map_mirror_abandon(struct gbpf_map_mirror *m, const struct gbpf_de
 	}
 	__atomic_fetch_add(&host_hdr(m)->drops, lost, __ATOMIC_RELAXED);
 	return lost;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int gbpf_map_mirror_ring_stats(const struct gbpf_map_mirror *m, struct gbpf_map_mirror_ring_stats *st)
+{
+	const struct gbpf_ring_ctl *ctl = (const void *)m->ctl;
+	uint64_t *used;
+
+	memset(st, 0, sizeof(*st));
+	if (!m->ring || !m->ctl)
+		return -EINVAL;
+	used = malloc((m->dev_rings ? m->dev_rings : 1) * sizeof(*used));
+	if (!used)
+		return -ENOMEM;
+	st->subs = m->dev_rings;
+	st->sub_size = m->dev_sub_size;
+	for (uint32_t s = 0; s < m->dev_rings; s++) {
+		uint64_t pos = __atomic_load_n(&ctl[s].producer_pos, __ATOMIC_RELAXED);
+		uint64_t drops = __atomic_load_n(&ctl[s].drops, __ATOMIC_RELAXED);
+
+		if (pos)
+			used[st->subs_used++] = pos;
+		if (pos > st->most_bytes)
+			st->most_bytes = pos;
+		st->drops += drops;
+		st->subs_dropping += drops != 0;
+		if (drops > st->most_drops) {
+			st->most_drops = drops;
+			st->most_drops_sub = s;
+		}
+	}
+	if (st->subs_used) {
+		qsort(used, st->subs_used, sizeof(*used), u64_cmp);
+		st->median_bytes = used[st->subs_used / 2];
+	}
+	free(used);
+	return 0;
 }
 
 void gbpf_map_mirror_fini(struct gbpf_map_mirror *m, const struct gbpf_dev_mem_ops *ops)

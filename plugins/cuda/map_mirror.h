@@ -97,6 +97,29 @@ int gbpf_map_mirror_forward(struct gbpf_map_mirror *m, const struct gbpf_dev_mem
  */
 uint64_t gbpf_map_mirror_abandon(struct gbpf_map_mirror *m, const struct gbpf_dev_mem_ops *ops);
 
+/**
+ * How a ring map's records spread over its device sub-rings, from the last
+ * copy of the ring controls (gbpf_map_mirror_forward's): to tell a ring too
+ * small from records crowding a few sub-rings when the device drops some.
+ */
+struct gbpf_map_mirror_ring_stats {
+	uint32_t subs;           /**< device sub-rings */
+	uint32_t subs_used;      /**< sub-rings that reserved anything */
+	uint32_t subs_dropping;  /**< sub-rings that dropped records */
+	uint32_t most_drops_sub; /**< the sub-ring that dropped most */
+	uint64_t most_drops;     /**< its drops */
+	uint64_t drops;          /**< drops of all sub-rings */
+	uint64_t most_bytes;     /**< bytes reserved (since the start) by the busiest sub-ring */
+	uint64_t median_bytes;   /**< ... by the median one of those used (the upper one of two) */
+	uint64_t sub_size;       /**< bytes of each sub-ring */
+};
+
+/**
+ * Fill @p st for a ring map's mirror. @return 0, -EINVAL (not a ring),
+ * -ENOMEM
+ */
+int gbpf_map_mirror_ring_stats(const struct gbpf_map_mirror *m, struct gbpf_map_mirror_ring_stats *st);
+
 /** Free the device block and the mirror's buffers. */
 void gbpf_map_mirror_fini(struct gbpf_map_mirror *m, const struct gbpf_dev_mem_ops *ops);
 

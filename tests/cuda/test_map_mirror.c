@@ -228,6 +228,53 @@ static void snapshot_maps(void)
 	gbpf_map_instance_destroy(&h);
 }
 
+/*
+ * The spread of a ring's records over its device sub-rings: one sub-ring flooded past its size
+ * (drops), two others lightly used, one unused.
+ */
+static void ring_stats(void)
+{
+	struct gbpf_map_desc hd = {.sz = sizeof(hd), .name = "events", .type = GBPF_MAP_TYPE_RINGBUF,
+				   .max_entries = 1u << 14};
+	struct gbpf_map_desc dd = hd;
+	struct gbpf_map_instance host, dev;
+	struct gbpf_map_mirror m;
+	struct gbpf_map_mirror_ring_stats st;
+	static const uint32_t per_sub[4] = {10, 20, 1000, 0};
+	struct rec x = {0};
+	uint64_t dropped = 0;
+	char why[256] = "";
+
+	if (gbpf_map_instance_create(&host, &hd, 1) ||
+	    gbpf_map_mirror_init(&m, &host, 1u << 14, 4, &ops, why, sizeof(why))) {
+		tap_ok(0, "ring stats: mirror created (%s)", why);
+		return;
+	}
+	tap_ok(gbpf_map_mirror_ring_stats(&m, &st) == 0 && st.subs == 4 && st.subs_used == 0 && st.drops == 0,
+	       "ring stats before any record: %u sub-rings, none used", st.subs);
+	dev = host;
+	dev.desc = &dd;
+	dev.mem = (void *)(uintptr_t)m.dev;
+	dev.mem_size = m.dev_size;
+	for (uint32_t s = 0; s < 4; s++)
+		for (uint32_t i = 0; i < per_sub[s]; i++)
+			dropped += gbpf_ringbuf_output_on(&dev, s, &x, sizeof(x), 0) != 0;
+	/* the controls are read by a forward (the host ring takes what it can, the rest waits) */
+	gbpf_map_mirror_forward(&m, &ops, NULL);
+	tap_ok(gbpf_map_mirror_ring_stats(&m, &st) == 0 && st.subs == 4 && st.subs_used == 3 &&
+		       st.subs_dropping == 1 && st.most_drops_sub == 2 && st.drops == dropped && dropped > 0 &&
+		       st.most_drops == dropped && st.most_bytes + 8 + sizeof(x) > st.sub_size &&
+		       st.median_bytes == 20 * (8 + sizeof(x)) && st.sub_size == (1u << 14) / 4,
+	       "ring stats: %u of %u sub-rings used, %u dropping (sub-ring %u, %llu of %llu), busiest %llu bytes, "
+	       "median %llu, of %llu", st.subs_used, st.subs, st.subs_dropping, st.most_drops_sub,
+	       (unsigned long long)st.most_drops, (unsigned long long)dropped, (unsigned long long)st.most_bytes,
+	       (unsigned long long)st.median_bytes, (unsigned long long)st.sub_size);
+	gbpf_map_mirror_fini(&m, &ops);
+	gbpf_map_instance_destroy(&host);
+	tap_ok(gbpf_map_mirror_ring_stats(&(struct gbpf_map_mirror){0}, &st) == -EINVAL,
+	       "ring stats of a mirror that is no ring: -EINVAL");
+}
+
 int main(void)
 {
 	char why[128];
@@ -242,5 +289,6 @@ int main(void)
 	/* Device ring too small for the burst: drops, counted exactly. */
 	ring_run(1u << 14, 1u << 12, 1, "small device ring");
 	snapshot_maps();
+	ring_stats();
 	return tap_done();
 }
