@@ -24,6 +24,7 @@ failed = False
 def ok(cond, name):
     global count, failed
     count += 1
+    name = " | ".join(name.splitlines())  # one TAP line: a quoted log may span several
     print(("ok" if cond else "not ok") + f" {count} - {name}", flush=True)
     failed |= not cond
     return cond
