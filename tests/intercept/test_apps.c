@@ -280,7 +280,14 @@ static void test_nvcc(const char *label, const char *fake, const char *agent, co
 		tap_ok(0, "%s: spawn", label);
 		return;
 	}
-	tap_diag("%s output without agent: %s", label, plain.out);
+	/* one diagnostic line per line of output: TAP has no multi-line comments */
+	for (const char *l = plain.out; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		int len = nl ? (int)(nl - l) : (int)strlen(l);
+
+		tap_diag("%s output without agent: %.*s", label, len, l);
+		l += len + (nl != NULL);
+	}
 	tap_ok(strcmp(plain.out, r.out) == 0 && plain.status == r.status,
 	       "%s: same output and status with and without the agent", label);
 	tap_ok(count(r.agent_log, "query cuGetProcAddress_v2 0 0 wrapped") == 1,
