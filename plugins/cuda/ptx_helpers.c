@@ -237,20 +237,23 @@ static void emit_mod_call(struct ptx_cg *cg, const struct mod_helper *h)
 }
 
 /*
- * bpf_ringbuf_output of a record at a known place in the frame: its words are read here, where
- * the fold (plugins/cuda/ptx/fold.c) forwards them from the registers the probe stored, and
- * passed by value, so that an injected probe's record is neither stored to local memory nor read
- * back by the helper (kernelretsnoop: 12 local stores and 6 generic loads a thread before).
+ * bpf_ringbuf_output / bpf_perf_event_output of a record at a known place in the frame: its words
+ * are read here, where the fold (plugins/cuda/ptx/fold.c) forwards them from the registers the
+ * probe stored, and passed by value to @p fn after @p lead (the map, and the flags for a perf
+ * array), so that an injected probe's record is neither stored to local memory nor read back by
+ * the helper (kernelretsnoop: 12 local stores and 6 generic loads a thread before).
  */
-static void emit_ringbuf_outv(struct ptx_cg *cg, long long frame_off, unsigned words)
+static void emit_output_by_value(struct ptx_cg *cg, const char *fn, const unsigned *lead, unsigned n_lead,
+				 long long frame_off, unsigned words)
 {
 	struct ptx_buf *b = cg->b;
 
 	for (unsigned k = 0; k < words; k++)
 		ptx_buf_printf(b, "ld.local.u64 %%t%u, [__gbpf_stack+%lld];\n", k, frame_off + 8 * k);
-	ptx_buf_printf(b, "{\n.param .b64 __hr;\n.param .b64 __h1;\n.param .b64 __h2;\n"
-			  "st.param.b64 [__h1], %%r1;\nst.param.b64 [__h2], %u;\n",
-		       words * 8);
+	ptx_buf_puts(b, "{\n.param .b64 __hr;\n");
+	for (unsigned i = 0; i < n_lead; i++)
+		ptx_buf_printf(b, ".param .b64 __h%u;\nst.param.b64 [__h%u], %%r%u;\n", i + 1, i + 1, lead[i]);
+	ptx_buf_printf(b, ".param .b64 __hn;\nst.param.b64 [__hn], %u;\n", words * 8);
 	for (unsigned k = 0; k < PTX_RING_WARP_MAX_WORDS - 1; k++) {
 		ptx_buf_printf(b, ".param .b64 __hw%u;\n", k);
 		if (k < words)
@@ -258,7 +261,10 @@ static void emit_ringbuf_outv(struct ptx_cg *cg, long long frame_off, unsigned w
 		else
 			ptx_buf_printf(b, "st.param.b64 [__hw%u], 0;\n", k);
 	}
-	ptx_buf_puts(b, "call (__hr), __gbpf_h_ringbuf_outv, (__h1, __h2");
+	ptx_buf_printf(b, "call (__hr), %s, (", fn);
+	for (unsigned i = 0; i < n_lead; i++)
+		ptx_buf_printf(b, "__h%u, ", i + 1);
+	ptx_buf_puts(b, "__hn");
 	for (unsigned k = 0; k < PTX_RING_WARP_MAX_WORDS - 1; k++)
 		ptx_buf_printf(b, ", __hw%u", k);
 	ptx_buf_puts(b, ");\nld.param.b64 %r0, [__hr];\n}\n");
@@ -280,7 +286,15 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 		return 0;
 	}
 	if (id == GBPF_HELPER_RINGBUF_OUTPUT && ptx_ringbuf_output_by_value(cg, pc, &frame_off, &words)) {
-		emit_ringbuf_outv(cg, frame_off, words);
+		static const unsigned map_only[] = {1};
+
+		emit_output_by_value(cg, "__gbpf_h_ringbuf_outv", map_only, 1, frame_off, words);
+		return 0;
+	}
+	if (id == GBPF_HELPER_PERF_EVENT_OUTPUT && ptx_perf_output_by_value(cg, pc, &frame_off, &words)) {
+		static const unsigned map_flags[] = {2, 3};
+
+		emit_output_by_value(cg, "__gbpf_h_perf_outv", map_flags, 2, frame_off, words);
 		return 0;
 	}
 	if (inline_helper(id)) {

@@ -231,6 +231,14 @@ bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc);
  */
 bool ptx_ringbuf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words);
 
+/**
+ * bpf_perf_event_output at @p pc may pass its record by value
+ * (__gbpf_h_perf_outv): the map in r2 is known to be a perf event array,
+ * r4 a known 8-aligned place in the frame and r5 a constant multiple of 8
+ * the warp-wide write takes (the flags in r3 are read at run time).
+ */
+bool ptx_perf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words);
+
 /* Byte offset of an array map's value 0 inside the map memory (map_layout.h). */
 uint64_t ptx_map_value_base(const struct gbpf_map_desc *desc);
 

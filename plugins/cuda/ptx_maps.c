@@ -121,11 +121,11 @@ void ptx_maps_emit(struct ptx_buf *b, const uint8_t *used)
 /* ---- lookups specialised to a map known at code generation ----------------- */
 
 /*
- * The map in r1 at the call at @p pc when it was loaded by a wide load of a
- * map index in the same straight-line code (no jump lands between the load
- * and the call, nothing else writes r1): its description, else NULL.
+ * The map in @p reg at the call at @p pc when it was loaded by a wide load of
+ * a map index in the same straight-line code (no jump lands between the load
+ * and the call, nothing else writes @p reg): its description, else NULL.
  */
-static const struct gbpf_map_desc *known_map_in_r1(const struct ptx_cg *cg, size_t pc)
+static const struct gbpf_map_desc *known_map_in(const struct ptx_cg *cg, size_t pc, unsigned reg)
 {
 	if (cg->label[pc])
 		return NULL;
@@ -139,20 +139,20 @@ static const struct gbpf_map_desc *known_map_in_r1(const struct ptx_cg *cg, size
 			/* q is the second slot of a wide load: look at its first */
 			continue;
 		}
-		if (in->code == GBPF_OP_LDDW && in->dst == 1)
+		if (in->code == GBPF_OP_LDDW && in->dst == reg)
 			return in->src == GBPF_PSEUDO_MAP_IDX && in->imm >= 0 &&
 					       (size_t)in->imm < cg->prog->map_cnt
 				       ? &cg->prog->maps[in->imm]
 				       : NULL;
 		if ((cls == GBPF_JMP || cls == GBPF_JMP32) && (in->code & 0xf0) == GBPF_CALL)
-			return NULL; /* calls clobber r1 */
+			return NULL; /* calls clobber r1..r5 */
 		if ((cls == GBPF_JMP || cls == GBPF_JMP32))
 			return NULL; /* leaving straight-line code backwards */
-		if ((cls == GBPF_ALU || cls == GBPF_ALU64 || cls == GBPF_LD || cls == GBPF_LDX) && in->dst == 1)
+		if ((cls == GBPF_ALU || cls == GBPF_ALU64 || cls == GBPF_LD || cls == GBPF_LDX) && in->dst == reg)
 			return NULL;
 		if (cls == GBPF_STX && (in->code & 0xe0) == GBPF_ATOMIC &&
 		    (in->imm == GBPF_ATOMIC_CMPXCHG || (in->imm & GBPF_FETCH)) &&
-		    (in->src == 1 || in->imm == GBPF_ATOMIC_CMPXCHG))
+		    (in->src == reg || in->imm == GBPF_ATOMIC_CMPXCHG))
 			return NULL;
 	}
 	return NULL;
@@ -853,7 +853,7 @@ static void lookup_hit_target(struct ptx_cg *cg, size_t pc)
 
 int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 {
-	const struct gbpf_map_desc *d = known_map_in_r1(cg, pc);
+	const struct gbpf_map_desc *d = known_map_in(cg, pc, 1);
 	struct key_src ks;
 	int rc = 0;
 
@@ -910,7 +910,7 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 
 bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc)
 {
-	const struct gbpf_map_desc *d = known_map_in_r1(cg, pc);
+	const struct gbpf_map_desc *d = known_map_in(cg, pc, 1);
 
 	if (!d || (d->type != GBPF_MAP_TYPE_HASH && d->type != GBPF_MAP_TYPE_PERCPU_HASH &&
 		   d->type != GBPF_MAP_TYPE_GPU_HASH))
@@ -919,18 +919,36 @@ bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc)
 	return cg->imm_known[4] && cg->imm_val[4] <= 2;
 }
 
-bool ptx_ringbuf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words)
+/* Register @p data holds a known 8-aligned place in the frame, @p size a constant the warp-wide write takes. */
+static bool record_by_value(const struct ptx_cg *cg, unsigned data, unsigned size, long long *frame_off,
+			    unsigned *words)
 {
-	const struct gbpf_map_desc *d = known_map_in_r1(cg, pc);
-	long long fo = (long long)GBPF_STACK_SIZE + cg->stk_off[2];
+	long long fo = (long long)GBPF_STACK_SIZE + cg->stk_off[data];
+	uint64_t n = cg->imm_val[size];
 
-	if (!d || (d->type != GBPF_MAP_TYPE_RINGBUF && d->type != GBPF_MAP_TYPE_GPU_RINGBUF) ||
-	    !cg->stk_known[2] || !cg->imm_known[3] || !cg->imm_known[4] || (cg->imm_val[4] & ~3ull))
-		return false;
-	if (cg->imm_val[3] == 0 || cg->imm_val[3] % 8 || cg->imm_val[3] > 8 * (PTX_RING_WARP_MAX_WORDS - 1) ||
-	    fo < 0 || fo % 8 || fo + (long long)cg->imm_val[3] > GBPF_STACK_SIZE)
+	if (!cg->stk_known[data] || !cg->imm_known[size] || n == 0 || n % 8 ||
+	    n > 8 * (PTX_RING_WARP_MAX_WORDS - 1) || fo < 0 || fo % 8 || fo + (long long)n > GBPF_STACK_SIZE)
 		return false;
 	*frame_off = fo;
-	*words = (unsigned)(cg->imm_val[3] / 8);
+	*words = (unsigned)(n / 8);
 	return true;
+}
+
+bool ptx_ringbuf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words)
+{
+	const struct gbpf_map_desc *d = known_map_in(cg, pc, 1);
+
+	if (!d || (d->type != GBPF_MAP_TYPE_RINGBUF && d->type != GBPF_MAP_TYPE_GPU_RINGBUF) ||
+	    !cg->imm_known[4] || (cg->imm_val[4] & ~3ull))
+		return false;
+	return record_by_value(cg, 2, 3, frame_off, words);
+}
+
+bool ptx_perf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words)
+{
+	const struct gbpf_map_desc *d = known_map_in(cg, pc, 2);
+
+	if (!d || d->type != GBPF_MAP_TYPE_PERF_EVENT_ARRAY)
+		return false;
+	return record_by_value(cg, 4, 5, frame_off, words);
 }

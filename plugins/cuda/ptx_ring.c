@@ -261,6 +261,28 @@ static const char h_ringbuf_outv_ptx[] =
 	"st.param.b64 [r], -22;\nret;\n}\n";
 
 /*
+ * perf_event_output of a record the code generator passes by value (ptx_perf_output_by_value: a
+ * perf event array, n a multiple of 8 of at most RING_WPUT_MAX_DATA); the ring from the flags as
+ * __gbpf_h_perf_event_output picks it, with its results.
+ */
+static const char h_perf_outv_ptx[] =
+	".func (.param .b64 r) __gbpf_h_perf_outv(.param .b64 m, .param .b64 f, .param .b64 n, .param .b64 w0, "
+	".param .b64 w1, .param .b64 w2, .param .b64 w3, .param .b64 w4, .param .b64 w5, .param .b64 w6)\n"
+	"{\n.reg .b64 %a<8>;\n.reg .b64 %c<7>;\n.reg .b32 %b<4>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [f];\nld.param.b64 %a3, [n];\nld.param.b64 %c0, [w0];\nld.param.b64 %c1, [w1];\n"
+	"ld.param.b64 %c2, [w2];\nld.param.b64 %c3, [w3];\nld.param.b64 %c4, [w4];\nld.param.b64 %c5, [w5];\n"
+	"ld.param.b64 %c6, [w6];\nld.u32 %b0, [%a0+8];\nsetp.ne.u32 %q0, %b0, 4;\n@%q0 bra $Linval;\n"
+	"ld.u32 %b1, [%a0+28];\ncvt.u32.u64 %b2, %a1;\nsetp.ne.u32 %q0, %b2, 0xFFFFFFFF;\n"
+	"@%q0 bra $Lidx;\nmov.u32 %b2, %smid;\nrem.u32 %b2, %b2, %b1;\n$Lidx:\n"
+	"setp.ge.u32 %q0, %b2, %b1;\n@%q0 bra $Lbig;\ncvt.u64.u32 %a4, %b2;\n{\n.param .b64 x;\n"
+	".param .b64 y;\n.param .b64 w;\n.param .b64 o;\n" RING_WORD_ARGS_DECL
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a4;\nst.param.b64 [w], %a3;\n"
+	"call (o), __gbpf_m_ring_wput, (x, y, w" RING_WORD_ARGS ");\nld.param.b64 %a6, [o];\n}\n"
+	"setp.eq.u64 %q0, %a6, 0;\nsetp.eq.s64 %q1, %a6, -7;\nor.pred %q0, %q0, %q1;\n"
+	"@!%q0 mov.u64 %a6, -28;\nst.param.b64 [r], %a6;\nret;\n$Lbig:\nst.param.b64 [r], -7;\n"
+	"ret;\n$Linval:\nst.param.b64 [r], -22;\nret;\n}\n";
+
+/*
  * perf_event_output(ctx, map, flags, data, size): ring = flags & 0xffffffff, BPF_F_CURRENT_CPU =
  * the caller's SM (mod the rings); out of range -E2BIG; full -ENOSPC (counted drop)
  */
@@ -479,6 +501,7 @@ void ptx_ring_emit(struct ptx_buf *b, const uint8_t *used)
 					    m_ring_put_ptx,
 					    h_ringbuf_output_ptx,
 					    h_ringbuf_outv_ptx,
+					    h_perf_outv_ptx,
 					    h_perf_event_output_ptx};
 	size_t i;
 

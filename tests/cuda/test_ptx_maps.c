@@ -676,19 +676,25 @@ static void test_helper_stack_stores(void)
 }
 
 /*
- * bpf_ringbuf_output of a record at a known place in the frame, of a constant size, on a map
- * known to be a ring: the words are read from the frame in the probe and passed by value (an
- * injected probe's fold then takes them from registers); a size not known is read by the helper.
+ * bpf_ringbuf_output (bpf_perf_event_output) of a record at a known place in the frame, of a
+ * constant size, on a map known to be a ring (a perf event array): the words are read from the
+ * frame in the probe and passed by value (an injected probe's fold then takes them from
+ * registers); a size not known is read by the helper.
  */
 static void test_ring_output_by_value(void)
 {
 	static const char *const by_value[] = {"ld.local.u64 %t0, [__gbpf_stack+496];",
 					       "ld.local.u64 %t1, [__gbpf_stack+504];",
-					       "st.param.b64 [__h2], 16;", "st.param.b64 [__hw1], %t1;",
+					       "st.param.b64 [__hn], 16;", "st.param.b64 [__hw1], %t1;",
 					       "st.param.b64 [__hw2], 0;", "call (__hr), __gbpf_h_ringbuf_outv, (", NULL};
 	static const char *const no_generic[] = {"call (__hr), __gbpf_h_ringbuf_output,", NULL};
 	static const char *const generic[] = {"call (__hr), __gbpf_h_ringbuf_output,", NULL};
 	static const char *const no_value[] = {"call (__hr), __gbpf_h_ringbuf_outv", NULL};
+	static const char *const perf_by_value[] = {"st.param.b64 [__h1], %r2;", "st.param.b64 [__h2], %r3;",
+						    "st.param.b64 [__hn], 16;",
+						    "call (__hr), __gbpf_h_perf_outv, (__h1, __h2, __hn, __hw0,", NULL};
+	static const char *const perf_generic[] = {"call (__hr), __gbpf_h_perf_event_output,", NULL};
+	static const char *const perf_no_value[] = {"call (__hr), __gbpf_h_perf_outv", NULL};
 	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
 				   .max_entries = 1 << 16};
 	struct gbpf_map_desc pe = {.sz = sizeof(pe), .name = "ev", .type = GBPF_MAP_TYPE_PERF_EVENT_ARRAY,
@@ -703,6 +709,10 @@ static void test_ring_output_by_value(void)
 	/* a map not known to be a ring (the helper's own check answers -EINVAL) */
 	n = map_prog_ring_output(prog);
 	check_text("ringbuf_output on a perf event array: the generic helper", prog, n, &pe, generic, no_value);
+	/* perf_event_output: the map in r2, the record in r4 / r5, the flags read at run time */
+	n = map_prog_perf_output(prog);
+	check_text("perf_event_output of 16 stack bytes: by value", prog, n, &pe, perf_by_value, perf_generic);
+	check_text("perf_event_output on a ring buffer: the generic helper", prog, n, &rb, perf_generic, perf_no_value);
 }
 
 int main(void)
