@@ -223,22 +223,50 @@ static const char m_ring_put_ptx[] =
 	"st.param.b64 [r], %a5;\nret;\n}\n";
 
 /*
+ * Text the output helpers below share (a record from memory through __gbpf_m_ring_put, or by
+ * value through __gbpf_m_ring_wput; a ring buffer or a perf array's ring).
+ */
+/* %a5 = the caller's sub-ring of ring map %a0; not a ring: $Linval */
+#define RING_SUB_A5                                                                                \
+	"{\n.param .b64 x;\n.param .b64 z;\nst.param.b64 [x], %a0;\ncall (z), __gbpf_m_ring_sub, (x);\n" \
+	"ld.param.b64 %a5, [z];\n}\nsetp.lt.s64 %q0, %a5, 0;\n@%q0 bra $Linval;\n"
+/* %a4 = the ring of perf array %a0 flags %a1 pick (BPF_F_CURRENT_CPU: the SM's); not a perf array: $Linval, out of range: $Lbig */
+#define PERF_RING_A4                                                                               \
+	"ld.u32 %b0, [%a0+8];\nsetp.ne.u32 %q0, %b0, 4;\n@%q0 bra $Linval;\n"                       \
+	"ld.u32 %b1, [%a0+28];\ncvt.u32.u64 %b2, %a1;\nsetp.ne.u32 %q0, %b2, 0xFFFFFFFF;\n"          \
+	"@%q0 bra $Lidx;\nmov.u32 %b2, %smid;\nrem.u32 %b2, %b2, %b1;\n$Lidx:\n"                     \
+	"setp.ge.u32 %q0, %b2, %b1;\n@%q0 bra $Lbig;\ncvt.u64.u32 %a4, %b2;\n"
+/* __gbpf_m_ring_put(%a0, RING, %a2 data, %a3 bytes) into %a6 */
+#define RING_PUT_A6(RING)                                                                          \
+	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\n.param .b64 w;\n.param .b64 o;\n"        \
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], " RING ";\nst.param.b64 [z], %a2;\n"              \
+	"st.param.b64 [w], %a3;\ncall (o), __gbpf_m_ring_put, (x, y, z, w);\nld.param.b64 %a6, [o];\n}\n"
+/* the words w0.. of a by-value helper's parameters into %c0.. */
+#define RING_WORDS_FROM_PARAMS                                                                     \
+	"ld.param.b64 %c0, [w0];\nld.param.b64 %c1, [w1];\nld.param.b64 %c2, [w2];\n"                \
+	"ld.param.b64 %c3, [w3];\nld.param.b64 %c4, [w4];\nld.param.b64 %c5, [w5];\nld.param.b64 %c6, [w6];\n"
+/* __gbpf_m_ring_wput(%a0, RING, %a3 bytes, %c0..) into %a6 */
+#define RING_WPUT_A6(RING)                                                                         \
+	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 w;\n.param .b64 o;\n" RING_WORD_ARGS_DECL    \
+	"st.param.b64 [x], %a0;\nst.param.b64 [y], " RING ";\nst.param.b64 [w], %a3;\n"              \
+	"call (o), __gbpf_m_ring_wput, (x, y, w" RING_WORD_ARGS ");\nld.param.b64 %a6, [o];\n}\n"
+/* return %a6: 0 and -E2BIG as they are, any other failure (a counted drop) as FULL */
+#define RING_RESULT_A6(FULL)                                                                       \
+	"setp.eq.u64 %q0, %a6, 0;\nsetp.eq.s64 %q1, %a6, -7;\nor.pred %q0, %q0, %q1;\n"              \
+	"@!%q0 mov.u64 %a6, " FULL ";\nst.param.b64 [r], %a6;\nret;\n"
+#define RING_INVAL "$Linval:\nst.param.b64 [r], -22;\nret;\n}\n"
+#define PERF_BIG_INVAL "$Lbig:\nst.param.b64 [r], -7;\nret;\n" RING_INVAL
+
+/*
  * ringbuf_output: -EINVAL for flags other than the wakeup bits or a map that is no ring buffer;
  * -E2BIG too large; -EAGAIN full (a counted drop), as the host helper
  */
 static const char h_ringbuf_output_ptx[] =
 	".func (.param .b64 r) __gbpf_h_ringbuf_output(.param .b64 m, .param .b64 d, .param .b64 n, .param .b64 f)\n"
-	"{\n.reg .b64 %a<8>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [d];\n"
-	"ld.param.b64 %a2, [n];\nld.param.b64 %a3, [f];\nand.b64 %a4, %a3, 0xFFFFFFFFFFFFFFFC;\n"
-	"setp.ne.u64 %q0, %a4, 0;\n@%q0 bra $Linval;\n{\n.param .b64 x;\n.param .b64 z;\n"
-	"st.param.b64 [x], %a0;\ncall (z), __gbpf_m_ring_sub, (x);\nld.param.b64 %a5, [z];\n}\n"
-	"setp.lt.s64 %q0, %a5, 0;\n@%q0 bra $Linval;\n{\n.param .b64 x;\n.param .b64 y;\n"
-	".param .b64 z;\n.param .b64 w;\n.param .b64 o;\nst.param.b64 [x], %a0;\n"
-	"st.param.b64 [y], %a5;\nst.param.b64 [z], %a1;\nst.param.b64 [w], %a2;\n"
-	"call (o), __gbpf_m_ring_put, (x, y, z, w);\nld.param.b64 %a6, [o];\n}\n"
-	"setp.eq.u64 %q0, %a6, 0;\nsetp.eq.s64 %q1, %a6, -7;\nor.pred %q0, %q0, %q1;\n"
-	"@!%q0 mov.u64 %a6, -11;\nst.param.b64 [r], %a6;\nret;\n$Linval:\n"
-	"st.param.b64 [r], -22;\nret;\n}\n";
+	"{\n.reg .b64 %a<8>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a2, [d];\n"
+	"ld.param.b64 %a3, [n];\nld.param.b64 %a1, [f];\nand.b64 %a4, %a1, 0xFFFFFFFFFFFFFFFC;\n"
+	"setp.ne.u64 %q0, %a4, 0;\n@%q0 bra $Linval;\n" RING_SUB_A5 RING_PUT_A6("%a5") RING_RESULT_A6("-11")
+	RING_INVAL;
 
 /*
  * ringbuf_output of a record the code generator passes by value (ptx_ringbuf_output_by_value:
@@ -246,41 +274,10 @@ static const char h_ringbuf_output_ptx[] =
  * emitted): the words never go through memory. Results as __gbpf_h_ringbuf_output's.
  */
 static const char h_ringbuf_outv_ptx[] =
-	".func (.param .b64 r) __gbpf_h_ringbuf_outv(.param .b64 m, .param .b64 n, .param .b64 w0, "
-	".param .b64 w1, .param .b64 w2, .param .b64 w3, .param .b64 w4, .param .b64 w5, .param .b64 w6)\n"
+	".func (.param .b64 r) __gbpf_h_ringbuf_outv(.param .b64 m, .param .b64 n" RING_WORD_PARAMS ")\n"
 	"{\n.reg .b64 %a<8>;\n.reg .b64 %c<7>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a2, [n];\nld.param.b64 %c0, [w0];\nld.param.b64 %c1, [w1];\nld.param.b64 %c2, [w2];\n"
-	"ld.param.b64 %c3, [w3];\nld.param.b64 %c4, [w4];\nld.param.b64 %c5, [w5];\nld.param.b64 %c6, [w6];\n"
-	"{\n.param .b64 x;\n.param .b64 z;\nst.param.b64 [x], %a0;\ncall (z), __gbpf_m_ring_sub, (x);\n"
-	"ld.param.b64 %a5, [z];\n}\nsetp.lt.s64 %q0, %a5, 0;\n@%q0 bra $Linval;\n{\n.param .b64 x;\n"
-	".param .b64 y;\n.param .b64 w;\n.param .b64 o;\n" RING_WORD_ARGS_DECL
-	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a5;\nst.param.b64 [w], %a2;\n"
-	"call (o), __gbpf_m_ring_wput, (x, y, w" RING_WORD_ARGS ");\nld.param.b64 %a6, [o];\n}\n"
-	"setp.eq.u64 %q0, %a6, 0;\nsetp.eq.s64 %q1, %a6, -7;\nor.pred %q0, %q0, %q1;\n"
-	"@!%q0 mov.u64 %a6, -11;\nst.param.b64 [r], %a6;\nret;\n$Linval:\n"
-	"st.param.b64 [r], -22;\nret;\n}\n";
-
-/*
- * perf_event_output of a record the code generator passes by value (ptx_perf_output_by_value: a
- * perf event array, n a multiple of 8 of at most RING_WPUT_MAX_DATA); the ring from the flags as
- * __gbpf_h_perf_event_output picks it, with its results.
- */
-static const char h_perf_outv_ptx[] =
-	".func (.param .b64 r) __gbpf_h_perf_outv(.param .b64 m, .param .b64 f, .param .b64 n, .param .b64 w0, "
-	".param .b64 w1, .param .b64 w2, .param .b64 w3, .param .b64 w4, .param .b64 w5, .param .b64 w6)\n"
-	"{\n.reg .b64 %a<8>;\n.reg .b64 %c<7>;\n.reg .b32 %b<4>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a1, [f];\nld.param.b64 %a3, [n];\nld.param.b64 %c0, [w0];\nld.param.b64 %c1, [w1];\n"
-	"ld.param.b64 %c2, [w2];\nld.param.b64 %c3, [w3];\nld.param.b64 %c4, [w4];\nld.param.b64 %c5, [w5];\n"
-	"ld.param.b64 %c6, [w6];\nld.u32 %b0, [%a0+8];\nsetp.ne.u32 %q0, %b0, 4;\n@%q0 bra $Linval;\n"
-	"ld.u32 %b1, [%a0+28];\ncvt.u32.u64 %b2, %a1;\nsetp.ne.u32 %q0, %b2, 0xFFFFFFFF;\n"
-	"@%q0 bra $Lidx;\nmov.u32 %b2, %smid;\nrem.u32 %b2, %b2, %b1;\n$Lidx:\n"
-	"setp.ge.u32 %q0, %b2, %b1;\n@%q0 bra $Lbig;\ncvt.u64.u32 %a4, %b2;\n{\n.param .b64 x;\n"
-	".param .b64 y;\n.param .b64 w;\n.param .b64 o;\n" RING_WORD_ARGS_DECL
-	"st.param.b64 [x], %a0;\nst.param.b64 [y], %a4;\nst.param.b64 [w], %a3;\n"
-	"call (o), __gbpf_m_ring_wput, (x, y, w" RING_WORD_ARGS ");\nld.param.b64 %a6, [o];\n}\n"
-	"setp.eq.u64 %q0, %a6, 0;\nsetp.eq.s64 %q1, %a6, -7;\nor.pred %q0, %q0, %q1;\n"
-	"@!%q0 mov.u64 %a6, -28;\nst.param.b64 [r], %a6;\nret;\n$Lbig:\nst.param.b64 [r], -7;\n"
-	"ret;\n$Linval:\nst.param.b64 [r], -22;\nret;\n}\n";
+	"ld.param.b64 %a3, [n];\n" RING_WORDS_FROM_PARAMS RING_SUB_A5 RING_WPUT_A6("%a5") RING_RESULT_A6("-11")
+	RING_INVAL;
 
 /*
  * perf_event_output(ctx, map, flags, data, size): ring = flags & 0xffffffff, BPF_F_CURRENT_CPU =
@@ -289,17 +286,19 @@ static const char h_perf_outv_ptx[] =
 static const char h_perf_event_output_ptx[] =
 	".func (.param .b64 r) __gbpf_h_perf_event_output(.param .b64 c, .param .b64 m, .param .b64 f, .param .b64 d, .param .b64 n)\n"
 	"{\n.reg .b64 %a<8>;\n.reg .b32 %b<4>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a1, [f];\nld.param.b64 %a2, [d];\nld.param.b64 %a3, [n];\n"
-	"ld.u32 %b0, [%a0+8];\nsetp.ne.u32 %q0, %b0, 4;\n@%q0 bra $Linval;\n"
-	"ld.u32 %b1, [%a0+28];\ncvt.u32.u64 %b2, %a1;\nsetp.ne.u32 %q0, %b2, 0xFFFFFFFF;\n"
-	"@%q0 bra $Lidx;\nmov.u32 %b2, %smid;\nrem.u32 %b2, %b2, %b1;\n$Lidx:\n"
-	"setp.ge.u32 %q0, %b2, %b1;\n@%q0 bra $Lbig;\ncvt.u64.u32 %a4, %b2;\n{\n.param .b64 x;\n"
-	".param .b64 y;\n.param .b64 z;\n.param .b64 w;\n.param .b64 o;\nst.param.b64 [x], %a0;\n"
-	"st.param.b64 [y], %a4;\nst.param.b64 [z], %a2;\nst.param.b64 [w], %a3;\n"
-	"call (o), __gbpf_m_ring_put, (x, y, z, w);\nld.param.b64 %a6, [o];\n}\n"
-	"setp.eq.u64 %q0, %a6, 0;\nsetp.eq.s64 %q1, %a6, -7;\nor.pred %q0, %q0, %q1;\n"
-	"@!%q0 mov.u64 %a6, -28;\nst.param.b64 [r], %a6;\nret;\n$Lbig:\nst.param.b64 [r], -7;\n"
-	"ret;\n$Linval:\nst.param.b64 [r], -22;\nret;\n}\n";
+	"ld.param.b64 %a1, [f];\nld.param.b64 %a2, [d];\nld.param.b64 %a3, [n];\n" PERF_RING_A4
+	RING_PUT_A6("%a4") RING_RESULT_A6("-28") PERF_BIG_INVAL;
+
+/*
+ * perf_event_output of a record the code generator passes by value (ptx_perf_output_by_value: a
+ * perf event array, n a multiple of 8 of at most RING_WPUT_MAX_DATA); the ring from the flags as
+ * __gbpf_h_perf_event_output picks it, with its results.
+ */
+static const char h_perf_outv_ptx[] =
+	".func (.param .b64 r) __gbpf_h_perf_outv(.param .b64 m, .param .b64 f, .param .b64 n" RING_WORD_PARAMS ")\n"
+	"{\n.reg .b64 %a<8>;\n.reg .b64 %c<7>;\n.reg .b32 %b<4>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
+	"ld.param.b64 %a1, [f];\nld.param.b64 %a3, [n];\n" RING_WORDS_FROM_PARAMS PERF_RING_A4
+	RING_WPUT_A6("%a4") RING_RESULT_A6("-28") PERF_BIG_INVAL;
 
 
 /* %y registers emit_ring_wput_warp uses: the words, two rotations of 3 stages, the rounds */
