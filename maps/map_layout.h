@@ -255,6 +255,12 @@ _Static_assert(sizeof(struct gbpf_ring_rec) == 8, "record header is 8 bytes");
 #define GBPF_RING_BUSY (1u << 31)     /**< reserved, not yet submitted or discarded */
 #define GBPF_RING_DISCARD (1u << 30)  /**< consumer skips the record */
 #define GBPF_RING_LEN_MASK ((1u << 28) - 1)
+/**
+ * Set by GPU producers in a record of a ring held in device memory (a ring copy only the GPU and
+ * its forwarder read): the record's commit publishes it at GPU scope, not system scope. Outside
+ * GBPF_RING_LEN_MASK, so consumers ignore it; the forwarder does not carry it to the host ring.
+ */
+#define GBPF_RING_GPU_SCOPE (1u << 28)
 /** Smallest data size of a ring buffer map (max_entries) and of a sub-ring. */
 #define GBPF_RING_MIN_SIZE 64u
 /** Largest data size of a ring buffer map (max_entries). */

@@ -22,7 +22,7 @@
 _Static_assert(offsetof(struct gbpf_map_hdr, ring_gpu_consumer) == 116, "ring_gpu_consumer moved");
 
 _Static_assert(GBPF_RING_BUSY == 0x80000000u && GBPF_RING_DISCARD == 0x40000000u &&
-		       GBPF_RING_LEN_MASK == 268435455u,
+		       GBPF_RING_LEN_MASK == 268435455u && GBPF_RING_GPU_SCOPE == 0x10000000u,
 	       "device record bits match the layout");
 _Static_assert(sizeof(struct gbpf_ring_ctl) == 128, "device ring control stride");
 
@@ -109,23 +109,28 @@ static const char m_ring_reserve_ptx[] =
 	"setp.ne.s64 %q0, %a19, 0;\n@%q0 bra $Lfail;\nmov.b64 %a22, {%b11, %b12};\n"
 	"cvt.u64.u32 %a23, %b8;\nmul.lo.u64 %a23, %a23, %a7;\nadd.u64 %a18, %a22, %a23;\n"
 	"and.b64 %a18, %a18, %a8;\nadd.u64 %a18, %a18, %a6;\ncvt.u32.u64 %b1, %a1;\n"
-	"cvt.u32.u64 %b2, %a2;\nor.b32 %b2, %b2, 0x80000000;\n@%q6 st.v2.u32 [%a18], {%b2, %b1};\n"
+	"cvt.u32.u64 %b2, %a2;\nor.b32 %b2, %b2, 0x80000000;\n@%q5 or.b32 %b2, %b2, 0x10000000;\n"
+	"@%q6 st.v2.u32 [%a18], {%b2, %b1};\n"
 	"add.u64 %a18, %a18, 8;\nst.param.b64 [r], %a18;\n"
 	"st.param.b64 [r+8], 0;\nret;\n$Lfail:\nst.param.b64 [r], 0;\nst.param.b64 [r+8], %a19;\n"
 	"ret;\n$Lbig:\nst.param.b64 [r], 0;\nst.param.b64 [r+8], -7;\nret;\n}\n";
 
 /*
  * commit a record (submit: d = 0, discard: d = 1): the release store makes the record's data
- * visible system-wide before BUSY clears (a full fence.sc would add nothing the consumer needs)
+ * visible to the consumer before BUSY clears (a full fence.sc would add nothing the consumer
+ * needs): system-wide, or GPU-wide for a record reserve marked GBPF_RING_GPU_SCOPE (a ring in
+ * device memory, which only the GPU's forwarder reads), as the warp-wide put publishes there;
+ * a release at system scope waits for every earlier store of the thread to reach the system.
  */
 static const char m_ring_commit_ptx[] =
 	".func __gbpf_m_ring_commit(.param .b64 p, .param .b64 d)\n{\n.reg .b64 %a<3>;\n"
-	".reg .b32 %b<3>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [p];\nld.param.b64 %a1, [d];\n"
+	".reg .b32 %b<3>;\n.reg .pred %q<3>;\nld.param.b64 %a0, [p];\nld.param.b64 %a1, [d];\n"
 	"setp.eq.u64 %q0, %a0, 0;\n@%q0 bra $Lout;\nld.relaxed.sys.u32 %b0, [%a0+-8];\n"
 	"and.b32 %b1, %b0, 0x80000000;\nsetp.eq.u32 %q0, %b1, 0;\n@%q0 bra $Lout;\n"
+	"and.b32 %b1, %b0, 0x10000000;\nsetp.ne.u32 %q2, %b1, 0;\n"
 	"and.b32 %b0, %b0, 0x7FFFFFFF;\nsetp.ne.u64 %q1, %a1, 0;\n"
-	"@%q1 or.b32 %b0, %b0, 0x40000000;\nst.release.sys.u32 [%a0+-8], %b0;\n"
-	"$Lout:\nret;\n}\n";
+	"@%q1 or.b32 %b0, %b0, 0x40000000;\n@%q2 st.release.gpu.u32 [%a0+-8], %b0;\n"
+	"@!%q2 st.release.sys.u32 [%a0+-8], %b0;\n$Lout:\nret;\n}\n";
 
 /*
  * sub-ring of the caller: with k = nr_slots / nsmid sub-rings per SM (at least 1), the warp's

@@ -91,8 +91,25 @@ static void *producer(void *arg)
 	for (uint32_t i = 0; i < PER_PRODUCER; i++) {
 		struct rec x = {.producer = id, .seq = i, .check = ((uint64_t)id << 32 | i) * 0x9e3779b97f4a7c15ull};
 
-		/* One sub-ring per producer keeps per-producer order observable. */
-		if (gbpf_ringbuf_output_on(&r->dev, id, &x, sizeof(x), 0) == 0)
+		/*
+		 * One sub-ring per producer keeps per-producer order observable. Odd producers
+		 * write as the GPU's reserve does on a ring in device memory: the header carries
+		 * GBPF_RING_GPU_SCOPE, which the forwarder must neither count as length nor pass on.
+		 */
+		if (id & 1) {
+			struct gbpf_ring_rec *h;
+			void *d = gbpf_ringbuf_reserve_on(&r->dev, id, sizeof(x), 0);
+
+			if (!d) {
+				atomic_fetch_add(&r->produced_dropped, 1);
+				continue;
+			}
+			h = (struct gbpf_ring_rec *)d - 1;
+			__atomic_fetch_or(&h->len, GBPF_RING_GPU_SCOPE, __ATOMIC_RELAXED);
+			memcpy(d, &x, sizeof(x));
+			gbpf_ringbuf_submit(&r->dev, d, 0);
+			atomic_fetch_add(&r->produced_ok, 1);
+		} else if (gbpf_ringbuf_output_on(&r->dev, id, &x, sizeof(x), 0) == 0)
 			atomic_fetch_add(&r->produced_ok, 1);
 		else
 			atomic_fetch_add(&r->produced_dropped, 1);

@@ -67,7 +67,7 @@ check "engine ptx: SASS-only kernel reported not instrumented, app still runs" \
 timeout 120 "$BIN/gbpf" -j run "$BIN/exitcount.bpf.o" -- "$A/vecadd_sassonly" > "$O/sassauto.out" 2> "$O/sassauto.err"
 check "engine auto: SASS-only kernel patched, exit count == 65536, app ok" \
 	"grep -q '{\"key\":0,\"value\":65536}' $O/sassauto.out && grep -q 'elements ok' $O/sassauto.out"
-for probe in threadhist kernelretsnoop launchlate cuda_counter mem_trace; do
+for probe in threadhist kernelretsnoop kernelretsnoop_reserve launchlate cuda_counter mem_trace; do
 	start=$(date +%s%N)
 	timeout 120 "$BIN/gbpf" -j run "$BIN/$probe.bpf.o" -- "$A/vecadd" > "$O/ex-$probe.out" 2> "$O/ex-$probe.err"
 	rc=$?
@@ -79,9 +79,15 @@ done
 # vecadd launches 256 x 256 threads once: one slot per thread, each exited once.
 check "threadhist: 65536 per-thread slots, each thread counted once" \
 	"grep -q '\"name\":\"thread_exits\"[^]]*\"entries\":65536' $O/ex-threadhist.out && ! grep -o '\"value\":[0-9]*' $O/ex-threadhist.out | grep -qv '\"value\":1$'"
-ev=$(grep -c '"type":"event"' "$O/ex-kernelretsnoop.out")
-lost=$(grep -o '"type":"lost_events"[^}]*"count":[0-9]*' "$O/ex-kernelretsnoop.out" | grep -o '[0-9]*$' | awk '{ s += $1 } END { print s + 0 }')
-check "kernelretsnoop: events ($ev) + lost (${lost:-0}) == 65536 threads" "[ \$(( ev + ${lost:-0} )) = 65536 ]"
+# One 48-byte event a thread (ids and time, then block and thread coordinates: hex from 48 on),
+# written by bpf_ringbuf_output and by reserve + submit: none lost uncounted, none twice.
+for probe in kernelretsnoop kernelretsnoop_reserve; do
+	ev=$(grep -c '"type":"event"' "$O/ex-$probe.out")
+	lost=$(grep -o '"type":"lost_events"[^}]*"count":[0-9]*' "$O/ex-$probe.out" | grep -o '[0-9]*$' | awk '{ s += $1 } END { print s + 0 }')
+	uniq=$(grep -o '"type":"event","map":"events","size":48,"data":"[0-9a-f]*"' "$O/ex-$probe.out" | sed -E 's/.*"data":"[0-9a-f]{48}([0-9a-f]{48})"/\1/' | sort -u | wc -l)
+	check "$probe: events ($ev) + lost (${lost:-0}) == 65536 threads, each thread's coordinates once ($uniq)" \
+		"[ \$(( ev + ${lost:-0} )) = 65536 ] && [ $uniq = $ev ]"
+done
 # Timeline: async work on two streams, the app's own CUDA-event timings vs gbpf's trace.
 nvcc -o "$A/async2" tests/cuda_agent/apps/async2.cu 2>&1 | tail -2
 timeout 120 "$BIN/gbpf" run --trace "$O/async2.trace.json" "$BIN/noprobe.bpf.o" -- "$A/async2" > "$O/async2.out" 2> "$O/async2.err"

@@ -108,8 +108,11 @@ int main(void)
 		       strstr(b.p, "$Lrecheck:") && strstr(b.p, "setp.eq.u64 %q2, %a24, %a10;\nsetp.eq.u64 %q3, %a25, %a9;\nand.pred %q2, %q2, %q3;\n@%q2 bra $Lfull;") &&
 		       strstr(b.p, "$Lrecheck:") > strstr(b.p, "atom.cas.relaxed.gpu.b64"),
 	       "a failed CAS retries with the position it returned; full only if neither position has moved");
-	tap_ok(strstr(b.p, "@%q6 st.v2.u32 [%a18], {%b2, %b1};") != NULL,
-	       "reserve writes header and sub-ring in one store, only when asked");
+	tap_ok(strstr(b.p, "@%q5 or.b32 %b2, %b2, 0x10000000;\n@%q6 st.v2.u32 [%a18], {%b2, %b1};") != NULL,
+	       "reserve writes header and sub-ring in one store, only when asked, marked GPU scope on device copies");
+	tap_ok(strstr(b.p, "and.b32 %b1, %b0, 0x10000000;\nsetp.ne.u32 %q2, %b1, 0;") &&
+		       strstr(b.p, "@%q2 st.release.gpu.u32 [%a0+-8], %b0;\n@!%q2 st.release.sys.u32 [%a0+-8], %b0;"),
+	       "submit and discard release at the scope reserve marked in the header");
 	ptx_buf_free(&b);
 
 	if (!ptxas_path()) {
