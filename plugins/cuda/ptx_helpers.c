@@ -278,6 +278,18 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 
 	if (id == GBPF_HELPER_MAP_LOOKUP_ELEM && ptx_emit_known_lookup(cg, pc))
 		return 0;
+	/*
+	 * A reserved record's data is 8-byte aligned (data areas are, records are multiples of 8
+	 * apart and the header is 8 bytes) or NULL: the probe's stores into it need no run-time
+	 * alignment check and byte path (kernelretsnoop_reserve: one branch and 8 byte stores a
+	 * field). It is global memory (a ring in device memory or in host memory mapped for the
+	 * device), so the stores address .global, which tells the fold they leave the probe's stack
+	 * alone (ptx_mem.c).
+	 */
+	if (id == GBPF_HELPER_RINGBUF_RESERVE) {
+		cg->call_r0_align = 3;
+		cg->call_r0_ptr = PTX_PTR_RING;
+	}
 	if (id == GBPF_HELPER_MAP_UPDATE_ELEM && ptx_update_is_plain_hash(cg, pc)) {
 		/* the update's body without the dispatch and the eviction: their registers count */
 		static const struct mod_helper plain = {GBPF_HELPER_MAP_UPDATE_ELEM, "__gbpf_m_hash_update_nl", 4};

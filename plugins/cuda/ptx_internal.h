@@ -131,7 +131,13 @@ struct ptx_cg {
  * about every lane's own register, so it holds at a join of lanes that
  * came different ways when it holds on each way.
  */
-enum { PTX_PTR_UNKNOWN, PTX_PTR_MAP, PTX_PTR_THREAD_SLOT, PTX_PTR_CTX };
+enum {
+	PTX_PTR_UNKNOWN,
+	PTX_PTR_MAP,         /* a map value (global memory) */
+	PTX_PTR_THREAD_SLOT, /* the lane's own slot of a per-GPU-thread array (global memory) */
+	PTX_PTR_CTX,         /* the probe context (local memory) */
+	PTX_PTR_RING,        /* a reserved ring record's data (global memory) */
+};
 
 /** ptx_cg.label bits: some jump lands at the pc; one of them from the pc or later (a loop). */
 #define PTX_LABEL 1u

@@ -27,6 +27,7 @@
 
 struct ptx_addr {
 	int local;       /* 1: [__gbpf_stack+off] in .local */
+	int global;      /* 1: [%t4+off] in .global, %t4 the base register made a global address */
 	unsigned reg;    /* base register when !local */
 	long long off;
 };
@@ -60,6 +61,8 @@ static void addr_str(char *buf, size_t size, const struct ptx_addr *a, int k)
 {
 	if (a->local)
 		snprintf(buf, size, "[__gbpf_stack+%lld]", a->off + k);
+	else if (a->global)
+		snprintf(buf, size, "[%%t4+%lld]", a->off + k);
 	else if (a->reg == 10)
 		snprintf(buf, size, "[%%r10+%lld]", a->off + k);
 	else
@@ -68,7 +71,24 @@ static void addr_str(char *buf, size_t size, const struct ptx_addr *a, int k)
 
 static const char *space(const struct ptx_addr *a)
 {
-	return a->local ? ".local" : "";
+	return a->local ? ".local" : a->global ? ".global" : "";
+}
+
+/*
+ * A store through a register known to point into global memory (a map value, a per-GPU-thread
+ * slot, a reserved ring record: reg_track_update) addresses .global: the fold then knows the
+ * store leaves the probe's stack alone and keeps forwarding the stack's values from registers
+ * (a generic store might write the stack, so it forgets them all: kernelretsnoop_reserve's
+ * block and thread coordinates went through local memory between its stores into the record).
+ */
+static void make_global(struct ptx_cg *cg, struct ptx_addr *a)
+{
+	uint8_t prov = a->local || a->reg >= 10 ? PTX_PTR_UNKNOWN : cg->ptr[a->reg];
+
+	if (prov != PTX_PTR_MAP && prov != PTX_PTR_THREAD_SLOT && prov != PTX_PTR_RING)
+		return;
+	ptx_buf_printf(cg->b, "cvta.to.global.u64 %%t4, %%r%u;\n", a->reg);
+	a->global = 1;
 }
 
 /*
@@ -153,6 +173,7 @@ static int emit_store(struct ptx_cg *cg, size_t pc)
 		snprintf(val, sizeof(val), "%%r%u", in->src);
 	}
 	if (sz == 1 || (a.local && in->off % sz == 0) || static_aligned(cg, in->dst, in->off, sz)) {
+		make_global(cg, &a);
 		addr_str(as, sizeof(as), &a, 0);
 		ptx_buf_printf(cg->b, "st%s.u%d %s, %s;\n", space(&a), sz * 8, as, val);
 		return 0;

@@ -747,6 +747,13 @@ static bool unknown_store(const struct gbpf_ptx_module *m, const struct gbpf_ptx
 	const struct gbpf_ptx_tok *op = &m->toks[s->opcode];
 	static const char *const bases[] = {"st", "atom", "red", "call", "cp", "stmatrix"};
 
+	/*
+	 * A store naming global or shared memory cannot write the thread's local stack (the code
+	 * generator addresses a reserved ring record so: the probe's stores into it keep the
+	 * snapshots of its stack).
+	 */
+	if (gbpf_ptx_op_has(op, "global") || gbpf_ptx_op_has(op, "shared"))
+		return false;
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		size_t n = strlen(bases[i]);
 

@@ -33,6 +33,17 @@ bool gbpf_ptx_tok_eq(const struct gbpf_ptx_tok *t, const char *s)
 	return t->len == n && !memcmp(t->s, s, n);
 }
 
+bool gbpf_ptx_op_has(const struct gbpf_ptx_tok *op, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (uint32_t i = 0; i + n <= op->len; i++)
+		if ((i == 0 || op->s[i - 1] == '.') && !memcmp(op->s + i, word, n) &&
+		    (i + n == op->len || op->s[i + n] == '.'))
+			return true;
+	return false;
+}
+
 const char *gbpf_ptx_func_name(const struct gbpf_ptx_module *m, const struct gbpf_ptx_func *f,
 			       char *buf, size_t size)
 {

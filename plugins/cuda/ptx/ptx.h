@@ -188,6 +188,9 @@ int gbpf_ptx_tokenize(const char *text, size_t len, bool keep_comments, struct g
 /** Compare two tokens' text. */
 bool gbpf_ptx_tok_eq(const struct gbpf_ptx_tok *t, const char *s);
 
+/** Whether opcode token @p op has the dot-separated component @p word ("ld.global.u32" has "global"). */
+bool gbpf_ptx_op_has(const struct gbpf_ptx_tok *op, const char *word);
+
 /** Name of function @f of @m copied into buf (NUL-terminated, truncated). */
 const char *gbpf_ptx_func_name(const struct gbpf_ptx_module *m, const struct gbpf_ptx_func *f,
 			       char *buf, size_t size);

@@ -117,17 +117,6 @@ struct flow {
 	void (*step)(struct sink *k, uint32_t i, uint64_t *state);
 };
 
-/* Component @word of an opcode ("ld.global.u32" has "global"). */
-static bool op_has(const struct gbpf_ptx_tok *op, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (uint32_t i = 0; i + n <= op->len; i++)
-		if ((i == 0 || op->s[i - 1] == '.') && !memcmp(op->s + i, word, n) &&
-		    (i + n == op->len || op->s[i + n] == '.'))
-			return true;
-	return false;
-}
 
 /* The opcode's first component is @base. */
 static bool op_base(const struct gbpf_ptx_tok *op, const char *base)
@@ -153,11 +142,11 @@ static unsigned access_size(const struct gbpf_ptx_tok *op)
 {
 	static const char *const types[][4] = {{"u8", "s8", "b8", ""}, {"u16", "s16", "b16", "f16"},
 					       {"u32", "s32", "b32", "f32"}, {"u64", "s64", "b64", "f64"}};
-	unsigned size = 0, vec = op_has(op, "v2") ? 2 : op_has(op, "v4") ? 4 : 1;
+	unsigned size = 0, vec = gbpf_ptx_op_has(op, "v2") ? 2 : gbpf_ptx_op_has(op, "v4") ? 4 : 1;
 
 	for (unsigned t = 0; t < 4; t++)
 		for (unsigned j = 0; j < 4; j++)
-			if (types[t][j][0] && op_has(op, types[t][j]))
+			if (types[t][j][0] && gbpf_ptx_op_has(op, types[t][j]))
 				size = 1u << t;
 	return size * vec;
 }
@@ -217,9 +206,9 @@ static int label_index(const struct sink *k, const struct gbpf_ptx_tok *name)
 static unsigned op_bits(const struct gbpf_ptx_tok *op)
 {
 	return (reads_memory(op) ? OP_READS : 0) | (writes_memory(op) ? OP_WRITES : 0) |
-	       (op_has(op, "param") ? OP_PARAM : 0) | (op_base(op, "st") && op_has(op, "param") ? OP_STORE_PARAM : 0) |
+	       (gbpf_ptx_op_has(op, "param") ? OP_PARAM : 0) | (op_base(op, "st") && gbpf_ptx_op_has(op, "param") ? OP_STORE_PARAM : 0) |
 	       (makes_no_address(op) ? OP_NO_ADDRESS : 0) |
-	       (op_base(op, "cvta") && op_has(op, "local") ? OP_CVTA_LOCAL : 0);
+	       (op_base(op, "cvta") && gbpf_ptx_op_has(op, "local") ? OP_CVTA_LOCAL : 0);
 }
 
 static uint32_t name_hash(const struct gbpf_ptx_tok *t)
@@ -507,13 +496,13 @@ static void classify_memory(const struct sink *k, const struct gbpf_ptx_stmt *s,
 	if (!(load || store || op_base(op, "atom") || op_base(op, "red")) || s->n_ops <= mo ||
 	    s->ops[mo].kind != GBPF_PTX_OP_MEM)
 		return;
-	if (op_has(op, "global") || op_has(op, "shared") || op_has(op, "const") || op_has(op, "param")) {
+	if (gbpf_ptx_op_has(op, "global") || gbpf_ptx_op_has(op, "shared") || gbpf_ptx_op_has(op, "const") || gbpf_ptx_op_has(op, "param")) {
 		u->kind = U_OTHER;
 	} else if ((load || store) && gbpf_ptx_stack_operand(k->m, &s->ops[mo], k->stack, &off) &&
 		   (u->size = access_size(op))) {
 		u->kind = load ? U_READ : U_WRITE;
 		u->off = off;
-	} else if (other_variable(k, &s->ops[mo]) || (!op_has(op, "local") && !u->addr_tainted)) {
+	} else if (other_variable(k, &s->ops[mo]) || (!gbpf_ptx_op_has(op, "local") && !u->addr_tainted)) {
 		u->kind = U_OTHER; /* generic, through a register that cannot hold a stack address */
 	}
 }
