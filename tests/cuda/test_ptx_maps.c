@@ -186,7 +186,9 @@ static void test_inline_lookups(void)
 	{
 		/* *count += 1 through the lane's own slot, the value read by nothing after: one red */
 		static const char *const red[] = {"mov.b64 %t7, 0x0000000000000001;\nred.global.add.u64 [%t5], %t7;", NULL};
-		static const char *const rmw[] = {"ld.u64 %r1, [%r0+0];", "st.u64 [%r0+0], %r1;", NULL};
+		/* the store through the slot addresses .global (ptx_mem.c make_global: the fold sees past it) */
+		static const char *const rmw[] = {"ld.u64 %r1, [%r0+0];",
+						  "cvta.to.global.u64 %t4, %r0;\nst.global.u64 [%t4+0], %r1;", NULL};
 		/* the same with the new value returned (r0 = r1): the load, add and store stay */
 		struct gbpf_insn live[sizeof(th) / sizeof(th[0])];
 
@@ -715,6 +717,20 @@ static void test_ring_output_by_value(void)
 	check_text("perf_event_output on a ring buffer: the generic helper", prog, n, &rb, perf_generic, perf_no_value);
 }
 
+/* Stores into a reserved record: 8-byte aligned, global memory (the fold keeps the stack's values past them). */
+static void test_ring_reserve_stores(void)
+{
+	static const char *const global[] = {"cvta.to.global.u64 %t4, %r0;\nst.global.u64 [%t4+0], %r6;",
+					     "cvta.to.global.u64 %t4, %r0;\nst.global.u64 [%t4+8], %r7;", NULL};
+	static const char *const generic[] = {"st.u64 [%r0+", "$Lu", NULL};
+	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
+				   .max_entries = 1 << 16};
+	struct gbpf_insn prog[MAP_PROG_MAX];
+	size_t n = map_prog_ring_reserve(prog);
+
+	check_text("ringbuf_reserve: stores into the record are aligned .global stores", prog, n, &rb, global, generic);
+}
+
 int main(void)
 {
 	static const uint32_t hash_types[] = {GBPF_MAP_TYPE_HASH, GBPF_MAP_TYPE_PERCPU_HASH,
@@ -770,5 +786,6 @@ int main(void)
 	test_helper_stack_stores();
 	test_hash_inline_run();
 	test_ring_output_by_value();
+	test_ring_reserve_stores();
 	return tap_done();
 }

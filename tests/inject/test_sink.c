@@ -352,8 +352,42 @@ static void test_unfollowed(const char *text, size_t len)
 	finish("branch out of a scope", out, k);
 }
 
+/*
+ * A store through a pointer loaded from a map (a reserved ring record, say) then a read of the key:
+ * addressed .global, the store cannot write the stack and the read is forwarded from its register
+ * (nothing stored); addressed generically, it may, so the fold forgets the word and the read
+ * finds it in memory.
+ */
+static void test_store_past_global(const char *text, size_t len)
+{
+	static const char *const spaces[2] = {"cvta.to.global.u64 %t4, %t1;\nst.global.u32 [%t4+0], %r2;\n",
+					      "st.u32 [%t1+0], %r2;\n"};
+
+	for (int generic = 0; generic < 2; generic++) {
+		const char *what = generic ? "store through a generic pointer" : "store to .global memory";
+		char body[512], *k, *out;
+
+		snprintf(body, sizeof(body),
+			 "ld.global.u64 %%t1, [__gbpf_counts+40];\n%smov.b64 %%r4, %%r10;\nadd.s64 %%r4, %%r4, -8;\n"
+			 "ld.u32 %%r5, [%%r4];\nst.global.u32 [__gbpf_counts+24], %%r5;\n",
+			 spaces[generic]);
+		out = inject(text, len, body, what, &k);
+		if (!out)
+			return;
+		if (generic)
+			tap_ok(iu_count(k, FLUSH_504) == SITES && iu_count(k, "ld.local.u32 %r5, [__gbpf_stack+504];") == SITES,
+			       "%s: the key's word written, then read from memory", what);
+		else
+			tap_ok(iu_count(k, FLUSH_504) == 0 && iu_count(k, "ld.local.u32 %r5") == 0 &&
+				       iu_count(k, "ld.u32 %r5") == 0,
+			       "%s: the key's read forwarded from its register, nothing stored", what);
+		finish(what, out, k);
+	}
+}
+
 static void run(const char *text, size_t len)
 {
+	test_store_past_global(text, len);
 	test_counter(text, len);
 	test_read_after_join(text, len);
 	test_clobber_on_one_way(text, len);
