@@ -2,13 +2,12 @@
 /*
  * Ring buffers (RINGBUF 27, GPU_RINGBUF 1527) and perf event arrays (4) on
  * the device: the producer protocol of docs/MAPS.md / maps/map_ring.c in
- * PTX. A warp uses the sub-ring of its index in the grid (__gbpf_m_ring_sub)
- * so that reservations contend a few warps a CAS word; reservation is one
- * bounded CAS loop on producer_pos per group of lanes (below), a full
- * sub-ring counts a drop in the sub-ring and the header (never waits for the
- * consumer). Ring words use system scope (GPU scope on a ring in device
- * memory) and commit is a release store, because the consumer may be the
- * host reading while the kernel runs.
+ * PTX. A thread uses its SM's sub-ring (smid & (nr_slots - 1)) so that
+ * reservations only contend within one SM; reservation is one bounded CAS
+ * loop on producer_pos per group of lanes (below), a full sub-ring counts a
+ * drop in the sub-ring and the header (never waits for the consumer). Ring
+ * words use system scope and commit is a release store, because the
+ * consumer may be the host reading while the kernel runs.
  *
  * Offsets: header 8 type, 28 nr_slots, 56 data_off, 72 aux_off, 80
  * sub_size, 96 drops; ring control 0 producer_pos, 64 consumer_pos, 72
@@ -134,19 +133,20 @@ static const char m_ring_commit_ptx[] =
 	"@!%q2 st.release.sys.u32 [%a0+-8], %b0;\n$Lout:\nret;\n}\n";
 
 /*
- * sub-ring of the caller: v mod nr_slots (a power of two), v the warp's index in the grid (the
- * block's linear index times the block's warps, plus the warp's in the block); -1 for a map that
- * is no ring buffer. Consecutive warps take consecutive sub-rings, so the warps resident at once
- * spread over all of them (a few a CAS word) and every sub-ring gets the same share of a launch's
- * records: a ring holds a burst up to its capacity. Picking by SM (smid + nsmid * (warp mod k))
- * filled the sub-rings of busy SMs first: the blocks an SM runs vary, and kernelretsnoop held in
- * a 1 GiB ring dropped records in a few sub-rings while the median one was 64% full (H200).
+ * sub-ring of the caller: with k = nr_slots / nsmid sub-rings per SM (at least 1), the warp's
+ * smid + nsmid * (v mod k), masked to the slots; -1 for a map that is no ring buffer. v is the
+ * warp's index in the grid (the block's linear index times the block's warps, plus the warp's in
+ * the block): the warps of a block, and of the blocks an SM holds at once, take consecutive
+ * sub-rings, so one CAS word serves a few warps instead of all of an SM's, and every residue of
+ * k gets its share. (%warpid, the warp's slot on the SM, can spread them unevenly: with k = 15
+ * and slots 0..31 in use, residues 0 and 1 get half again their share.)
  */
 static const char m_ring_sub_ptx[] =
 	".func (.param .b64 r) __gbpf_m_ring_sub(.param .b64 m)\n{\n.reg .b64 %a<2>;\n"
 	".reg .b32 %b<12>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.u32 %b0, [%a0+8];\n"
 	"setp.ne.u32 %q0, %b0, 27;\nsetp.ne.u32 %q1, %b0, 1527;\nand.pred %q0, %q0, %q1;\n"
-	"@%q0 bra $Lno;\nld.u32 %b2, [%a0+28];\n"
+	"@%q0 bra $Lno;\nmov.u32 %b1, %smid;\nld.u32 %b2, [%a0+28];\nmov.u32 %b3, %nsmid;\n"
+	"max.u32 %b3, %b3, 1;\ndiv.u32 %b4, %b2, %b3;\nmax.u32 %b4, %b4, 1;\n"
 	/* v = linear block * warps a block + linear thread / 32 */
 	"mov.u32 %b5, %ctaid.z;\nmov.u32 %b6, %nctaid.y;\nmov.u32 %b7, %ctaid.y;\n"
 	"mad.lo.u32 %b5, %b5, %b6, %b7;\nmov.u32 %b6, %nctaid.x;\nmov.u32 %b7, %ctaid.x;\n"
@@ -154,8 +154,9 @@ static const char m_ring_sub_ptx[] =
 	"mul.lo.u32 %b8, %b6, %b7;\nmov.u32 %b9, %ntid.z;\nmul.lo.u32 %b8, %b8, %b9;\n"
 	"add.u32 %b8, %b8, 31;\nshr.u32 %b8, %b8, 5;\nmov.u32 %b9, %tid.z;\nmov.u32 %b10, %tid.y;\n"
 	"mad.lo.u32 %b9, %b9, %b7, %b10;\nmov.u32 %b10, %tid.x;\nmad.lo.u32 %b9, %b9, %b6, %b10;\n"
-	"shr.u32 %b9, %b9, 5;\nmad.lo.u32 %b5, %b5, %b8, %b9;\nsub.u32 %b2, %b2, 1;\n"
-	"and.b32 %b1, %b5, %b2;\ncvt.u64.u32 %a1, %b1;\nst.param.b64 [r], %a1;\nret;\n$Lno:\n"
+	"shr.u32 %b9, %b9, 5;\nmad.lo.u32 %b5, %b5, %b8, %b9;\n"
+	"rem.u32 %b5, %b5, %b4;\nmad.lo.u32 %b1, %b5, %b3, %b1;\nsub.u32 %b2, %b2, 1;\n"
+	"and.b32 %b1, %b1, %b2;\ncvt.u64.u32 %a1, %b1;\nst.param.b64 [r], %a1;\nret;\n$Lno:\n"
 	"st.param.b64 [r], -1;\nret;\n}\n";
 
 /*
