@@ -117,7 +117,6 @@ struct flow {
 	void (*step)(struct sink *k, uint32_t i, uint64_t *state);
 };
 
-
 /* The opcode's first component is @base. */
 static bool op_base(const struct gbpf_ptx_tok *op, const char *base)
 {
@@ -206,7 +205,8 @@ static int label_index(const struct sink *k, const struct gbpf_ptx_tok *name)
 static unsigned op_bits(const struct gbpf_ptx_tok *op)
 {
 	return (reads_memory(op) ? OP_READS : 0) | (writes_memory(op) ? OP_WRITES : 0) |
-	       (gbpf_ptx_op_has(op, "param") ? OP_PARAM : 0) | (op_base(op, "st") && gbpf_ptx_op_has(op, "param") ? OP_STORE_PARAM : 0) |
+	       (gbpf_ptx_op_has(op, "param") ? OP_PARAM : 0) |
+	       (op_base(op, "st") && gbpf_ptx_op_has(op, "param") ? OP_STORE_PARAM : 0) |
 	       (makes_no_address(op) ? OP_NO_ADDRESS : 0) |
 	       (op_base(op, "cvta") && gbpf_ptx_op_has(op, "local") ? OP_CVTA_LOCAL : 0);
 }
@@ -496,7 +496,8 @@ static void classify_memory(const struct sink *k, const struct gbpf_ptx_stmt *s,
 	if (!(load || store || op_base(op, "atom") || op_base(op, "red")) || s->n_ops <= mo ||
 	    s->ops[mo].kind != GBPF_PTX_OP_MEM)
 		return;
-	if (gbpf_ptx_op_has(op, "global") || gbpf_ptx_op_has(op, "shared") || gbpf_ptx_op_has(op, "const") || gbpf_ptx_op_has(op, "param")) {
+	if (gbpf_ptx_op_has(op, "global") || gbpf_ptx_op_has(op, "shared") || gbpf_ptx_op_has(op, "const") ||
+	    gbpf_ptx_op_has(op, "param")) {
 		u->kind = U_OTHER;
 	} else if ((load || store) && gbpf_ptx_stack_operand(k->m, &s->ops[mo], k->stack, &off) &&
 		   (u->size = access_size(op))) {
