@@ -101,16 +101,31 @@ fi
 if want launch; then
 # 2. launch cost: agent loaded, nothing instrumented; and the first instrumented launch.
 # A host's noise moves one run's per-launch cost by a microsecond (H200 host, session 8: the
-# same binaries 3.5..4.9 us plain from run to run), so the four configurations run
-# interleaved LAUNCH_RUNS times and each row is the median of its runs.
-LAUNCH_RUNS=${GBPF_BENCH_LAUNCH_RUNS:-7}
+# same binaries 3.5..4.9 us plain from run to run; session 18: every configuration's runs
+# 3.8..5.6 us, in two clusters near 3.9 and 4.9, so one call's difference of medians read
+# -0.42 us and the next +0.95 us for the same code). So the four configurations run
+# interleaved LAUNCH_RUNS times, each process pinned to the same two CPUs of the GPU's NUMA
+# node (GBPF_BENCH_LAUNCH_CPUS, "" for none: where a process runs was the clusters' likely
+# cause), and each row is the median of its runs.
+LAUNCH_RUNS=${GBPF_BENCH_LAUNCH_RUNS:-9}
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# the GPU's CPU affinity ("0-15" or "0-7,16-23"): its third and fourth CPUs (0 and 1 take interrupts)
+gpu_cpus() {
+	nvidia-smi topo -m 2>/dev/null | awk '$1 == "GPU0" { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+-[0-9]+/) { print $i; exit } }' |
+		awk -F'[-,]' '{ if ($2 - $1 >= 3) printf "%d,%d", $1 + 2, $1 + 3 }'
+}
+LAUNCH_CPUS=${GBPF_BENCH_LAUNCH_CPUS-$(gpu_cpus)}
+PIN=()
+if [ -n "$LAUNCH_CPUS" ] && command -v taskset > /dev/null && taskset -c "$LAUNCH_CPUS" true 2> /dev/null; then
+	PIN=(taskset -c "$LAUNCH_CPUS")
+fi
+echo "# launch runs pinned to CPUs: ${LAUNCH_CPUS:-none}${PIN[0]:+ (taskset)}"
 : > "$O/launch.runs"
 for i in $(seq "$LAUNCH_RUNS"); do
-	run launch-plain "$O/launch.plain" "$A/launch" 20000
-	run launch-agent "$O/launch.agent" "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/launch" 20000
-	run launch-idle "$O/launch.idle" "$BIN/gbpf" run --idle --backend cuda -- "$A/launch" 20000
-	run launch-empty "$O/launch.empty" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 20000
+	run launch-plain "$O/launch.plain" "${PIN[@]}" "$A/launch" 20000
+	run launch-agent "$O/launch.agent" "${PIN[@]}" "$BIN/gbpf" run "$BIN/noprobe.bpf.o" -- "$A/launch" 20000
+	run launch-idle "$O/launch.idle" "${PIN[@]}" "$BIN/gbpf" run --idle --backend cuda -- "$A/launch" 20000
+	run launch-empty "$O/launch.empty" "${PIN[@]}" "$BIN/gbpf" run "$BIN/empty.bpf.o" -- "$A/launch" 20000
 	for c in plain agent idle empty; do
 		echo "$c $(value launch "$O/launch.$c" per_launch_us)" >> "$O/launch.runs"
 	done
