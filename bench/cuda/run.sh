@@ -140,6 +140,10 @@ e=$(lmed idle); d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
 row "idle agent (run --idle): added cost per launch" "$d us ($e vs $p, med $LAUNCH_RUNS)" "-" "0.3 us" "$(awk -v d="$d" 'BEGIN { print (d <= 0.3) ? "met" : "MISSED" }')"
 e=$(lmed empty); d=$(awk -v a="$e" -v b="$p" 'BEGIN { printf "%.3f", a - b }')
 row "instrumented launch (empty probe): added cost" "$d us ($e vs $p)" "-" "-" "info"
+# the same difference run by run (each agent run against the plain run just before it): a
+# check on the rows above, which a run landing in the other cluster moves
+pdiff() { awk -v c="$1" '$1 == "plain" { p = $2 } $1 == c && p != "" && $2 != "" { printf "%.3f\n", $2 - p }' "$O/launch.runs" | median; }
+row "  agent - plain, median of paired runs" "$(pdiff agent) us (idle $(pdiff idle), empty probe $(pdiff empty))" "-" "-" "info"
 # The first instrumented launch is mostly the driver's JIT, whose one run moved 16.7..21.5 ms on
 # one host in one call (session 14): FIRST_RUNS pairs (a cold JIT cache, then warm), the median.
 FIRST_RUNS=${GBPF_BENCH_FIRST_RUNS:-5}
