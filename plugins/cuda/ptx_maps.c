@@ -919,7 +919,10 @@ bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc)
 	return cg->imm_known[4] && cg->imm_val[4] <= 2;
 }
 
-/* Register @p data holds a known 8-aligned place in the frame, @p size a constant the warp-wide write takes. */
+/*
+ * Register @p data holds a known 8-aligned place in the frame, @p size a constant the warp-wide
+ * write takes.
+ */
 static bool record_by_value(const struct ptx_cg *cg, unsigned data, unsigned size, long long *frame_off,
 			    unsigned *words)
 {

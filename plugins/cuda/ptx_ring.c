@@ -249,7 +249,10 @@ static const char m_ring_put_ptx[] =
 #define RING_SUB_A5                                                                                \
 	"{\n.param .b64 x;\n.param .b64 z;\nst.param.b64 [x], %a0;\ncall (z), __gbpf_m_ring_sub, (x);\n" \
 	"ld.param.b64 %a5, [z];\n}\nsetp.lt.s64 %q0, %a5, 0;\n@%q0 bra $Linval;\n"
-/* %a4 = the ring of perf array %a0 flags %a1 pick (BPF_F_CURRENT_CPU: the SM's); not a perf array: $Linval, out of range: $Lbig */
+/*
+ * %a4 = the ring of perf array %a0 that flags %a1 pick (BPF_F_CURRENT_CPU: the SM's); not a
+ * perf array: $Linval, out of range: $Lbig
+ */
 #define PERF_RING_A4                                                                               \
 	"ld.u32 %b0, [%a0+8];\nsetp.ne.u32 %q0, %b0, 4;\n@%q0 bra $Linval;\n"                       \
 	"ld.u32 %b1, [%a0+28];\ncvt.u32.u64 %b2, %a1;\nsetp.ne.u32 %q0, %b2, 0xFFFFFFFF;\n"          \
@@ -318,7 +321,6 @@ static const char h_perf_outv_ptx[] =
 	"{\n.reg .b64 %a<8>;\n.reg .b64 %c<7>;\n.reg .b32 %b<4>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
 	"ld.param.b64 %a1, [f];\nld.param.b64 %a3, [n];\n" RING_WORDS_FROM_PARAMS PERF_RING_A4
 	RING_WPUT_A6("%a4") RING_RESULT_A6("-28") PERF_BIG_INVAL;
-
 
 /* %y registers emit_ring_wput_warp uses: the words, two rotations of 3 stages, the rounds */
 #define RING_WARP_REGS "64"
