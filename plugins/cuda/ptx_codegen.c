@@ -209,10 +209,13 @@ static void emit_sub_proto(struct ptx_cg *cg, size_t f, int decl_only)
 static void emit_decls(struct ptx_cg *cg, const struct ptx_func *fn)
 {
 	struct ptx_buf *b = cg->b;
+	const struct ptx_rsv_area *last = cg->n_rsv ? &cg->rsv[cg->n_rsv - 1] : NULL;
 
+	/* the entry's frame holds the records reserved there after the eBPF stack (ptx_reserve.c) */
+	cg->frame_bytes = fn == &cg->funcs[0] && last ? last->frame_off + last->size : GBPF_STACK_SIZE;
 	ptx_buf_puts(b, "{\n");
-	if (fn->uses_stack)
-		ptx_buf_printf(b, ".local .align 8 .b8 __gbpf_stack[%u];\n", GBPF_STACK_SIZE);
+	if (fn->uses_stack || cg->frame_bytes > GBPF_STACK_SIZE)
+		ptx_buf_printf(b, ".local .align 8 .b8 __gbpf_stack[%u];\n", cg->frame_bytes);
 	ptx_buf_puts(b, ".reg .b64 %r<11>;\n.reg .b64 %t<16>;\n.reg .b32 %w<16>;\n"
 			".reg .pred %p<8>;\n");
 	if (fn->needs_fp)
@@ -481,6 +484,17 @@ static int emit_jump(struct ptx_cg *cg, size_t pc)
 		ptx_buf_printf(b, "bra.uni $L%lld;\n", t);
 		return 0;
 	}
+	/*
+	 * A null check of a pointer into the frame (a record reserved there, ptx_reserve.c): the
+	 * frame's address is never 0, so the check is decided here and the pointer's register is
+	 * left without a reader.
+	 */
+	if (is64 && !x && !in->imm && (op == GBPF_JEQ || op == GBPF_JNE) && in->dst < 10 &&
+	    cg->stk_known[in->dst]) {
+		if (op == GBPF_JNE)
+			ptx_buf_printf(b, "bra.uni $L%lld;\n", t);
+		return 0;
+	}
 	switch (op) {
 	case GBPF_JEQ: cmp = "eq.u"; break;
 	case GBPF_JNE: cmp = "ne.u"; break;
@@ -677,9 +691,13 @@ static void reg_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
 		memset(p, PTX_PTR_UNKNOWN, 6);
 		memset(cg->stk_known, 0, 6);
-		if (in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER)
+		if (in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER) {
 			p[0] = cg->call_r0_ptr;
+			cg->stk_known[0] = cg->call_r0_stk;
+			cg->stk_off[0] = cg->call_r0_stk_off;
+		}
 		cg->call_r0_ptr = PTX_PTR_UNKNOWN;
+		cg->call_r0_stk = 0;
 		return;
 	}
 	if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC) {
@@ -775,6 +793,7 @@ static void track_function_start(struct ptx_cg *cg)
 	track_forget(cg);
 	memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
+	cg->call_r0_stk = 0;
 }
 
 /* Meet the current register facts into @p t (its first predecessor: a copy). */
@@ -1137,26 +1156,79 @@ static void join_alloc(struct ptx_cg *cg)
 	}
 }
 
+/*
+ * Per instruction of the entry function: 1 when it lies on a cycle of the control flow, i.e.
+ * between a backward jump's target and the jump (every instruction of a cycle does: going round
+ * from it, the first step back to it or below is a backward jump from at or above it). NULL
+ * without memory.
+ */
+static uint8_t *entry_loops(const struct ptx_cg *cg)
+{
+	const struct ptx_func *fn = &cg->funcs[0];
+	int *delta = calloc(cg->n + 1, sizeof(*delta));
+	uint8_t *in_loop = calloc(cg->n + 1, 1);
+	int depth = 0;
+
+	if (!delta || !in_loop) {
+		free(delta);
+		free(in_loop);
+		return NULL;
+	}
+	for (size_t pc = fn->start; pc < fn->end; pc++) {
+		const struct gbpf_insn *in = &cg->insns[pc];
+		long long t;
+
+		if (gbpf_insn_is_wide(in)) {
+			pc++;
+			continue;
+		}
+		if (!is_cond_or_ja(in->code))
+			continue;
+		t = jump_target(in, pc); /* inside the function: ptx_analyse checked */
+		if (t <= (long long)pc) {
+			delta[t]++;
+			delta[pc + 1]--;
+		}
+	}
+	for (size_t pc = fn->start; pc < fn->end; pc++) {
+		depth += delta[pc];
+		in_loop[pc] = depth > 0;
+	}
+	free(delta);
+	return in_loop;
+}
+
+/* emit_program's answer when a program must be emitted again without frame areas for its records */
+#define EMIT_AGAIN_WITHOUT_AREAS 1
+
 static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_t idx, int kernel,
-			const uint8_t *used, char *err, size_t err_size)
+			const uint8_t *used, int rsv_off, char *err, size_t err_size)
 {
 	struct ptx_cg cg = {
 		.b = b, .prog = p, .prog_idx = idx, .insns = p->insns, .n = p->insn_cnt,
 		.kernel = kernel, .exit_struct = used[GBPF_HELPER_GPU_EXIT],
-		.hash_stable = !used[GBPF_HELPER_MAP_DELETE_ELEM], .err = err, .err_size = err_size,
+		.hash_stable = !used[GBPF_HELPER_MAP_DELETE_ELEM], .rsv_off = rsv_off,
+		.err = err, .err_size = err_size,
 	};
 	size_t f;
 	int rc;
 
 	rc = ptx_analyse(&cg);
-	if (!rc)
+	if (!rc) {
+		uint8_t *in_loop = used[GBPF_HELPER_RINGBUF_RESERVE] ? entry_loops(&cg) : NULL;
+
 		join_alloc(&cg);
+		ptx_rsv_find(&cg, in_loop);
+		free(in_loop);
+	}
 	for (f = 1; !rc && f < cg.nfuncs; f++)
 		emit_sub_proto(&cg, f, 1);
 	for (f = 1; !rc && f < cg.nfuncs; f++)
 		rc = emit_subprogram(&cg, f);
 	if (!rc)
 		rc = kernel ? emit_kernel_main(&cg) : emit_probe_main(&cg);
+	if (!rc && cg.rsv_unmatched)
+		rc = EMIT_AGAIN_WITHOUT_AREAS;
 	free(cg.label);
 	free(cg.join);
 	free(cg.join_at);
@@ -1220,8 +1292,18 @@ int gbpf_ptx_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 	ptx_buf_puts(&b, "// generated by gbpf\n");
 	ptx_emit_module_helpers(&b, used, map_cnt);
 	rc = 0;
-	for (i = 0; i < n && !rc; i++)
-		rc = emit_program(&b, progs[i], i, kernel, used, err, err_size);
+	for (i = 0; i < n && !rc; i++) {
+		size_t mark = b.len;
+
+		rc = emit_program(&b, progs[i], i, kernel, used, 0, err, err_size);
+		if (rc == EMIT_AGAIN_WITHOUT_AREAS) {
+			/* a submit or discard not matched to its record's area (ptx_reserve.c) */
+			b.len = mark;
+			if (b.p)
+				b.p[mark] = 0;
+			rc = emit_program(&b, progs[i], i, kernel, used, 1, err, err_size);
+		}
+	}
 	free(used);
 	if (!rc && b.oom) {
 		snprintf(err, err_size, "ptx: out of memory (or text over %zu bytes)", (size_t)PTX_BUF_MAX);

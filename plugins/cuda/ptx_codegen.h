@@ -39,6 +39,14 @@
 /** Name of the run kernel's entry. */
 #define GBPF_PTX_RUN_ENTRY "__gbpf_run"
 
+/**
+ * Largest frame (the .local array __gbpf_stack) of a generated function: the
+ * eBPF stack's 512 bytes, then up to 4 ring buffer records of up to 56 bytes
+ * that bpf_ringbuf_reserve placed there (their submit writes them to the
+ * ring by value). The injector accepts frames of 512 to this many bytes.
+ */
+#define GBPF_PTX_FRAME_MAX 736u
+
 /** Default PTX ISA version (x10): 7.8 is the oldest that targets sm_90. */
 #define GBPF_PTX_DEFAULT_VERSION 78u
 

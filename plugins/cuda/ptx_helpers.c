@@ -243,8 +243,8 @@ static void emit_mod_call(struct ptx_cg *cg, const struct mod_helper *h)
  * array), so that an injected probe's record is neither stored to local memory nor read back by
  * the helper (kernelretsnoop: 12 local stores and 6 generic loads a thread before).
  */
-static void emit_output_by_value(struct ptx_cg *cg, const char *fn, const unsigned *lead, unsigned n_lead,
-				 long long frame_off, unsigned words)
+void ptx_emit_output_by_value(struct ptx_cg *cg, const char *fn, const char *const *lead, unsigned n_lead,
+			      long long frame_off, unsigned words)
 {
 	struct ptx_buf *b = cg->b;
 
@@ -252,7 +252,7 @@ static void emit_output_by_value(struct ptx_cg *cg, const char *fn, const unsign
 		ptx_buf_printf(b, "ld.local.u64 %%t%u, [__gbpf_stack+%lld];\n", k, frame_off + 8 * k);
 	ptx_buf_puts(b, "{\n.param .b64 __hr;\n");
 	for (unsigned i = 0; i < n_lead; i++)
-		ptx_buf_printf(b, ".param .b64 __h%u;\nst.param.b64 [__h%u], %%r%u;\n", i + 1, i + 1, lead[i]);
+		ptx_buf_printf(b, ".param .b64 __h%u;\nst.param.b64 [__h%u], %s;\n", i + 1, i + 1, lead[i]);
 	ptx_buf_printf(b, ".param .b64 __hn;\nst.param.b64 [__hn], %u;\n", words * 8);
 	for (unsigned k = 0; k < PTX_RING_WARP_MAX_WORDS - 1; k++) {
 		ptx_buf_printf(b, ".param .b64 __hw%u;\n", k);
@@ -286,6 +286,10 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 	 * device), so the stores address .global, which tells the fold they leave the probe's stack
 	 * alone (ptx_mem.c).
 	 */
+	if (id == GBPF_HELPER_RINGBUF_RESERVE && ptx_rsv_emit_reserve(cg, pc))
+		return 0;
+	if ((id == GBPF_HELPER_RINGBUF_SUBMIT || id == GBPF_HELPER_RINGBUF_DISCARD) && ptx_rsv_emit_commit(cg, id))
+		return 0;
 	if (id == GBPF_HELPER_RINGBUF_RESERVE) {
 		cg->call_r0_align = 3;
 		cg->call_r0_ptr = PTX_PTR_RING;
@@ -298,15 +302,15 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 		return 0;
 	}
 	if (id == GBPF_HELPER_RINGBUF_OUTPUT && ptx_ringbuf_output_by_value(cg, pc, &frame_off, &words)) {
-		static const unsigned map_only[] = {1};
+		static const char *const map_only[] = {"%r1"};
 
-		emit_output_by_value(cg, "__gbpf_h_ringbuf_outv", map_only, 1, frame_off, words);
+		ptx_emit_output_by_value(cg, "__gbpf_h_ringbuf_outv", map_only, 1, frame_off, words);
 		return 0;
 	}
 	if (id == GBPF_HELPER_PERF_EVENT_OUTPUT && ptx_perf_output_by_value(cg, pc, &frame_off, &words)) {
-		static const unsigned map_flags[] = {2, 3};
+		static const char *const map_flags[] = {"%r2", "%r3"};
 
-		emit_output_by_value(cg, "__gbpf_h_perf_outv", map_flags, 2, frame_off, words);
+		ptx_emit_output_by_value(cg, "__gbpf_h_perf_outv", map_flags, 2, frame_off, words);
 		return 0;
 	}
 	if (inline_helper(id)) {

@@ -45,6 +45,24 @@ struct ptx_uni_ptr {
 	uint32_t gen;
 };
 
+/**
+ * A ring buffer record reserved in the probe's frame (ptx_reserve.c): the
+ * bpf_ringbuf_reserve call at @c pc returns the frame's bytes
+ * [frame_off, frame_off + size) and the submit that names them writes the
+ * record to ring map @c map by value.
+ */
+struct ptx_rsv_area {
+	size_t pc;
+	unsigned frame_off;
+	unsigned size;
+	unsigned map;
+};
+
+/** Reserve calls whose records the entry function's frame holds at most. */
+#define PTX_RSV_MAX 4
+/** Largest record a frame area holds (the warp-wide write's data words). */
+#define PTX_RSV_SIZE_MAX 56
+
 /** Translation state of one program. */
 struct ptx_cg {
 	struct ptx_buf *b;
@@ -116,6 +134,19 @@ struct ptx_cg {
 	 *  that may reach the frame (a store or atomic not through a map value,
 	 *  a call other than a map lookup, update or delete). */
 	uint32_t stk_gen;
+	/** Records reserved in the entry function's frame (struct ptx_rsv_area),
+	 *  found before emitting; rsv_off: none (the program is emitted again
+	 *  that way when a submit or discard could not be matched to its area,
+	 *  rsv_unmatched). frame_bytes: the current function's frame. */
+	struct ptx_rsv_area rsv[PTX_RSV_MAX];
+	unsigned n_rsv;
+	int rsv_off;
+	int rsv_unmatched;
+	unsigned frame_bytes;
+	/** r0 after the call being emitted holds r10 + call_r0_stk_off (a record
+	 *  reserved in the frame; consumed like call_r0_ptr). */
+	uint8_t call_r0_stk;
+	long long call_r0_stk_off;
 	char *err;
 	size_t err_size;
 };
@@ -176,6 +207,13 @@ int ptx_emit_mem(struct ptx_cg *cg, size_t pc);
 int ptx_emit_lddw(struct ptx_cg *cg, size_t pc);
 
 /* ptx_helpers.c */
+/**
+ * Emit a call of output helper @p fn with a record of @p words 8-byte words
+ * at @p frame_off in the frame passed by value, after the @p n_lead
+ * registers (PTX names) @p lead; r0 gets its result.
+ */
+void ptx_emit_output_by_value(struct ptx_cg *cg, const char *fn, const char *const *lead, unsigned n_lead,
+			      long long frame_off, unsigned words);
 /** 1 when the emitter implements helper @p id. */
 int ptx_helper_known(uint32_t id);
 /** Emit a call to helper @p id (args in r1..r5, result in r0). */
@@ -244,6 +282,32 @@ bool ptx_ringbuf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *
  * the warp-wide write takes (the flags in r3 are read at run time).
  */
 bool ptx_perf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words);
+
+/**
+ * The instruction that last wrote @p reg before the instruction at @p pc in
+ * the same straight-line code (no label between, no call or jump): NULL when
+ * there is none or it is not certain.
+ */
+const struct gbpf_insn *ptx_straight_def(const struct ptx_cg *cg, size_t pc, unsigned reg);
+/** The map in @p reg at the call at @p pc (a wide load of a map index, ptx_straight_def), else NULL. */
+const struct gbpf_map_desc *ptx_known_map_in(const struct ptx_cg *cg, size_t pc, unsigned reg);
+
+/* ptx_reserve.c */
+/**
+ * Find the reserve calls of the entry function whose records the frame
+ * holds (ptx_cg.rsv) and size the entry's frame; @p in_loop[pc] says the
+ * instruction may run more than once in one run of the program.
+ */
+void ptx_rsv_find(struct ptx_cg *cg, const uint8_t *in_loop);
+/** Emit bpf_ringbuf_reserve at @p pc as its frame area, when it has one: 1 when emitted. */
+int ptx_rsv_emit_reserve(struct ptx_cg *cg, size_t pc);
+/**
+ * Emit bpf_ringbuf_submit / discard (@p id) of a record in a frame area
+ * (r1 names it): 1 when emitted; 0 for the generic call (then, where areas
+ * exist, ptx_cg.rsv_unmatched is set: the program is emitted again without
+ * them).
+ */
+int ptx_rsv_emit_commit(struct ptx_cg *cg, uint32_t id);
 
 /* Byte offset of an array map's value 0 inside the map memory (map_layout.h). */
 uint64_t ptx_map_value_base(const struct gbpf_map_desc *desc);

@@ -121,11 +121,11 @@ void ptx_maps_emit(struct ptx_buf *b, const uint8_t *used)
 /* ---- lookups specialised to a map known at code generation ----------------- */
 
 /*
- * The map in @p reg at the call at @p pc when it was loaded by a wide load of
- * a map index in the same straight-line code (no jump lands between the load
- * and the call, nothing else writes @p reg): its description, else NULL.
+ * Backwards from @p pc through straight-line code: the first instruction that writes @p reg
+ * (a wide load's second slot skipped). A label between, or a call or jump, ends the search
+ * (NULL), as does an atomic that may write the register (a fetch or a compare-exchange).
  */
-static const struct gbpf_map_desc *known_map_in(const struct ptx_cg *cg, size_t pc, unsigned reg)
+const struct gbpf_insn *ptx_straight_def(const struct ptx_cg *cg, size_t pc, unsigned reg)
 {
 	if (cg->label[pc])
 		return NULL;
@@ -139,23 +139,26 @@ static const struct gbpf_map_desc *known_map_in(const struct ptx_cg *cg, size_t 
 			/* q is the second slot of a wide load: look at its first */
 			continue;
 		}
-		if (in->code == GBPF_OP_LDDW && in->dst == reg)
-			return in->src == GBPF_PSEUDO_MAP_IDX && in->imm >= 0 &&
-					       (size_t)in->imm < cg->prog->map_cnt
-				       ? &cg->prog->maps[in->imm]
-				       : NULL;
-		if ((cls == GBPF_JMP || cls == GBPF_JMP32) && (in->code & 0xf0) == GBPF_CALL)
-			return NULL; /* calls clobber r1..r5 */
-		if ((cls == GBPF_JMP || cls == GBPF_JMP32))
-			return NULL; /* leaving straight-line code backwards */
+		if (cls == GBPF_JMP || cls == GBPF_JMP32)
+			return NULL; /* calls clobber r1..r5; a jump leaves straight-line code backwards */
 		if ((cls == GBPF_ALU || cls == GBPF_ALU64 || cls == GBPF_LD || cls == GBPF_LDX) && in->dst == reg)
-			return NULL;
+			return in;
 		if (cls == GBPF_STX && (in->code & 0xe0) == GBPF_ATOMIC &&
 		    (in->imm == GBPF_ATOMIC_CMPXCHG || (in->imm & GBPF_FETCH)) &&
 		    (in->src == reg || in->imm == GBPF_ATOMIC_CMPXCHG))
 			return NULL;
 	}
 	return NULL;
+}
+
+const struct gbpf_map_desc *ptx_known_map_in(const struct ptx_cg *cg, size_t pc, unsigned reg)
+{
+	const struct gbpf_insn *in = ptx_straight_def(cg, pc, reg);
+
+	if (!in || in->code != GBPF_OP_LDDW || in->src != GBPF_PSEUDO_MAP_IDX || in->imm < 0 ||
+	    (size_t)in->imm >= cg->prog->map_cnt)
+		return NULL;
+	return &cg->prog->maps[in->imm];
 }
 
 /*
@@ -853,7 +856,7 @@ static void lookup_hit_target(struct ptx_cg *cg, size_t pc)
 
 int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 {
-	const struct gbpf_map_desc *d = known_map_in(cg, pc, 1);
+	const struct gbpf_map_desc *d = ptx_known_map_in(cg, pc, 1);
 	struct key_src ks;
 	int rc = 0;
 
@@ -910,7 +913,7 @@ int ptx_emit_known_lookup(struct ptx_cg *cg, size_t pc)
 
 bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc)
 {
-	const struct gbpf_map_desc *d = known_map_in(cg, pc, 1);
+	const struct gbpf_map_desc *d = ptx_known_map_in(cg, pc, 1);
 
 	if (!d || (d->type != GBPF_MAP_TYPE_HASH && d->type != GBPF_MAP_TYPE_PERCPU_HASH &&
 		   d->type != GBPF_MAP_TYPE_GPU_HASH))
@@ -939,7 +942,7 @@ static bool record_by_value(const struct ptx_cg *cg, unsigned data, unsigned siz
 
 bool ptx_ringbuf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words)
 {
-	const struct gbpf_map_desc *d = known_map_in(cg, pc, 1);
+	const struct gbpf_map_desc *d = ptx_known_map_in(cg, pc, 1);
 
 	if (!d || (d->type != GBPF_MAP_TYPE_RINGBUF && d->type != GBPF_MAP_TYPE_GPU_RINGBUF) ||
 	    !cg->imm_known[4] || (cg->imm_val[4] & ~3ull))
@@ -949,7 +952,7 @@ bool ptx_ringbuf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *
 
 bool ptx_perf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words)
 {
-	const struct gbpf_map_desc *d = known_map_in(cg, pc, 2);
+	const struct gbpf_map_desc *d = ptx_known_map_in(cg, pc, 2);
 
 	if (!d || d->type != GBPF_MAP_TYPE_PERF_EVENT_ARRAY)
 		return false;

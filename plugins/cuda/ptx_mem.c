@@ -42,12 +42,23 @@ static int size_bytes(uint8_t code)
 	}
 }
 
-static void make_addr(struct ptx_addr *a, unsigned base, int16_t off, int size)
+static void make_addr(const struct ptx_cg *cg, struct ptx_addr *a, unsigned base, int16_t off, int size)
 {
 	long long fo = (long long)GBPF_STACK_SIZE + off;
 
 	memset(a, 0, sizeof(*a));
 	if (base == 10 && fo >= 0 && fo + size <= GBPF_STACK_SIZE) {
+		a->local = 1;
+		a->off = fo;
+		return;
+	}
+	/*
+	 * A record reserved in the frame (ptx_reserve.c), through a register known to point into
+	 * it: .local at a constant offset, so that ptxas keeps the record in registers and the
+	 * injector's fold forwards its words to the submit.
+	 */
+	fo = base < 10 && cg->stk_known[base] ? (long long)GBPF_STACK_SIZE + cg->stk_off[base] + off : -1;
+	if (fo >= GBPF_STACK_SIZE && fo + size <= (long long)cg->frame_bytes) {
 		a->local = 1;
 		a->off = fo;
 		return;
@@ -122,8 +133,8 @@ static int emit_load(struct ptx_cg *cg, size_t pc)
 
 	if (sx && sz == 8)
 		return ptx_fail(cg, pc, -EINVAL, "sign-extending load of 8 bytes");
-	make_addr(&a, in->src, in->off, sz);
-	if (sz == 1 || (a.local && in->off % sz == 0) || static_aligned(cg, in->src, in->off, sz)) {
+	make_addr(cg, &a, in->src, in->off, sz);
+	if (sz == 1 || (a.local && a.off % sz == 0) || static_aligned(cg, in->src, in->off, sz)) {
 		addr_str(as, sizeof(as), &a, 0);
 		/* a context field: through the entry's own copy of the pointer (ptx_internal.h) */
 		if (!a.local && in->src < 10 && cg->ptr[in->src] == PTX_PTR_CTX && cg->cur == 0 && !cg->kernel)
@@ -165,14 +176,14 @@ static int emit_store(struct ptx_cg *cg, size_t pc)
 
 	if (GBPF_MODE(in->code) != GBPF_MEM)
 		return ptx_fail(cg, pc, -EINVAL, "bad store mode 0x%02x", in->code);
-	make_addr(&a, in->dst, in->off, sz);
+	make_addr(cg, &a, in->dst, in->off, sz);
 	if (GBPF_CLASS(in->code) == GBPF_ST) {
 		ptx_buf_printf(cg->b, "mov.b64 %%t0, 0x%016llX;\n", (unsigned long long)(int64_t)in->imm);
 		snprintf(val, sizeof(val), "%%t0");
 	} else {
 		snprintf(val, sizeof(val), "%%r%u", in->src);
 	}
-	if (sz == 1 || (a.local && in->off % sz == 0) || static_aligned(cg, in->dst, in->off, sz)) {
+	if (sz == 1 || (a.local && a.off % sz == 0) || static_aligned(cg, in->dst, in->off, sz)) {
 		make_global(cg, &a);
 		addr_str(as, sizeof(as), &a, 0);
 		ptx_buf_printf(cg->b, "st%s.u%d %s, %s;\n", space(&a), sz * 8, as, val);
@@ -314,7 +325,7 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 	}
 	if (in->off % sz)
 		return ptx_fail(cg, pc, -EINVAL, "misaligned atomic at offset %d", in->off);
-	make_addr(&a, in->dst, in->off, sz);
+	make_addr(cg, &a, in->dst, in->off, sz);
 	if (a.local) {
 		addr_str(as, sizeof(as), &a, 0);
 		emit_atomic_emulated(cg, in, ".local", as, is64);

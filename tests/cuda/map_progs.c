@@ -175,12 +175,18 @@ size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane)
 	return n;
 }
 
-size_t map_prog_ring_reserve(struct gbpf_insn *out)
+size_t map_prog_ring_reserve(struct gbpf_insn *out, enum map_prog_reserve_form form)
 {
-	size_t n = 0;
+	size_t n = 0, top, skip;
 
 	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
 	E(0xbf, 6, 0, 0, 0);
+	if (form == MAP_PROG_RSV_AFTER_LOOP) {
+		E(0xb7, 9, 0, 0, 3); /* three turns of an empty loop */
+		E(0x07, 9, 0, 0, -1);
+		E(0x55, 9, 0, -2, 0);
+	}
+	top = n; /* MAP_PROG_RSV_IN_LOOP jumps back here */
 	MAP0(1);
 	E(0xb7, 2, 0, 0, 16);
 	E(0xb7, 3, 0, 0, 0);
@@ -191,14 +197,79 @@ size_t map_prog_ring_reserve(struct gbpf_insn *out)
 	E(0xbf, 7, 6, 0, 0);
 	E(0xa7, 7, 0, 0, (int32_t)MAP_PROG_MAGIC);
 	E(0x7b, 0, 7, 8, 0);
-	E(0xbf, 1, 0, 0, 0);
+	if (form == MAP_PROG_RSV_SPILLED) {
+		E(0x7b, 10, 0, -8, 0); /* the pointer through the stack */
+		E(0x79, 1, 10, -8, 0);
+	} else {
+		E(0xbf, 1, 0, 0, 0);
+	}
 	E(0xb7, 2, 0, 0, 0);
-	E(0x45, 6, 0, 3, 1); /* if tid & 1 goto discard */
+	skip = form == MAP_PROG_RSV_IN_LOOP ? 4 : 3;
+	E(0x45, 6, 0, (int16_t)skip, 1); /* if tid & 1 goto discard */
 	CALL(GBPF_HELPER_RINGBUF_SUBMIT);
 	E(0xb7, 0, 0, 0, 1);
+	if (form == MAP_PROG_RSV_IN_LOOP) {
+		int16_t back = (int16_t)((long)top - (long)n - 1);
+
+		E(0xc5, 6, 0, back, 0); /* if tid s< 0 goto top: never taken */
+	}
 	E(0x95, 0, 0, 0, 0);
 	CALL(GBPF_HELPER_RINGBUF_DISCARD); /* discard */
 	E(0xb7, 0, 0, 0, 2);
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
+size_t map_prog_ring_reserve_pair(struct gbpf_insn *out)
+{
+	size_t n = 0;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0xbf, 6, 0, 0, 0);
+	E(0xb7, 0, 0, 0, 2);
+	E(0x45, 6, 0, 1, 1); /* if tid & 1 goto out */
+	E(0x05, 0, 0, 1, 0); /* goto even */
+	E(0x95, 0, 0, 0, 0); /* out */
+	MAP0(1);             /* even: the record of tid */
+	E(0xb7, 2, 0, 0, 16);
+	E(0xb7, 3, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_RESERVE);
+	E(0x55, 0, 0, 2, 0); /* if r0 != 0 goto got1 */
+	E(0xb7, 0, 0, 0, 0);
+	E(0x95, 0, 0, 0, 0);
+	E(0xbf, 8, 0, 0, 0); /* got1 */
+	MAP0(1);             /* the record of tid + 1 */
+	E(0xb7, 2, 0, 0, 16);
+	E(0xb7, 3, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_RESERVE);
+	E(0x55, 0, 0, 5, 0); /* if r0 != 0 goto got2 */
+	E(0xbf, 1, 8, 0, 0);
+	E(0xb7, 2, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_DISCARD);
+	E(0xb7, 0, 0, 0, 0);
+	E(0x95, 0, 0, 0, 0);
+	E(0xbf, 9, 0, 0, 0); /* got2: both records in 4-byte halves */
+	E(0xb7, 1, 0, 0, 0); /* the high halves: 0 */
+	E(0x63, 8, 6, 0, 0);
+	E(0x63, 8, 1, 4, 0);
+	E(0xbf, 7, 6, 0, 0);
+	E(0xa7, 7, 0, 0, (int32_t)MAP_PROG_MAGIC);
+	E(0x63, 8, 7, 8, 0);
+	E(0x63, 8, 1, 12, 0);
+	E(0xbf, 7, 6, 0, 0);
+	E(0x07, 7, 0, 0, 1);
+	E(0x63, 9, 7, 0, 0);
+	E(0x63, 9, 1, 4, 0);
+	E(0xa7, 7, 0, 0, (int32_t)MAP_PROG_MAGIC);
+	E(0x63, 9, 7, 8, 0);
+	E(0x63, 9, 1, 12, 0);
+	E(0xbf, 1, 9, 0, 0); /* submitted in the reverse order */
+	E(0xb7, 2, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_SUBMIT);
+	E(0xbf, 1, 8, 0, 0);
+	E(0xb7, 2, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_SUBMIT);
+	E(0xb7, 0, 0, 0, 1);
 	E(0x95, 0, 0, 0, 0);
 	return n;
 }

@@ -37,9 +37,26 @@ size_t map_prog_ring_output(struct gbpf_insn *out);
  *  8 * ((tid >> 5) % 7 + 1) bytes (one size a warp: the whole-warp write), or of
  *  8 * (tid % 7 + 1) bytes with @p per_lane (sizes mixed in a warp); r0 = the result. */
 size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane);
+/**
+ * Where map_prog_ring_reserve's record lives (plugins/cuda/ptx_reserve.c):
+ * in the frame (the reserve runs once, the submit names the area), also
+ * after a loop; in the ring when the pointer is spilled and reloaded, or
+ * when the reserve lies in a loop (a backward jump never taken).
+ */
+enum map_prog_reserve_form {
+	MAP_PROG_RSV_FRAME,
+	MAP_PROG_RSV_AFTER_LOOP,
+	MAP_PROG_RSV_SPILLED,
+	MAP_PROG_RSV_IN_LOOP,
+	MAP_PROG_RSV_FORMS
+};
 /** ringbuf_reserve 16 bytes, write {tid, tid ^ MAGIC}, submit (even tid, r0 = 1) or
  *  discard (odd tid, r0 = 2); r0 = 0 when the reservation failed. */
-size_t map_prog_ring_reserve(struct gbpf_insn *out);
+size_t map_prog_ring_reserve(struct gbpf_insn *out, enum map_prog_reserve_form form);
+/** Even tids reserve two 16-byte records, write {tid, tid ^ MAGIC} and {tid + 1,
+ *  (tid + 1) ^ MAGIC} in 4-byte stores, submit the second first (r0 = 1); odd
+ *  tids r0 = 2; r0 = 0 when a reservation failed (the other one discarded). */
+size_t map_prog_ring_reserve_pair(struct gbpf_insn *out);
 /** perf_event_output(ctx, map, BPF_F_CURRENT_CPU, {tid, tid ^ MAGIC}, 16); r0 = its result. */
 size_t map_prog_perf_output(struct gbpf_insn *out);
 

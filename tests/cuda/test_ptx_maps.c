@@ -10,6 +10,7 @@
  * key's hash computed inline; the key comes from the register or constant
  * stored into the stack when nothing in between may have changed it.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -717,7 +718,7 @@ static void test_ring_output_by_value(void)
 	check_text("perf_event_output on a ring buffer: the generic helper", prog, n, &rb, perf_generic, perf_no_value);
 }
 
-/* Stores into a reserved record: 8-byte aligned, global memory (the fold keeps the stack's values past them). */
+/* Stores into a record reserved in the ring: 8-byte aligned, global memory (the fold keeps the stack's values past them). */
 static void test_ring_reserve_stores(void)
 {
 	static const char *const global[] = {"cvta.to.global.u64 %t4, %r0;\nst.global.u64 [%t4+0], %r6;",
@@ -726,9 +727,47 @@ static void test_ring_reserve_stores(void)
 	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
 				   .max_entries = 1 << 16};
 	struct gbpf_insn prog[MAP_PROG_MAX];
-	size_t n = map_prog_ring_reserve(prog);
+	size_t n = map_prog_ring_reserve(prog, MAP_PROG_RSV_SPILLED);
 
-	check_text("ringbuf_reserve: stores into the record are aligned .global stores", prog, n, &rb, global, generic);
+	check_text("ringbuf_reserve in the ring: stores into the record are aligned .global stores", prog, n, &rb,
+		   global, generic);
+}
+
+/*
+ * Records reserved in the frame (plugins/cuda/ptx_reserve.c): the area after the 512 bytes of
+ * stack, stores to it .local, the null check decided, the submit a by-value output, discard
+ * nothing; a pointer spilled or a reserve in a loop keeps every record of the program in the ring.
+ */
+static void test_ring_reserve_frame(void)
+{
+	static const char *const frame[] = {
+		".local .align 8 .b8 __gbpf_stack[528];", "st.local.u64 [__gbpf_stack+512], %r6;",
+		"st.local.u64 [__gbpf_stack+520], %r7;", "ld.local.u64 %t0, [__gbpf_stack+512];",
+		"ld.global.u64 %t8, [__gbpf_maps+0];", "call (__hr), __gbpf_h_ringbuf_outv,", NULL};
+	static const char *const not_ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve", "call (__hr), __gbpf_h_ringbuf_submit",
+					       "call (__hr), __gbpf_h_ringbuf_discard", "setp.ne.u64 %p0, %r0, 0x0", NULL};
+	static const char *const ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve", "call (__hr), __gbpf_h_ringbuf_submit",
+					   "call (__hr), __gbpf_h_ringbuf_discard", NULL};
+	static const char *const not_frame[] = {"__gbpf_stack[528]", "__gbpf_h_ringbuf_outv,", NULL};
+	static const char *const pair[] = {".local .align 8 .b8 __gbpf_stack[544];", "st.local.u32 [__gbpf_stack+512], %r6;",
+					   "st.local.u32 [__gbpf_stack+528],", "ld.local.u64 %t1, [__gbpf_stack+536];", NULL};
+	static const char *const names[MAP_PROG_RSV_FORMS] = {"in the frame", "after a loop: in the frame",
+							      "pointer spilled: in the ring", "in a loop: in the ring"};
+	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
+				   .max_entries = 1 << 16};
+	struct gbpf_insn prog[MAP_PROG_MAX];
+	char what[96];
+	size_t n;
+
+	for (int f = 0; f < MAP_PROG_RSV_FORMS; f++) {
+		bool in_frame = f == MAP_PROG_RSV_FRAME || f == MAP_PROG_RSV_AFTER_LOOP;
+
+		n = map_prog_ring_reserve(prog, (enum map_prog_reserve_form)f);
+		snprintf(what, sizeof(what), "ringbuf_reserve, %s", names[f]);
+		check_text(what, prog, n, &rb, in_frame ? frame : ring, in_frame ? not_ring : not_frame);
+	}
+	n = map_prog_ring_reserve_pair(prog);
+	check_text("ringbuf_reserve twice, 4-byte stores: two areas", prog, n, &rb, pair, not_ring);
 }
 
 int main(void)
@@ -761,8 +800,13 @@ int main(void)
 		n = map_prog_ring_output(prog);
 		snprintf(what, sizeof(what), "ring type %u output", ring_types[t]);
 		check(what, prog, n, &md);
-		n = map_prog_ring_reserve(prog);
-		snprintf(what, sizeof(what), "ring type %u reserve/submit/discard", ring_types[t]);
+		for (int f = 0; f < MAP_PROG_RSV_FORMS; f++) {
+			n = map_prog_ring_reserve(prog, (enum map_prog_reserve_form)f);
+			snprintf(what, sizeof(what), "ring type %u reserve/submit/discard, form %d", ring_types[t], f);
+			check(what, prog, n, &md);
+		}
+		n = map_prog_ring_reserve_pair(prog);
+		snprintf(what, sizeof(what), "ring type %u two records reserved at once", ring_types[t]);
 		check(what, prog, n, &md);
 		for (int per_lane = 0; per_lane < 2; per_lane++) {
 			n = map_prog_ring_sizes(prog, per_lane);
@@ -787,5 +831,6 @@ int main(void)
 	test_hash_inline_run();
 	test_ring_output_by_value();
 	test_ring_reserve_stores();
+	test_ring_reserve_frame();
 	return tap_done();
 }

@@ -16,7 +16,8 @@ stack is written only on the way to a helper that reads it.
 
 Usage: test_registers.py GBPF PTXAS|- VECADD.ptx|- NAME=PROBE.bpf.o:LIMIT[:CHECKS]...
 CHECKS (comma separated): ctx (no context store the probe does not need), stack
-(no stack store before its map lookup), frame (no stack store at all).
+(no stack store before its map lookup), frame (no stack store at all), inlined
+(vec_add calls no probe function).
 """
 import os
 import re
@@ -123,6 +124,14 @@ def main():
                 stores = [ln.strip() for ln in body.splitlines() if "st.local" in ln and "[__gbpf_stack" in ln]
                 ok(not stores, f"{name}: no store to the probe's stack in vec_add "
                                f"({len(stores)}{': ' + stores[0] if stores else ''})")
+            # inlined: the probe's body is in the kernel (the injector keeps the call when it
+            # cannot take the probe's text, e.g. a frame it does not know)
+            if "inlined" in checks:
+                body = text[text.find(".entry " + vec[0]):]
+                body = body[:body.find("\n}")]
+                calls = [ln.strip() for ln in body.splitlines() if re.search(r"call.*__gbpf_(probe|spec)_", ln)]
+                ok(not calls, f"{name}: the probe is inlined into vec_add "
+                              f"({len(calls)} calls{': ' + calls[0] if calls else ''})")
     print(f"1..{count}")
     return 1 if failed else 0
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugins/cuda/ptx_codegen.h"
 #include "tests/inject/block_inject.h"
 #include "tests/inject/inject_util.h"
 #include "tests/tap.h"
@@ -30,23 +31,23 @@ static const char helpers[] =
 
 /*
  * __gbpf_probe_0 with @body after the code generator's prologue (r10 the
- * frame pointer, r1 the context) and the block index stored at key word
- * [stack+504] and 0 at [stack+508] (two deferrable stores).
+ * frame pointer, r1 the context, a frame of @frame bytes) and the block index
+ * stored at key word [stack+504] and 0 at [stack+508] (two deferrable stores).
  */
-static char *fragment(const char *body)
+static char *fragment(const char *body, unsigned frame)
 {
 	char *s = NULL;
 
 	if (asprintf(&s,
 		     "%s.visible .func (.param .b64 __ret) __gbpf_probe_0(.param .b64 __ctx)\n{\n"
-		     ".local .align 8 .b8 __gbpf_stack[512];\n"
+		     ".local .align 8 .b8 __gbpf_stack[%u];\n"
 		     ".reg .b64 %%r<11>;\n.reg .b64 %%t<16>;\n.reg .b32 %%w<16>;\n.reg .pred %%p<8>;\n"
 		     "mov.u64 %%r10, __gbpf_stack;\ncvta.local.u64 %%r10, %%r10;\nadd.u64 %%r10, %%r10, 512;\n"
 		     "ld.param.b64 %%r1, [__ctx];\nld.u32 %%r2, [%%r1+24];\n"
 		     "st.local.u32 [__gbpf_stack+504], %%r2;\nmov.b64 %%r3, 0;\n"
 		     "st.local.u32 [__gbpf_stack+508], %%r3;\n%s"
 		     "mov.b64 %%r0, 0;\nst.param.b64 [__ret], %%r0;\nret;\n}\n",
-		     helpers, body) < 0)
+		     helpers, frame, body) < 0)
 		return NULL;
 	return s;
 }
@@ -89,9 +90,10 @@ static unsigned count_between(const char *text, const char *from, const char *to
  * The module instrumented with @body, its kernels' text in *kernels (the
  * probe function the module keeps, with the stores as written, left out).
  */
-static char *inject(const char *text, size_t len, const char *body, const char *what, char **kernels)
+static char *inject_frame(const char *text, size_t len, const char *body, unsigned frame, const char *what,
+			  char **kernels)
 {
-	char *frag = fragment(body), *out, *func, *end;
+	char *frag = fragment(body, frame), *out, *func, *end;
 	struct bi_report rep;
 
 	*kernels = NULL;
@@ -117,6 +119,12 @@ static char *inject(const char *text, size_t len, const char *body, const char *
 	}
 	memmove(func, end + 3, strlen(end + 3) + 1);
 	return out;
+}
+
+/* inject_frame with the eBPF stack alone (512 bytes) */
+static char *inject(const char *text, size_t len, const char *body, const char *what, char **kernels)
+{
+	return inject_frame(text, len, body, 512, what, kernels);
 }
 
 /*
@@ -385,8 +393,35 @@ static void test_store_past_global(const char *text, size_t len)
 	}
 }
 
+/*
+ * Frames past the eBPF stack (ring records reserved there, plugins/cuda/ptx_reserve.c): the
+ * probe is inlined and the kernel's one frame declared as large, its record words forwarded
+ * like the stack's; a frame larger than the code generator makes keeps the call.
+ */
+static void test_frame_sizes(const char *text, size_t len)
+{
+	static const char record[] = "mov.u64 %r6, __gbpf_stack;\ncvta.local.u64 %r6, %r6;\nadd.u64 %r6, %r6, 512;\n"
+				     "st.local.u64 [__gbpf_stack+520], %r2;\nld.local.u64 %t0, [__gbpf_stack+520];\n"
+				     "st.global.u64 [__gbpf_counts+32], %t0;\n";
+	char *k, *out = inject_frame(text, len, record, 576, "frame of 576 bytes", &k);
+
+	if (out) {
+		tap_ok(iu_count(k, ".local .align 8 .b8 __gbpf_stack[576];") >= 1 &&
+			       iu_count(k, "__gbpf_probe_0") == 0 && iu_count(k, "[__gbpf_stack+520]") == 0,
+		       "frame of 576 bytes: inlined, declared in the kernel, the record's word forwarded");
+		finish("frame of 576 bytes", out, k);
+	}
+	out = inject_frame(text, len, record, GBPF_PTX_FRAME_MAX + 8, "frame past the largest", &k);
+	if (out) {
+		tap_ok(iu_count(k, "call (__gbpf_ret), __gbpf_probe_0") == SITES,
+		       "frame of %u bytes (past GBPF_PTX_FRAME_MAX): the probe is called", GBPF_PTX_FRAME_MAX + 8);
+		finish("frame past the largest", out, k);
+	}
+}
+
 static void run(const char *text, size_t len)
 {
+	test_frame_sizes(text, len);
 	test_store_past_global(text, len);
 	test_counter(text, len);
 	test_read_after_join(text, len);

@@ -763,7 +763,7 @@ static int instrument_kernel(struct kctx *k)
 	if (k->params_size)
 		gbpf_ptx_tx(&t, ".local .align 16 .b8 __gbpf_params[%u];\n", k->params_size);
 	if (k->inline_stack)
-		gbpf_ptx_tx(&t, ".local .align 8 .b8 " STACK_NAME "[512];\n");
+		gbpf_ptx_tx(&t, ".local .align 8 .b8 " STACK_NAME "[%u];\n", k->inline_stack);
 	if (k->use_gtid)
 		tx_gtid(&t);
 	err = emit(k, &t, &decls);

@@ -110,7 +110,7 @@ struct kctx {
 	uint32_t n_regs, cap_regs;
 	unsigned n_labels;
 	bool cvta_param;
-	bool inline_stack; /* an inlined probe uses STACK_NAME: declare it once in the kernel */
+	unsigned inline_stack; /* bytes of STACK_NAME inlined probes use (0: none): declared once in the kernel */
 	bool use_gtid;     /* an inlined probe reads GTID_REG: compute it at the kernel's entry */
 	const struct inline_opts *opts; /* read once per injection */
 	unsigned inline_lines;  /* PTX lines inlined probes added to this kernel so far */
@@ -165,7 +165,7 @@ struct mem_info {
  */
 #define INLINE_KERNEL_BUDGET_LINES 2048u
 
-/* The code generator's name for a probe's eBPF stack (a .local array of 512 bytes). */
+/* The code generator's name for a probe's frame (a .local array of 512..GBPF_PTX_FRAME_MAX bytes). */
 #define STACK_NAME "__gbpf_stack"
 /*
  * The code generator's mark of the scope in which a probe computes the

@@ -4,6 +4,7 @@
 #define GBPF_CUDA_PTX_INTERNAL_H
 
 #include "plugins/cuda/ptx/ptx.h"
+#include "plugins/cuda/ptx_codegen.h"
 
 #include <string.h>
 
@@ -43,7 +44,7 @@ void gbpf_ptx_func_free(struct gbpf_ptx_func *f);
  */
 #define GBPF_PTX_FOLD_MAX_VALS 32 /* also the bits of a pending label's may_ctx */
 #define GBPF_PTX_FOLD_MAX_PENDING 64
-#define GBPF_PTX_FOLD_STACK_SIZE 512 /* the probe's eBPF stack (.local) */
+#define GBPF_PTX_FOLD_STACK_SIZE GBPF_PTX_FRAME_MAX /* the probe's frame (.local): eBPF stack, records */
 #define GBPF_PTX_FOLD_MAX_SLOTS 16  /* stack slots forwarded: snapshot registers %__gbpf_fw<N> */
 #define GBPF_PTX_FOLD_MAX_CONSTS 32 /* registers followed as constants */
 

@@ -62,6 +62,33 @@ static bool range_is(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, c
 }
 
 /*
+ * Bytes of the probe's frame declared by @r, ".local .align 8 .b8 __gbpf_stack[N]" (the ';' may
+ * be a token of it) with N from 512 to GBPF_PTX_FRAME_MAX (ptx_codegen.h); 0 for anything else.
+ */
+static unsigned stack_decl_bytes(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r)
+{
+	static const char head[] = ".local.align8.b8" STACK_NAME "[";
+	char text[64], tail[4] = "";
+	size_t o = 0;
+	unsigned n;
+
+	for (uint32_t i = r.first; i < r.first + r.n; i++) {
+		const struct gbpf_ptx_tok *tk = &m->toks[i];
+
+		if (o + tk->len >= sizeof(text))
+			return 0;
+		memcpy(text + o, tk->s, tk->len);
+		o += tk->len;
+	}
+	text[o] = 0;
+	if (strncmp(text, head, sizeof(head) - 1) ||
+	    sscanf(text + sizeof(head) - 1, "%u%3s", &n, tail) != 2 ||
+	    (strcmp(tail, "]") && strcmp(tail, "];")) || n < 512 || n > GBPF_PTX_FRAME_MAX)
+		return 0;
+	return n;
+}
+
+/*
  * The site's fields into the context memory, for probes that read it there
  * (a fold that escaped, or a probe that is called). kernel_id and the
  * fields before the site's own are stored once at kernel entry.
@@ -253,7 +280,7 @@ static bool tx_copy_stmt(struct text *body, const struct gbpf_ptx_module *m, con
 /* A copy of a probe's body for a site (tx_inline_copy): its text and what it needs of its surroundings. */
 struct inline_copy {
 	struct text body; /* a nested scope ending at __gbpf_inl_end */
-	bool stack;       /* uses STACK_NAME */
+	unsigned stack;   /* bytes of STACK_NAME it uses (0: none) */
 	bool gtid;        /* reads GTID_REG_FMT */
 };
 
@@ -275,7 +302,8 @@ static bool tx_inline_copy(struct kctx *k, unsigned probe, unsigned max_stmts, s
 	struct kctx pregs = {.m = k->m}; /* the probe's own register declarations (fold widths) */
 	struct text body = {0};
 	struct gbpf_ptx_sink_stmt *rec = NULL;
-	bool stack = false, gtid = false;
+	unsigned stack = 0;
+	bool gtid = false;
 
 	if (!f || f->body.n > max_stmts)
 		return false;
@@ -340,10 +368,9 @@ static bool tx_inline_copy(struct kctx *k, unsigned probe, unsigned max_stmts, s
 		 * nothing across runs and sites run one after another.
 		 */
 		if (s->kind == GBPF_PTX_STMT_DIRECTIVE && range_has_ident(m, s->toks, STACK_NAME)) {
-			if (!range_is(m, s->toks, ".local.align8.b8" STACK_NAME "[512]") &&
-			    !range_is(m, s->toks, ".local.align8.b8" STACK_NAME "[512];"))
+			stack = stack_decl_bytes(m, s->toks);
+			if (!stack)
 				goto keep_call;
-			stack = true;
 			r->emitted = GBPF_PTX_SINK_SKIPPED;
 			r->end = body.len;
 			continue;
@@ -394,7 +421,8 @@ static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned m
 		return false;
 	if (fold && fold->escaped)
 		tx_fold_stores(t, fold, k->plan->ctx_unused);
-	k->inline_stack |= c.stack;
+	if (c.stack > k->inline_stack)
+		k->inline_stack = c.stack;
 	k->use_gtid |= c.gtid;
 	for (const char *p = c.body.p; (p = strchr(p, '\n')) != NULL; p++)
 		k->inline_lines++;
@@ -578,7 +606,7 @@ static int spec_for(struct kctx *k, unsigned probe, unsigned max_stmts, struct g
 	if (sp->args[3])
 		gbpf_ptx_tx(&ss->defs, ".reg .b64 " GTID_REG_FMT ";\n");
 	if (c.stack)
-		gbpf_ptx_tx(&ss->defs, ".local .align 8 .b8 " STACK_NAME "[512];\n");
+		gbpf_ptx_tx(&ss->defs, ".local .align 8 .b8 " STACK_NAME "[%u];\n", c.stack);
 	for (unsigned a = 0; a < 4; a++)
 		if (sp->args[a])
 			gbpf_ptx_tx(&ss->defs, "ld.param.b64 %s, [__gbpf_s%u];\n", spec_arg_reg[a], a);
