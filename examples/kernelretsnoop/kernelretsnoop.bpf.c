@@ -7,8 +7,9 @@
  * The event is built on the stack and copied with bpf_ringbuf_output: on a
  * GPU that copy is done by the whole warp at once (one store per 8-byte word
  * of 32 consecutive words), several times cheaper than each thread writing
- * its reserved record field by field (kernelretsnoop_reserve.bpf.c, the
- * same probe with bpf_ringbuf_reserve / submit; docs/BENCHMARKS.md).
+ * a record field by field into the ring. kernelretsnoop_reserve.bpf.c is the
+ * same probe with bpf_ringbuf_reserve / submit, which the code generator
+ * turns into the same warp-wide write (docs/BENCHMARKS.md, session 19).
  */
 #include <gbpf/probe.h>
 

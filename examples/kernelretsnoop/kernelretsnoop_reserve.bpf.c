@@ -2,8 +2,10 @@
 /*
  * kernelretsnoop: one event per GPU thread as it leaves a kernel, with the
  * thread's coordinates and the GPU timestamp, through a ring buffer, written
- * in place with bpf_ringbuf_reserve / submit (kernelretsnoop.bpf.c copies a
- * stack event with bpf_ringbuf_output, which the GPU writes faster).
+ * with bpf_ringbuf_reserve / submit (kernelretsnoop.bpf.c builds it on the
+ * stack and copies it with bpf_ringbuf_output). On a GPU both cost the same:
+ * the code generator keeps this record in the probe's frame until the submit,
+ * which writes it a warp at a time (docs/MAPS.md).
  *   gbpf run kernelretsnoop_reserve.bpf.o -- ./vec_add
  */
 #include <gbpf/probe.h>
