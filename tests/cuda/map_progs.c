@@ -196,7 +196,18 @@ size_t map_prog_ring_reserve(struct gbpf_insn *out, enum map_prog_reserve_form f
 	E(0x7b, 0, 6, 0, 0); /* got: rec[0] = tid */
 	E(0xbf, 7, 6, 0, 0);
 	E(0xa7, 7, 0, 0, (int32_t)MAP_PROG_MAGIC);
-	E(0x7b, 0, 7, 8, 0);
+	if (form == MAP_PROG_RSV_HELPER_WRITES) {
+		E(0x7b, 10, 7, -8, 0); /* rec[1] = tid ^ MAGIC by probe_read(&rec[1], 8, r10 - 8) */
+		E(0xbf, 8, 0, 0, 0);
+		E(0xbf, 1, 0, 0, 0);
+		E(0x07, 1, 0, 0, 8);
+		E(0xb7, 2, 0, 0, 8);
+		FP(3, -8);
+		CALL(GBPF_HELPER_PROBE_READ_KERNEL);
+		E(0xbf, 0, 8, 0, 0);
+	} else {
+		E(0x7b, 0, 7, 8, 0);
+	}
 	if (form == MAP_PROG_RSV_SPILLED) {
 		E(0x7b, 10, 0, -8, 0); /* the pointer through the stack */
 		E(0x79, 1, 10, -8, 0);

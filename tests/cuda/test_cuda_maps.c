@@ -496,7 +496,7 @@ static void test_rings(uint64_t *r0)
 	 * refused at reserve (r0 is not 0), a full ring drops it at submit, counted.
 	 */
 	for (int f = 0; f < MAP_PROG_RSV_FORMS; f++) {
-		bool in_frame = f == MAP_PROG_RSV_FRAME || f == MAP_PROG_RSV_AFTER_LOOP;
+		bool in_frame = f < MAP_PROG_RSV_SPILLED;
 		uint64_t before = gbpf_ringbuf_dropped(&mi), dropped, failed, submitted;
 
 		n = map_prog_ring_reserve(prog, (enum map_prog_reserve_form)f);

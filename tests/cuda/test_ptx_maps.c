@@ -744,6 +744,11 @@ static void test_ring_reserve_frame(void)
 		".local .align 8 .b8 __gbpf_stack[528];", "st.local.u64 [__gbpf_stack+512], %r6;",
 		"st.local.u64 [__gbpf_stack+520], %r7;", "ld.local.u64 %t0, [__gbpf_stack+512];",
 		"ld.global.u64 %t8, [__gbpf_maps+0];", "call (__hr), __gbpf_h_ringbuf_outv,", NULL};
+	/* the helper's destination: the area's second word, a generic address computed from the frame's */
+	static const char *const frame_helper[] = {
+		".local .align 8 .b8 __gbpf_stack[528];", "st.local.u64 [__gbpf_stack+512], %r6;",
+		"call (__hr), __gbpf_h_probe_read,", "ld.local.u64 %t1, [__gbpf_stack+520];",
+		"call (__hr), __gbpf_h_ringbuf_outv,", NULL};
 	static const char *const not_ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve", "call (__hr), __gbpf_h_ringbuf_submit",
 					       "call (__hr), __gbpf_h_ringbuf_discard", "setp.ne.u64 %p0, %r0, 0x0", NULL};
 	static const char *const ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve", "call (__hr), __gbpf_h_ringbuf_submit",
@@ -752,6 +757,7 @@ static void test_ring_reserve_frame(void)
 	static const char *const pair[] = {".local .align 8 .b8 __gbpf_stack[544];", "st.local.u32 [__gbpf_stack+512], %r6;",
 					   "st.local.u32 [__gbpf_stack+528],", "ld.local.u64 %t1, [__gbpf_stack+536];", NULL};
 	static const char *const names[MAP_PROG_RSV_FORMS] = {"in the frame", "after a loop: in the frame",
+							      "a helper writes into it: in the frame",
 							      "pointer spilled: in the ring", "in a loop: in the ring"};
 	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
 				   .max_entries = 1 << 16};
@@ -760,11 +766,12 @@ static void test_ring_reserve_frame(void)
 	size_t n;
 
 	for (int f = 0; f < MAP_PROG_RSV_FORMS; f++) {
-		bool in_frame = f == MAP_PROG_RSV_FRAME || f == MAP_PROG_RSV_AFTER_LOOP;
+		bool in_frame = f < MAP_PROG_RSV_SPILLED;
 
 		n = map_prog_ring_reserve(prog, (enum map_prog_reserve_form)f);
 		snprintf(what, sizeof(what), "ringbuf_reserve, %s", names[f]);
-		check_text(what, prog, n, &rb, in_frame ? frame : ring, in_frame ? not_ring : not_frame);
+		check_text(what, prog, n, &rb, !in_frame ? ring : f == MAP_PROG_RSV_HELPER_WRITES ? frame_helper : frame,
+			   in_frame ? not_ring : not_frame);
 	}
 	n = map_prog_ring_reserve_pair(prog);
 	check_text("ringbuf_reserve twice, 4-byte stores: two areas", prog, n, &rb, pair, not_ring);
