@@ -12,6 +12,12 @@
 #define CALL(id) E(0x85, 0, 0, 0, (id))
 #define MAP0(reg) (E(0x18, (reg), GBPF_PSEUDO_MAP_IDX, 0, 0), E(0, 0, 0, 0, 0))
 #define FP(reg, off) (E(0xbf, (reg), 10, 0, 0), E(0x07, (reg), 0, 0, (off)))
+/* {r7, r7 ^ MAGIC} as u64 words at r<rec>, stored in 4-byte halves (r1 = 0 the high ones) */
+#define RECORD_HALVES(rec)                                                                         \
+	(E(0x63, (rec), 7, 0, 0), E(0x63, (rec), 1, 4, 0), E(0xa7, 7, 0, 0, (int32_t)MAP_PROG_MAGIC), \
+	 E(0x63, (rec), 7, 8, 0), E(0x63, (rec), 1, 12, 0))
+/* r0 = bpf_ringbuf_reserve(map 0, 16, 0) */
+#define RESERVE16() (MAP0(1), E(0xb7, 2, 0, 0, 16), E(0xb7, 3, 0, 0, 0), CALL(GBPF_HELPER_RINGBUF_RESERVE))
 
 /* r6 = thread id; {tid, tid ^ MAGIC} at r10-16 */
 static size_t tid_record(struct gbpf_insn *out, size_t n)
@@ -187,10 +193,7 @@ size_t map_prog_ring_reserve(struct gbpf_insn *out, enum map_prog_reserve_form f
 		E(0x55, 9, 0, -2, 0);
 	}
 	top = n; /* MAP_PROG_RSV_IN_LOOP jumps back here */
-	MAP0(1);
-	E(0xb7, 2, 0, 0, 16);
-	E(0xb7, 3, 0, 0, 0);
-	CALL(GBPF_HELPER_RINGBUF_RESERVE);
+	RESERVE16();
 	E(0x55, 0, 0, 1, 0); /* if r0 != 0 goto got */
 	E(0x95, 0, 0, 0, 0);
 	E(0x7b, 0, 6, 0, 0); /* got: rec[0] = tid */
@@ -241,18 +244,12 @@ size_t map_prog_ring_reserve_pair(struct gbpf_insn *out)
 	E(0x45, 6, 0, 1, 1); /* if tid & 1 goto out */
 	E(0x05, 0, 0, 1, 0); /* goto even */
 	E(0x95, 0, 0, 0, 0); /* out */
-	MAP0(1);             /* even: the record of tid */
-	E(0xb7, 2, 0, 0, 16);
-	E(0xb7, 3, 0, 0, 0);
-	CALL(GBPF_HELPER_RINGBUF_RESERVE);
+	RESERVE16();         /* even: the record of tid */
 	E(0x55, 0, 0, 2, 0); /* if r0 != 0 goto got1 */
 	E(0xb7, 0, 0, 0, 0);
 	E(0x95, 0, 0, 0, 0);
 	E(0xbf, 8, 0, 0, 0); /* got1 */
-	MAP0(1);             /* the record of tid + 1 */
-	E(0xb7, 2, 0, 0, 16);
-	E(0xb7, 3, 0, 0, 0);
-	CALL(GBPF_HELPER_RINGBUF_RESERVE);
+	RESERVE16();         /* the record of tid + 1 */
 	E(0x55, 0, 0, 5, 0); /* if r0 != 0 goto got2 */
 	E(0xbf, 1, 8, 0, 0);
 	E(0xb7, 2, 0, 0, 0);
@@ -261,19 +258,11 @@ size_t map_prog_ring_reserve_pair(struct gbpf_insn *out)
 	E(0x95, 0, 0, 0, 0);
 	E(0xbf, 9, 0, 0, 0); /* got2: both records in 4-byte halves */
 	E(0xb7, 1, 0, 0, 0); /* the high halves: 0 */
-	E(0x63, 8, 6, 0, 0);
-	E(0x63, 8, 1, 4, 0);
 	E(0xbf, 7, 6, 0, 0);
-	E(0xa7, 7, 0, 0, (int32_t)MAP_PROG_MAGIC);
-	E(0x63, 8, 7, 8, 0);
-	E(0x63, 8, 1, 12, 0);
+	RECORD_HALVES(8);
 	E(0xbf, 7, 6, 0, 0);
 	E(0x07, 7, 0, 0, 1);
-	E(0x63, 9, 7, 0, 0);
-	E(0x63, 9, 1, 4, 0);
-	E(0xa7, 7, 0, 0, (int32_t)MAP_PROG_MAGIC);
-	E(0x63, 9, 7, 8, 0);
-	E(0x63, 9, 1, 12, 0);
+	RECORD_HALVES(9);
 	E(0xbf, 1, 9, 0, 0); /* submitted in the reverse order */
 	E(0xb7, 2, 0, 0, 0);
 	CALL(GBPF_HELPER_RINGBUF_SUBMIT);

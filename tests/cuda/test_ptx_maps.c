@@ -754,7 +754,7 @@ static void test_ring_reserve_frame(void)
 	static const char *const ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve", "call (__hr), __gbpf_h_ringbuf_submit",
 					   "call (__hr), __gbpf_h_ringbuf_discard", NULL};
 	static const char *const not_frame[] = {"__gbpf_stack[528]", "__gbpf_h_ringbuf_outv,", NULL};
-	static const char *const pair[] = {".local .align 8 .b8 __gbpf_stack[544];", "st.local.u32 [__gbpf_stack+512], %r6;",
+	static const char *const pair[] = {".local .align 8 .b8 __gbpf_stack[544];", "st.local.u32 [__gbpf_stack+512], %r7;",
 					   "st.local.u32 [__gbpf_stack+528],", "ld.local.u64 %t1, [__gbpf_stack+536];", NULL};
 	static const char *const names[MAP_PROG_RSV_FORMS] = {"in the frame", "after a loop: in the frame",
 							      "a helper writes into it: in the frame",
