@@ -11,6 +11,7 @@
 #include <gbpf/backend.h>
 #include <gbpf/object.h>
 
+#include "core/agent/print_ring.h"
 #include "core/agent/proto.h"
 #include "core/export/metrics.h"
 #include "core/export/timeline.h"
@@ -35,6 +36,8 @@ struct run_agent {
 	uint64_t rx_off;     /* bytes of whole frames received (where a bad frame starts) */
 	bool outbound;       /* we connected to its socket (gbpf attach): JOB before SETUP */
 	long preg;           /* --per-process: index of its region in ctx->pregs, else -1 */
+	struct gbpf_print_ring pring; /* its print lines (core/agent/print_ring.h); hdr NULL: none */
+	bool pring_bad;      /* its ring held a malformed record (reported once) */
 };
 
 /* --per-process: one process's own maps (kept after it leaves: its counts still print). */
@@ -52,7 +55,9 @@ struct run_spin {
 	uint64_t last_ns;  /* CLOCK_MONOTONIC of the last print frame */
 	uint64_t until_ns; /* spin until then */
 	uint64_t spins;    /* non-blocking polls made (GBPF_RUN_SPIN_STATS) */
-	uint64_t frames;   /* print frames seen */
+	uint64_t frames;   /* print lines seen (frames and ring records) */
+	uint64_t ring_lines; /* of which through the agents' print rings */
+	uint64_t wakes;      /* WAKE frames: a ring's producer woke the blocked controller */
 };
 
 struct run_ctx {

@@ -81,34 +81,64 @@ static void run_spin_note(struct run_spin *sp)
 		sp->until_ns = now + win;
 }
 
+/* The spin window is open (it closes here once it has passed). */
+static bool run_spin_open(struct run_spin *sp)
+{
+	if (!sp->until_ns)
+		return false;
+	if (mono_ns() < sp->until_ns)
+		return true;
+	sp->until_ns = 0;
+	return false;
+}
+
+/* Some agent's print ring holds a line. */
+static bool print_rings_pending(const struct run_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->agent_cnt; i++)
+		if (ctx->agents[i].pring.hdr && gbpf_print_ring_pending(&ctx->agents[i].pring))
+			return true;
+	return false;
+}
+
 /*
  * poll() that spins (timeout 0, pause between) while the spin window is
- * open, at most @p timeout_ms; blocks as usual otherwise. Returns poll's.
+ * open, at most @p timeout_ms, and also ends when a print ring holds a line
+ * (returning 0 if no descriptor is ready); blocks as usual otherwise.
+ * Returns poll's.
  */
-static int run_poll(struct run_spin *sp, struct pollfd *pf, nfds_t n, int timeout_ms)
+static int run_poll(struct run_ctx *ctx, struct pollfd *pf, nfds_t n, int timeout_ms)
 {
-	uint64_t now, end;
+	struct run_spin *sp = &ctx->spin;
+	bool all_rings = true;
+	uint64_t end;
 	int rc;
 
-	if (!sp->until_ns || timeout_ms <= 0)
+	if (timeout_ms <= 0 || !run_spin_open(sp))
 		return poll(pf, n, timeout_ms);
-	now = mono_ns();
-	if (now >= sp->until_ns) {
-		sp->until_ns = 0;
-		return poll(pf, n, timeout_ms);
-	}
-	end = now + (uint64_t)timeout_ms * 1000000ull;
+	end = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	if (end > sp->until_ns)
 		end = sp->until_ns;
-	for (unsigned i = 1;; i++) {
-		rc = poll(pf, n, 0);
-		sp->spins++;
-		if (rc != 0 || mono_ns() >= end)
-			return rc;
+	for (size_t i = 0; i < ctx->agent_cnt; i++)
+		all_rings &= ctx->agents[i].pring.hdr != NULL;
+	/*
+	 * Lines come through the rings: a look at them costs loads only, a poll() a system call
+	 * (a line arriving during one waits for it), so the sockets (reports, new agents) are
+	 * polled every 32nd turn. An agent without a ring sends its lines on the socket: every turn.
+	 */
+	for (unsigned i = 0;; i++) {
+		if (!all_rings || !(i & 31)) {
+			rc = poll(pf, n, 0);
+			sp->spins++;
+			if (rc != 0)
+				return rc;
+		}
+		if (print_rings_pending(ctx) || mono_ns() >= end)
+			return 0;
 		for (int k = 0; k < 8; k++)
 			gbpf_cpu_relax();
 		/* A thread that waits for this core (the app's, on a small machine) gets it now and then. */
-		if (!(i & 15))
+		if ((i & 255) == 255)
 			sched_yield();
 	}
 }
@@ -179,8 +209,14 @@ int run_spawn(struct run_ctx *ctx)
 
 /* ---- agents ---------------------------------------------------------------------- */
 
+static void drain_print_ring(struct run_ctx *ctx, struct run_agent *ag);
+
 static void agent_drop(struct run_ctx *ctx, size_t i)
 {
+	/* its last lines first: they were in the ring before the socket closed */
+	drain_print_ring(ctx, &ctx->agents[i]);
+	fflush(stdout);
+	gbpf_print_ring_unmap(&ctx->agents[i].pring);
 	if (ctx->attach_mode && !cli.json)
 		fprintf(stderr, "gbpf %s: pid %d: detached\n", ctx->who, (int)ctx->agents[i].pid);
 	close(ctx->agents[i].fd);
@@ -214,7 +250,7 @@ static int send_all(int fd, const void *p, size_t n)
 static int send_setup(struct run_ctx *ctx, struct run_agent *ag)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct gbpf_agent_buf b = {0};
@@ -224,7 +260,7 @@ static int send_setup(struct run_ctx *ctx, struct run_agent *ag)
 			    .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c;
 	ssize_t w;
-	int err, memfd = ctx->shm.fd;
+	int err, memfd = ctx->shm.fd, fds[2], ringfd = -1;
 
 	if (ag->outbound) {
 		/* Where the agent's children connect (docs/PROCESS_MODEL.md, gbpf attach). */
@@ -260,16 +296,27 @@ static int send_setup(struct run_ctx *ctx, struct run_agent *ag)
 	if (err)
 		goto out;
 	gbpf_agent_frame_init(&f, GBPF_AGENT_MSG_SETUP, (uint32_t)b.len);
+	/*
+	 * The agent's print ring rides along as the second descriptor. Without one (no memory
+	 * for it) the agent sends its lines on the socket, as PRINT frames: slower, not wrong.
+	 */
+	if (!ag->pring.hdr)
+		ringfd = gbpf_print_ring_create(&ag->pring);
+	fds[0] = memfd;
+	fds[1] = ringfd;
 	memset(u.buf, 0, sizeof(u.buf));
+	mh.msg_controllen = CMSG_SPACE((ringfd >= 0 ? 2 : 1) * sizeof(int));
 	c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &memfd, sizeof(int));
+	c->cmsg_len = CMSG_LEN((ringfd >= 0 ? 2 : 1) * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, (ringfd >= 0 ? 2 : 1) * sizeof(int));
 	/* The descriptor rides on the frame header; the payload follows. */
 	do {
 		w = sendmsg(ag->fd, &mh, MSG_NOSIGNAL);
 	} while (w < 0 && errno == EINTR);
+	if (ringfd >= 0)
+		close(ringfd); /* the agent has its own descriptor now; our mapping stays */
 	if (w < 0) {
 		err = -errno;
 		goto out;
@@ -466,6 +513,15 @@ static int agent_message(struct run_ctx *ctx, struct run_agent *ag,
 	}
 	if (f->type == GBPF_AGENT_MSG_TIMELINE)
 		return agent_timeline_msg(ctx, ag, f, payload);
+	if (f->type == GBPF_AGENT_MSG_WAKE) {
+		/* its ring was drained when poll() returned, before this frame was read */
+		if (f->len) {
+			snprintf(why, sizeof(why), "wake with a payload of %u bytes", f->len);
+			goto bad;
+		}
+		ctx->spin.wakes++;
+		return 0;
+	}
 	if (f->type == GBPF_AGENT_MSG_REPORT || f->type == GBPF_AGENT_MSG_PRINT) {
 		struct gbpf_agent_report r;
 
@@ -575,15 +631,79 @@ static int agent_read(struct run_ctx *ctx, struct run_agent *ag)
 	return gone;
 }
 
+struct ring_line_ctx {
+	struct run_ctx *ctx;
+	struct run_agent *ag;
+};
+
+/* One line from an agent's print ring: as a PRINT frame's. */
+static void ring_line(void *c, const char *text, size_t len)
+{
+	static struct gbpf_agent_report r; /* controller thread only: 4 KiB off the stack */
+	struct ring_line_ctx *lc = c;
+
+	if (len > GBPF_AGENT_MAX_STR)
+		len = GBPF_AGENT_MAX_STR;
+	memcpy(r.msg, text, len);
+	r.msg[len] = 0;
+	r.event = r.dropped = 0;
+	r.kernel[0] = 0;
+	run_spin_note(&lc->ctx->spin);
+	lc->ctx->spin.ring_lines++;
+	print_report(lc->ctx, lc->ag, GBPF_AGENT_MSG_PRINT, &r);
+}
+
+static void drain_print_ring(struct run_ctx *ctx, struct run_agent *ag)
+{
+	struct ring_line_ctx lc = {ctx, ag};
+
+	if (ag->pring.hdr && gbpf_print_ring_drain(&ag->pring, ring_line, &lc) == -EPROTO && !ag->pring_bad) {
+		ag->pring_bad = true;
+		fprintf(stderr, "gbpf %s: pid %d: its print ring holds a malformed record: lines lost\n",
+			ctx->who, (int)ag->pid);
+	}
+}
+
+/* Every agent's print lines, in order; stdout flushed once. */
+static void drain_print_rings(struct run_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->agent_cnt; i++)
+		drain_print_ring(ctx, &ctx->agents[i]);
+	fflush(stdout);
+}
+
+/* Ask every agent's ring for a wake-up before blocking (@p on), or stop asking. */
+static void print_rings_want_wake(struct run_ctx *ctx, int on)
+{
+	for (size_t i = 0; i < ctx->agent_cnt; i++)
+		if (ctx->agents[i].pring.hdr)
+			gbpf_print_ring_want_wake(&ctx->agents[i].pring, on);
+}
+
 void run_serve_agents(struct run_ctx *ctx, int timeout_ms)
 {
 	struct pollfd pf[RUN_MAX_AGENTS + 1];
 	size_t i, n = 0;
+	bool block = timeout_ms > 0 && !run_spin_open(&ctx->spin);
+	int rc;
 
 	pf[n++] = (struct pollfd){.fd = ctx->listen_fd, .events = POLLIN};
 	for (i = 0; i < ctx->agent_cnt; i++)
 		pf[n++] = (struct pollfd){.fd = ctx->agents[i].fd, .events = POLLIN};
-	if (run_poll(&ctx->spin, pf, n, timeout_ms) <= 0)
+	/*
+	 * About to block: ask the rings' producers for a wake-up, then look at the rings once more
+	 * (a line published before the request was seen is there now; print_ring.h).
+	 */
+	if (block) {
+		print_rings_want_wake(ctx, 1);
+		if (print_rings_pending(ctx))
+			timeout_ms = 0;
+	}
+	rc = run_poll(ctx, pf, n, timeout_ms);
+	if (block)
+		print_rings_want_wake(ctx, 0);
+	drain_print_rings(ctx);
+	if (rc <= 0)
 		return;
 	/* Back to front: agent_drop moves the last agent into the freed place. */
 	for (i = ctx->agent_cnt; i-- > 0;)
@@ -651,12 +771,15 @@ int run_loop(struct run_ctx *ctx)
 		run_drain_rings(ctx);
 		busy = ctx->records != records;
 	}
+	drain_print_rings(ctx);
 	run_drain_rings(ctx);
 	run_print_maps(ctx, false);
 	run_export_now(ctx);
 	run_finish_timeline(ctx);
 	if (getenv("GBPF_RUN_SPIN_STATS"))
-		fprintf(stderr, "gbpf %s: print frames %llu, non-blocking polls %llu\n", ctx->who,
-			(unsigned long long)ctx->spin.frames, (unsigned long long)ctx->spin.spins);
+		fprintf(stderr, "gbpf %s: print lines %llu (%llu through print rings, %llu wake-ups), "
+			"non-blocking polls %llu\n", ctx->who, (unsigned long long)ctx->spin.frames,
+			(unsigned long long)ctx->spin.ring_lines, (unsigned long long)ctx->spin.wakes,
+			(unsigned long long)ctx->spin.spins);
 	return 0;
 }

@@ -2,8 +2,9 @@
 /*
  * bench/agent/bench_print.c - latency of one probe print line from the
  * moment a plugin hands it to the agent (services->print) to the moment a
- * reader of gbpf's stdout has it: agent -> socket -> controller -> stdout,
- * the host half of the GPU -> user printk path (#8 target: 10 us end to end).
+ * reader of gbpf's stdout has it: agent -> print ring (or socket) ->
+ * controller -> stdout, the host half of the GPU -> user printk path (#8
+ * target: 10 us end to end).
  *
  * `gbpf run --backend hosttest` runs the test app with the test backend,
  * whose print thread (GBPF_HOSTTEST_PRINT_TS=N:PERIOD_US) passes lines
@@ -14,11 +15,13 @@
  * two clocks measured here): the point the device benchmark
  * (bench/cuda/run.sh, printk row) measures to. Three modes in one run:
  *   queued:  GBPF_AGENT_PRINT_DIRECT=0, every line through the agent's
- *            sender thread (the path before direct prints);
- *   direct:  the caller writes the frame itself when nothing is queued,
- *            the controller blocks in poll() (GBPF_RUN_SPIN_US=0);
- *   spin:    direct, and the controller busy-polls while lines flow (the
- *            default now, tools/run_loop.c).
+ *            sender thread and the socket (the path before direct prints);
+ *   direct:  the caller writes the line into the agent's print ring
+ *            (core/agent/print_ring.h; before session 19 a socket frame),
+ *            the controller blocks in poll() and is woken by a WAKE frame
+ *            (GBPF_RUN_SPIN_US=0);
+ *   spin:    the ring, and the controller busy-polls while lines flow (the
+ *            default, tools/run_loop.c).
  * Output: median, p90, p99 and max per mode, at the controller's receipt
  * and at the reader, and the ratio of the receipt medians spin/direct.
  * argv: GBPF APP HOSTTEST_PLUGIN OBJ [LINES [PERIOD_US]]

@@ -49,7 +49,7 @@ for mode in spin nospin ctlspin; do
 	esac
 	env "${env[@]}" GBPF_RUN_SPIN_STATS=1 GBPF_PLUGIN_PATH=$BIN/libgbpf-cuda.so timeout 60 \
 		"$BIN/gbpf" -j run "$BIN/printk_lat.bpf.o" -- "$A/printk" 300 > "$T/printk.$mode" 2> "$T/printk.$mode.err"
-	echo "output|printk latency [$mode: ${env[*]:-defaults}] rc=$?: $(lat "$T/printk.$mode") $(grep -o 'print frames.*' "$T/printk.$mode.err")"
+	echo "output|printk latency [$mode: ${env[*]:-defaults}] rc=$?: $(lat "$T/printk.$mode") $(grep -o 'print lines.*' "$T/printk.$mode.err")"
 done
 
 # 4. kernelretsnoop, 2^20 threads, 2 warm-up + 2 timed launches + init: 5 x 2^20 records, 1 GiB device ring

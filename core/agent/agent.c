@@ -37,6 +37,7 @@ struct agent_state gbpf_agent_state = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.tl_lock = PTHREAD_MUTEX_INITIALIZER,
 	.tx_lock = PTHREAD_MUTEX_INITIALIZER,
+	.pring_lock = PTHREAD_MUTEX_INITIALIZER,
 	.print_direct = 1,
 };
 
@@ -93,12 +94,13 @@ int agent_send_frame(int fd, uint16_t type, const struct gbpf_agent_buf *b)
 
 /*
  * Receive one controller frame: the header (with any descriptor riding on
- * it, SCM_RIGHTS), then its payload. At most one descriptor is kept (the
- * map memory of a SETUP); any other is closed. A frame type the
- * controller does not send is refused here, with its name.
+ * it, SCM_RIGHTS), then its payload. A SETUP's first descriptor (the map
+ * memory) goes to @p memfd, its second (the print ring, optional) to
+ * @p ringfd; any other is closed. A frame type the controller does not
+ * send is refused here, with its name.
  */
-static int recv_frame(int fd, uint16_t *type, void **payload, size_t *len, int *memfd, char *why,
-		      size_t why_size)
+static int recv_frame(int fd, uint16_t *type, void **payload, size_t *len, int *memfd, int *ringfd,
+		      char *why, size_t why_size)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -113,6 +115,7 @@ static int recv_frame(int fd, uint16_t *type, void **payload, size_t *len, int *
 	int err;
 
 	*memfd = -1;
+	*ringfd = -1;
 	*payload = NULL;
 	do {
 		r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
@@ -154,6 +157,8 @@ out_fds:
 		for (i = 0; i < n; i++) {
 			if (*memfd < 0 && !err && f.type == GBPF_AGENT_MSG_SETUP)
 				*memfd = fds[i];
+			else if (*ringfd < 0 && !err && f.type == GBPF_AGENT_MSG_SETUP)
+				*ringfd = fds[i];
 			else
 				close(fds[i]);
 		}
@@ -185,7 +190,9 @@ fail:
 	*payload = NULL;
 	if (*memfd >= 0)
 		close(*memfd);
-	*memfd = -1;
+	if (*ringfd >= 0)
+		close(*ringfd);
+	*memfd = *ringfd = -1;
 	return err;
 }
 
@@ -483,6 +490,7 @@ static void agent_staged_free(struct agent_staged *st)
 	gbpf_agent_setup_free(&st->setup);
 	memset(&st->setup, 0, sizeof(st->setup));
 	gbpf_shm_destroy(&st->shm);
+	gbpf_print_ring_unmap(&st->pring);
 }
 
 /*
@@ -510,21 +518,28 @@ static int agent_idle_policy(struct agent_state *a, struct agent_staged *st, cha
 }
 
 /*
- * Turn a SETUP into a staged session: decode, map the region, apply the
- * idle options, verify, build host interpreters. Takes @p payload and
- * @p memfd. Nothing is attached and the current session is not touched.
+ * Turn a SETUP into a staged session: decode, map the region and the print
+ * ring, apply the idle options, verify, build host interpreters. Takes
+ * @p payload, @p memfd and @p ringfd (-1: no ring). Nothing is attached and
+ * the current session is not touched.
  */
-static int agent_stage(struct agent_state *a, void *payload, size_t len, int memfd,
+static int agent_stage(struct agent_state *a, void *payload, size_t len, int memfd, int ringfd,
 		       struct agent_staged *st, char *why, size_t why_size)
 {
+	char ring_why[160];
 	int err;
 
 	memset(st, 0, sizeof(*st));
 	st->shm.fd = -1;
+	/* A ring that cannot be mapped only costs latency: print lines take the socket. */
+	if (ringfd >= 0 && gbpf_print_ring_attach(&st->pring, ringfd, ring_why, sizeof(ring_why)))
+		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_INFO, NULL,
+			    "%s: print lines go through the socket", ring_why);
 	err = gbpf_agent_decode_setup(payload, len, &st->setup, why, why_size);
 	free(payload);
 	if (err) {
 		close(memfd);
+		gbpf_print_ring_unmap(&st->pring);
 		return err;
 	}
 	err = gbpf_shm_attach(&st->shm, memfd, st->setup.maps, st->setup.map_cnt, why, why_size);
@@ -548,6 +563,9 @@ static void agent_install(struct agent_state *a, struct agent_staged *st)
 	a->interps = st->interps;
 	a->faults = st->faults;
 	a->ctx_reads = st->ctx_reads;
+	pthread_mutex_lock(&a->pring_lock);
+	a->pring = st->pring;
+	pthread_mutex_unlock(&a->pring_lock);
 	memset(st, 0, sizeof(*st));
 	st->shm.fd = -1;
 }
@@ -603,12 +621,12 @@ static int agent_go(struct agent_state *a)
  * Act on a SETUP (no session running): stage, install, attach. Every
  * failure is reported; the application runs on, uninstrumented.
  */
-static void agent_setup_from(struct agent_state *a, void *payload, size_t len, int memfd)
+static void agent_setup_from(struct agent_state *a, void *payload, size_t len, int memfd, int ringfd)
 {
 	struct agent_staged st;
 	char why[512] = "";
 
-	if (agent_stage(a, payload, len, memfd, &st, why, sizeof(why))) {
+	if (agent_stage(a, payload, len, memfd, ringfd, &st, why, sizeof(why))) {
 		agent_queue(a, GBPF_AGENT_MSG_REPORT, GBPF_AGENT_EVENT_ERROR, NULL,
 			    "%s; the application runs uninstrumented", why);
 		return;
@@ -623,7 +641,7 @@ static void agent_setup_from(struct agent_state *a, void *payload, size_t len, i
  * uninstrumented. @return 0 when the setup was applied.
  */
 static int agent_take_setup(struct agent_state *a, int err, uint16_t type, void *payload, size_t len,
-			    int memfd, char *why, size_t why_size)
+			    int memfd, int ringfd, char *why, size_t why_size)
 {
 	if (!err && type != GBPF_AGENT_MSG_SETUP) {
 		snprintf(why, why_size, "expected a setup message, got %s (type %u)",
@@ -631,6 +649,8 @@ static int agent_take_setup(struct agent_state *a, int err, uint16_t type, void 
 		free(payload);
 		if (memfd >= 0)
 			close(memfd);
+		if (ringfd >= 0)
+			close(ringfd);
 		err = -EINVAL;
 	}
 	if (err) {
@@ -638,7 +658,7 @@ static int agent_take_setup(struct agent_state *a, int err, uint16_t type, void 
 			    "%s; the application runs uninstrumented", why);
 		return err;
 	}
-	agent_setup_from(a, payload, len, memfd);
+	agent_setup_from(a, payload, len, memfd, ringfd);
 	return 0;
 }
 
@@ -649,10 +669,10 @@ static void agent_setup(struct agent_state *a)
 	void *payload = NULL;
 	size_t len = 0;
 	uint16_t type = 0;
-	int memfd = -1, err;
+	int memfd = -1, ringfd = -1, err;
 
-	err = recv_frame(a->fd, &type, &payload, &len, &memfd, why, sizeof(why));
-	agent_take_setup(a, err, type, payload, len, memfd, why, sizeof(why));
+	err = recv_frame(a->fd, &type, &payload, &len, &memfd, &ringfd, why, sizeof(why));
+	agent_take_setup(a, err, type, payload, len, memfd, ringfd, why, sizeof(why));
 }
 
 /* ---- idle mode: the agent's own socket (`gbpf attach`, `gbpf detach`) ------------- */
@@ -704,6 +724,10 @@ void agent_session_end(struct agent_state *a, const char *why)
 	gbpf_agent_setup_free(&a->setup);
 	memset(&a->setup, 0, sizeof(a->setup));
 	gbpf_shm_destroy(&a->shm);
+	/* No print may write to the ring once it is unmapped: the controller drains what is there. */
+	pthread_mutex_lock(&a->pring_lock);
+	gbpf_print_ring_unmap(&a->pring);
+	pthread_mutex_unlock(&a->pring_lock);
 	/* No direct print may write to the descriptor once it is closed (and maybe reused). */
 	pthread_mutex_lock(&a->tx_lock);
 	atomic_store(&a->direct_ok, 0);
@@ -776,7 +800,7 @@ void agent_accept(struct agent_state *a)
 	size_t len = 0;
 	uint16_t type = 0;
 	pid_t peer = 0;
-	int fd, memfd = -1, err, replacing;
+	int fd, memfd = -1, ringfd = -1, err, replacing;
 
 	fd = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
@@ -794,7 +818,7 @@ void agent_accept(struct agent_state *a)
 		return;
 	}
 	for (;;) {
-		err = recv_frame(fd, &type, &payload, &len, &memfd, why, sizeof(why));
+		err = recv_frame(fd, &type, &payload, &len, &memfd, &ringfd, why, sizeof(why));
 		if (err || type != GBPF_AGENT_MSG_JOB)
 			break;
 		err = gbpf_agent_decode_job(payload, len, ctl, sizeof(ctl), why, sizeof(why));
@@ -822,10 +846,12 @@ void agent_accept(struct agent_state *a)
 		free(payload);
 		if (memfd >= 0)
 			close(memfd);
+		if (ringfd >= 0)
+			close(ringfd);
 		err = -EINVAL;
 	}
 	if (!err)
-		err = agent_stage(a, payload, len, memfd, &st, why, sizeof(why));
+		err = agent_stage(a, payload, len, memfd, ringfd, &st, why, sizeof(why));
 	if (err) {
 		snprintf(msg, sizeof(msg), "%s; %s", why,
 			 replacing ? "the programs attached before stay attached"

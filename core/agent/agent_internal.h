@@ -10,6 +10,7 @@
 #include <gbpf/backend.h>
 #include <gbpf/plugin.h>
 
+#include "core/agent/print_ring.h"
 #include "core/agent/proto.h"
 
 /* Reports waiting for the sender thread; beyond this they are dropped and counted. */
@@ -42,6 +43,7 @@ struct gbpf_interp;
 struct agent_staged {
 	struct gbpf_agent_setup setup;
 	struct gbpf_shm shm;
+	struct gbpf_print_ring pring; /* the controller's print ring, hdr NULL when none came */
 	struct gbpf_interp **interps; /* per program; NULL for device programs */
 	atomic_uint *faults;          /* per program: run failures seen */
 	uint64_t *ctx_reads;          /* per program: context bytes it may read (the verifier's) */
@@ -88,9 +90,16 @@ struct agent_state {
 	 */
 	pthread_mutex_t tx_lock;
 	atomic_int direct_ok;  /* 1 from the attach to the end of the session (hello sent) */
-	int print_direct;      /* GBPF_AGENT_PRINT_DIRECT=0 turns direct prints off (benchmarks) */
+	int print_direct;      /* GBPF_AGENT_PRINT_DIRECT=0: neither direct prints nor the ring (benchmarks) */
 	unsigned char tx_rest[AGENT_TX_REST_MAX]; /* a frame's unsent tail, guarded by tx_lock */
 	size_t tx_rest_len, tx_rest_off;
+	/*
+	 * The session's print ring (core/agent/print_ring.h): device print lines
+	 * go there instead of the socket. pring_lock serialises its producers
+	 * and its unmapping at the session's end; hdr is NULL without one.
+	 */
+	pthread_mutex_t pring_lock;
+	struct gbpf_print_ring pring;
 
 	/* Idle mode (GBPF_AGENT_LISTEN): the agent's own socket, served by the sender thread. */
 	int listen_fd;            /* -1 when not listening */

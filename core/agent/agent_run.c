@@ -457,6 +457,53 @@ static void agent_print_sink(void *ctx, const char *text, size_t len)
 }
 
 /*
+ * Send @p n bytes of one frame from the calling thread (tx_lock held, no
+ * frame half sent): 0 when it is on its way (a part the socket did not take
+ * is finished by the sender before anything else), -EAGAIN when the socket
+ * took none of it.
+ */
+static int agent_send_direct_locked(struct agent_state *a, const unsigned char *frame, size_t n)
+{
+	uint64_t one = 1;
+	ssize_t w;
+
+	do {
+		w = send(a->fd, frame, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (w < 0 && errno == EINTR);
+	if (w == (ssize_t)n)
+		return 0;
+	if (w <= 0)
+		return -EAGAIN;
+	/* Half a frame is on the wire: the sender finishes it before anything else. */
+	memcpy(a->tx_rest, frame + w, n - (size_t)w);
+	a->tx_rest_len = n - (size_t)w;
+	a->tx_rest_off = 0;
+	if (a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
+		/* saturated: the sender is awake */
+	}
+	return 0;
+}
+
+/*
+ * Take tx_lock for a direct frame: 0 with the lock held, -EAGAIN when direct
+ * frames are off or someone else is sending (the caller must not wait).
+ */
+static int agent_direct_begin(struct agent_state *a)
+{
+	if (!a->print_direct || !atomic_load(&a->direct_ok) || atomic_load(&a->forked) ||
+	    atomic_load(&a->orphaned))
+		return -EAGAIN;
+	if (pthread_mutex_trylock(&a->tx_lock))
+		return -EAGAIN;
+	/* direct_ok again under the lock: a session end clears it before closing fd. */
+	if (!atomic_load(&a->direct_ok) || a->fd < 0 || a->tx_rest_len) {
+		pthread_mutex_unlock(&a->tx_lock);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/*
  * Send one PRINT frame from the calling thread: only when nothing is queued
  * (order), nobody is sending (tx_lock is only tried: the caller never waits
  * for the sender) and the socket takes it now (MSG_DONTWAIT). A frame the
@@ -470,19 +517,9 @@ static int agent_print_direct(struct agent_state *a, const char *text, size_t le
 	struct gbpf_agent_frame f;
 	uint32_t dropped, n32 = (uint32_t)len;
 	size_t n;
-	ssize_t w;
-	uint64_t one = 1;
 
-	if (!a->print_direct || !atomic_load(&a->direct_ok) || atomic_load(&a->forked) ||
-	    atomic_load(&a->orphaned))
+	if (agent_direct_begin(a))
 		return -EAGAIN;
-	if (pthread_mutex_trylock(&a->tx_lock))
-		return -EAGAIN;
-	/* direct_ok again under the lock: a session end clears it before closing fd. */
-	if (!atomic_load(&a->direct_ok) || a->fd < 0 || a->tx_rest_len) {
-		pthread_mutex_unlock(&a->tx_lock);
-		return -EAGAIN;
-	}
 	pthread_mutex_lock(&a->lock);
 	if (a->q_len) {
 		pthread_mutex_unlock(&a->lock);
@@ -502,22 +539,8 @@ static int agent_print_direct(struct agent_state *a, const char *text, size_t le
 		frame[n++] = (unsigned char)(n32 >> (8 * i));
 	memcpy(frame + n, text, len);
 	n += len;
-	do {
-		w = send(a->fd, frame, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-	} while (w < 0 && errno == EINTR);
-	if (w == (ssize_t)n) {
+	if (!agent_send_direct_locked(a, frame, n)) {
 		pthread_mutex_unlock(&a->tx_lock);
-		return 0;
-	}
-	if (w > 0) {
-		/* Half a frame is on the wire: the sender finishes it before anything else. */
-		memcpy(a->tx_rest, frame + w, n - (size_t)w);
-		a->tx_rest_len = n - (size_t)w;
-		a->tx_rest_off = 0;
-		pthread_mutex_unlock(&a->tx_lock);
-		if (a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
-			/* saturated: the sender is awake */
-		}
 		return 0;
 	}
 	/* Socket full (or gone: the sender sees that): the queue takes the line, drop count back. */
@@ -528,9 +551,48 @@ static int agent_print_direct(struct agent_state *a, const char *text, size_t le
 	return -EAGAIN;
 }
 
+/*
+ * Wake a controller blocked in poll(): lines wait in the print ring. Best
+ * effort: when a frame is being sent, queued or half sent, or the socket is
+ * full, the controller has data to wake for already (and it drains the ring
+ * after every poll); and it polls at least every millisecond.
+ */
+static void agent_wake_controller(struct agent_state *a)
+{
+	struct gbpf_agent_frame f;
+
+	if (agent_direct_begin(a))
+		return;
+	gbpf_agent_frame_init(&f, GBPF_AGENT_MSG_WAKE, 0);
+	agent_send_direct_locked(a, (const unsigned char *)&f, sizeof(f));
+	pthread_mutex_unlock(&a->tx_lock);
+}
+
+/*
+ * A line into the session's print ring: 0 when it is there, -EAGAIN when the
+ * ring is full (the plugin keeps the line and offers it again), -ENOENT when
+ * there is no ring (the socket takes the line).
+ */
+static int agent_print_ring(struct agent_state *a, const char *text, size_t len)
+{
+	int rc;
+
+	if (!a->print_direct || atomic_load(&a->forked) || atomic_load(&a->orphaned) || !atomic_load(&a->live))
+		return -ENOENT;
+	pthread_mutex_lock(&a->pring_lock);
+	rc = a->pring.hdr ? gbpf_print_ring_put(&a->pring, text, len) : -ENOENT;
+	pthread_mutex_unlock(&a->pring_lock);
+	if (rc == 1) {
+		agent_wake_controller(a);
+		rc = 0;
+	}
+	return rc;
+}
+
 int agent_print(void *ctx, const char *text, size_t len)
 {
 	struct agent_state *a = ctx;
+	int rc;
 
 	if (!text)
 		return -EINVAL;
@@ -540,6 +602,9 @@ int agent_print(void *ctx, const char *text, size_t len)
 		len = 380;
 	/* A NUL would cut the line short in the queue; the direct frame must carry the same text. */
 	len = strnlen(text, len);
+	rc = agent_print_ring(a, text, len);
+	if (rc != -ENOENT)
+		return rc;
 	if (!agent_print_direct(a, text, len))
 		return 0;
 	/* Full: the plugin keeps the line (its device queue absorbs the burst and counts what it must drop). */

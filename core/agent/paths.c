@@ -85,7 +85,7 @@ const char *gbpf_agent_msg_name(uint32_t type)
 		[GBPF_AGENT_MSG_HELLO] = "hello",   [GBPF_AGENT_MSG_SETUP] = "setup",
 		[GBPF_AGENT_MSG_REPORT] = "report", [GBPF_AGENT_MSG_PRINT] = "print",
 		[GBPF_AGENT_MSG_TIMELINE] = "timeline", [GBPF_AGENT_MSG_JOB] = "job",
-		[GBPF_AGENT_MSG_DETACH] = "detach",
+		[GBPF_AGENT_MSG_DETACH] = "detach", [GBPF_AGENT_MSG_WAKE] = "wake",
 	};
 
 	return type && type <= GBPF_AGENT_MSG_MAX ? names[type] : "unknown";
@@ -94,5 +94,6 @@ const char *gbpf_agent_msg_name(uint32_t type)
 int gbpf_agent_msg_from_agent(uint32_t type)
 {
 	return type == GBPF_AGENT_MSG_HELLO || type == GBPF_AGENT_MSG_REPORT ||
-	       type == GBPF_AGENT_MSG_PRINT || type == GBPF_AGENT_MSG_TIMELINE;
+	       type == GBPF_AGENT_MSG_PRINT || type == GBPF_AGENT_MSG_TIMELINE ||
+	       type == GBPF_AGENT_MSG_WAKE;
 }

@@ -12,7 +12,9 @@
  *
  * Messages (docs/PROCESS_MODEL.md has the sequence):
  *   HELLO  agent -> controller: u32 version, u32 pid, u32 ppid, str exe
- *   SETUP  controller -> agent (+ the map memfd via SCM_RIGHTS):
+ *   SETUP  controller -> agent (+ the map memfd via SCM_RIGHTS, then the
+ *          memfd of the agent's print ring, core/agent/print_ring.h, which
+ *          an agent may do without: its lines then come as PRINT):
  *          str backend, str backend_path, u32 flags,
  *          u32 map_cnt, map_cnt x { str name, u32 type, key_size, value_size,
  *                                   max_entries, map_flags, origin,
@@ -39,6 +41,8 @@
  *          ("" = none)
  *   DETACH controller -> agent (`gbpf detach`, instead of SETUP): end the
  *          current session, stay idle; empty payload
+ *   WAKE   agent -> controller: lines wait in the print ring of a controller
+ *          that asked to be woken (print_ring.h); empty payload
  *
  * `gbpf run` connects agents to the controller (GBPF_AGENT_SOCK); `gbpf
  * attach` connects the controller to an idle agent's own socket
@@ -101,12 +105,13 @@ enum gbpf_agent_msg_type {
 	GBPF_AGENT_MSG_TIMELINE = 5,
 	GBPF_AGENT_MSG_JOB = 6,
 	GBPF_AGENT_MSG_DETACH = 7,
+	GBPF_AGENT_MSG_WAKE = 8,
 };
 /** Highest message type a frame may carry. */
-#define GBPF_AGENT_MSG_MAX GBPF_AGENT_MSG_DETACH
+#define GBPF_AGENT_MSG_MAX GBPF_AGENT_MSG_WAKE
 /** Name of a message type for error messages ("unknown" past the table). */
 const char *gbpf_agent_msg_name(uint32_t type);
-/** 1 when agents send @p type (HELLO, REPORT, PRINT, TIMELINE), 0 for the controller's. */
+/** 1 when agents send @p type (HELLO, REPORT, PRINT, TIMELINE, WAKE), 0 for the controller's. */
 int gbpf_agent_msg_from_agent(uint32_t type);
 /** Most events in one TIMELINE message (bounds the decoder's allocation). */
 #define GBPF_AGENT_MAX_TL_BATCH 256u

@@ -331,11 +331,13 @@ static void test_job_and_names(void)
 	tap_ok(err == -EINVAL && strstr(why, "trailing"), "job: trailing bytes rejected: %s", why);
 	gbpf_agent_buf_free(&b);
 	tap_ok(!strcmp(gbpf_agent_msg_name(GBPF_AGENT_MSG_DETACH), "detach") &&
+		       !strcmp(gbpf_agent_msg_name(GBPF_AGENT_MSG_WAKE), "wake") &&
 		       !strcmp(gbpf_agent_msg_name(0), "unknown") &&
 		       !strcmp(gbpf_agent_msg_name(GBPF_AGENT_MSG_MAX + 1), "unknown"),
 	       "message names, unknown past the table");
 	tap_ok(gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_HELLO) &&
 		       gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_TIMELINE) &&
+		       gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_WAKE) &&
 		       !gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_SETUP) &&
 		       !gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_JOB) &&
 		       !gbpf_agent_msg_from_agent(GBPF_AGENT_MSG_DETACH),

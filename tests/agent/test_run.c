@@ -442,8 +442,10 @@ static void test_puts(void)
 			    (char *)app, "6", "2", "0", "0", "plain", NULL};
 	char *json_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)puts_obj,
 			     "--", (char *)app, "6", "2", "0", "0", "plain", NULL};
+	char *slow_argv[] = {(char *)gbpf, "-j", "run", "--backend", "hosttest", (char *)puts_obj,
+			     "--", (char *)app, "6", "2", "0", "5000", "plain", NULL};
 	struct out base, r;
-	char *lines;
+	char *lines, want[96];
 
 	run(base_argv, &base, 0, 30000);
 	run(run_argv, &r, 0, 30000);
@@ -475,10 +477,48 @@ static void test_puts(void)
 	}
 	free(lines);
 	out_free(&r);
+	setenv("GBPF_RUN_SPIN_STATS", "1", 1);
 	run(json_argv, &r, 0, 30000);
+	unsetenv("GBPF_RUN_SPIN_STATS");
 	tap_ok(count_str(r.o, "{\"type\":\"printf\",\"pid\":") == (size_t)(2 * kern_a(6)) &&
 		       strstr(r.o, "\"msg\":\"hello from kern_a\"}"),
 	       "-j: each line is a printf object with the text");
+	/* the lines came through the agent's print ring (core/agent/print_ring.h), not the socket */
+	snprintf(want, sizeof(want), "print lines %ld (%ld through print rings,", 2 * kern_a(6), 2 * kern_a(6));
+	tap_ok(strstr(r.e, want) != NULL, "every line through the print ring: '%s'", want);
+	if (tap_failed)
+		diag_text("stderr", r.e);
+	out_free(&r);
+	/*
+	 * A controller that never spins blocks between lines 5 ms apart (launches that far apart):
+	 * the ring's producer wakes it.
+	 */
+	setenv("GBPF_RUN_SPIN_STATS", "1", 1);
+	setenv("GBPF_RUN_SPIN_US", "0", 1);
+	run(slow_argv, &r, 0, 30000);
+	unsetenv("GBPF_RUN_SPIN_US");
+	unsetenv("GBPF_RUN_SPIN_STATS");
+	{
+		unsigned long long lines_seen = 0, ring = 0, wakes = 0;
+		const char *st = strstr(r.e, "print lines ");
+
+		if (st)
+			sscanf(st, "print lines %llu (%llu through print rings, %llu wake-ups)", &lines_seen, &ring, &wakes);
+		tap_ok(count_str(r.o, "\"msg\":\"hello from kern_a\"}") == (size_t)(2 * kern_a(6)) &&
+			       ring == (unsigned long long)(2 * kern_a(6)) && wakes >= 1,
+		       "GBPF_RUN_SPIN_US=0: every line through the ring, the blocked controller woken %llu times",
+		       wakes);
+	}
+	out_free(&r);
+	/* GBPF_AGENT_PRINT_DIRECT=0: no ring, every line a frame through the agent's sender */
+	setenv("GBPF_RUN_SPIN_STATS", "1", 1);
+	setenv("GBPF_AGENT_PRINT_DIRECT", "0", 1);
+	run(json_argv, &r, 0, 30000);
+	unsetenv("GBPF_AGENT_PRINT_DIRECT");
+	unsetenv("GBPF_RUN_SPIN_STATS");
+	snprintf(want, sizeof(want), "print lines %ld (0 through print rings,", 2 * kern_a(6));
+	tap_ok(count_str(r.o, "\"msg\":\"hello from kern_a\"}") == (size_t)(2 * kern_a(6)) && strstr(r.e, want),
+	       "without the ring the same lines come as frames: '%s'", want);
 	out_free(&r);
 	out_free(&base);
 }
