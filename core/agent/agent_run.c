@@ -577,7 +577,8 @@ static int agent_print_ring(struct agent_state *a, const char *text, size_t len)
 {
 	int rc;
 
-	if (!a->print_direct || atomic_load(&a->forked) || atomic_load(&a->orphaned) || !atomic_load(&a->live))
+	if (!a->print_direct || atomic_load(&a->forked) || atomic_load(&a->orphaned) ||
+	    !atomic_load(&a->live))
 		return -ENOENT;
 	pthread_mutex_lock(&a->pring_lock);
 	rc = a->pring.hdr ? gbpf_print_ring_put(&a->pring, text, len) : -ENOENT;

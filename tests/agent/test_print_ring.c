@@ -131,7 +131,8 @@ static void test_full_and_wake(void)
 	} while (rc == 0 && put < GBPF_PRINT_RING_SIZE);
 	/* refused only when the record (8 bytes and the text rounded up to 8) does not fit */
 	used = atomic_load(&ctl.hdr->head) - atomic_load(&ctl.hdr->tail);
-	tap_ok(rc == -EAGAIN && used <= GBPF_PRINT_RING_SIZE && used + 8 + ((strlen(line) + 7) & ~7ul) > GBPF_PRINT_RING_SIZE,
+	tap_ok(rc == -EAGAIN && used <= GBPF_PRINT_RING_SIZE &&
+		       used + 8 + ((strlen(line) + 7) & ~7ul) > GBPF_PRINT_RING_SIZE,
 	       "full after %u lines (%llu bytes): the next is refused (%d)", put, (unsigned long long)used, rc);
 	gbpf_print_ring_drain(&ctl, take_line, &s);
 	snprintf(line, sizeof(line), "line %u", put);
