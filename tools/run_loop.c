@@ -209,13 +209,13 @@ int run_spawn(struct run_ctx *ctx)
 
 /* ---- agents ---------------------------------------------------------------------- */
 
-static void drain_print_ring(struct run_ctx *ctx, struct run_agent *ag);
+static long drain_print_ring(struct run_ctx *ctx, struct run_agent *ag);
 
 static void agent_drop(struct run_ctx *ctx, size_t i)
 {
 	/* its last lines first: they were in the ring before the socket closed */
-	drain_print_ring(ctx, &ctx->agents[i]);
-	fflush(stdout);
+	if (drain_print_ring(ctx, &ctx->agents[i]))
+		fflush(stdout);
 	gbpf_print_ring_unmap(&ctx->agents[i].pring);
 	if (ctx->attach_mode && !cli.json)
 		fprintf(stderr, "gbpf %s: pid %d: detached\n", ctx->who, (int)ctx->agents[i].pid);
@@ -653,23 +653,33 @@ static void ring_line(void *c, const char *text, size_t len)
 	print_report(lc->ctx, lc->ag, GBPF_AGENT_MSG_PRINT, &r);
 }
 
-static void drain_print_ring(struct run_ctx *ctx, struct run_agent *ag)
+/* An agent's print lines, in order; how many. */
+static long drain_print_ring(struct run_ctx *ctx, struct run_agent *ag)
 {
 	struct ring_line_ctx lc = {ctx, ag};
+	long n = ag->pring.hdr ? gbpf_print_ring_drain(&ag->pring, ring_line, &lc) : 0;
 
-	if (ag->pring.hdr && gbpf_print_ring_drain(&ag->pring, ring_line, &lc) == -EPROTO && !ag->pring_bad) {
+	if (n == -EPROTO && !ag->pring_bad) {
 		ag->pring_bad = true;
 		fprintf(stderr, "gbpf %s: pid %d: its print ring holds a malformed record: lines lost\n",
 			ctx->who, (int)ag->pid);
 	}
+	return n > 0 ? n : 0;
 }
 
-/* Every agent's print lines, in order; stdout flushed once. */
+/*
+ * Every agent's print lines, in order; stdout flushed once when there were
+ * any (not on every turn of the loop: ring buffer records may be buffered
+ * there, written in large blocks).
+ */
 static void drain_print_rings(struct run_ctx *ctx)
 {
+	long n = 0;
+
 	for (size_t i = 0; i < ctx->agent_cnt; i++)
-		drain_print_ring(ctx, &ctx->agents[i]);
-	fflush(stdout);
+		n += drain_print_ring(ctx, &ctx->agents[i]);
+	if (n)
+		fflush(stdout);
 }
 
 /* Ask every agent's ring for a wake-up before blocking (@p on), or stop asking. */

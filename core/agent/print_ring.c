@@ -148,6 +148,8 @@ long gbpf_print_ring_drain(struct gbpf_print_ring *r, gbpf_print_ring_line_fn fn
 
 	head = atomic_load_explicit(&h->head, memory_order_acquire);
 	tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	if (head == tail)
+		return 0; /* the common case while the controller polls: no store to the line */
 	if (head - tail > size || (tail & 7))
 		goto bad;
 	while (tail != head) {
