@@ -639,8 +639,8 @@ struct ring_line_ctx {
 /* One line from an agent's print ring: as a PRINT frame's. */
 static void ring_line(void *c, const char *text, size_t len)
 {
-	static struct gbpf_agent_report r; /* controller thread only: 4 KiB off the stack */
 	struct ring_line_ctx *lc = c;
+	struct gbpf_agent_report r;
 
 	if (len > GBPF_AGENT_MAX_STR)
 		len = GBPF_AGENT_MAX_STR;
