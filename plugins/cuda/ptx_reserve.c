@@ -116,7 +116,8 @@ int ptx_rsv_emit_commit(struct ptx_cg *cg, uint32_t id)
 
 	if (!cg->n_rsv)
 		return 0;
-	for (unsigned i = 0; i < cg->n_rsv && cg->stk_known[1]; i++)
+	/* the areas are the entry function's: in a subprogram r1 cannot be known to point there */
+	for (unsigned i = 0; i < cg->n_rsv && cg->cur == 0 && cg->stk_known[1]; i++)
 		if ((long long)GBPF_STACK_SIZE + cg->stk_off[1] == (long long)cg->rsv[i].frame_off)
 			a = &cg->rsv[i];
 	if (!a) {

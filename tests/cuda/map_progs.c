@@ -220,7 +220,10 @@ size_t map_prog_ring_reserve(struct gbpf_insn *out, enum map_prog_reserve_form f
 	E(0xb7, 2, 0, 0, 0);
 	skip = form == MAP_PROG_RSV_IN_LOOP ? 4 : 3;
 	E(0x45, 6, 0, (int16_t)skip, 1); /* if tid & 1 goto discard */
-	CALL(GBPF_HELPER_RINGBUF_SUBMIT);
+	if (form == MAP_PROG_RSV_SUBMIT_IN_SUBPROG)
+		E(0x85, 0, GBPF_CALL_LOCAL, 0, 5); /* call submit_sub (below the discard) */
+	else
+		CALL(GBPF_HELPER_RINGBUF_SUBMIT);
 	E(0xb7, 0, 0, 0, 1);
 	if (form == MAP_PROG_RSV_IN_LOOP) {
 		int16_t back = (int16_t)((long)top - (long)n - 1);
@@ -231,6 +234,11 @@ size_t map_prog_ring_reserve(struct gbpf_insn *out, enum map_prog_reserve_form f
 	CALL(GBPF_HELPER_RINGBUF_DISCARD); /* discard */
 	E(0xb7, 0, 0, 0, 2);
 	E(0x95, 0, 0, 0, 0);
+	if (form == MAP_PROG_RSV_SUBMIT_IN_SUBPROG) {
+		CALL(GBPF_HELPER_RINGBUF_SUBMIT); /* submit_sub: the record in r1 */
+		E(0xb7, 0, 0, 0, 0);
+		E(0x95, 0, 0, 0, 0);
+	}
 	return n;
 }
 

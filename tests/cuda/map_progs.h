@@ -42,14 +42,16 @@ size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane);
  * in the frame (the reserve runs once, the submit names the area), also
  * after a loop, and when a helper (probe_read) writes the second word
  * through a pointer into it; in the ring (the forms from
- * MAP_PROG_RSV_SPILLED on) when the pointer is spilled and reloaded, or
- * when the reserve lies in a loop (a backward jump never taken).
+ * MAP_PROG_RSV_SPILLED on) when the pointer is spilled and reloaded, when
+ * a subprogram submits it, or when the reserve lies in a loop (a backward
+ * jump never taken).
  */
 enum map_prog_reserve_form {
 	MAP_PROG_RSV_FRAME,
 	MAP_PROG_RSV_AFTER_LOOP,
 	MAP_PROG_RSV_HELPER_WRITES,
 	MAP_PROG_RSV_SPILLED,
+	MAP_PROG_RSV_SUBMIT_IN_SUBPROG,
 	MAP_PROG_RSV_IN_LOOP,
 	MAP_PROG_RSV_FORMS
 };

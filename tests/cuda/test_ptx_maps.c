@@ -758,7 +758,9 @@ static void test_ring_reserve_frame(void)
 					   "st.local.u32 [__gbpf_stack+528],", "ld.local.u64 %t1, [__gbpf_stack+536];", NULL};
 	static const char *const names[MAP_PROG_RSV_FORMS] = {"in the frame", "after a loop: in the frame",
 							      "a helper writes into it: in the frame",
-							      "pointer spilled: in the ring", "in a loop: in the ring"};
+							      "pointer spilled: in the ring",
+							      "submitted by a subprogram: in the ring",
+							      "in a loop: in the ring"};
 	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
 				   .max_entries = 1 << 16};
 	struct gbpf_insn prog[MAP_PROG_MAX];
