@@ -705,13 +705,24 @@ static void emit_weak_bucket(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 	/* map blocks are allocated 256-byte aligned: buckets of this geometry are 16-aligned or never */
 	if (geo->data_off % 16 || geo->bucket_size % 16)
 		ptx_buf_printf(b, "bra.uni $Lhs%u_%zu;\n", id, pi);
-	ptx_buf_printf(b, "ld.v2.u64 {%%t1, %%t2}, [%%t12];\ncvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
+	ptx_buf_puts(b, "ld.v2.u64 {%t1, %t2}, [%t12];\n");
+	/*
+	 * Keys of up to 8 bytes: equal hashes are equal keys; longer ones compare every word. Those
+	 * words are loaded here, beside the state and hash and not after their checks (they are in
+	 * the bucket: no fault either way), so a hit waits for one round trip to L1 rather than a
+	 * chain of three (mem_count's key of 16 bytes, at every memory site).
+	 */
+	if (d->key_size > 8)
+		ptx_buf_puts(b, d->key_size == 12 ? "ld.u64 %t3, [%t12+24];\nld.u32 %w13, [%t12+32];\n"
+						  : "ld.u64 %t3, [%t12+24];\nld.u64 %t4, [%t12+32];\n");
+	ptx_buf_printf(b, "cvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
 			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n"
 			  "setp.ne.u64 %%p6, %%t2, %%t10;\n@%%p6 bra $L%s%u_%zu;\n",
 		       GBPF_BUCKET_READY, id, pi, other, id, pi);
-	/* keys of up to 8 bytes: equal hashes are equal keys; longer ones compare every word */
 	if (d->key_size > 8)
-		emit_bucket_key_cmp(cg, d->key_size, "hs", id);
+		ptx_buf_printf(b, "setp.ne.u64 %%p6, %%t3, %%t13;\n@%%p6 bra $Lhs%u_%zu;\n%s\n@%%p6 bra $Lhs%u_%zu;\n",
+			       id, pi, d->key_size == 12 ? "setp.ne.u32 %p6, %w13, %w12;" : "setp.ne.u64 %p6, %t4, %t14;",
+			       id, pi);
 }
 
 /*
