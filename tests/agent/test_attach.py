@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """gbpf attach / detach end to end on the test backend (no GPU).
 
-argv: GBPF LOOP_APP PLUGIN COUNT_OBJ TOTAL_OBJ BAD_FRAMES_APP [MEMWRITE_OBJ LAUNCH_APP CUPTI_APP]
+argv: GBPF LOOP_APP PLUGIN COUNT_OBJ TOTAL_OBJ BAD_FRAMES_APP [MEMWRITE_OBJ LAUNCH_APP CUPTI_APP
+      [PUTS_OBJ]]
 
 An idle application (`gbpf run --idle`, tests/agent/apps/loop_app.c)
 launches on command, so every check knows exactly how many launches
@@ -14,7 +15,8 @@ LAUNCH_APP also: a replacement the agent refuses leaves the attached
 programs counting, the options of `gbpf run --idle` (--engine,
 --allow-app-writes) applied to attaches, and `gbpf run --per-process`. With
 CUPTI_APP: a CUPTI client's failure reported by the agent, its calls forwarded
-unchanged.
+unchanged. With PUTS_OBJ: device print lines of two attach sessions in a
+row, each through its own print ring (core/agent/print_ring.h).
 """
 import json
 import os
@@ -32,6 +34,7 @@ GBPF, APP, PLUGIN, COUNT, TOTAL, BAD_FRAMES = sys.argv[1:7]
 MEMWRITE = sys.argv[7] if len(sys.argv) > 7 else None
 LAUNCH_APP = sys.argv[8] if len(sys.argv) > 8 else None
 CUPTI_APP = sys.argv[9] if len(sys.argv) > 9 else None
+PUTS = sys.argv[10] if len(sys.argv) > 10 else None
 # GBPF_AGENT_F_* (include/gbpf/plugin.h), as the test backend reports them
 F_ALLOW_APP_WRITES, F_ENGINE_PTX, F_ENGINE_SANITIZER = 1, 4, 8
 n_test = 0
@@ -175,6 +178,27 @@ def threads(pid):
 def maps_of(pid):
     with open("/proc/%d/maps" % pid) as f:
         return f.read()
+
+
+def print_ring_sessions(env):
+    """Each attach session maps a print ring of its own; its lines reach that session's gbpf."""
+    app = App(env)
+    for session in (1, 2):
+        att = Controller(["attach", "-j", str(app.pid), PUTS], env)
+        ok(att.wait_stderr("attached 1 program(s)"), "session %d: puts probe attached" % session, att.err)
+        ok("memfd:gbpf-print" in maps_of(app.pid), "session %d: the print ring is mapped" % session)
+        app.launch(6)
+        det = subprocess.run([GBPF, "detach", str(app.pid)], env=env, capture_output=True, text=True,
+                             timeout=30)
+        att.finish(timeout=20)
+        lines = [o for o in json_lines(att.out)
+                 if o.get("type") == "printf" and o.get("msg") == "hello from kern_a"]
+        ok(det.returncode == 0 and len(lines) == 3,
+           "session %d: kern_a's 3 launches, 3 lines through the ring (%d)" % (session, len(lines)),
+           att.out + att.err)
+        ok("memfd:gbpf-print" not in maps_of(app.pid), "session %d: detached, the ring unmapped" % session)
+    rc, err = app.quit()
+    ok(rc == 0, "the app ran on after both sessions", err)
 
 
 def main():
@@ -327,6 +351,8 @@ def main():
         run_per_process(env)
         if CUPTI_APP:
             cupti_watch(env)
+        if PUTS:
+            print_ring_sessions(env)
     else:
         print("ok %d - # SKIP MEMWRITE_OBJ / LAUNCH_APP not given" % (n_test + 1))
         globals()["n_test"] += 1
