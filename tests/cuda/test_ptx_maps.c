@@ -718,7 +718,10 @@ static void test_ring_output_by_value(void)
 	check_text("perf_event_output on a ring buffer: the generic helper", prog, n, &rb, perf_generic, perf_no_value);
 }
 
-/* Stores into a record reserved in the ring: 8-byte aligned, global memory (the fold keeps the stack's values past them). */
+/*
+ * Stores into a record reserved in the ring: 8-byte aligned, global memory (the fold keeps the
+ * stack's values past them).
+ */
 static void test_ring_reserve_stores(void)
 {
 	static const char *const global[] = {"cvta.to.global.u64 %t4, %r0;\nst.global.u64 [%t4+0], %r6;",
@@ -736,7 +739,8 @@ static void test_ring_reserve_stores(void)
 /*
  * Records reserved in the frame (plugins/cuda/ptx_reserve.c): the area after the 512 bytes of
  * stack, stores to it .local, the null check decided, the submit a by-value output, discard
- * nothing; a pointer spilled or a reserve in a loop keeps every record of the program in the ring.
+ * nothing; a pointer spilled, a submit in a subprogram or a reserve in a loop keeps every record of
+ * the program in the ring.
  */
 static void test_ring_reserve_frame(void)
 {
@@ -749,12 +753,15 @@ static void test_ring_reserve_frame(void)
 		".local .align 8 .b8 __gbpf_stack[528];", "st.local.u64 [__gbpf_stack+512], %r6;",
 		"call (__hr), __gbpf_h_probe_read,", "ld.local.u64 %t1, [__gbpf_stack+520];",
 		"call (__hr), __gbpf_h_ringbuf_outv,", NULL};
-	static const char *const not_ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve", "call (__hr), __gbpf_h_ringbuf_submit",
+	static const char *const not_ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve",
+					       "call (__hr), __gbpf_h_ringbuf_submit",
 					       "call (__hr), __gbpf_h_ringbuf_discard", "setp.ne.u64 %p0, %r0, 0x0", NULL};
-	static const char *const ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve", "call (__hr), __gbpf_h_ringbuf_submit",
+	static const char *const ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve",
+					   "call (__hr), __gbpf_h_ringbuf_submit",
 					   "call (__hr), __gbpf_h_ringbuf_discard", NULL};
 	static const char *const not_frame[] = {"__gbpf_stack[528]", "__gbpf_h_ringbuf_outv,", NULL};
-	static const char *const pair[] = {".local .align 8 .b8 __gbpf_stack[544];", "st.local.u32 [__gbpf_stack+512], %r7;",
+	static const char *const pair[] = {".local .align 8 .b8 __gbpf_stack[544];",
+					   "st.local.u32 [__gbpf_stack+512], %r7;",
 					   "st.local.u32 [__gbpf_stack+528],", "ld.local.u64 %t1, [__gbpf_stack+536];", NULL};
 	static const char *const names[MAP_PROG_RSV_FORMS] = {"in the frame", "after a loop: in the frame",
 							      "a helper writes into it: in the frame",
