@@ -52,10 +52,10 @@ struct run_preg {
 struct run_spin {
 	bool init;
 	uint64_t max_ns;   /* limit of a spin window, 0: never spin */
-	uint64_t last_ns;  /* CLOCK_MONOTONIC of the last print frame */
+	uint64_t last_ns;  /* CLOCK_MONOTONIC of the last print line */
 	uint64_t until_ns; /* spin until then */
 	uint64_t spins;    /* non-blocking polls made (GBPF_RUN_SPIN_STATS) */
-	uint64_t frames;   /* print lines seen (frames and ring records) */
+	uint64_t lines;    /* print lines seen (PRINT frames and ring records) */
 	uint64_t ring_lines; /* of which through the agents' print rings */
 	uint64_t wakes;      /* WAKE frames: a ring's producer woke the blocked controller */
 };

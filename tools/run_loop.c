@@ -53,7 +53,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* A print frame arrived: open (or stretch) the spin window. */
+/* A print line arrived (a frame or a ring record): open (or stretch) the spin window. */
 static void run_spin_note(struct run_spin *sp)
 {
 	uint64_t now = mono_ns(), gap, win = RUN_SPIN_MIN_NS;
@@ -68,7 +68,7 @@ static void run_spin_note(struct run_spin *sp)
 			sp->max_ns = 1000000000ull;
 		sp->init = true;
 	}
-	sp->frames++;
+	sp->lines++;
 	if (!sp->max_ns)
 		return;
 	gap = sp->last_ns ? now - sp->last_ns : UINT64_MAX;
@@ -788,7 +788,7 @@ int run_loop(struct run_ctx *ctx)
 	run_finish_timeline(ctx);
 	if (getenv("GBPF_RUN_SPIN_STATS"))
 		fprintf(stderr, "gbpf %s: print lines %llu (%llu through print rings, %llu wake-ups), "
-			"non-blocking polls %llu\n", ctx->who, (unsigned long long)ctx->spin.frames,
+			"non-blocking polls %llu\n", ctx->who, (unsigned long long)ctx->spin.lines,
 			(unsigned long long)ctx->spin.ring_lines, (unsigned long long)ctx->spin.wakes,
 			(unsigned long long)ctx->spin.spins);
 	return 0;

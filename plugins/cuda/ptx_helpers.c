@@ -278,18 +278,18 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 
 	if (id == GBPF_HELPER_MAP_LOOKUP_ELEM && ptx_emit_known_lookup(cg, pc))
 		return 0;
-	/*
-	 * A reserved record's data is 8-byte aligned (data areas are, records are multiples of 8
-	 * apart and the header is 8 bytes) or NULL: the probe's stores into it need no run-time
-	 * alignment check and byte path (kernelretsnoop_reserve: one branch and 8 byte stores a
-	 * field). It is global memory (a ring in device memory or in host memory mapped for the
-	 * device), so the stores address .global, which tells the fold they leave the probe's stack
-	 * alone (ptx_mem.c).
-	 */
+	/* a record the frame holds until its submit (ptx_reserve.c) */
 	if (id == GBPF_HELPER_RINGBUF_RESERVE && ptx_rsv_emit_reserve(cg, pc))
 		return 0;
 	if ((id == GBPF_HELPER_RINGBUF_SUBMIT || id == GBPF_HELPER_RINGBUF_DISCARD) && ptx_rsv_emit_commit(cg, id))
 		return 0;
+	/*
+	 * A record reserved in the ring: its data is 8-byte aligned (data areas are, records are
+	 * multiples of 8 apart and the header is 8 bytes) or NULL, so the probe's stores into it need
+	 * no run-time alignment check and byte path (one branch and 8 byte stores a field). It is
+	 * global memory (a ring in device memory or in host memory mapped for the device), so the
+	 * stores address .global, which tells the fold they leave the probe's stack alone (ptx_mem.c).
+	 */
 	if (id == GBPF_HELPER_RINGBUF_RESERVE) {
 		cg->call_r0_align = 3;
 		cg->call_r0_ptr = PTX_PTR_RING;

@@ -710,7 +710,9 @@ static void emit_weak_bucket(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 	 * Keys of up to 8 bytes: equal hashes are equal keys; longer ones compare every word. Those
 	 * words are loaded here, beside the state and hash and not after their checks (they are in
 	 * the bucket: no fault either way), so a hit waits for one round trip to L1 rather than a
-	 * chain of three (mem_count's key of 16 bytes, at every memory site).
+	 * chain of three (mem_count's key of 16 bytes, at every memory site). They are
+	 * emit_bucket_key_cmp's words, in registers that live past the checks (%t3, then %w13 or
+	 * %t4); the ordered run below keeps that function, whose loads must follow its acquire.
 	 */
 	if (d->key_size > 8)
 		ptx_buf_puts(b, d->key_size == 12 ? "ld.u64 %t3, [%t12+24];\nld.u32 %w13, [%t12+32];\n"
