@@ -1,27 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Array maps: ARRAY, GPU_ARRAY, PERCPU_ARRAY (slot-major copies) and
+ * Array maps: ARRAY, GPU_ARRAY, PERCPU_ARRAY (slot-major copies, a padded plane per slot) and
  * PERGPUTHREAD_ARRAY (index-major, one value per GPU thread).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "maps/map_internal.h"
-
-/* Offset of (index, slot) from data_off; the caller checked both bounds. */
-static uint64_t array_off(const struct map_view *v, uint32_t idx, uint32_t slot)
-{
-	const struct gbpf_map_hdr *h = &v->h;
-
-	switch (h->type) {
-	case GBPF_MAP_TYPE_PERCPU_ARRAY:
-		return ((uint64_t)slot * h->max_entries + idx) * h->value_stride;
-	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
-		return ((uint64_t)idx * h->nr_slots + slot) * h->value_stride;
-	default:
-		return (uint64_t)idx * h->value_stride;
-	}
-}
 
 static bool has_slots(uint32_t type)
 {
@@ -39,7 +24,7 @@ void *gbpf_mapi_array_lookup(const struct map_view *v, const void *key, uint32_t
 		errno = idx >= v->h.max_entries ? ENOENT : EINVAL;
 		return NULL;
 	}
-	return v->base + v->h.data_off + array_off(v, idx, slot);
+	return v->base + gbpf_array_value_off(&v->h, idx, slot);
 }
 
 int gbpf_mapi_array_update(const struct map_view *v, const void *key, const void *value,
@@ -58,7 +43,7 @@ int gbpf_mapi_array_update(const struct map_view *v, const void *key, const void
 	if (flags == GBPF_NOEXIST)
 		return -EEXIST;
 	/* memmove: the value may be a pointer returned by a lookup of the same map. */
-	memmove(v->base + v->h.data_off + array_off(v, idx, slot), value, v->h.value_size);
+	memmove(v->base + gbpf_array_value_off(&v->h, idx, slot), value, v->h.value_size);
 	return 0;
 }
 

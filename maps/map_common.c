@@ -85,7 +85,10 @@ static int layout_array(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	h->value_stride = (uint32_t)GBPF_MAP_ROUND8(h->value_size);
 	h->key_stride = (uint32_t)GBPF_MAP_ROUND8(h->key_size);
 	h->data_off = GBPF_MAP_HDR_SIZE;
-	if (!size_mul((uint64_t)h->max_entries * h->value_stride, h->nr_slots, &n))
+	/* PERCPU_ARRAY: one plane per slot, padded so that two SMs' copies never share a line */
+	if (h->type == GBPF_MAP_TYPE_PERCPU_ARRAY
+		    ? !size_mul(gbpf_map_plane_size(h->max_entries, h->value_stride), h->nr_slots, &n)
+		    : !size_mul((uint64_t)h->max_entries * h->value_stride, h->nr_slots, &n))
 		return fail(why, why_size, "%u entries x %u bytes x %u slots is too large",
 			    h->max_entries, h->value_size, h->nr_slots);
 	h->data_size = n;
@@ -126,9 +129,9 @@ static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	if (h->type == GBPF_MAP_TYPE_PERCPU_HASH) {
 		uint64_t planes;
 
-		/* one plane of nr_buckets values per slot, 128-byte aligned */
+		/* one plane of nr_buckets values per slot, each 128-byte aligned */
 		h->aux_off = g.aux_off;
-		if (!size_mul((uint64_t)h->nr_buckets * h->value_stride, h->nr_slots, &planes))
+		if (!size_mul(g.plane_size, h->nr_slots, &planes))
 			return fail(why, why_size, "%u slots x %u buckets x %u bytes is too large", h->nr_slots,
 				    h->nr_buckets, h->value_stride);
 		h->total_size = h->aux_off + planes;
@@ -288,12 +291,8 @@ int gbpf_map_mem_init(void *mem, size_t size, const struct gbpf_map_desc *desc, 
 		uint64_t copies = (uint64_t)h.nr_slots;
 
 		/* Every copy of value 0 starts with the section's bytes. */
-		for (uint64_t s = 0; s < copies; s++) {
-			uint64_t off = h.type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY
-					       ? s * h.value_stride
-					       : s * (uint64_t)h.max_entries * h.value_stride;
-			memcpy(base + h.data_off + off, desc->init_data, desc->init_size);
-		}
+		for (uint64_t s = 0; s < copies; s++)
+			memcpy(base + gbpf_array_value_off(&h, 0, s), desc->init_data, desc->init_size);
 	}
 	memcpy(base, &h, sizeof(h));
 	atomic_thread_fence(memory_order_release);

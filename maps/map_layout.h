@@ -35,12 +35,26 @@ extern "C" {
 /** "GBPM" read as a little-endian u32. */
 #define GBPF_MAP_MAGIC 0x4d504247u
 /** Layout version; bumped on any incompatible change of this file. */
-#define GBPF_MAP_LAYOUT_VERSION 2u
+#define GBPF_MAP_LAYOUT_VERSION 3u
 /** Bytes of struct gbpf_map_hdr; every data part starts at or after it. */
 #define GBPF_MAP_HDR_SIZE 128u
 
 /** Round up to a multiple of 8 (value / key strides, record sizes). */
 #define GBPF_MAP_ROUND8(x) (((x) + 7u) & ~(uint64_t)7u)
+
+/**
+ * Alignment of each slot's plane of values in PERCPU_ARRAY and PERCPU_HASH:
+ * the copies of one value for two SMs (or CPUs) never share a cache line
+ * (128 bytes on NVIDIA and AMD GPUs, 64 on x86). Copies 8 or 32 bytes apart
+ * in one line cost per-SM counters 5x / 1.6x on the H200 (docs/MAPS.md).
+ */
+#define GBPF_MAP_PLANE_ALIGN 128u
+
+/** Bytes between two slots' planes of @p count values @p value_stride bytes apart. */
+static inline uint64_t gbpf_map_plane_size(uint64_t count, uint64_t value_stride)
+{
+	return (count * value_stride + GBPF_MAP_PLANE_ALIGN - 1) & ~(uint64_t)(GBPF_MAP_PLANE_ALIGN - 1);
+}
 
 /* Limits every implementation enforces (the header of hostile memory is
  * rejected beyond them, so no size computed from it can overflow). */
@@ -111,13 +125,26 @@ _Static_assert(offsetof(struct gbpf_map_hdr, hdr_size) == 112, "hdr.hdr_size");
 /*
  * ARRAY (2), GPU_ARRAY (1503): data_off = 128, value i at
  *   data_off + i * value_stride                       (i < max_entries)
- * PERCPU_ARRAY (6): slot-major, so that one CPU's / SM's copies are contiguous:
- *   data_off + (slot * max_entries + i) * value_stride (slot < nr_slots)
+ * PERCPU_ARRAY (6): slot-major, so that one CPU's / SM's copies are contiguous,
+ * each slot's plane padded to GBPF_MAP_PLANE_ALIGN:
+ *   data_off + slot * gbpf_map_plane_size(max_entries, value_stride)
+ *            + i * value_stride                       (slot < nr_slots)
  * PERGPUTHREAD_ARRAY (1502): index-major, so that the threads of a warp
  * touching the same index hit consecutive addresses (coalesced):
  *   data_off + (i * nr_slots + thread) * value_stride  (thread < nr_slots)
  * where thread is the linear id of the calling GPU thread in the grid.
  */
+
+/** Offset in the block of array element @p i of @p slot (the CPU / SM or the GPU thread; bounds unchecked). */
+static inline uint64_t gbpf_array_value_off(const struct gbpf_map_hdr *h, uint64_t i, uint64_t slot)
+{
+	if (h->type == 6u /* GBPF_MAP_TYPE_PERCPU_ARRAY */)
+		return h->data_off + slot * gbpf_map_plane_size(h->max_entries, h->value_stride) +
+		       i * h->value_stride;
+	if (h->type == 1502u /* GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY */)
+		return h->data_off + (i * h->nr_slots + slot) * h->value_stride;
+	return h->data_off + i * h->value_stride;
+}
 
 /*
  * HASH (1), PERCPU_HASH (5), LRU_HASH (9), GPU_HASH (1501): nr_buckets
@@ -127,7 +154,8 @@ _Static_assert(offsetof(struct gbpf_map_hdr, hdr_size) == 112, "hdr.hdr_size");
  *   PERCPU_HASH) the value.
  * PERCPU_HASH keeps its values out of the buckets, slot-major like
  * PERCPU_ARRAY: the value of bucket b for slot s (CPU or SM) at
- *   aux_off + (s * nr_buckets + b) * value_stride      (s < nr_slots)
+ *   aux_off + s * gbpf_map_plane_size(nr_buckets, value_stride)
+ *           + b * value_stride                        (s < nr_slots)
  * so that the SMs of a GPU counting into one key touch different cache
  * lines (copies side by side in the bucket cost 5x on the H200, MAPS.md).
  */
@@ -164,6 +192,7 @@ struct gbpf_hash_geometry {
 	uint64_t bucket_size; /**< header, key and (not PERCPU_HASH) value, a multiple of 16 */
 	uint64_t data_off;    /**< bucket 0 */
 	uint64_t aux_off;     /**< PERCPU_HASH: the value planes (128-byte aligned); else 0 */
+	uint64_t plane_size;  /**< PERCPU_HASH: bytes from one slot's plane to the next; else 0 */
 };
 
 static inline void gbpf_hash_geometry_of(uint32_t type, uint32_t key_size, uint32_t value_size,
@@ -181,14 +210,18 @@ static inline void gbpf_hash_geometry_of(uint32_t type, uint32_t key_size, uint3
 	g->bucket_size = (value_in_bucket + GBPF_HASH_BUCKET_HDR + GBPF_MAP_ROUND8(key_size) + 15) &
 			 ~(uint64_t)15;
 	g->data_off = GBPF_MAP_HDR_SIZE;
-	g->aux_off = percpu ? (g->data_off + g->nr_buckets * g->bucket_size + 127) & ~(uint64_t)127 : 0;
+	g->aux_off = percpu ? (g->data_off + g->nr_buckets * g->bucket_size + GBPF_MAP_PLANE_ALIGN - 1) &
+				      ~(uint64_t)(GBPF_MAP_PLANE_ALIGN - 1)
+			    : 0;
+	g->plane_size = percpu ? gbpf_map_plane_size(g->nr_buckets, GBPF_MAP_ROUND8(value_size)) : 0;
 }
 
 /** Offset in the block of bucket @p b's value for slot @p slot (the slot matters for PERCPU_HASH only). */
 static inline uint64_t gbpf_hash_value_off(const struct gbpf_map_hdr *h, uint64_t b, uint64_t slot)
 {
 	if (h->type == 5u /* GBPF_MAP_TYPE_PERCPU_HASH */)
-		return h->aux_off + (slot * h->nr_buckets + b) * h->value_stride;
+		return h->aux_off + slot * gbpf_map_plane_size(h->nr_buckets, h->value_stride) +
+		       b * h->value_stride;
 	return h->data_off + b * h->bucket_size + GBPF_HASH_BUCKET_HDR + h->key_stride;
 }
 

@@ -87,20 +87,22 @@ int gbpf_map_merge_delta(struct gbpf_map_instance *dst, struct gbpf_map_instance
 	    gbpf_mapi_is_ring(dh->type))
 		return -EINVAL;
 	if (gbpf_mapi_is_array(dh->type)) {
-		/* Every array layout is a dense run of values at value_stride. */
-		uint64_t n = (uint64_t)dh->max_entries *
-			     (dh->type == GBPF_MAP_TYPE_PERCPU_ARRAY ||
-					      dh->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY
-				      ? dh->nr_slots
-				      : 1);
-		unsigned char *d = (unsigned char *)dst->mem + dh->data_off;
-		const unsigned char *s = (const unsigned char *)src->mem + dh->data_off;
-		const unsigned char *b = base ? (const unsigned char *)base->mem + dh->data_off : NULL;
+		/* Every element of every slot (map_layout.h places them). */
+		uint64_t copies = dh->type == GBPF_MAP_TYPE_PERCPU_ARRAY ||
+					  dh->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY
+				  ? dh->nr_slots
+				  : 1;
+		unsigned char *d = dst->mem;
+		const unsigned char *s = src->mem;
+		const unsigned char *b = base ? base->mem : NULL;
 
-		for (uint64_t i = 0; i < n; i++) {
-			uint64_t off = i * dh->value_stride;
+		for (uint64_t slot = 0; slot < copies; slot++) {
+			for (uint64_t i = 0; i < dh->max_entries; i++) {
+				uint64_t off = gbpf_array_value_off(dh, i, slot);
 
-			gbpf_map_value_add_delta(d + off, s + off, b ? b + off : NULL, dh->value_size);
+				gbpf_map_value_add_delta(d + off, s + off, b ? b + off : NULL,
+							 dh->value_size);
+			}
 		}
 		return 0;
 	}

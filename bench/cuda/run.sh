@@ -51,6 +51,7 @@ build -DHAND_MEMTRACE=4 -o "$A/vecadd_hmemc_stack" vecadd_bench.cu &
 build -DHAND_MEMTRACE=5 -o "$A/vecadd_hmemc_warp" vecadd_bench.cu &
 build -DHAND_MEMTRACE=6 -o "$A/vecadd_hmemc_adj8" vecadd_bench.cu &
 build -DHAND_MEMTRACE=7 -o "$A/vecadd_hmemc_adj32" vecadd_bench.cu &
+build -DHAND_MEMTRACE=2 -DHM_ROW=16 -o "$A/vecadd_hmemc_row128" vecadd_bench.cu &
 build -DHAND_MEMTRACE=9 -o "$A/vecadd_hmemc_loads" vecadd_bench.cu &
 fi
 build -o "$A/gemm" gemm_bench.cu &
@@ -324,22 +325,28 @@ r=$(ratio "$hcw" "$hc"); row "diag: hand counters + match/shuffle" "$hcw vs $hc 
 run vecadd24-hmemc-adj8 "$O/vecadd24.hmemca8" "$A/vecadd_hmemc_adj8" 24 50
 run vecadd24-hmemc-adj32 "$O/vecadd24.hmemca32" "$A/vecadd_hmemc_adj32" 24 50
 hca8=$(value vecadd "$O/vecadd24.hmemca8" median_us); hca32=$(value vecadd "$O/vecadd24.hmemca32" median_us)
+# ... and 128 bytes apart (SM rows of 16 counters): gbpf's per-CPU planes are padded to 128 bytes
+# (GBPF_MAP_PLANE_ALIGN), this row says whether a line of its own is as good as the 512 bytes above
+run vecadd24-hmemc-row128 "$O/vecadd24.hmemcr128" "$A/vecadd_hmemc_row128" 24 50
+hcr=$(value vecadd "$O/vecadd24.hmemcr128" median_us)
 r=$(ratio "$hca8" "$hc"); row "diag: hand counters, SM copies 8 B apart" "$hca8 vs $hc us" "$r" "-" "info"
 r=$(ratio "$hca32" "$hc"); row "diag: hand counters, SM copies 32 B apart" "$hca32 vs $hc us" "$r" "-" "info"
+r=$(ratio "$hcr" "$hc"); row "diag: hand counters, SM copies 128 B apart" "$hcr vs $hc us" "$r" "-" "info"
 # Where mem_count's time goes (session 10: L2 at 90%, DRAM at 15%): the hand-written counters plus
 # the loads of gbpf's inlined lookup; gbpf with the hash replaced by a per-SM array of 4 counters
-# (no lookup; its SMs' copies are 32 bytes apart, as in the diagnostic above).
+# (no lookup; its SMs' copies were 32 bytes apart, as in the diagnostic above, until the per-CPU
+# planes were padded to 128 bytes in session 20).
 run vecadd24-hmemc-loads "$O/vecadd24.hmemcl" "$A/vecadd_hmemc_loads" 24 50
 run vecadd24-mema "$O/vecadd24.mema" "$BIN/gbpf" -j run "$BIN/mem_count_array.bpf.o" -- "$A/vecadd" 24 50
 hcl=$(value vecadd "$O/vecadd24.hmemcl" median_us); tca=$(value vecadd "$O/vecadd24.mema" median_us)
 r=$(ratio "$hcl" "$hc"); row "diag: hand counters + the lookup's loads" "$hcl vs $hc us" "$r" "-" "info"
 r=$(ratio "$tca" "$p"); row "diag: gbpf counters in a per-SM array, no hash" "$tca vs $p us" "$r" "-" "info"
-r=$(ratio "$tca" "$hca32"); row "diag: that vs hand, SM copies 32 B apart" "$tca vs $hca32 us" "$r" "-" "info"
+r=$(ratio "$tca" "$hcr"); row "diag: that vs hand, SM copies 128 B apart" "$tca vs $hcr us" "$r" "-" "info"
 echo "# mem_count_array (loads: key 1, stores: key 2; expected $(( 2 * 55 << 24 )) / $(( (55 + 2) << 24 )) summed over the SMs): $(grep '"kinds"' "$O/vecadd24.mema" | tail -1 | cut -c1-600)"
 ld=$(grep -o '"01000000010000000400000000000000":[0-9]*' "$O/vecadd24.memc" | tail -1 | cut -d: -f2)
 st=$(grep -o '"02000000010000000400000000000000":[0-9]*' "$O/vecadd24.memc" | tail -1 | cut -d: -f2)
 echo "# mem_count: global 4-byte loads ${ld:-none} (expected $(( 2 * 55 << 24 ))), stores ${st:-none} (expected $(( (55 + 2) << 24 )))"
-for f in vecadd24.hmem vecadd24.hmemc vecadd24.hmems vecadd24.hmemcs vecadd24.hmemcw vecadd24.hmemca8 vecadd24.hmemca32 vecadd24.hmemcl; do
+for f in vecadd24.hmem vecadd24.hmemc vecadd24.hmems vecadd24.hmemcs vecadd24.hmemcw vecadd24.hmemca8 vecadd24.hmemca32 vecadd24.hmemcr128 vecadd24.hmemcl; do
 	echo "# $f: $(grep -h '^gbpf-bench hand_mem\|^gbpf-bench hand_check' "$O/$f" | cut -d' ' -f3- | tr '\n' ' ')"
 done
 fi

@@ -38,9 +38,11 @@ static const char array_elem_ptx[] =
 	"setp.eq.u32 %q1, %b0, 6;\n@%q1 bra $Lpercpu;\nsetp.eq.u32 %q1, %b0, 1502;\n@%q1 bra $Lthread;\n"
 	"setp.eq.u32 %q1, %b0, 2;\nsetp.eq.u32 %q2, %b0, 1503;\nor.pred %q1, %q1, %q2;\n@!%q1 bra $Lout;\n"
 	"bra.uni $Lelem;\n"
+	/* the slot's plane: max_entries values rounded up to GBPF_MAP_PLANE_ALIGN (128) bytes */
 	"$Lpercpu:\nmov.u32 %b5, %smid;\nmax.u32 %b11, %b2, 1;\nsub.u32 %b11, %b11, 1;\nmin.u32 %b5, %b5, %b11;\n"
-	"mul.wide.u32 %a5, %b5, %b1;\n"
-	"add.u64 %a4, %a4, %a5;\nbra.uni $Lelem;\n"
+	"mul.wide.u32 %a7, %b1, %b3;\nadd.u64 %a7, %a7, 127;\nand.b64 %a7, %a7, 0xFFFFFFFFFFFFFF80;\n"
+	"cvt.u64.u32 %a5, %b5;\nmul.lo.u64 %a5, %a5, %a7;\nmul.wide.u32 %a4, %b4, %b3;\nadd.u64 %a4, %a4, %a5;\n"
+	"add.u64 %a9, %a0, %a3;\nadd.u64 %a9, %a9, %a4;\nbra.uni $Lout;\n"
 	"$Lthread:\n"
 	"mov.u32 %b6, %ntid.x;\nmov.u32 %b7, %ntid.y;\nmul.lo.u32 %b6, %b6, %b7;\nmov.u32 %b7, %ntid.z;\n"
 	"mul.lo.u32 %b6, %b6, %b7;\n"
@@ -447,29 +449,28 @@ static void emit_sm_slot(struct ptx_cg *cg, unsigned slot, unsigned n)
 }
 
 /*
- * %r0 = %r1 + @base + (slot * @count + index) * @stride: element %w<index>
+ * %r0 = %r1 + @base + slot * @plane + index * @stride: element %w<index>
  * of the calling SM's copy of a per-CPU map (the map in %r1) whose copies
- * hold @count elements of @stride bytes from byte @base of the map block;
+ * are planes of @plane bytes (gbpf_map_plane_size) of elements @stride
+ * bytes apart from byte @base of the map block;
  * the slot into %w<slot> (emit_sm_slot, with %w<n>), temporaries %t<ta>,
  * %t<tb>. A copy below 4 GiB takes the element's offset in the first copy
  * (a constant where the index is one) and the SM's copy in one wide
  * multiply-add: two SASS instructions instead of eight for a 64-bit product.
  */
 static void emit_sm_copy_elem(struct ptx_cg *cg, unsigned index, unsigned slot, unsigned n, unsigned ta,
-			      unsigned tb, uint64_t count, uint32_t stride, uint64_t base)
+			      unsigned tb, uint64_t plane, uint32_t stride, uint64_t base)
 {
-	uint64_t copy = count * stride;
-
 	emit_sm_slot(cg, slot, n);
-	if (copy <= UINT32_MAX)
+	if (plane <= UINT32_MAX)
 		ptx_buf_printf(cg->b, "mul.wide.u32 %%t%u, %%w%u, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
 				      "add.u64 %%r0, %%r0, %%t%u;\nmad.wide.u32 %%r0, %%w%u, %llu, %%r0;\n",
-			       ta, index, stride, (unsigned long long)base, ta, slot, (unsigned long long)copy);
+			       ta, index, stride, (unsigned long long)base, ta, slot, (unsigned long long)plane);
 	else
-		ptx_buf_printf(cg->b, "mul.wide.u32 %%t%u, %%w%u, %llu;\ncvt.u64.u32 %%t%u, %%w%u;\n"
-				      "add.u64 %%t%u, %%t%u, %%t%u;\nmul.lo.u64 %%t%u, %%t%u, %u;\n"
+		ptx_buf_printf(cg->b, "mul.wide.u32 %%t%u, %%w%u, %u;\ncvt.u64.u32 %%t%u, %%w%u;\n"
+				      "mul.lo.u64 %%t%u, %%t%u, %llu;\nadd.u64 %%t%u, %%t%u, %%t%u;\n"
 				      "add.u64 %%r0, %%r1, %llu;\nadd.u64 %%r0, %%r0, %%t%u;\n",
-			       ta, slot, (unsigned long long)count, tb, index, ta, ta, tb, ta, ta, stride,
+			       tb, index, stride, ta, slot, ta, ta, (unsigned long long)plane, ta, ta, tb,
 			       (unsigned long long)base, ta);
 }
 
@@ -489,8 +490,9 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 		       d->max_entries, id, cg->prog_idx);
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
-		/* slot-major: (slot * max_entries + i) * stride */
-		emit_sm_copy_elem(cg, 10, 11, 12, 10, 11, d->max_entries, stride, GBPF_MAP_HDR_SIZE);
+		/* slot-major: slot * plane + i * stride */
+		emit_sm_copy_elem(cg, 10, 11, 12, 10, 11, gbpf_map_plane_size(d->max_entries, stride), stride,
+				  GBPF_MAP_HDR_SIZE);
 		break;
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
 		/* index-major: i * nr_slots + linear thread id (bounds: thread < nr_slots) */
@@ -676,7 +678,7 @@ static void emit_bucket_key_cmp(struct ptx_cg *cg, uint32_t key_size, const char
 /*
  * The entry's value address into %r0 from its bucket (%t12, index %w7),
  * then to $Lhd<id>: for PERCPU_HASH the SM's plane, as __gbpf_m_hval (the
- * group is one warp: one SM): aux_off + (slot * nr_buckets + bucket) *
+ * group is one warp: one SM): aux_off + slot * plane_size + bucket *
  * value_stride.
  */
 static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
@@ -686,9 +688,9 @@ static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 	uint32_t kstride = (d->key_size + 7u) & ~7u, vstride = (d->value_size + 7u) & ~7u;
 
 	ptx_buf_printf(b, "add.u64 %%r0, %%t12, %u;\n", GBPF_HASH_BUCKET_HDR + kstride);
-	/* PERCPU_HASH: the SM's plane, (slot * nr_buckets + bucket) * value_stride past aux_off */
+	/* PERCPU_HASH: the SM's plane, slot * plane_size + bucket * value_stride past aux_off */
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
-		emit_sm_copy_elem(cg, 7, 14, 15, 11, 12, geo->nr_buckets, vstride, geo->aux_off);
+		emit_sm_copy_elem(cg, 7, 14, 15, 11, 12, geo->plane_size, vstride, geo->aux_off);
 	if (cg->lookup_hit[0])
 		ptx_buf_printf(b, "%s\n", cg->lookup_hit);
 	else

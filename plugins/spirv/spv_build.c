@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "maps/map_layout.h"
 #include "spv_internal.h"
 
 /* Limits the module size: a program of 1M instructions stays well below. */
@@ -426,6 +427,14 @@ uint32_t spv_addk(struct spv_mod *m, uint32_t a, uint64_t k)
 	if (!k)
 		return a;
 	return spv_add64(m, a, spv_c64(m, k));
+}
+
+uint32_t spv_plane_size(struct spv_mod *m, uint32_t count, uint32_t stride)
+{
+	uint32_t bytes = spv_bin(m, SpvOpIMul, m->t_u64, count, stride);
+
+	return spv_bin(m, SpvOpBitwiseAnd, m->t_u64, spv_addk(m, bytes, GBPF_MAP_PLANE_ALIGN - 1),
+		       spv_c64(m, ~(uint64_t)(GBPF_MAP_PLANE_ALIGN - 1)));
 }
 
 /*

@@ -212,6 +212,7 @@ static void emit_zero(struct spv_gen *g)
 /* Header fields every operation reads. */
 struct hhdr {
 	uint32_t ks, nb, mask, bs, data, aux, kstride, vstride, type, nslots, vs, max;
+	uint32_t plane; /* PERCPU_HASH: bytes from one slot's value plane to the next */
 };
 
 static void read_hdr(struct fb *f, uint32_t map, struct hhdr *h)
@@ -230,6 +231,7 @@ static void read_hdr(struct fb *f, uint32_t map, struct hhdr *h)
 	h->data = spv_ld64(m, map, 56);
 	h->aux = spv_ld64(m, map, 72);
 	h->mask = bin(f, SpvOpISub, h->nb, k64(f, 1));
+	h->plane = spv_plane_size(m, h->nb, h->vstride);
 }
 
 static uint32_t bucket(struct fb *f, uint32_t map, const struct hhdr *h, uint32_t b)
@@ -264,8 +266,8 @@ static uint32_t value_addr_of(struct fb *f, const struct hhdr *h, uint32_t map, 
 {
 	struct spv_mod *m = f->m;
 	uint32_t in_bucket = spv_add64(m, spv_addk(m, baddr, GBPF_HASH_BUCKET_HDR), h->kstride);
-	uint32_t idx = spv_add64(m, bin(f, SpvOpIMul, slot, h->nb), bidx);
-	uint32_t plane = spv_add64(m, spv_add64(m, map, h->aux), bin(f, SpvOpIMul, idx, h->vstride));
+	uint32_t off = spv_add64(m, bin(f, SpvOpIMul, slot, h->plane), bin(f, SpvOpIMul, bidx, h->vstride));
+	uint32_t plane = spv_add64(m, spv_add64(m, map, h->aux), off);
 
 	return spv_select(m, m->t_u64, is_percpu(f, h), plane, in_bucket);
 }
@@ -545,10 +547,10 @@ static void emit_locked(struct spv_gen *g)
 			    k64(&f, 0), k64(&f, 0));
 		spv_rt_call(g, SPV_RT_MEMCPY, spv_addk(m, baddr, GBPF_HASH_BUCKET_HDR), f.p[1], h.ks,
 			    k64(&f, 0));
-		/* every slot's copy: value_stride bytes, nr_buckets values apart (one per plane) */
+		/* every slot's copy: value_stride bytes, one per plane */
 		copies = spv_select(m, m->t_u64, is_percpu(&f, &h), h.nslots, k64(&f, 1));
 		spv_rt_call(g, SPV_RT_ZERO, value_addr_of(&f, &h, f.p[0], baddr, bv, k64(&f, 0)), h.vstride, copies,
-			    bin(&f, SpvOpIMul, h.nb, h.vstride));
+			    h.plane);
 		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, baddr, bv), f.p[2], h.vs, k64(&f, 0));
 		lsetlru = spv_id(m), lpub = spv_id(m);
 		spv_brc(m, is_lru(&f, &h), lsetlru, lpub);

@@ -173,16 +173,18 @@ static uint32_t array_elem(struct spv_gen *g, uint32_t map, uint32_t idx, uint32
 				spv_select(m, t, spv_eq(m, nr, zero), c64(m, 1), nr));
 	uint32_t thr = spv_global_id(m);
 	uint32_t i_arr = idx;
-	uint32_t i_pcpu = spv_bin(m, SpvOpIAdd, t, spv_bin(m, SpvOpIMul, t, slot, max), idx);
 	uint32_t i_thr = spv_bin(m, SpvOpIAdd, t, spv_bin(m, SpvOpIMul, t, idx, nr), thr);
 	uint32_t is_pcpu = spv_eq(m, type, c64(m, GBPF_MAP_TYPE_PERCPU_ARRAY));
 	uint32_t is_thr = spv_eq(m, type, c64(m, GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY));
-	uint32_t i = spv_select(m, t, is_pcpu, i_pcpu, spv_select(m, t, is_thr, i_thr, i_arr));
+	uint32_t i = spv_select(m, t, is_thr, i_thr, i_arr);
 	uint32_t ok = spv_bin(m, SpvOpULessThan, m->t_bool, idx, max);
 	uint32_t thr_ok = spv_bin(m, SpvOpLogicalOr, m->t_bool,
 				  spv_un(m, SpvOpLogicalNot, m->t_bool, is_thr),
 				  spv_bin(m, SpvOpULessThan, m->t_bool, thr, nr));
-	uint32_t addr = spv_add64(m, spv_add64(m, map, data), spv_bin(m, SpvOpIMul, t, i, stride));
+	/* PERCPU_ARRAY: the slot's plane (padded, map_layout.h), then the element in it */
+	uint32_t plane_off = spv_bin(m, SpvOpIMul, t, slot, spv_plane_size(m, max, stride));
+	uint32_t off = spv_add64(m, spv_select(m, t, is_pcpu, plane_off, zero), spv_bin(m, SpvOpIMul, t, i, stride));
+	uint32_t addr = spv_add64(m, spv_add64(m, map, data), off);
 
 	ok = spv_bin(m, SpvOpLogicalAnd, m->t_bool, ok, thr_ok);
 	return spv_select(m, t, ok, addr, zero);

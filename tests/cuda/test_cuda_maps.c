@@ -741,6 +741,9 @@ int main(void)
 		test_hash_count(GBPF_MAP_TYPE_PERCPU_HASH, 1000, r0);
 		test_array_count(GBPF_MAP_TYPE_ARRAY, 16, r0);
 		test_array_count(GBPF_MAP_TYPE_PERCPU_ARRAY, 16, r0);
+		/* planes smaller than a line: each SM's copy padded to 128 bytes (map_layout.h) */
+		test_array_count(GBPF_MAP_TYPE_PERCPU_ARRAY, 3, r0);
+		test_hash_count(GBPF_MAP_TYPE_PERCPU_HASH, 3, r0);
 		test_hash_runs(r0);
 		test_lru(r0);
 		test_rings(r0);

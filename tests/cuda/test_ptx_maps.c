@@ -168,13 +168,31 @@ static void test_inline_lookups(void)
 	check_text("per-CPU array count (inline lookup, SM's copy)", prog, n, &md, pcpu, pcpu_no);
 	{
 		/* an SM's copy of 8 GiB: its offset needs a 64-bit product, no 32-bit multiply-add */
-		static const char *const big[] = {"min.u32 %w11, %w11, %w12;", "mul.wide.u32 %t10, %w11, 1048576;",
-						  "mul.lo.u64 %t10, %t10, 8192;", NULL};
+		static const char *const big[] = {"min.u32 %w11, %w11, %w12;", "mul.wide.u32 %t11, %w10, 8192;",
+						  "cvt.u64.u32 %t10, %w11;", "mul.lo.u64 %t10, %t10, 8589934592;",
+						  "add.u64 %t10, %t10, %t11;", NULL};
 		static const char *const big_no[] = {"mad.wide.u32 %r0, %w11", NULL};
 
 		md.value_size = 8192;
 		md.max_entries = 1u << 20;
 		check_text("per-CPU array of 8 GiB an SM (64-bit copy offset)", prog, n, &md, big, big_no);
+		md.value_size = 8;
+		md.max_entries = 16;
+	}
+	{
+		/* one counter an SM: each SM's copy in a plane of its own line (GBPF_MAP_PLANE_ALIGN) */
+		static const char *const one[] = {"min.u32 %w11, %w11, %w12;", "mad.wide.u32 %r0, %w11, 128, %r0;",
+						  NULL};
+		static const char *const one_no[] = {"mad.wide.u32 %r0, %w11, 8, %r0;", NULL};
+		static const char *const six[] = {"min.u32 %w11, %w11, %w12;", "mad.wide.u32 %r0, %w11, 256, %r0;",
+						  NULL};
+		static const char *const six_no[] = {"mad.wide.u32 %r0, %w11, 144, %r0;", NULL};
+
+		md.max_entries = 1;
+		check_text("per-CPU array of one counter: 128-byte planes", prog, n, &md, one, one_no);
+		md.value_size = 24;
+		md.max_entries = 6;
+		check_text("per-CPU array of 144 bytes an SM: 256-byte planes", prog, n, &md, six, six_no);
 		md.value_size = 8;
 		md.max_entries = 16;
 	}

@@ -110,10 +110,12 @@ static void test_percpu(void)
 		uint64_t *p = gbpf_map_lookup(&m, &k, s);
 
 		ok &= p && *p == 100 + s;
-		/* slot-major: copy of slot s lies at data_off + (s * max_entries + k) * 8 */
-		ok &= (uint8_t *)p == (uint8_t *)m.mem + 128 + (s * 4 + k) * 8;
+		/* slot-major: copy of slot s lies at data_off + s * 128 + k * 8 (4 values in a
+		 * plane padded to 128 bytes, so that two SMs never share a cache line) */
+		ok &= (uint8_t *)p == (uint8_t *)m.mem + 128 + s * 128 + k * 8;
 	}
-	tap_ok(ok, "each slot keeps its own value, slot-major layout");
+	tap_ok(ok, "each slot keeps its own value, slot-major layout, 128-byte planes");
+	tap_ok(gbpf_map_mem_size(&d, 5) == 128 + 5 * 128, "5 slots of 4 values: 5 planes of 128 bytes");
 	tap_ok(gbpf_map_lookup(&m, &k, 5) == NULL, "slot 5 of 5 -> NULL");
 	tap_ok(gbpf_map_update(&m, &k, &v, GBPF_ANY, 5) == -EINVAL, "update slot 5 of 5 -> EINVAL");
 	gbpf_map_instance_destroy(&m);

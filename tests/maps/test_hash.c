@@ -165,6 +165,31 @@ static void test_percpu_hash(void)
 	gbpf_map_instance_destroy(&m);
 }
 
+/* A small PERCPU_HASH: each slot's plane of values padded to its own cache lines. */
+static void test_percpu_hash_planes(void)
+{
+	struct gbpf_map_desc d = mk_desc("pch2", GBPF_MAP_TYPE_PERCPU_HASH, 4, 8, 2);
+	struct gbpf_map_instance m;
+	uint32_t k = 5;
+	uint64_t v = 1;
+	uint8_t *p0, *p1, *p2;
+
+	if (gbpf_map_instance_create(&m, &d, 3)) {
+		tap_ok(0, "small percpu hash create");
+		return;
+	}
+	gbpf_map_update(&m, &k, &v, GBPF_ANY, 0);
+	p0 = gbpf_map_lookup(&m, &k, 0);
+	p1 = gbpf_map_lookup(&m, &k, 1);
+	p2 = gbpf_map_lookup(&m, &k, 2);
+	/* 4 buckets of 8-byte values: 32 bytes of values a slot, planes 128 bytes apart */
+	tap_ok(p0 && p1 && p2 && p1 - p0 == 128 && p2 - p1 == 128 && ((uintptr_t)p0 - (uintptr_t)m.mem) % 8 == 0,
+	       "small percpu hash: the slots' copies of a value 128 bytes apart");
+	tap_ok(hdr_of(&m)->total_size == hdr_of(&m)->aux_off + 3 * 128,
+	       "small percpu hash: the block ends after 3 planes of 128 bytes");
+	gbpf_map_instance_destroy(&m);
+}
+
 static void test_lru(void)
 {
 	struct gbpf_map_desc d = mk_desc("lru", GBPF_MAP_TYPE_LRU_HASH, 4, 4, 32);
@@ -209,6 +234,7 @@ int main(void)
 	test_basic(GBPF_MAP_TYPE_GPU_HASH, "gpu_hash");
 	test_tombstone_reuse();
 	test_percpu_hash();
+	test_percpu_hash_planes();
 	test_lru();
 	return tap_done();
 }

@@ -300,7 +300,8 @@ static int check_hand(const unsigned long long *dev, int blocks, int threads, lo
 #endif
 		ld += h[s * HM_ROW];
 		st += h[s * HM_ROW + 1];
-		for (unsigned k = 0; k < HM_SLOTS; k++)
+		/* rows narrower than the histogram (-DHM_ROW=16) hold the counters only */
+		for (unsigned k = 0; HM_ROW >= 16 + HM_SLOTS && k < HM_SLOTS; k++)
 			strides += h[s * HM_ROW + 16 + k];
 	}
 #if HAND_MEMTRACE == 1 || HAND_MEMTRACE == 2 || HAND_MEMTRACE >= 4

@@ -164,13 +164,13 @@ u64 __gbpf_rt_map_lookup(u64 map, u64 key, u64 slot, u64 thread)
 		if (i >= h->max_entries)
 			return 0;
 		if (h->type == 6)
-			return map + h->data_off + ((slot % h->nr_slots) * h->max_entries + i) * h->value_stride;
+			return map + gbpf_array_value_off(h, i, slot % h->nr_slots);
 		if (h->type == 1502) {
 			if (thread >= h->nr_slots)
 				return 0;
-			return map + h->data_off + (i * h->nr_slots + thread) * h->value_stride;
+			return map + gbpf_array_value_off(h, i, thread);
 		}
-		return map + h->data_off + i * h->value_stride;
+		return map + gbpf_array_value_off(h, i, 0);
 	default:
 		if (!is_hash(h->type))
 			return 0;
@@ -358,13 +358,13 @@ s64 __gbpf_rt_map_update(u64 map, u64 key, u64 value, u64 flags, u64 slot, u64 t
 		if (flags == RT_NOEXIST)
 			return -RT_EEXIST;
 		if (h->type == 6)
-			dst = map + h->data_off + ((slot % h->nr_slots) * h->max_entries + i) * h->value_stride;
+			dst = map + gbpf_array_value_off(h, i, slot % h->nr_slots);
 		else if (h->type == 1502) {
 			if (thread >= h->nr_slots)
 				return -RT_EINVAL;
-			dst = map + h->data_off + (i * h->nr_slots + thread) * h->value_stride;
+			dst = map + gbpf_array_value_off(h, i, thread);
 		} else
-			dst = map + h->data_off + i * h->value_stride;
+			dst = map + gbpf_array_value_off(h, i, 0);
 		copy_bytes(dst, value, h->value_size);
 		return 0;
 	default:
