@@ -687,7 +687,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	k->lid_off = ki->launch_param_off;
 	k->ok = 1;
 	/* CU_FUNC_ATTRIBUTE_NUM_REGS: the probe's registers can cost a light kernel its
-	 * occupancy (what a capped JIT did instead is in docs/BENCHMARKS.md, session 8) */
+	 * occupancy (what a capped JIT did instead is in docs/benchmarks/sessions-06-17.md, session 8) */
 	ca_func_attr(l->func, 4, &orig_regs);
 	ca_func_attr(k->fn, 4, &regs);
 	ca_report(GBPF_AGENT_EVENT_INFO, k->name,

@@ -896,7 +896,7 @@ static int insn_writes(const struct gbpf_insn *in, unsigned r)
  * is the same update (and exact where several launches share the slots),
  * and it does not wait for the load (H200, vec_add 2^24, one call:
  * threadhist_plain 135.74 us against 140.19 / 139.07 with the load, add and
- * store; docs/BENCHMARKS.md session 14). Returns 1 when emitted for the
+ * store; docs/benchmarks/sessions-06-17.md session 14). Returns 1 when emitted for the
  * three instructions at @p pc.
  */
 static int emit_thread_slot_increment(struct ptx_cg *cg, const struct ptx_func *fn, size_t pc)

@@ -160,7 +160,7 @@ struct mem_info {
  * lines a copy), budget 0 / 2048 / 4096 / 8192 / 16384 lines: 1201 / 1104 /
  * 1359 / 1913 / 3517 us a launch, 54 / 60 / 72 / 96 / 142 registers, first
  * run 1.4-1.9 / 1.9-2.1 / 2.7-3.4 / 4.9 / 9.3-10.9 s; mem_trace 1976 / 1926
- * / 1926 / 2742 / 3826 us (docs/BENCHMARKS.md, session 12). A vector add's
+ * / 1926 / 2742 / 3826 us (docs/benchmarks/sessions-06-17.md, session 12). A vector add's
  * three sites fit. GBPF_PTX_INLINE_BUDGET overrides it.
  */
 #define INLINE_KERNEL_BUDGET_LINES 2048u

@@ -10,7 +10,7 @@
  * them they run at every site of every thread: mem_count stored 24 bytes
  * of local memory a thread at each memory access, and the same 24 bytes
  * stored by hand in CUDA make its hand-written counters cost 4.1x vector
- * add instead of 1.2x (H200, docs/BENCHMARKS.md session 11).
+ * add instead of 1.2x (H200, docs/benchmarks/sessions-06-17.md session 11).
  *
  * So a store to [__gbpf_stack+off] whose whole value a snapshot register
  * holds is not emitted where it stands; the register is stored where the
