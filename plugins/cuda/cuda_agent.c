@@ -564,6 +564,30 @@ static unsigned ca_device_sm(void)
 	return (unsigned)(major * 10 + minor);
 }
 
+/*
+ * GBPF_CUDA_PTX_DIR=DIR: each instrumented module as the driver gets it, in
+ * DIR/<pid>-<n>.ptx (n counts this process's modules): what was injected,
+ * to read or to assemble by hand. Reported either way; never fails a kernel.
+ */
+static void ca_keep_ptx(const char *kernel, const char *ptx, size_t len)
+{
+	static atomic_uint modules_kept; /* the <n> of the names */
+	const char *dir = getenv("GBPF_CUDA_PTX_DIR");
+	char path[4096];
+	FILE *f;
+	int ok;
+
+	if (!dir || !*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%d-%u.ptx", dir, (int)getpid(), atomic_fetch_add(&modules_kept, 1));
+	f = fopen(path, "w");
+	ok = f && fwrite(ptx, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = 0;
+	ca_report(ok ? GBPF_AGENT_EVENT_INFO : GBPF_AGENT_EVENT_ERROR, kernel, "%s %s",
+		  ok ? "instrumented module written to" : "GBPF_CUDA_PTX_DIR: cannot write", path);
+}
+
 /* Build the instrumented kernel of entry @p k; fills k->ok. Under the lock. */
 static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const struct gbpf_cu_launch *l,
 			  const struct ca_image *im)
@@ -586,6 +610,12 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	int jo[2] = {CA_JIT_ERROR_LOG_BUFFER, CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
 	void *jv[2] = {jit_log, (void *)(uintptr_t)sizeof(jit_log)};
 	int regs = 0, orig_regs = 0;
+	/*
+	 * What the first launch waits for, in the report: the maps' device copies, the
+	 * injection, the module's load (the driver's JIT or its cache, and whatever else the
+	 * load waits for) and the rest.
+	 */
+	uint64_t t_start = ca_now_ns(), t_maps, t_inject, t_load_start, t_load;
 	uint64_t pid_tgid = ((uint64_t)getpid() << 32) | (uint32_t)gettid();
 	uint64_t clock_off = cuda_clock_offset_ns();
 	size_t sz, i;
@@ -607,7 +637,9 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "maps unreachable from the GPU: %s", why);
 		return;
 	}
+	t_maps = ca_now_ns();
 	rc = gbpf_cuda_inject_image(im->bytes, im->size, l->api_name, &io, &res, why, sizeof(why));
+	t_inject = ca_now_ns();
 	if (rc) {
 		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "injection failed (%d): %s", rc, why);
 		return;
@@ -639,7 +671,10 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 								: "driver entry points unavailable");
 		goto out;
 	}
+	ca_keep_ptx(k->name, mi->ptx, mi->ptx_len);
+	t_load_start = ca_now_ns();
 	r = load(&k->mod, mi->ptx, 2, jo, jv);
+	t_load = ca_now_ns();
 	if (r != GBPF_CUDA_SUCCESS) {
 		k->mod = NULL;
 		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name,
@@ -690,10 +725,17 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	 * occupancy (what a capped JIT did instead is in docs/benchmarks/sessions-06-17.md, session 8) */
 	ca_func_attr(l->func, 4, &orig_regs);
 	ca_func_attr(k->fn, 4, &regs);
-	ca_report(GBPF_AGENT_EVENT_INFO, k->name,
-		  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u; registers %d, uninstrumented %d)%s%s",
-		  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier, ki->n_block, regs, orig_regs,
-		  ki->reason ? "; " : "", ki->reason ? ki->reason : "");
+	{
+		uint64_t t_end = ca_now_ns();
+
+		ca_report(GBPF_AGENT_EVENT_INFO, k->name,
+			  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u; registers %d, "
+			  "uninstrumented %d) in %.2f ms: maps %.2f, injection %.2f, module load %.2f, setup %.2f%s%s",
+			  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier, ki->n_block, regs,
+			  orig_regs, (t_end - t_start) / 1e6, (t_maps - t_start) / 1e6, (t_inject - t_maps) / 1e6,
+			  (t_load - t_load_start) / 1e6, (t_end - t_load) / 1e6, ki->reason ? "; " : "",
+			  ki->reason ? ki->reason : "");
+	}
 out:
 	gbpf_cuda_inject_result__free(res);
 }

@@ -302,6 +302,43 @@ static void test_jit_fails(void)
 	tap_ok(count(log_buf, "load instrumented=1") == 1, "a failed kernel is not retried at every launch");
 }
 
+/*
+ * GBPF_CUDA_PTX_DIR: the instrumented module as the driver got it, written
+ * and reported; a folder that cannot be written is reported and the kernel
+ * is instrumented all the same. The report says where the time went.
+ */
+static void test_ptx_dir(void)
+{
+	char env[1024], path[900], cmd[1024], text[65536];
+	FILE *p;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/ptx", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	if (system(cmd))
+		tap_diag("%s failed", cmd);
+	snprintf(env, sizeof(env), "GBPF_CUDA_PTX_DIR='%s'", path);
+	rc = run(env, 1);
+	snprintf(cmd, sizeof(cmd), "cat '%s'/*-0.ptx 2>/dev/null", path);
+	text[0] = 0;
+	if ((p = popen(cmd, "r"))) {
+		text[fread(text, 1, sizeof(text) - 1, p)] = 0;
+		pclose(p);
+	}
+	tap_ok(rc == 0 && strstr(err_buf, "instrumented module written to") && strstr(text, ".entry target_k") &&
+		       strstr(text, "__gbpf_launch_id"),
+	       "GBPF_CUDA_PTX_DIR: target_k's instrumented module written and reported (rc %d)", rc);
+	tap_ok(strstr(err_buf, " ms: maps ") && strstr(err_buf, ", injection ") && strstr(err_buf, ", module load "),
+	       "the instrumentation report says where the first launch's time went");
+	snprintf(env, sizeof(env), "GBPF_CUDA_PTX_DIR='%s/none'", path);
+	rc = run(env, 1);
+	tap_ok(rc == 0 && strstr(err_buf, "GBPF_CUDA_PTX_DIR: cannot write") &&
+		       count(log_buf, "launch target_k instrumented=1") == 1,
+	       "GBPF_CUDA_PTX_DIR unwritable: reported, the kernel instrumented all the same");
+	if (tap_failed)
+		diag_lines("stderr", err_buf);
+}
+
 static void test_register_fails(void)
 {
 	int rc = run("GBPF_FAKE_REGISTER_FAIL=1", 2);
@@ -342,6 +379,7 @@ int main(int argc, char **argv)
 		diag_lines("stderr", err_buf), diag_lines("log", log_buf);
 	test_jit_fails();
 	test_register_fails();
+	test_ptx_dir();
 	test_two_contexts();
 	test_module_reload();
 	test_device();
