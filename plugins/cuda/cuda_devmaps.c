@@ -97,6 +97,7 @@ struct ca_devmaps {
 	struct dm_ctx *ctxs; /* live contexts, newest first */
 	size_t n_ctxs;
 	uint8_t *stage;        /* a device block's snapshot, as large as the largest snapshot map */
+	int stage_pinned;      /* stage registered for the GPU: a snapshot's copy is DMA */
 	uint64_t merge_lost;   /* hash keys the host block had no room for (reported once) */
 	void *reg_addr;        /* the region registered for the GPU (cuMemHostRegister) */
 	struct {
@@ -609,9 +610,24 @@ static int dm_setup(struct ca_devmaps *d, char *why, size_t why_size)
 		if (!dm_is_ring(d, i) && d->maps[i].mem_size > largest)
 			largest = d->maps[i].mem_size;
 	}
-	if (largest && !(d->stage = malloc(largest))) {
-		snprintf(why, why_size, "out of memory for a snapshot buffer of %zu bytes", largest);
-		return -ENOMEM;
+	if (largest) {
+		dm_host_register_fn reg = (dm_host_register_fn)gbpf_cu_real_proc("cuMemHostRegister", 6050, 0);
+		size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (largest + page - 1) & ~(page - 1);
+		void *stage = NULL;
+
+		if (posix_memalign(&stage, page, bytes)) {
+			snprintf(why, why_size, "out of memory for a snapshot buffer of %zu bytes", largest);
+			return -ENOMEM;
+		}
+		d->stage = stage;
+		/*
+		 * Pinned, as the map region is: a snapshot copies every device-placed map's
+		 * block into it while the application runs, and a copy into pageable memory
+		 * goes through the driver's staging at a fraction of the bus's speed (a
+		 * per-thread map of 16M thread slots is 128 MB a snapshot). Unpinned if the
+		 * driver refuses (a memlock limit): slower, still correct.
+		 */
+		d->stage_pinned = reg && reg(stage, bytes, DM_HOSTREGISTER_PORTABLE) == GBPF_CUDA_SUCCESS;
 	}
 	if (need_thread) {
 		const char *hold = getenv("GBPF_CUDA_RING_HOLD");
@@ -919,6 +935,8 @@ void ca_devmaps_destroy(struct ca_devmaps *d)
 		/* Registration is per process: dropped with a context current, once. */
 		if (!d->ctxs && d->reg_addr && d->cu.host_unregister)
 			d->cu.host_unregister(d->reg_addr);
+		if (!d->ctxs && d->stage_pinned && d->cu.host_unregister)
+			d->cu.host_unregister(d->stage);
 		if (prev != ctx && d->cu.ctx_set)
 			d->cu.ctx_set(prev);
 	}

@@ -116,6 +116,10 @@ static void test_two_contexts(void)
 	       "every launch in both contexts replaced (%d of 6)",
 	       count(log_buf, "instrumented=1 grid=4 block=32"));
 	tap_ok(a && b && a != b, "each context's modules point at its own device copy (%#llx, %#llx)", a, b);
+	/* the map region (PORTABLE|DEVICEMAP), and the snapshot buffer (PORTABLE): its copies are DMA */
+	tap_ok(count(log_buf, "hostregister") == 2 && count(log_buf, "flags=3") == 1 && count(log_buf, "flags=1") == 1,
+	       "the snapshot buffer of the device-placed map is registered beside the map region (%d registrations)",
+	       count(log_buf, "hostregister"));
 	tap_ok(strstr(log_buf, "ctxdestroy 1") != NULL, "the app destroyed its own context");
 	tap_ok(strstr(out_buf, "{\"key\":0,\"value\":768}") != NULL,
 	       "host view = both contexts' counts, the destroyed one's kept (768 = 2 x 3 x 128)");
