@@ -87,18 +87,23 @@ int gbpf_map_merge_delta(struct gbpf_map_instance *dst, struct gbpf_map_instance
 	    gbpf_mapi_is_ring(dh->type))
 		return -EINVAL;
 	if (gbpf_mapi_is_array(dh->type)) {
-		/* Every element of every slot (map_layout.h places them). */
-		uint64_t copies = dh->type == GBPF_MAP_TYPE_PERCPU_ARRAY ||
-					  dh->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY
-				  ? dh->nr_slots
-				  : 1;
+		/*
+		 * Every element of every slot (map_layout.h places them), in the order they
+		 * lie in memory: a per-GPU-thread array is index-major (its millions of
+		 * threads' values of one index side by side), a per-CPU one slot-major.
+		 */
+		int index_major = dh->type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
+		uint64_t copies = dh->type == GBPF_MAP_TYPE_PERCPU_ARRAY || index_major ? dh->nr_slots : 1;
+		uint64_t outer = index_major ? dh->max_entries : copies;
+		uint64_t inner = index_major ? copies : dh->max_entries;
 		unsigned char *d = dst->mem;
 		const unsigned char *s = src->mem;
 		const unsigned char *b = base ? base->mem : NULL;
 
-		for (uint64_t slot = 0; slot < copies; slot++) {
-			for (uint64_t i = 0; i < dh->max_entries; i++) {
-				uint64_t off = gbpf_array_value_off(dh, i, slot);
+		for (uint64_t o = 0; o < outer; o++) {
+			for (uint64_t n = 0; n < inner; n++) {
+				uint64_t off = index_major ? gbpf_array_value_off(dh, o, n)
+							   : gbpf_array_value_off(dh, n, o);
 
 				gbpf_map_value_add_delta(d + off, s + off, b ? b + off : NULL,
 							 dh->value_size);
