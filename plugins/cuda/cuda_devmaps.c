@@ -87,6 +87,12 @@ struct dm_ctx {
 
 struct ca_devmaps {
 	pthread_mutex_t lock; /* contexts, mirrors, streams, copies */
+	/*
+	 * Held by a snapshot from start to end: the stage buffer, the contexts'
+	 * last copies, and the contexts themselves (none is freed meanwhile).
+	 * Taken before lock, never while holding it.
+	 */
+	pthread_mutex_t snap_lock;
 	struct gbpf_map_instance *maps;
 	size_t n;
 	enum dm_place *place;
@@ -98,7 +104,7 @@ struct ca_devmaps {
 	size_t n_ctxs;
 	uint8_t *stage;        /* a device block's snapshot, as large as the largest snapshot map */
 	int stage_pinned;      /* stage registered for the GPU: a snapshot's copy is DMA */
-	uint64_t merge_lost;   /* hash keys the host block had no room for (reported once) */
+	atomic_int merge_lost_reported; /* hash keys the host block had no room for: said once */
 	void *reg_addr;        /* the region registered for the GPU (cuMemHostRegister) */
 	struct {
 		dm_alloc_fn alloc;
@@ -266,6 +272,7 @@ int ca_devmaps_create(struct ca_devmaps **out, struct gbpf_map_instance *maps, s
 	if (!d)
 		return -ENOMEM;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->snap_lock, NULL);
 	d->maps = maps;
 	d->n = n;
 	d->report = report;
@@ -404,35 +411,46 @@ static int dm_resolve(struct ca_devmaps *d)
 	return 0;
 }
 
+/* Copy context @p c's block of snapshot map @p i into the stage buffer (c current); 0 when copied. */
+static int dm_snapshot_copy(struct ca_devmaps *d, struct dm_ctx *c, size_t i)
+{
+	if (!dm_is_snapshot(d, i) || !c->last[i])
+		return -ENOENT;
+	return c->ops.to_host(c, d->stage, c->mirror[i].dev, d->maps[i].mem_size) ? -EIO : 0;
+}
+
+/* Add what the staged copy of map @p i changed since context @p c's last snapshot into the host block. */
+static void dm_snapshot_merge(struct ca_devmaps *d, struct dm_ctx *c, size_t i)
+{
+	struct gbpf_map_instance host = d->maps[i], now = d->maps[i], last = d->maps[i];
+	uint64_t lost = 0;
+
+	now.mem = d->stage;
+	last.mem = c->last[i];
+	if (gbpf_map_merge_delta(&host, &now, &last, &lost) == 0 && lost &&
+	    !atomic_exchange(&d->merge_lost_reported, 1))
+		dm_report(d, 1, NULL,
+			  "map '%s': %llu keys of a device copy found no room in the host map "
+			  "(other contexts or processes filled it; raise max_entries)",
+			  dm_name(d, i), (unsigned long long)lost);
+	memcpy(c->last[i], d->stage, d->maps[i].mem_size);
+}
+
 /*
  * Add what context @p c's copy of every snapshot map changed since its last
- * snapshot into the host block (c current). Copies taken while kernels run
- * may be torn (a counter between two updates): the rest arrives with the
- * next one; the one after the application synchronised is exact.
+ * snapshot into the host block (c current; snap_lock and lock held). Copies
+ * taken while kernels run may be torn (a counter between two updates): the
+ * rest arrives with the next one; the one after the application
+ * synchronised is exact.
  */
 static void dm_snapshot_ctx(struct ca_devmaps *d, struct dm_ctx *c)
 {
-	for (size_t i = 0; i < d->n; i++) {
-		struct gbpf_map_instance host = d->maps[i], now = d->maps[i], last = d->maps[i];
-		size_t size = d->maps[i].mem_size;
-		uint64_t lost = 0;
-
-		if (!dm_is_snapshot(d, i) || !c->last[i] ||
-		    c->ops.to_host(c, d->stage, c->mirror[i].dev, size))
-			continue;
-		now.mem = d->stage;
-		last.mem = c->last[i];
-		if (gbpf_map_merge_delta(&host, &now, &last, &lost) == 0 && lost && !d->merge_lost) {
-			d->merge_lost = lost;
-			dm_report(d, 1, NULL,
-				  "map '%s': %llu keys of a device copy found no room in the host map "
-				  "(other contexts or processes filled it; raise max_entries)",
-				  dm_name(d, i), (unsigned long long)lost);
-		}
-		memcpy(c->last[i], d->stage, size);
-	}
+	for (size_t i = 0; i < d->n; i++)
+		if (!dm_snapshot_copy(d, c, i))
+			dm_snapshot_merge(d, c, i);
 }
 
+/* Every context's snapshot maps, merged with lock held (snap_lock and lock held). */
 static void dm_snapshot_locked(struct ca_devmaps *d)
 {
 	for (struct dm_ctx *c = d->ctxs; c; c = c->next) {
@@ -556,6 +574,35 @@ static void dm_report_ring_drops_locked(struct ca_devmaps *d)
 		}
 }
 
+/*
+ * The forwarder's periodic snapshot: each block is copied with lock held
+ * (the context is entered, its mirror read) and merged with lock released,
+ * so that a kernel's first launch, which takes lock to find its maps, never
+ * waits for the merge of a large map (16M per-thread values took ~200 ms on
+ * the H200's host). snap_lock keeps the stage buffer and the contexts.
+ */
+static void dm_snapshot_unlocked(struct ca_devmaps *d)
+{
+	pthread_mutex_lock(&d->snap_lock);
+	pthread_mutex_lock(&d->lock);
+	for (struct dm_ctx *c = d->ctxs; c; c = c->next)
+		for (size_t i = 0; i < d->n; i++) {
+			CUcontext prev = dm_enter(d, c);
+			int copied = dm_snapshot_copy(d, c, i) == 0;
+
+			dm_leave(d, c, prev);
+			if (!copied)
+				continue;
+			pthread_mutex_unlock(&d->lock);
+			dm_snapshot_merge(d, c, i);
+			pthread_mutex_lock(&d->lock);
+		}
+	d->last_snapshot_ns = dm_now_ns();
+	d->snapshots++;
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->snap_lock);
+}
+
 static void *dm_forwarder(void *arg)
 {
 	struct ca_devmaps *d = arg;
@@ -565,6 +612,7 @@ static void *dm_forwarder(void *arg)
 	gbpf_cu_thread_relaxed_capture();
 	while (!atomic_load(&d->stop)) {
 		uint64_t moved;
+		int snapshot = 0;
 
 		pthread_mutex_lock(&d->lock);
 		moved = d->ring_hold ? 0 : dm_forward_locked(d);
@@ -573,9 +621,11 @@ static void *dm_forwarder(void *arg)
 										    : DM_SNAPSHOT_PERIOD_NS)) {
 			atomic_store(&d->dirty, 0);
 			atomic_store(&d->sync_seen, 0);
-			dm_snapshot_locked(d);
+			snapshot = 1;
 		}
 		pthread_mutex_unlock(&d->lock);
+		if (snapshot)
+			dm_snapshot_unlocked(d);
 		/* Busy rings are polled every 20 us; idle ones back off to 1 ms. */
 		nap_us = moved ? 20 : (nap_us * 2 > 1000 ? 1000 : nap_us * 2);
 		usleep((useconds_t)nap_us);
@@ -823,12 +873,14 @@ void ca_devmaps_context_destroyed(struct ca_devmaps *d, CUcontext ctx)
 
 	if (!d || d->state != 1)
 		return;
+	pthread_mutex_lock(&d->snap_lock);
 	pthread_mutex_lock(&d->lock);
 	for (pp = &d->ctxs; *pp && (*pp)->ctx != ctx; pp = &(*pp)->next)
 		;
 	c = *pp;
 	if (!c || d->finalised) {
 		pthread_mutex_unlock(&d->lock);
+		pthread_mutex_unlock(&d->snap_lock);
 		return;
 	}
 	prev = dm_enter(d, c);
@@ -846,6 +898,7 @@ void ca_devmaps_context_destroyed(struct ca_devmaps *d, CUcontext ctx)
 	if (prev != ctx && d->cu.ctx_set)
 		d->cu.ctx_set(prev);
 	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->snap_lock);
 }
 
 void ca_devmaps_launch(struct ca_devmaps *d, uint64_t threads, const char *kernel)
@@ -881,13 +934,18 @@ void ca_devmaps_sync_point(struct ca_devmaps *d)
 		atomic_store(&d->sync_seen, 1);
 		return;
 	}
-	if (pthread_mutex_trylock(&d->lock))
+	if (pthread_mutex_trylock(&d->snap_lock))
 		return;
+	if (pthread_mutex_trylock(&d->lock)) {
+		pthread_mutex_unlock(&d->snap_lock);
+		return;
+	}
 	if (dm_now_ns() - d->last_snapshot_ns >= DM_SYNC_SNAPSHOT_MIN_NS) {
 		atomic_store(&d->dirty, 0);
 		dm_snapshot_locked(d);
 	}
 	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->snap_lock);
 }
 
 void ca_devmaps_flush_final(struct ca_devmaps *d)
@@ -899,9 +957,11 @@ void ca_devmaps_flush_final(struct ca_devmaps *d)
 		pthread_join(d->forwarder, NULL);
 		d->forwarder_running = 0;
 	}
+	pthread_mutex_lock(&d->snap_lock);
 	pthread_mutex_lock(&d->lock);
 	if (d->finalised) {
 		pthread_mutex_unlock(&d->lock);
+		pthread_mutex_unlock(&d->snap_lock);
 		return;
 	}
 	d->finalised = 1;
@@ -917,6 +977,7 @@ void ca_devmaps_flush_final(struct ca_devmaps *d)
 	dm_report_ring_drops_locked(d);
 	dm_snapshot_locked(d);
 	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->snap_lock);
 }
 
 void ca_devmaps_destroy(struct ca_devmaps *d)
@@ -941,6 +1002,7 @@ void ca_devmaps_destroy(struct ca_devmaps *d)
 			d->cu.ctx_set(prev);
 	}
 	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->snap_lock);
 	free(d->place);
 	free(d->stage);
 	free(d->thread_slots_reported);
