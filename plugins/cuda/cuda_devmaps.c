@@ -587,8 +587,13 @@ static void dm_snapshot_unlocked(struct ca_devmaps *d)
 	pthread_mutex_lock(&d->lock);
 	for (struct dm_ctx *c = d->ctxs; c; c = c->next)
 		for (size_t i = 0; i < d->n; i++) {
-			CUcontext prev = dm_enter(d, c);
-			int copied = dm_snapshot_copy(d, c, i) == 0;
+			CUcontext prev;
+			int copied;
+
+			if (!dm_is_snapshot(d, i) || !c->last[i])
+				continue;
+			prev = dm_enter(d, c);
+			copied = dm_snapshot_copy(d, c, i) == 0;
 
 			dm_leave(d, c, prev);
 			if (!copied)
