@@ -15,11 +15,17 @@
  * target_k differs (register %second) loaded and its target_k launched once;
  * prints "app: reload ok". Under GBPF_FAKE_REUSE_MODULE=1 the fake driver
  * gives the second module the first one's handle.
+ * ptx_app N churn R: R rounds, each a context of its own created, the
+ * module loaded and launched there as above, the context synchronised (a
+ * sync point: the agent snapshots its maps soon), a few milliseconds for
+ * the snapshot to overlap, the context destroyed; prints "app: K launches
+ * ok in R contexts".
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int CUresult;
 CUresult cuInit(unsigned f);
@@ -28,6 +34,7 @@ CUresult cuDevicePrimaryCtxRetain(void **c, int d);
 CUresult cuCtxSetCurrent(void *c);
 CUresult cuCtxCreate_v2(void **c, unsigned flags, int dev);
 CUresult cuCtxDestroy_v2(void *c);
+CUresult cuCtxSynchronize(void);
 CUresult cuModuleLoadData(void **m, const void *img);
 CUresult cuModuleUnload(void *m);
 CUresult cuModuleGetFunction(void **f, void *m, const char *name);
@@ -106,6 +113,26 @@ static int stream_launches(int n)
 	return ok;
 }
 
+/* The churn mode: contexts made, used, synchronised and destroyed while the agent snapshots maps. */
+static int churn(int n, int rounds, int dev, void *primary)
+{
+	int ok = 0;
+
+	for (int r = 0; r < rounds; r++) {
+		void *own;
+
+		if (cuCtxCreate_v2(&own, 0, dev))
+			return -1;
+		ok += launches(n);
+		if (cuCtxSynchronize())
+			return -1;
+		usleep(2000 + (useconds_t)(r % 4) * 1500);
+		if (cuCtxSetCurrent(primary) || cuCtxDestroy_v2(own))
+			return -1;
+	}
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3, multi = argc > 2 && !strcmp(argv[2], "multi"), dev, ok;
@@ -119,6 +146,13 @@ int main(int argc, char **argv)
 		ok = reload();
 		printf("app: reload %s\n", ok ? "failed" : "ok");
 		return ok ? 2 : 0;
+	}
+	if (argc > 2 && !strcmp(argv[2], "churn")) {
+		int rounds = argc > 3 ? atoi(argv[3]) : 10;
+
+		ok = churn(n, rounds, dev, ctx);
+		printf("app: %d launches ok in %d contexts\n", ok, rounds);
+		return ok == rounds * (n + 1) ? 0 : 2;
 	}
 	if (argc > 2 && !strcmp(argv[2], "streams")) {
 		ok = stream_launches(n);

@@ -130,6 +130,30 @@ static void test_two_contexts(void)
 }
 
 /*
+ * Contexts made, used and destroyed one after another while the forwarder
+ * snapshots the device-placed map (each context synchronises, which asks
+ * for a snapshot within milliseconds, and lives a few more): the snapshot
+ * merges with the maps' lock released, a new context's first launch and a
+ * context's destruction take the locks in the other paths. The host view
+ * must hold every context's count once: 30 contexts x 2 launches x 128.
+ */
+static void test_context_churn(void)
+{
+	int rc = run_with("GBPF_FAKE_EXEC_COUNT=1", devcount_obj, "2 churn 30");
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: 90 launches ok in 30 contexts"),
+	       "context churn: app runs to the end (rc %d)", rc);
+	tap_ok(count(log_buf, "ctxdestroy") == 30 && count(log_buf, "load instrumented=1") == 30,
+	       "context churn: 30 contexts, target_k instrumented in each (%d loads)",
+	       count(log_buf, "load instrumented=1"));
+	tap_ok(strstr(out_buf, "{\"key\":0,\"value\":7680}") != NULL,
+	       "context churn: the host view holds every context's count once (7680)");
+	tap_ok(!strstr(err_buf, "not instrumented") && !strstr(err_buf, "error"), "context churn: nothing failed");
+	if (tap_failed)
+		diag_lines("stdout", out_buf), diag_lines("stderr", err_buf);
+}
+
+/*
  * A module unloaded and another loaded under the same handle (a driver may
  * reuse the address): a launch of the second module's kernel of the same
  * name is instrumented from the second module, not replaced by what was
@@ -384,6 +408,7 @@ int main(int argc, char **argv)
 	test_jit_fails();
 	test_register_fails();
 	test_ptx_dir();
+	test_context_churn();
 	test_two_contexts();
 	test_module_reload();
 	test_device();
