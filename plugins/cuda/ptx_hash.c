@@ -20,6 +20,7 @@
 _Static_assert(GBPF_HASH_LOCK_SPINS == 4194304u, "device lock bound matches the layout");
 _Static_assert(GBPF_LRU_WINDOW == 64u, "device LRU window matches the layout");
 _Static_assert(GBPF_HASH_BUCKET_HDR == 24u, "device bucket header matches the layout");
+_Static_assert(GBPF_MAP_PLANE_ALIGN == 128u, "device per-slot planes (127, 0x...80) match the layout");
 
 /*
  * hash of key bytes k[0..n) (map_layout.h); byte loads: key alignment unknown

@@ -15,6 +15,9 @@
 #include "ptx_internal.h"
 #include "ptx_maps.h"
 
+/* the generic array routine below rounds a per-slot plane with these constants (127, 0x...80) */
+_Static_assert(GBPF_MAP_PLANE_ALIGN == 128u, "device per-slot planes match the layout");
+
 uint64_t ptx_map_value_base(const struct gbpf_map_desc *desc)
 {
 	if (desc->type == GBPF_MAP_TYPE_ARRAY || desc->type == GBPF_MAP_TYPE_GPU_ARRAY)
