@@ -110,7 +110,8 @@ uint32_t spv_ld64(struct spv_mod *m, uint32_t base, uint64_t off);
 uint32_t spv_ld32(struct spv_mod *m, uint32_t base, uint64_t off);
 uint32_t spv_add64(struct spv_mod *m, uint32_t a, uint32_t b);
 uint32_t spv_addk(struct spv_mod *m, uint32_t a, uint64_t k);
-/** Bytes of a per-slot plane of @p count u64 values @p stride apart (gbpf_map_plane_size). */
+/** Bytes of a per-slot plane: @p count values @p stride bytes apart, rounded up to GBPF_MAP_PLANE_ALIGN
+ *  (gbpf_map_plane_size); both ids are u64. */
 uint32_t spv_plane_size(struct spv_mod *m, uint32_t count, uint32_t stride);
 /** Atomic on an integer address: op is OpAtomic*, width 32 or 64. */
 uint32_t spv_atomic(struct spv_mod *m, uint32_t op, uint32_t width, uint32_t addr, uint32_t val);
