@@ -70,7 +70,7 @@ static bool size_mul(uint64_t a, uint64_t b, uint64_t *out)
 
 static int layout_array(struct gbpf_map_hdr *h, char *why, size_t why_size)
 {
-	uint64_t n;
+	uint64_t n, per_slot;
 
 	if (h->key_size != 4)
 		return fail(why, why_size, "array maps need key_size 4, not %u", h->key_size);
@@ -86,9 +86,9 @@ static int layout_array(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	h->key_stride = (uint32_t)GBPF_MAP_ROUND8(h->key_size);
 	h->data_off = GBPF_MAP_HDR_SIZE;
 	/* PERCPU_ARRAY: one plane per slot, padded so that two SMs' copies never share a line */
-	if (h->type == GBPF_MAP_TYPE_PERCPU_ARRAY
-		    ? !size_mul(gbpf_map_plane_size(h->max_entries, h->value_stride), h->nr_slots, &n)
-		    : !size_mul((uint64_t)h->max_entries * h->value_stride, h->nr_slots, &n))
+	per_slot = h->type == GBPF_MAP_TYPE_PERCPU_ARRAY ? gbpf_map_plane_size(h->max_entries, h->value_stride)
+							  : (uint64_t)h->max_entries * h->value_stride;
+	if (!size_mul(per_slot, h->nr_slots, &n))
 		return fail(why, why_size, "%u entries x %u bytes x %u slots is too large",
 			    h->max_entries, h->value_size, h->nr_slots);
 	h->data_size = n;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,11 +412,15 @@ static int dm_resolve(struct ca_devmaps *d)
 	return 0;
 }
 
-/* Copy context @p c's block of snapshot map @p i into the stage buffer (c current); 0 when copied. */
+/* Map @p i is snapshotted in context @p c (a device-placed block with a last copy there). */
+static bool dm_snapshot_wanted(const struct ca_devmaps *d, const struct dm_ctx *c, size_t i)
+{
+	return dm_is_snapshot(d, i) && c->last[i];
+}
+
+/* Copy context @p c's block of map @p i into the stage buffer (c current); 0 when copied. */
 static int dm_snapshot_copy(struct ca_devmaps *d, struct dm_ctx *c, size_t i)
 {
-	if (!dm_is_snapshot(d, i) || !c->last[i])
-		return -ENOENT;
 	return c->ops.to_host(c, d->stage, c->mirror[i].dev, d->maps[i].mem_size) ? -EIO : 0;
 }
 
@@ -446,7 +451,7 @@ static void dm_snapshot_merge(struct ca_devmaps *d, struct dm_ctx *c, size_t i)
 static void dm_snapshot_ctx(struct ca_devmaps *d, struct dm_ctx *c)
 {
 	for (size_t i = 0; i < d->n; i++)
-		if (!dm_snapshot_copy(d, c, i))
+		if (dm_snapshot_wanted(d, c, i) && !dm_snapshot_copy(d, c, i))
 			dm_snapshot_merge(d, c, i);
 }
 
@@ -590,7 +595,7 @@ static void dm_snapshot_unlocked(struct ca_devmaps *d)
 			CUcontext prev;
 			int copied;
 
-			if (!dm_is_snapshot(d, i) || !c->last[i])
+			if (!dm_snapshot_wanted(d, c, i))
 				continue;
 			prev = dm_enter(d, c);
 			copied = dm_snapshot_copy(d, c, i) == 0;

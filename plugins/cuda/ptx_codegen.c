@@ -485,9 +485,9 @@ static int emit_jump(struct ptx_cg *cg, size_t pc)
 		return 0;
 	}
 	/*
-	 * A null check of a pointer into the frame (a record reserved there, ptx_reserve.c): the
-	 * frame's address is never 0, so the check is decided here and the pointer's register is
-	 * left without a reader.
+	 * A null check of a pointer known to point into the frame (r10 plus an offset, such as a
+	 * record reserved there, ptx_reserve.c): the frame's address is never 0, so the check is
+	 * decided here and the pointer's register is left without a reader.
 	 */
 	if (is64 && !x && !in->imm && (op == GBPF_JEQ || op == GBPF_JNE) && in->dst < 10 &&
 	    cg->stk_known[in->dst]) {

@@ -295,8 +295,8 @@ const struct gbpf_map_desc *ptx_known_map_in(const struct ptx_cg *cg, size_t pc,
 /* ptx_reserve.c */
 /**
  * Find the reserve calls of the entry function whose records the frame
- * holds (ptx_cg.rsv) and size the entry's frame; @p in_loop[pc] says the
- * instruction may run more than once in one run of the program.
+ * holds (ptx_cg.rsv; emit_decls sizes the frame from them); @p in_loop[pc]
+ * says the instruction may run more than once in one run of the program.
  */
 void ptx_rsv_find(struct ptx_cg *cg, const uint8_t *in_loop);
 /** Emit bpf_ringbuf_reserve at @p pc as its frame area, when it has one: 1 when emitted. */
