@@ -122,6 +122,7 @@ struct ca_devmaps {
 		dm_ctx_set_fn ctx_set;
 		dm_ctx_get_fn ctx_get;
 		dm_void_fn ctx_sync;
+		dm_host_register_fn host_register;
 		dm_host_unregister_fn host_unregister;
 	} cu;
 	pthread_t forwarder;
@@ -238,6 +239,25 @@ static int op_zero(void *ctx, uint64_t dst, size_t n)
 	if (d->cu.memset_async && c->stream)
 		return d->cu.memset_async(dst, 0, n, c->stream) || d->cu.stream_sync(c->stream) ? -EIO : 0;
 	return d->cu.memset(dst, 0, n) ? -EIO : 0;
+}
+
+/* PORTABLE: a ring's stage is written by copies from its own context only, but the flag keeps
+ * every registration of the agent alike (the region and the snapshot stage are portable). */
+static int op_pin_host(void *ctx, void *p, size_t n)
+{
+	struct dm_ctx *c = ctx;
+	struct ca_devmaps *d = c->d;
+
+	if (!d->cu.host_register || !d->cu.host_unregister)
+		return -ENOSYS;
+	return d->cu.host_register(p, n, DM_HOSTREGISTER_PORTABLE) == GBPF_CUDA_SUCCESS ? 0 : -EIO;
+}
+
+static void op_unpin_host(void *ctx, void *p)
+{
+	struct dm_ctx *c = ctx;
+
+	c->d->cu.host_unregister(p);
 }
 
 /* ---- placement ---- */
@@ -406,6 +426,7 @@ static int dm_resolve(struct ca_devmaps *d)
 	d->cu.ctx_set = (dm_ctx_set_fn)gbpf_cu_real_proc("cuCtxSetCurrent", 4000, 0);
 	d->cu.ctx_get = (dm_ctx_get_fn)gbpf_cu_real_proc("cuCtxGetCurrent", 4000, 0);
 	d->cu.ctx_sync = (dm_void_fn)gbpf_cu_real_proc("cuCtxSynchronize", 2000, 0);
+	d->cu.host_register = (dm_host_register_fn)gbpf_cu_real_proc("cuMemHostRegister", 6050, 0);
 	d->cu.host_unregister = (dm_host_unregister_fn)gbpf_cu_real_proc("cuMemHostUnregister", 4000, 0);
 	if (!d->cu.alloc || !d->cu.d2h || !d->cu.h2d || !d->cu.memset)
 		return -ENOSYS;
@@ -671,7 +692,7 @@ static int dm_setup(struct ca_devmaps *d, char *why, size_t why_size)
 			largest = d->maps[i].mem_size;
 	}
 	if (largest) {
-		dm_host_register_fn reg = (dm_host_register_fn)gbpf_cu_real_proc("cuMemHostRegister", 6050, 0);
+		dm_host_register_fn reg = d->cu.host_register;
 		size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (largest + page - 1) & ~(page - 1);
 		void *stage = NULL;
 
@@ -779,7 +800,8 @@ static int dm_ctx_create(struct ca_devmaps *d, CUcontext ctx, struct dm_ctx **ou
 		return -ENOMEM;
 	}
 	c->ops = (struct gbpf_dev_mem_ops){.ctx = c, .alloc = op_alloc, .release = op_release,
-					   .to_host = op_to_host, .to_device = op_to_device, .zero = op_zero};
+					   .to_host = op_to_host, .to_device = op_to_device, .zero = op_zero,
+					   .pin_host = op_pin_host, .unpin_host = op_unpin_host};
 	if (env && atoi(env) > 0)
 		ring_bytes = (uint64_t)atoi(env) << 20;
 	if (subs_env && atoi(subs_env) > 0)

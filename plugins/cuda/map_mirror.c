@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "maps/map.h"
 #include "maps/map_layout.h"
@@ -21,6 +22,23 @@ static int is_ring_type(uint32_t type)
 {
 	return type == GBPF_MAP_TYPE_RINGBUF || type == GBPF_MAP_TYPE_GPU_RINGBUF ||
 	       type == GBPF_MAP_TYPE_PERF_EVENT_ARRAY;
+}
+
+/* The stage's size rounded to whole pages, so that it can be pinned. */
+static size_t stage_bytes(uint64_t sub_size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return ((size_t)sub_size + page - 1) & ~(page - 1);
+}
+
+static uint8_t *stage_alloc(uint64_t sub_size)
+{
+	void *p = NULL;
+
+	if (!sub_size || posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), stage_bytes(sub_size)))
+		return NULL;
+	return p;
 }
 
 static int init_ring(struct gbpf_map_mirror *m, uint64_t ring_bytes, uint32_t ring_subs,
@@ -58,7 +76,7 @@ static int init_ring(struct gbpf_map_mirror *m, uint64_t ring_bytes, uint32_t ri
 	m->dev_aux_off = dh->aux_off;
 	m->dev_size = dh->total_size;
 	m->fwd = calloc(m->dev_rings, sizeof(*m->fwd));
-	m->stage = malloc(m->dev_sub_size);
+	m->stage = stage_alloc(m->dev_sub_size);
 	m->ctl = calloc(m->dev_rings, sizeof(struct gbpf_ring_ctl)); /* nothing copied yet: all zero */
 	if (!m->fwd || !m->stage || !m->ctl || ops->alloc(ops->ctx, &m->dev, m->dev_size)) {
 		free(img);
@@ -74,6 +92,13 @@ static int init_ring(struct gbpf_map_mirror *m, uint64_t ring_bytes, uint32_t ri
 		return -EIO;
 	}
 	free(img);
+	/*
+	 * Pinned where the driver lets us: the forwarder copies each sub-ring's new
+	 * records into the stage while the application's kernels run, and a copy
+	 * into pageable memory is staged again inside the driver.
+	 */
+	if (ops->pin_host && ops->unpin_host)
+		m->stage_pinned = ops->pin_host(ops->ctx, m->stage, stage_bytes(m->dev_sub_size)) == 0;
 	m->ring = 1;
 	return 0;
 }
@@ -343,6 +368,9 @@ void gbpf_map_mirror_fini(struct gbpf_map_mirror *m, const struct gbpf_dev_mem_o
 	if (m->dev && ops && ops->release)
 		ops->release(ops->ctx, m->dev);
 	m->dev = 0;
+	if (m->stage_pinned && ops && ops->unpin_host)
+		ops->unpin_host(ops->ctx, m->stage);
+	m->stage_pinned = 0;
 	free(m->fwd);
 	free(m->stage);
 	free(m->ctl);

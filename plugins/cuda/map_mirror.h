@@ -44,6 +44,14 @@ struct gbpf_dev_mem_ops {
 	int (*to_host)(void *ctx, void *dst, uint64_t src, size_t size);
 	int (*to_device)(void *ctx, uint64_t dst, const void *src, size_t size);
 	int (*zero)(void *ctx, uint64_t dst, size_t size);
+	/**
+	 * Optional (may be NULL): make @p size bytes of host memory at @p ptr
+	 * (page-aligned) a target the device copies into directly. 0 when done;
+	 * any error leaves the memory as it was (copies stay correct, slower).
+	 */
+	int (*pin_host)(void *ctx, void *ptr, size_t size);
+	/** Undo a successful pin_host (NULL when pin_host is). */
+	void (*unpin_host)(void *ctx, void *ptr);
 };
 
 /** One mirrored map. Zero-initialise, then gbpf_map_mirror_init(). */
@@ -59,7 +67,8 @@ struct gbpf_map_mirror {
 	uint64_t dev_aux_off;           /**< device ring data */
 	uint64_t *fwd;                  /**< per device sub-ring: forwarded up to */
 	uint64_t drops_seen;            /**< device drops already added to the host */
-	uint8_t *stage;                 /**< one sub-ring of staging (two copies) */
+	uint8_t *stage;                 /**< one sub-ring of staging (two copies), page-aligned */
+	int stage_pinned;               /**< stage pinned by ops->pin_host */
 	uint8_t *ctl;                   /**< copy of the device ring controls */
 	uint64_t forwarded;             /**< records delivered to the host ring */
 	uint64_t waits;                 /**< times the host ring was full */

@@ -292,6 +292,88 @@ static void ring_stats(void)
 	       "ring stats of a mirror that is no ring: -EINVAL");
 }
 
+/* pin_host / unpin_host that record what they were asked; pin_fails makes the pin refuse. */
+static struct {
+	int pins, unpins, pin_fails;
+	void *ptr;
+	size_t size;
+} pinning;
+
+static int h_pin_host(void *ctx, void *p, size_t n)
+{
+	(void)ctx;
+	pinning.pins++;
+	pinning.ptr = p;
+	pinning.size = n;
+	return pinning.pin_fails ? -EIO : 0;
+}
+static void h_unpin_host(void *ctx, void *p)
+{
+	(void)ctx;
+	pinning.unpins += p == pinning.ptr;
+}
+/* The one record stage_pinning() writes: producer 7, sequence 9. */
+static int is_record_7_9(void *ctx, const void *data, size_t size)
+{
+	const struct rec *x = data;
+
+	*(int *)ctx += size == sizeof(*x) && x->producer == 7 && x->seq == 9;
+	return 0;
+}
+
+/*
+ * A ring's stage, which the forwarder's device copies write, is pinned when
+ * the operations can pin (whole pages at a page boundary) and unpinned at
+ * fini; a refused pin leaves the ring working on pageable memory.
+ */
+static void stage_pinning(void)
+{
+	struct gbpf_map_desc hd = {.sz = sizeof(hd), .name = "pinned", .type = GBPF_MAP_TYPE_RINGBUF,
+				   .max_entries = 1u << 14};
+	struct gbpf_dev_mem_ops pin_ops = ops;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct gbpf_map_instance host;
+	struct gbpf_map_mirror m;
+	char why[256] = "";
+
+	pin_ops.pin_host = h_pin_host;
+	pin_ops.unpin_host = h_unpin_host;
+	for (int fail = 0; fail < 2; fail++) {
+		struct gbpf_map_instance dev;
+		struct gbpf_map_desc dd = hd;
+		struct rec x = {.producer = 7, .seq = 9};
+		uint64_t moved = 0;
+		int seen = 0;
+
+		memset(&pinning, 0, sizeof(pinning));
+		pinning.pin_fails = fail;
+		if (gbpf_map_instance_create(&host, &hd, 1) ||
+		    gbpf_map_mirror_init(&m, &host, 1u << 16, 2, &pin_ops, why, sizeof(why))) {
+			tap_ok(0, "stage pinning: mirror created (%s)", why);
+			return;
+		}
+		tap_ok(pinning.pins == 1 && pinning.ptr == m.stage && (uintptr_t)m.stage % page == 0 &&
+			       pinning.size % page == 0 && pinning.size >= m.dev_sub_size &&
+			       m.stage_pinned == !fail,
+		       "%s: the stage (%llu bytes a sub-ring) asked to be pinned once, %zu bytes at a page boundary",
+		       fail ? "pin refused" : "pinned", (unsigned long long)m.dev_sub_size, pinning.size);
+		dev = host;
+		dev.desc = &dd;
+		dev.mem = (void *)(uintptr_t)m.dev;
+		dev.mem_size = m.dev_size;
+		tap_ok(gbpf_ringbuf_output_on(&dev, 1, &x, sizeof(x), 0) == 0 &&
+			       gbpf_map_mirror_forward(&m, &pin_ops, &moved) == 0 && moved == 1 &&
+			       gbpf_ringbuf_consume(&host, is_record_7_9, &seen) == 1 && seen == 1,
+		       "%s: a record is forwarded through the stage intact (%llu moved, %d seen)",
+		       fail ? "pin refused" : "pinned", (unsigned long long)moved, seen);
+		gbpf_map_mirror_fini(&m, &pin_ops);
+		tap_ok(pinning.unpins == !fail && !m.stage_pinned,
+		       "%s: fini unpins the stage only if it was pinned (%d unpins)", fail ? "pin refused" : "pinned",
+		       pinning.unpins);
+		gbpf_map_instance_destroy(&host);
+	}
+}
+
 int main(void)
 {
 	char why[128];
@@ -307,5 +389,6 @@ int main(void)
 	ring_run(1u << 14, 1u << 12, 1, "small device ring");
 	snapshot_maps();
 	ring_stats();
+	stage_pinning();
 	return tap_done();
 }
