@@ -24,6 +24,12 @@ static _Atomic uint32_t *bucket_state(uint8_t *bk)
 	return at32(bk + offsetof(struct gbpf_hash_bucket, state));
 }
 
+/* LRU_HASH: the bucket's last-use word (map_layout.h: its last 8 bytes). */
+static _Atomic uint64_t *bucket_last_use(const struct map_view *v, uint8_t *bk)
+{
+	return at64(bk + gbpf_hash_last_use_off(v->h.bucket_size));
+}
+
 static uint8_t *bucket_key(uint8_t *bk)
 {
 	return bk + GBPF_HASH_BUCKET_HDR;
@@ -131,8 +137,7 @@ static void touch(const struct map_view *v, uint8_t *bk, bool tick)
 		now = atomic_fetch_add_explicit(at64(&h->clock), 1, memory_order_relaxed) + 1;
 	else
 		now = atomic_load_explicit(at64(&h->clock), memory_order_relaxed);
-	atomic_store_explicit(at64(bk + offsetof(struct gbpf_hash_bucket, last_use)), now,
-			      memory_order_relaxed);
+	atomic_store_explicit(bucket_last_use(v, bk), now, memory_order_relaxed);
 }
 
 void *gbpf_mapi_hash_lookup(const struct map_view *v, const void *key, uint32_t slot)
@@ -197,9 +202,7 @@ static int lru_evict(const struct map_view *v, uint32_t home)
 					skipped |= skip[k] == b;
 				if (skipped)
 					continue;
-				use = atomic_load_explicit(
-					at64(bk + offsetof(struct gbpf_hash_bucket, last_use)),
-					memory_order_relaxed);
+				use = atomic_load_explicit(bucket_last_use(v, bk), memory_order_relaxed);
 				if (use < best_use) {
 					best_use = use;
 					best = b;

@@ -35,7 +35,7 @@ extern "C" {
 /** "GBPM" read as a little-endian u32. */
 #define GBPF_MAP_MAGIC 0x4d504247u
 /** Layout version; bumped on any incompatible change of this file. */
-#define GBPF_MAP_LAYOUT_VERSION 3u
+#define GBPF_MAP_LAYOUT_VERSION 4u
 /** Bytes of struct gbpf_map_hdr; every data part starts at or after it. */
 #define GBPF_MAP_HDR_SIZE 128u
 
@@ -150,8 +150,11 @@ static inline uint64_t gbpf_array_value_off(const struct gbpf_map_hdr *h, uint64
  * HASH (1), PERCPU_HASH (5), LRU_HASH (9), GPU_HASH (1501): nr_buckets
  * buckets of bucket_size bytes (a multiple of 16) at data_off:
  *   bucket b at data_off + b * bucket_size
- *   struct gbpf_hash_bucket, then the key (key_stride bytes), then (not
- *   PERCPU_HASH) the value.
+ *   struct gbpf_hash_bucket (16 bytes), then the key (key_stride bytes),
+ *   then (not PERCPU_HASH) the value; LRU_HASH keeps the bucket's last use
+ *   in its last 8 bytes (gbpf_hash_last_use_off).
+ * A u32 key with a u64 value is then a 32-byte bucket: one sector of the
+ * GPU's memory holds all that a lookup and its update touch.
  * PERCPU_HASH keeps its values out of the buckets, slot-major like
  * PERCPU_ARRAY: the value of bucket b for slot s (CPU or SM) at
  *   aux_off + s * gbpf_map_plane_size(nr_buckets, value_stride)
@@ -171,15 +174,21 @@ struct gbpf_hash_bucket {
 	uint32_t lock;
 	/** 8: gbpf_map_hash() of the key, valid while READY (compared before the key bytes). */
 	uint64_t hash;
-	/** 16: atomic (relaxed): LRU: hdr.clock at the last lookup or update. */
-	uint64_t last_use;
-	/* 24: key bytes (key_stride), then values */
+	/* 16: key bytes (key_stride), then values */
 };
-#define GBPF_HASH_BUCKET_HDR 24u
+#define GBPF_HASH_BUCKET_HDR 16u
 _Static_assert(sizeof(struct gbpf_hash_bucket) == GBPF_HASH_BUCKET_HDR, "bucket header");
 _Static_assert(offsetof(struct gbpf_hash_bucket, lock) == 4, "bucket.lock");
 _Static_assert(offsetof(struct gbpf_hash_bucket, hash) == 8, "bucket.hash");
-_Static_assert(offsetof(struct gbpf_hash_bucket, last_use) == 16, "bucket.last_use");
+
+/**
+ * LRU_HASH: offset in a bucket of its atomic (relaxed) last-use word,
+ * hdr.clock at the last lookup or update: the bucket's last 8 bytes.
+ */
+static inline uint64_t gbpf_hash_last_use_off(uint64_t bucket_size)
+{
+	return bucket_size - 8u;
+}
 
 /**
  * A hash map's geometry, which depends on its type and sizes only (not on
@@ -189,7 +198,7 @@ _Static_assert(offsetof(struct gbpf_hash_bucket, last_use) == 16, "bucket.last_u
  */
 struct gbpf_hash_geometry {
 	uint64_t nr_buckets;  /**< a power of two >= 2 * max_entries (and >= 2) */
-	uint64_t bucket_size; /**< header, key and (not PERCPU_HASH) value, a multiple of 16 */
+	uint64_t bucket_size; /**< header, key, (not PERCPU_HASH) value and (LRU_HASH) last use, a multiple of 16 */
 	uint64_t data_off;    /**< bucket 0 */
 	uint64_t aux_off;     /**< PERCPU_HASH: the value planes (128-byte aligned); else 0 */
 	uint64_t plane_size;  /**< PERCPU_HASH: bytes from one slot's plane to the next; else 0 */
@@ -200,6 +209,7 @@ static inline void gbpf_hash_geometry_of(uint32_t type, uint32_t key_size, uint3
 {
 	int percpu = type == 5u; /* PERCPU_HASH */
 	uint64_t value_in_bucket = percpu ? 0 : GBPF_MAP_ROUND8(value_size);
+	uint64_t last_use = type == 9u /* LRU_HASH */ ? 8u : 0u;
 
 	g->nr_buckets = 2;
 	while (g->nr_buckets < 2ull * max_entries)
@@ -207,7 +217,7 @@ static inline void gbpf_hash_geometry_of(uint32_t type, uint32_t key_size, uint3
 	/* 16-byte aligned buckets: a bucket's state, lock and hash words then share one
 	 * 32-byte sector, which the CUDA lookup reads with one load through L1
 	 * (plugins/cuda/ptx_maps.c, emit_hash_weak_probe). */
-	g->bucket_size = (value_in_bucket + GBPF_HASH_BUCKET_HDR + GBPF_MAP_ROUND8(key_size) + 15) &
+	g->bucket_size = (GBPF_HASH_BUCKET_HDR + GBPF_MAP_ROUND8(key_size) + value_in_bucket + last_use + 15) &
 			 ~(uint64_t)15;
 	g->data_off = GBPF_MAP_HDR_SIZE;
 	g->aux_off = percpu ? (g->data_off + g->nr_buckets * g->bucket_size + GBPF_MAP_PLANE_ALIGN - 1) &

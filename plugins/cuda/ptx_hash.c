@@ -19,7 +19,7 @@
 
 _Static_assert(GBPF_HASH_LOCK_SPINS == 4194304u, "device lock bound matches the layout");
 _Static_assert(GBPF_LRU_WINDOW == 64u, "device LRU window matches the layout");
-_Static_assert(GBPF_HASH_BUCKET_HDR == 24u, "device bucket header matches the layout");
+_Static_assert(GBPF_HASH_BUCKET_HDR == 16u, "device bucket header (key at +16) matches the layout");
 _Static_assert(GBPF_MAP_PLANE_ALIGN == 128u, "device per-slot planes (127, 0x...80) match the layout");
 
 /*
@@ -61,10 +61,10 @@ static const char m_hprobe_ptx[] =
 	/* an 8-byte aligned key of whole words (the common case) compares a word at a time */
 	"cvt.u32.u64 %b9, %a1;\nor.b32 %b9, %b9, %b2;\nand.b32 %b9, %b9, 7;\nsetp.ne.u32 %q1, %b9, 0;\n"
 	"@%q1 bra $Lc;\n$Lc8:\nsetp.ge.u32 %q1, %b8, %b2;\n@%q1 bra $Leq;\ncvt.u64.u32 %a6, %b8;\n"
-	"add.u64 %a7, %a4, %a6;\nld.u64 %a5, [%a7+24];\nadd.u64 %a7, %a1, %a6;\nld.u64 %a6, [%a7];\n"
+	"add.u64 %a7, %a4, %a6;\nld.u64 %a5, [%a7+16];\nadd.u64 %a7, %a1, %a6;\nld.u64 %a6, [%a7];\n"
 	"setp.ne.u64 %q1, %a5, %a6;\n@%q1 bra $Lnext;\nadd.u32 %b8, %b8, 8;\nbra $Lc8;\n"
 	"$Lc:\nsetp.ge.u32 %q1, %b8, %b2;\n@%q1 bra $Leq;\n"
-	"cvt.u64.u32 %a6, %b8;\nadd.u64 %a7, %a4, %a6;\nld.u8 %b9, [%a7+24];\n"
+	"cvt.u64.u32 %a6, %b8;\nadd.u64 %a7, %a4, %a6;\nld.u8 %b9, [%a7+16];\n"
 	"add.u64 %a7, %a1, %a6;\nld.u8 %b7, [%a7];\nsetp.ne.u32 %q1, %b9, %b7;\n"
 	"@%q1 bra $Lnext;\nadd.u32 %b8, %b8, 1;\nbra.uni $Lc;\n$Leq:\nfence.acq_rel.gpu;\n"
 	"ld.relaxed.gpu.u32 %b9, [%a4];\nsetp.ne.u32 %q1, %b9, %b6;\n@%q1 bra $Lnext;\n"
@@ -86,7 +86,7 @@ static const char m_hval_ptx[] =
 	"ld.u32 %b0, [%a0+44];\nld.u64 %a2, [%a0+56];\nadd.u64 %a2, %a2, %a0;\n"
 	"mul.wide.u32 %a3, %b1, %b0;\nadd.u64 %a2, %a2, %a3;\n"
 	"ld.u32 %b2, [%a0+36];\ncvt.u64.u32 %a3, %b2;\nadd.u64 %a2, %a2, %a3;\n"
-	"add.u64 %a2, %a2, 24;\nbra.uni $Lout;\n$Lpc:\n"
+	"add.u64 %a2, %a2, 16;\nbra.uni $Lout;\n$Lpc:\n"
 	"mov.u32 %b4, %smid;\nld.u32 %b5, [%a0+28];\nmax.u32 %b5, %b5, 1;\nsub.u32 %b5, %b5, 1;\nmin.u32 %b4, %b4, %b5;\n"
 	"ld.u32 %b5, [%a0+40];\nld.u32 %b2, [%a0+32];\nmul.wide.u32 %a4, %b5, %b2;\nadd.u64 %a4, %a4, 127;\n"
 	"and.b64 %a4, %a4, 0xFFFFFFFFFFFFFF80;\ncvt.u64.u32 %a3, %b4;\nmul.lo.u64 %a3, %a3, %a4;\n"
@@ -113,7 +113,8 @@ static const char m_hash_lookup_h_ptx[] =
 	"ld.local.u64 %a4, [fr+8];\nld.u32 %b1, [%a0+44];\n"
 	"ld.u64 %a6, [%a0+56];\nadd.u64 %a6, %a6, %a0;\ncvt.u32.u64 %b0, %a4;\n"
 	"mul.wide.u32 %a7, %b0, %b1;\nadd.u64 %a6, %a6, %a7;\n"
-	"ld.relaxed.gpu.u64 %a7, [%a0+104];\nst.relaxed.gpu.u64 [%a6+16], %a7;\n"
+	"cvt.u64.u32 %a4, %b1;\nadd.u64 %a6, %a6, %a4;\nadd.u64 %a6, %a6, -8;\n"
+	"ld.relaxed.gpu.u64 %a7, [%a0+104];\nst.relaxed.gpu.u64 [%a6], %a7;\n"
 	"$Lout:\nst.param.b64 [r], %a5;\nret;\n$Lnone:\n"
 	"st.param.b64 [r], 0;\nret;\n}\n";
 
@@ -204,6 +205,7 @@ static const char m_lru_evict_ptx[] =
 	"ld.param.b64 %a0, [m];\nld.param.b64 %a1, [h];\ncvt.u32.u64 %b0, %a1;\n"
 	"ld.u32 %b1, [%a0+40];\nsub.u32 %b2, %b1, 1;\nld.u32 %b3, [%a0+44];\n"
 	"ld.u64 %a2, [%a0+56];\nadd.u64 %a2, %a2, %a0;\nmov.u64 %a3, sk;\nmov.u32 %b4, 0;\n"
+	"cvt.u64.u32 %a11, %b3;\nadd.u64 %a11, %a11, -8;\n"
 	"$Latt:\nsetp.ge.u32 %q0, %b4, 8;\n@%q0 bra $Lbusy;\nmin.u32 %b5, %b1, 64;\n"
 	"mov.u64 %a4, -1;\nmov.u64 %a5, 0xFFFFFFFFFFFFFFFF;\nmov.u32 %b6, 0;\n$Lpass:\n"
 	"mov.u32 %b7, 0;\n$Lscan:\nsetp.ge.u32 %q0, %b7, %b5;\n@%q0 bra $Lpend;\n"
@@ -213,7 +215,7 @@ static const char m_lru_evict_ptx[] =
 	"setp.ge.u32 %q1, %b11, %b4;\n@%q1 bra $Lnos;\nmul.wide.u32 %a7, %b11, 4;\n"
 	"add.u64 %a7, %a7, %a3;\nld.local.u32 %b12, [%a7];\nsetp.eq.u32 %q2, %b12, %b8;\n"
 	"@%q2 bra $Lsnext;\nadd.u32 %b11, %b11, 1;\nbra.uni $Lsk;\n$Lnos:\n"
-	"ld.relaxed.gpu.u64 %a8, [%a6+16];\nsetp.lt.u64 %q2, %a8, %a5;\n@!%q2 bra $Lsnext;\n"
+	"add.u64 %a7, %a6, %a11;\nld.relaxed.gpu.u64 %a8, [%a7];\nsetp.lt.u64 %q2, %a8, %a5;\n@!%q2 bra $Lsnext;\n"
 	"mov.u64 %a5, %a8;\ncvt.u64.u32 %a4, %b8;\nmov.u32 %b6, %b9;\n$Lsnext:\n"
 	"add.u32 %b7, %b7, 1;\nbra.uni $Lscan;\n$Lpend:\nsetp.ge.s64 %q0, %a4, 0;\n"
 	"@%q0 bra $Lfound;\nsetp.eq.u32 %q0, %b5, %b1;\n@%q0 bra $Lnoent;\nmov.u32 %b5, %b1;\n"
@@ -335,9 +337,9 @@ static const char m_hash_update_tail_ptx[] =
 	"red.add.u64 [%a0+88], 0xFFFFFFFFFFFFFFFF;\nmov.u64 %a7, -7;\nbra.uni $Lunlock;\n"
 	/* claimed (BUSY): hash, zeroed key part, the key */
 	"$Lgot:\nst.relaxed.gpu.u64 [%a14+8], %a4;\nst.local.v2.u32 [fr+48], {%b8, %b15};\n"
-	"add.u64 %a15, %a14, 24;\nld.u32 %b17, [%a0+36];\ncvt.u64.u32 %a9, %b17;\nadd.u64 %a9, %a9, %a15;\n"
+	"add.u64 %a15, %a14, 16;\nld.u32 %b17, [%a0+36];\ncvt.u64.u32 %a9, %b17;\nadd.u64 %a9, %a9, %a15;\n"
 	"$Lzk:\nsetp.ge.u64 %q0, %a15, %a9;\n@%q0 bra $Lzkd;\nst.u64 [%a15], 0;\n"
-	"add.u64 %a15, %a15, 8;\nbra.uni $Lzk;\n$Lzkd:\nadd.u64 %a15, %a14, 24;\n"
+	"add.u64 %a15, %a15, 8;\nbra.uni $Lzk;\n$Lzkd:\nadd.u64 %a15, %a14, 16;\n"
 	"ld.local.u64 %a1, [fr+8];\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a5, %b0;\n"
 	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a15;\n"
 	"st.param.b64 [y], %a1;\nst.param.b64 [z], %a5;\ncall __gbpf_h_copy, (x, y, z);\n}\n"
@@ -346,7 +348,7 @@ static const char m_hash_update_tail_ptx[] =
 	"ld.local.u64 %a0, [fr];\nld.local.u32 %b8, [fr+48];\nld.u32 %b17, [%a0+32];\n"
 	"ld.u32 %b10, [%a0+8];\nsetp.eq.u32 %q0, %b10, 5;\n@%q0 bra $Lpz;\n"
 	"ld.u32 %b4, [%a0+44];\nmul.wide.u32 %a15, %b8, %b4;\nld.u64 %a5, [%a0+56];\nadd.u64 %a15, %a15, %a5;\n"
-	"ld.u32 %b4, [%a0+36];\ncvt.u64.u32 %a5, %b4;\nadd.u64 %a15, %a15, %a5;\nadd.u64 %a15, %a15, 24;\n"
+	"ld.u32 %b4, [%a0+36];\ncvt.u64.u32 %a5, %b4;\nadd.u64 %a15, %a15, %a5;\nadd.u64 %a15, %a15, 16;\n"
 	"cvt.u64.u32 %a9, %b17;\nbra.uni $Lzs;\n"
 	"$Lpz:\nld.u32 %b18, [%a0+40];\nld.u32 %b19, [%a0+28];\nmul.wide.u32 %a14, %b18, %b17;\n"
 	"add.u64 %a14, %a14, 127;\nand.b64 %a14, %a14, 0xFFFFFFFFFFFFFF80;\n"
@@ -369,7 +371,8 @@ static const char m_hash_update_tail_ptx[] =
 	"ld.local.u64 %a0, [fr];\nld.local.v2.u32 {%b8, %b15}, [fr+48];\n"
 	"ld.u32 %b4, [%a0+44];\nmul.wide.u32 %a14, %b8, %b4;\nld.u64 %a5, [%a0+56];\nadd.u64 %a14, %a14, %a5;\n"
 	"add.u64 %a14, %a14, %a0;\nld.u32 %b10, [%a0+8];\nsetp.ne.u32 %q0, %b10, 9;\n@%q0 bra $Lnt;\n"
-	"atom.add.u64 %a5, [%a0+104], 1;\nadd.u64 %a5, %a5, 1;\nst.relaxed.gpu.u64 [%a14+16], %a5;\n"
+	"atom.add.u64 %a5, [%a0+104], 1;\nadd.u64 %a5, %a5, 1;\ncvt.u64.u32 %a13, %b4;\nadd.u64 %a13, %a13, %a14;\n"
+	"st.relaxed.gpu.u64 [%a13+-8], %a5;\n"
 	"$Lnt:\nsetp.eq.u32 %q0, %b15, 0;\n@%q0 bra $Lok;\nadd.u32 %b15, %b15, 1;\n"
 	"st.release.gpu.u32 [%a14], %b15;\n$Lok:\nmov.u64 %a7, 0;\n"
 	"$Lunlock:\nld.local.u64 %a6, [fr+40];\nst.release.gpu.u32 [%a6], 0;\n$Ldone:\nst.param.b64 [r], %a7;\nret;\n}\n";

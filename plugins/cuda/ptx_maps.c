@@ -664,18 +664,20 @@ static void emit_bucket_key_cmp(struct ptx_cg *cg, uint32_t key_size, const char
 {
 	size_t pi = cg->prog_idx;
 
+	unsigned k0 = GBPF_HASH_BUCKET_HDR, k1 = GBPF_HASH_BUCKET_HDR + 8;
+
 	if (key_size == 4)
-		ptx_buf_printf(cg->b, "ld.u32 %%w14, [%%t12+24];\nsetp.ne.u32 %%p6, %%w14, %%w10;\n@%%p6 bra $L%s%u_%zu;\n",
-			       miss, id, pi);
+		ptx_buf_printf(cg->b, "ld.u32 %%w14, [%%t12+%u];\nsetp.ne.u32 %%p6, %%w14, %%w10;\n@%%p6 bra $L%s%u_%zu;\n",
+			       k0, miss, id, pi);
 	else
-		ptx_buf_printf(cg->b, "ld.u64 %%t0, [%%t12+24];\nsetp.ne.u64 %%p6, %%t0, %%t13;\n@%%p6 bra $L%s%u_%zu;\n",
-			       miss, id, pi);
+		ptx_buf_printf(cg->b, "ld.u64 %%t0, [%%t12+%u];\nsetp.ne.u64 %%p6, %%t0, %%t13;\n@%%p6 bra $L%s%u_%zu;\n",
+			       k0, miss, id, pi);
 	if (key_size == 12)
-		ptx_buf_printf(cg->b, "ld.u32 %%w14, [%%t12+32];\nsetp.ne.u32 %%p6, %%w14, %%w12;\n@%%p6 bra $L%s%u_%zu;\n",
-			       miss, id, pi);
+		ptx_buf_printf(cg->b, "ld.u32 %%w14, [%%t12+%u];\nsetp.ne.u32 %%p6, %%w14, %%w12;\n@%%p6 bra $L%s%u_%zu;\n",
+			       k1, miss, id, pi);
 	else if (key_size == 16)
-		ptx_buf_printf(cg->b, "ld.u64 %%t0, [%%t12+32];\nsetp.ne.u64 %%p6, %%t0, %%t14;\n@%%p6 bra $L%s%u_%zu;\n",
-			       miss, id, pi);
+		ptx_buf_printf(cg->b, "ld.u64 %%t0, [%%t12+%u];\nsetp.ne.u64 %%p6, %%t0, %%t14;\n@%%p6 bra $L%s%u_%zu;\n",
+			       k1, miss, id, pi);
 }
 
 /*
@@ -715,13 +717,16 @@ static void emit_weak_bucket(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 	 * Keys of up to 8 bytes: equal hashes are equal keys; longer ones compare every word. Those
 	 * words are loaded here, beside the state and hash and not after their checks (they are in
 	 * the bucket: no fault either way), so a hit waits for one round trip to L1 rather than a
-	 * chain of three (mem_count's key of 16 bytes, at every memory site). They are
-	 * emit_bucket_key_cmp's words, in registers that live past the checks (%t3, then %w13 or
-	 * %t4); the ordered run below keeps that function, whose loads must follow its acquire.
+	 * chain of three (mem_count's key of 16 bytes, at every memory site: one more 16-byte load,
+	 * the key starting 16 bytes into the bucket). They are emit_bucket_key_cmp's words, in
+	 * registers that live past the checks (%t3, then %w13 or %t4); the ordered run below keeps
+	 * that function, whose loads must follow its acquire.
 	 */
-	if (d->key_size > 8)
-		ptx_buf_puts(b, d->key_size == 12 ? "ld.u64 %t3, [%t12+24];\nld.u32 %w13, [%t12+32];\n"
-						  : "ld.u64 %t3, [%t12+24];\nld.u64 %t4, [%t12+32];\n");
+	_Static_assert(GBPF_HASH_BUCKET_HDR == 16, "the key's first 16 bytes are one 16-byte aligned load");
+	if (d->key_size == 12)
+		ptx_buf_puts(b, "ld.u64 %t3, [%t12+16];\nld.u32 %w13, [%t12+24];\n");
+	else if (d->key_size == 16)
+		ptx_buf_puts(b, "ld.v2.u64 {%t3, %t4}, [%t12+16];\n");
 	ptx_buf_printf(b, "cvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
 			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n"
 			  "setp.ne.u64 %%p6, %%t2, %%t10;\n@%%p6 bra $L%s%u_%zu;\n",
@@ -749,7 +754,12 @@ static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *
 	ptx_buf_puts(b, bucket_at_ptx);
 	emit_weak_bucket(cg, d, geo, "hv", id);
 	emit_found_value(cg, d, geo, id);
-	ptx_buf_printf(b, "$Lhv%u_%zu:\nmov.u32 %%w6, 1;\n$Lhw%u_%zu:\n", id, pi, id, pi);
+	/*
+	 * Not unrolled: the run's later buckets are rare (a collision at home), and ptxas unrolling
+	 * this loop, which it does when the bucket size is a power of two, gave mem_count's vector
+	 * add 38 registers instead of 32 (7 blocks of 256 threads an SM instead of 8).
+	 */
+	ptx_buf_printf(b, "$Lhv%u_%zu:\nmov.u32 %%w6, 1;\n$Lhw%u_%zu:\n.pragma \"nounroll\";\n", id, pi, id, pi);
 	ptx_buf_puts(b, bucket_at_ptx);
 	emit_weak_bucket(cg, d, geo, "hwn", id);
 	ptx_buf_printf(b, "bra.uni $Lhf%u_%zu;\n$Lhwn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
@@ -804,7 +814,7 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 		       (unsigned long long)(geo.nr_buckets - 1), (unsigned long long)geo.bucket_size,
 		       (unsigned long long)geo.data_off);
 	emit_hash_weak_probe(cg, d, &geo, id);
-	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\n", id, pi);
+	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\n.pragma \"nounroll\";\n", id, pi);
 	ptx_buf_puts(b, bucket_at_ptx);
 	ptx_buf_printf(b, "ld.acquire.gpu.u32 %%w14, [%%t12];\nand.b32 %%w14, %%w14, 3;\n"
 			  "setp.eq.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhm%u_%zu;\n"

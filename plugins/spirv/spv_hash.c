@@ -239,6 +239,12 @@ static uint32_t bucket(struct fb *f, uint32_t map, const struct hhdr *h, uint32_
 	return spv_add64(f->m, spv_add64(f->m, map, h->data), bin(f, SpvOpIMul, b, h->bs));
 }
 
+/* LRU_HASH: the last-use word of the bucket at @p baddr (map_layout.h: its last 8 bytes) */
+static uint32_t last_use_addr(struct fb *f, const struct hhdr *h, uint32_t baddr)
+{
+	return spv_add64(f->m, baddr, bin(f, SpvOpISub, h->bs, k64(f, 8)));
+}
+
 static uint32_t is_percpu(struct fb *f, const struct hhdr *h)
 {
 	return cmp(f, SpvOpIEqual, h->type, k64(f, GBPF_MAP_TYPE_PERCPU_HASH));
@@ -329,7 +335,7 @@ static void emit_lookup(struct spv_gen *g)
 	lru = spv_bin(m, SpvOpLogicalAnd, m->t_bool, is_lru(&f, &h), cmp(&f, SpvOpIEqual, f.p[2], k64(&f, 0)));
 	spv_brc(m, lru, llru, lret);
 	spv_label(m, llru);
-	spv_atomic_store(m, 64, spv_addk(m, baddr, 16), spv_atomic_load(m, 64, spv_addk(m, f.p[0], 104)));
+	spv_atomic_store(m, 64, last_use_addr(&f, &h, baddr), spv_atomic_load(m, 64, spv_addk(m, f.p[0], 104)));
 	spv_br(m, lret);
 	spv_label(m, lret);
 	spv_ret(m, value_addr(&f, &h, baddr, bv));
@@ -454,7 +460,7 @@ static void emit_locked(struct spv_gen *g)
 		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, fa, fidx), f.p[2], h.vs, k64(&f, 0));
 		spv_brc(m, is_lru(&f, &h), lsetlru, lout);
 		spv_label(m, lsetlru);
-		spv_atomic_store(m, 64, spv_addk(m, fa, 16),
+		spv_atomic_store(m, 64, last_use_addr(&f, &h, fa),
 				 spv_addk(m, spv_atomic(m, SpvOpAtomicIAdd, 64, spv_addk(m, f.p[0], 104),
 							k64(&f, 1)), 1));
 		spv_br(m, lout);
@@ -555,7 +561,7 @@ static void emit_locked(struct spv_gen *g)
 		lsetlru = spv_id(m), lpub = spv_id(m);
 		spv_brc(m, is_lru(&f, &h), lsetlru, lpub);
 		spv_label(m, lsetlru);
-		spv_atomic_store(m, 64, spv_addk(m, baddr, 16),
+		spv_atomic_store(m, 64, last_use_addr(&f, &h, baddr),
 				 spv_addk(m, spv_atomic(m, SpvOpAtomicIAdd, 64, spv_addk(m, f.p[0], 104),
 							k64(&f, 1)), 1));
 		spv_br(m, lpub);

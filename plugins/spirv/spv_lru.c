@@ -165,7 +165,8 @@ static void emit_evict(struct spv_gen *g)
 				   spv_un(m, SpvOpLogicalNot, m->t_bool, skipped(&l, b))),
 			lready, lnext);
 		spv_label(m, lready);
-		use = spv_atomic_load(m, 64, spv_addk(m, bk, 16));
+		/* the bucket's last 8 bytes (map_layout.h, gbpf_hash_last_use_off) */
+		use = spv_atomic_load(m, 64, spv_add64(m, bk, op2(m, SpvOpISub, bs, k64(m, 8))));
 		spv_brc(m, cmp(m, SpvOpULessThan, use, vld(m, best_use)), lcand, lnext);
 		spv_label(m, lcand);
 		vst(m, best_use, use);

@@ -38,7 +38,8 @@ static void test_basic(uint32_t type, const char *what)
 		tap_ok(0, "%s: create", what);
 		return;
 	}
-	tap_ok(hdr_of(&m)->nr_buckets == 256 && hdr_of(&m)->bucket_size == 24 + 8 + 16,
+	/* 16 header + 8 key + 16 value = 40, rounded to 16 */
+	tap_ok(hdr_of(&m)->nr_buckets == 256 && hdr_of(&m)->bucket_size == 48,
 	       "%s: 256 buckets of 48 bytes for 100 entries", what);
 	for (uint32_t i = 0; i < 100; i++) {
 		k.a = i * 7919;
@@ -227,6 +228,59 @@ static void test_lru(void)
 	gbpf_map_instance_destroy(&m);
 }
 
+/*
+ * Bucket sizes of layout version 4: a 16-byte bucket header, so a u32 key
+ * with a u64 value is one 32-byte bucket (a GPU sector); LRU_HASH adds its
+ * last-use word in the bucket's last 8 bytes, after the value.
+ */
+static void test_bucket_sizes(void)
+{
+	static const struct {
+		uint32_t type, key, value, bucket;
+		const char *what;
+	} c[] = {
+		{GBPF_MAP_TYPE_HASH, 4, 8, 32, "hash u32 -> u64"},
+		{GBPF_MAP_TYPE_GPU_HASH, 8, 8, 32, "gpu_hash u64 -> u64"},
+		{GBPF_MAP_TYPE_PERCPU_HASH, 16, 8, 32, "percpu_hash 16-byte key (values in planes)"},
+		{GBPF_MAP_TYPE_LRU_HASH, 4, 8, 48, "lru_hash u32 -> u64 (+ last use)"},
+		{GBPF_MAP_TYPE_LRU_HASH, 4, 4, 48, "lru_hash u32 -> u32 (+ last use)"},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct gbpf_map_desc d = mk_desc(c[i].what, c[i].type, c[i].key, c[i].value, 64);
+		struct gbpf_map_instance m;
+		uint64_t key = 0x1122334455667788ull, v = 0xa5a5a5a5a5a5a5a5ull, *p;
+		uint8_t key16[16] = {1, 2, 3};
+		const void *k = c[i].key == 16 ? (const void *)key16 : (const void *)&key;
+		const uint8_t *bk = NULL;
+
+		if (gbpf_map_instance_create(&m, &d, 2)) {
+			tap_ok(0, "%s: create", c[i].what);
+			continue;
+		}
+		p = gbpf_map_update(&m, k, &v, GBPF_ANY, 0) == 0 ? gbpf_map_lookup(&m, k, 0) : NULL;
+		/* the one entry's bucket: the key sits 16 bytes in (GBPF_HASH_BUCKET_HDR) */
+		for (uint32_t b = 0; b < hdr_of(&m)->nr_buckets && !bk; b++) {
+			const uint8_t *x = (const uint8_t *)m.mem + hdr_of(&m)->data_off + (uint64_t)b * hdr_of(&m)->bucket_size;
+
+			if (GBPF_BUCKET_STATE(*(const uint32_t *)x) == GBPF_BUCKET_READY)
+				bk = x;
+		}
+		tap_ok(hdr_of(&m)->bucket_size == c[i].bucket && bk && !memcmp(bk + 16, k, c[i].key) && p &&
+			       !memcmp(p, &v, c[i].value) &&
+			       (c[i].type == GBPF_MAP_TYPE_PERCPU_HASH || (const uint8_t *)p == bk + 16 + ((c[i].key + 7) & ~7u)),
+		       "%s: %u-byte buckets, the key at +16, the value after it", c[i].what, c[i].bucket);
+		if (c[i].type == GBPF_MAP_TYPE_LRU_HASH && bk) {
+			uint64_t use;
+
+			memcpy(&use, bk + c[i].bucket - 8, 8);
+			tap_ok(use == hdr_of(&m)->clock && use > 0,
+			       "%s: the last use (%llu) is the bucket's last 8 bytes", c[i].what, (unsigned long long)use);
+		}
+		gbpf_map_instance_destroy(&m);
+	}
+}
+
 int main(void)
 {
 	test_vectors();
@@ -236,5 +290,6 @@ int main(void)
 	test_percpu_hash();
 	test_percpu_hash_planes();
 	test_lru();
+	test_bucket_sizes();
 	return tap_done();
 }

@@ -124,6 +124,12 @@ RT u64 bucket_value(const struct gbpf_map_hdr *h, u64 map, u64 b, u64 slot)
 	return map + gbpf_hash_value_off(h, (b - map - h->data_off) / h->bucket_size, value_slot(h, slot));
 }
 
+/* LRU_HASH: the last-use word of the bucket at @p b (map_layout.h: its last 8 bytes). */
+RT u64 *bucket_last_use(const struct gbpf_map_hdr *h, u64 b)
+{
+	return (u64 *)(b + gbpf_hash_last_use_off(h->bucket_size));
+}
+
 /* Lock-free lookup of MAPS.md; returns the bucket address or 0. */
 RT u64 hash_find(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 hv)
 {
@@ -178,7 +184,7 @@ u64 __gbpf_rt_map_lookup(u64 map, u64 key, u64 slot, u64 thread)
 		if (!b)
 			return 0;
 		if (h->type == 9)
-			__atomic_store_n(&((struct gbpf_hash_bucket *)b)->last_use,
+			__atomic_store_n(bucket_last_use(h, b),
 					 __atomic_load_n(&((struct gbpf_map_hdr *)map)->clock, __ATOMIC_RELAXED),
 					 __ATOMIC_RELAXED);
 		return bucket_value(h, map, b, slot);
@@ -214,7 +220,7 @@ RT int lru_evict(const struct gbpf_map_hdr *h, u64 map, u64 home_idx)
 				u64 b = bucket_at(h, map, (home_idx + i) & mask);
 				struct gbpf_hash_bucket *bk = (struct gbpf_hash_bucket *)b;
 				u32 w = __atomic_load_n(&bk->state, __ATOMIC_ACQUIRE);
-				u64 use = __atomic_load_n(&bk->last_use, __ATOMIC_RELAXED);
+				u64 use = __atomic_load_n(bucket_last_use(h, b), __ATOMIC_RELAXED);
 
 				if (GBPF_BUCKET_STATE(w) == GBPF_BUCKET_READY && use < best_use) {
 					best = b;
@@ -283,7 +289,7 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 			return -RT_EEXIST;
 		copy_bytes(bucket_value(h, map, found, slot), value, h->value_size);
 		if (h->type == 9)
-			__atomic_store_n(&((struct gbpf_hash_bucket *)found)->last_use,
+			__atomic_store_n(bucket_last_use(h, found),
 					 __atomic_fetch_add(&mh->clock, 1, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 		return 0;
 	}
@@ -325,7 +331,7 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 				}
 				copy_bytes(bucket_value(h, map, b, slot), value, h->value_size);
 				if (h->type == 9)
-					__atomic_store_n(&bk->last_use,
+					__atomic_store_n(bucket_last_use(h, b),
 							 __atomic_fetch_add(&mh->clock, 1, __ATOMIC_RELAXED) + 1,
 							 __ATOMIC_RELAXED);
 				__atomic_store_n(&bk->state, GBPF_BUCKET_WORD(GBPF_BUCKET_GEN(busy), GBPF_BUCKET_READY),
