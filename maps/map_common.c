@@ -115,7 +115,7 @@ static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	h->value_stride = (uint32_t)GBPF_MAP_ROUND8(h->value_size);
 	h->key_stride = (uint32_t)GBPF_MAP_ROUND8(h->key_size);
 	/* Twice the entries keeps probe runs short and guarantees a free bucket;
-	 * PERCPU_HASH's values are planes after the buckets (map_layout.h). */
+	 * the values are planes after the buckets, one per slot (map_layout.h). */
 	gbpf_hash_geometry_of(h->type, h->key_size, h->value_size, h->max_entries, &g);
 	bucket = g.bucket_size;
 	if (bucket > UINT32_MAX || !size_mul(bucket, g.nr_buckets, &n))
@@ -125,11 +125,11 @@ static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	h->bucket_size = (uint32_t)bucket;
 	h->data_off = g.data_off;
 	h->data_size = n;
-	h->total_size = h->data_off + n;
-	if (h->type == GBPF_MAP_TYPE_PERCPU_HASH) {
+	{
 		uint64_t planes;
 
-		/* one plane of nr_buckets values per slot, each 128-byte aligned */
+		/* one plane of nr_buckets values per slot (PERCPU_HASH; one slot otherwise),
+		 * each 128-byte aligned */
 		h->aux_off = g.aux_off;
 		if (!size_mul(g.plane_size, h->nr_slots, &planes))
 			return fail(why, why_size, "%u slots x %u buckets x %u bytes is too large", h->nr_slots,

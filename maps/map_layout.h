@@ -93,7 +93,7 @@ struct gbpf_map_hdr {
 	uint64_t total_size;   /**< 48: bytes of the whole block */
 	uint64_t data_off;     /**< 56: arrays: first value; hash: bucket 0; rings: ring controls */
 	uint64_t data_size;    /**< 64: bytes from data_off to the end of that part */
-	uint64_t aux_off;      /**< 72: rings: data of sub-ring 0; PERCPU_HASH: values of slot 0; else 0 */
+	uint64_t aux_off;      /**< 72: rings: data of sub-ring 0; hashes: values of slot 0; else 0 */
 	uint64_t sub_size;     /**< 80: rings: data bytes of each sub-ring (power of two); else 0 */
 	uint64_t count;        /**< 88: atomic: hash: live + being-inserted entries (<= max_entries) */
 	uint64_t drops;        /**< 96: atomic: rings: records dropped (full); hash: E2BIG failures */
@@ -150,17 +150,20 @@ static inline uint64_t gbpf_array_value_off(const struct gbpf_map_hdr *h, uint64
  * HASH (1), PERCPU_HASH (5), LRU_HASH (9), GPU_HASH (1501): nr_buckets
  * buckets of bucket_size bytes (a multiple of 16) at data_off:
  *   bucket b at data_off + b * bucket_size
- *   struct gbpf_hash_bucket (16 bytes), then the key (key_stride bytes),
- *   then (not PERCPU_HASH) the value; LRU_HASH keeps the bucket's last use
- *   in its last 8 bytes (gbpf_hash_last_use_off).
- * A u32 key with a u64 value is then a 32-byte bucket: one sector of the
- * GPU's memory holds all that a lookup and its update touch.
- * PERCPU_HASH keeps its values out of the buckets, slot-major like
- * PERCPU_ARRAY: the value of bucket b for slot s (CPU or SM) at
+ *   struct gbpf_hash_bucket (16 bytes), then the key (key_stride bytes);
+ *   LRU_HASH keeps the bucket's last use in its last 8 bytes
+ *   (gbpf_hash_last_use_off).
+ * Values are kept out of the buckets, in planes of nr_buckets values at
+ * aux_off (128-byte aligned): the value of bucket b for slot s at
  *   aux_off + s * gbpf_map_plane_size(nr_buckets, value_stride)
- *           + b * value_stride                        (s < nr_slots)
- * so that the SMs of a GPU counting into one key touch different cache
- * lines (copies side by side in the bucket cost 5x on the H200, MAPS.md).
+ *           + b * value_stride
+ * with one plane (s = 0) except PERCPU_HASH, whose nr_slots planes (one per
+ * CPU or SM, slot-major like PERCPU_ARRAY) keep the SMs of a GPU counting
+ * into one key on different cache lines (copies side by side cost 5x on
+ * the H200, MAPS.md). Apart from the values, the buckets a lookup reads are
+ * never in a sector that the counts' atomics write: a hash written by hand
+ * in CUDA with its keys and values apart took 0.57x the time of one with
+ * each key beside its value (H200, every thread counting into 4096 keys).
  */
 struct gbpf_hash_bucket {
 	/**
@@ -174,7 +177,7 @@ struct gbpf_hash_bucket {
 	uint32_t lock;
 	/** 8: gbpf_map_hash() of the key, valid while READY (compared before the key bytes). */
 	uint64_t hash;
-	/* 16: key bytes (key_stride), then values */
+	/* 16: key bytes (key_stride) */
 };
 #define GBPF_HASH_BUCKET_HDR 16u
 _Static_assert(sizeof(struct gbpf_hash_bucket) == GBPF_HASH_BUCKET_HDR, "bucket header");
@@ -198,17 +201,15 @@ static inline uint64_t gbpf_hash_last_use_off(uint64_t bucket_size)
  */
 struct gbpf_hash_geometry {
 	uint64_t nr_buckets;  /**< a power of two >= 2 * max_entries (and >= 2) */
-	uint64_t bucket_size; /**< header, key, (not PERCPU_HASH) value and (LRU_HASH) last use, a multiple of 16 */
+	uint64_t bucket_size; /**< header, key and (LRU_HASH) last use, a multiple of 16 */
 	uint64_t data_off;    /**< bucket 0 */
-	uint64_t aux_off;     /**< PERCPU_HASH: the value planes (128-byte aligned); else 0 */
-	uint64_t plane_size;  /**< PERCPU_HASH: bytes from one slot's plane to the next; else 0 */
+	uint64_t aux_off;     /**< the value planes (128-byte aligned) */
+	uint64_t plane_size;  /**< bytes of a plane: from one slot's plane to the next (PERCPU_HASH) */
 };
 
 static inline void gbpf_hash_geometry_of(uint32_t type, uint32_t key_size, uint32_t value_size,
 					 uint32_t max_entries, struct gbpf_hash_geometry *g)
 {
-	int percpu = type == 5u; /* PERCPU_HASH */
-	uint64_t value_in_bucket = percpu ? 0 : GBPF_MAP_ROUND8(value_size);
 	uint64_t last_use = type == 9u /* LRU_HASH */ ? 8u : 0u;
 
 	g->nr_buckets = 2;
@@ -217,22 +218,19 @@ static inline void gbpf_hash_geometry_of(uint32_t type, uint32_t key_size, uint3
 	/* 16-byte aligned buckets: a bucket's state, lock and hash words then share one
 	 * 32-byte sector, which the CUDA lookup reads with one load through L1
 	 * (plugins/cuda/ptx_maps.c, emit_hash_weak_probe). */
-	g->bucket_size = (GBPF_HASH_BUCKET_HDR + GBPF_MAP_ROUND8(key_size) + value_in_bucket + last_use + 15) &
-			 ~(uint64_t)15;
+	g->bucket_size = (GBPF_HASH_BUCKET_HDR + GBPF_MAP_ROUND8(key_size) + last_use + 15) & ~(uint64_t)15;
 	g->data_off = GBPF_MAP_HDR_SIZE;
-	g->aux_off = percpu ? (g->data_off + g->nr_buckets * g->bucket_size + GBPF_MAP_PLANE_ALIGN - 1) &
-				      ~(uint64_t)(GBPF_MAP_PLANE_ALIGN - 1)
-			    : 0;
-	g->plane_size = percpu ? gbpf_map_plane_size(g->nr_buckets, GBPF_MAP_ROUND8(value_size)) : 0;
+	g->aux_off = (g->data_off + g->nr_buckets * g->bucket_size + GBPF_MAP_PLANE_ALIGN - 1) &
+		     ~(uint64_t)(GBPF_MAP_PLANE_ALIGN - 1);
+	g->plane_size = gbpf_map_plane_size(g->nr_buckets, GBPF_MAP_ROUND8(value_size));
 }
 
 /** Offset in the block of bucket @p b's value for slot @p slot (the slot matters for PERCPU_HASH only). */
 static inline uint64_t gbpf_hash_value_off(const struct gbpf_map_hdr *h, uint64_t b, uint64_t slot)
 {
-	if (h->type == 5u /* GBPF_MAP_TYPE_PERCPU_HASH */)
-		return h->aux_off + slot * gbpf_map_plane_size(h->nr_buckets, h->value_stride) +
-		       b * h->value_stride;
-	return h->data_off + b * h->bucket_size + GBPF_HASH_BUCKET_HDR + h->key_stride;
+	if (h->type != 5u /* GBPF_MAP_TYPE_PERCPU_HASH */)
+		slot = 0;
+	return h->aux_off + slot * gbpf_map_plane_size(h->nr_buckets, h->value_stride) + b * h->value_stride;
 }
 
 /** Bucket states (low 2 bits of gbpf_hash_bucket.state). */

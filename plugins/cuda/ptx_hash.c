@@ -74,24 +74,21 @@ static const char m_hprobe_ptx[] =
 	"st.param.b64 [r+8], 0;\ncvt.s64.s32 %a6, %b3;\nst.param.b64 [r+16], %a6;\nret;\n}\n";
 
 /*
- * address of bucket b's value for the caller: PERCPU_HASH uses the SM's
- * plane, aux_off + slot * plane + b * value_stride, the plane nr_buckets
- * values rounded up to GBPF_MAP_PLANE_ALIGN (128) bytes (map_layout.h),
- * slot = min(smid, nr_slots - 1) as the inlined lookup (ptx_maps.c)
+ * address of bucket b's value for the caller (map_layout.h: every hash keeps
+ * its values in planes), aux_off + slot * plane + b * value_stride, the plane
+ * nr_buckets values rounded up to GBPF_MAP_PLANE_ALIGN (128) bytes; PERCPU_HASH
+ * uses the SM's plane, slot = min(smid, nr_slots - 1) as the inlined lookup
+ * (ptx_maps.c), and any other hash has one slot, so the same formula gives 0
  */
 static const char m_hval_ptx[] =
 	".func (.param .b64 r) __gbpf_m_hval(.param .b64 m, .param .b64 b)\n{\n.reg .b64 %a<6>;\n"
-	".reg .b32 %b<6>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [b];\n"
-	"cvt.u32.u64 %b1, %a1;\nld.u32 %b3, [%a0+8];\nsetp.eq.u32 %q0, %b3, 5;\n@%q0 bra $Lpc;\n"
-	"ld.u32 %b0, [%a0+44];\nld.u64 %a2, [%a0+56];\nadd.u64 %a2, %a2, %a0;\n"
-	"mul.wide.u32 %a3, %b1, %b0;\nadd.u64 %a2, %a2, %a3;\n"
-	"ld.u32 %b2, [%a0+36];\ncvt.u64.u32 %a3, %b2;\nadd.u64 %a2, %a2, %a3;\n"
-	"add.u64 %a2, %a2, 16;\nbra.uni $Lout;\n$Lpc:\n"
+	".reg .b32 %b<6>;\nld.param.b64 %a0, [m];\nld.param.b64 %a1, [b];\n"
+	"cvt.u32.u64 %b1, %a1;\n"
 	"mov.u32 %b4, %smid;\nld.u32 %b5, [%a0+28];\nmax.u32 %b5, %b5, 1;\nsub.u32 %b5, %b5, 1;\nmin.u32 %b4, %b4, %b5;\n"
 	"ld.u32 %b5, [%a0+40];\nld.u32 %b2, [%a0+32];\nmul.wide.u32 %a4, %b5, %b2;\nadd.u64 %a4, %a4, 127;\n"
 	"and.b64 %a4, %a4, 0xFFFFFFFFFFFFFF80;\ncvt.u64.u32 %a3, %b4;\nmul.lo.u64 %a3, %a3, %a4;\n"
 	"mul.wide.u32 %a4, %b1, %b2;\nadd.u64 %a3, %a3, %a4;\n"
-	"ld.u64 %a2, [%a0+72];\nadd.u64 %a2, %a2, %a0;\nadd.u64 %a2, %a2, %a3;\n$Lout:\n"
+	"ld.u64 %a2, [%a0+72];\nadd.u64 %a2, %a2, %a0;\nadd.u64 %a2, %a2, %a3;\n"
 	"st.param.b64 [r], %a2;\nret;\n}\n";
 
 /*
@@ -343,23 +340,20 @@ static const char m_hash_update_tail_ptx[] =
 	"ld.local.u64 %a1, [fr+8];\nld.u32 %b0, [%a0+16];\ncvt.u64.u32 %a5, %b0;\n"
 	"{\n.param .b64 x;\n.param .b64 y;\n.param .b64 z;\nst.param.b64 [x], %a15;\n"
 	"st.param.b64 [y], %a1;\nst.param.b64 [z], %a5;\ncall __gbpf_h_copy, (x, y, z);\n}\n"
-	/* zero the value: PERCPU_HASH each slot's copy, one per plane (%a14: nr_buckets values
-	 * rounded up to GBPF_MAP_PLANE_ALIGN bytes; %a14 is free until $Lwrite reloads the bucket) */
+	/* zero the value in each slot's plane (PERCPU_HASH: one per slot, other hashes: one plane;
+	 * %a14: nr_buckets values rounded up to GBPF_MAP_PLANE_ALIGN bytes; %a14 is free until
+	 * $Lwrite reloads the bucket) */
 	"ld.local.u64 %a0, [fr];\nld.local.u32 %b8, [fr+48];\nld.u32 %b17, [%a0+32];\n"
-	"ld.u32 %b10, [%a0+8];\nsetp.eq.u32 %q0, %b10, 5;\n@%q0 bra $Lpz;\n"
-	"ld.u32 %b4, [%a0+44];\nmul.wide.u32 %a15, %b8, %b4;\nld.u64 %a5, [%a0+56];\nadd.u64 %a15, %a15, %a5;\n"
-	"ld.u32 %b4, [%a0+36];\ncvt.u64.u32 %a5, %b4;\nadd.u64 %a15, %a15, %a5;\nadd.u64 %a15, %a15, 16;\n"
-	"cvt.u64.u32 %a9, %b17;\nbra.uni $Lzs;\n"
-	"$Lpz:\nld.u32 %b18, [%a0+40];\nld.u32 %b19, [%a0+28];\nmul.wide.u32 %a14, %b18, %b17;\n"
+	"ld.u32 %b18, [%a0+40];\nld.u32 %b19, [%a0+28];\nmul.wide.u32 %a14, %b18, %b17;\n"
 	"add.u64 %a14, %a14, 127;\nand.b64 %a14, %a14, 0xFFFFFFFFFFFFFF80;\n"
 	"cvt.u64.u32 %a12, %b19;\nmul.lo.u64 %a9, %a14, %a12;\nmul.wide.u32 %a15, %b8, %b17;\nld.u64 %a5, [%a0+72];\n"
-	"add.u64 %a15, %a15, %a5;\n$Lzs:\nadd.u64 %a15, %a15, %a0;\n"
+	"add.u64 %a15, %a15, %a5;\nadd.u64 %a15, %a15, %a0;\n"
 	/* zero value_stride bytes at each of the planes' copies: one loop over stride steps */
-	"add.u64 %a9, %a9, %a15;\ncvt.u64.u32 %a11, %b17;\nsetp.eq.u32 %q0, %b10, 5;\n"
+	"add.u64 %a9, %a9, %a15;\ncvt.u64.u32 %a11, %b17;\n"
 	"$Lzv:\nsetp.ge.u64 %q1, %a15, %a9;\n@%q1 bra $Lwrite;\nmov.u64 %a12, 0;\n"
 	"$Lzw:\nsetp.ge.u64 %q2, %a12, %a11;\n@%q2 bra $Lzwd;\nadd.u64 %a13, %a15, %a12;\n"
 	"st.u64 [%a13], 0;\nadd.u64 %a12, %a12, 8;\nbra.uni $Lzw;\n$Lzwd:\n"
-	"@!%q0 bra $Lwrite;\nadd.u64 %a15, %a15, %a14;\nbra.uni $Lzv;\n"
+	"add.u64 %a15, %a15, %a14;\nbra.uni $Lzv;\n"
 	/* the value (the SM's copy for PERCPU_HASH), the LRU tick, READY */
 	"$Lwrite:\nld.local.u64 %a0, [fr];\nld.local.u32 %b8, [fr+48];\ncvt.u64.u32 %a13, %b8;\n"
 	"{\n.param .b64 x;\n.param .b64 y;\n"

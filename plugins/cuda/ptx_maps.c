@@ -681,21 +681,22 @@ static void emit_bucket_key_cmp(struct ptx_cg *cg, uint32_t key_size, const char
 }
 
 /*
- * The entry's value address into %r0 from its bucket (%t12, index %w7),
- * then to $Lhd<id>: for PERCPU_HASH the SM's plane, as __gbpf_m_hval (the
- * group is one warp: one SM): aux_off + slot * plane_size + bucket *
- * value_stride.
+ * The entry's value address into %r0 from its bucket's index (%w7), then to
+ * $Lhd<id>, as __gbpf_m_hval: aux_off + bucket * value_stride, and for
+ * PERCPU_HASH in the SM's plane (the group is one warp: one SM), plus slot *
+ * plane_size (map_layout.h: values in planes apart from the buckets).
  */
 static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 			     const struct gbpf_hash_geometry *geo, unsigned id)
 {
 	struct ptx_buf *b = cg->b;
-	uint32_t kstride = (d->key_size + 7u) & ~7u, vstride = (d->value_size + 7u) & ~7u;
+	uint32_t vstride = (d->value_size + 7u) & ~7u;
 
-	ptx_buf_printf(b, "add.u64 %%r0, %%t12, %u;\n", GBPF_HASH_BUCKET_HDR + kstride);
-	/* PERCPU_HASH: the SM's plane, slot * plane_size + bucket * value_stride past aux_off */
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
 		emit_sm_copy_elem(cg, 7, 14, 15, 11, 12, geo->plane_size, vstride, geo->aux_off);
+	else
+		ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w7, %u;\nadd.u64 %%r0, %%r1, %llu;\nadd.u64 %%r0, %%r0, %%t11;\n",
+			       vstride, (unsigned long long)geo->aux_off);
 	if (cg->lookup_hit[0])
 		ptx_buf_printf(b, "%s\n", cg->lookup_hit);
 	else

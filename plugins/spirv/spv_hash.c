@@ -263,25 +263,22 @@ static uint32_t value_slot(struct fb *f, const struct hhdr *h)
 }
 
 /*
- * Address of the value of bucket @p bidx (at @p baddr) in @p map for @p slot
- * (map_layout.h): PERCPU_HASH in the slot's plane at aux_off, else after
- * the key in the bucket.
+ * Address of the value of bucket @p bidx in @p map for @p slot (map_layout.h:
+ * values in planes at aux_off, apart from the buckets; @p slot is 0 but for
+ * PERCPU_HASH).
  */
-static uint32_t value_addr_of(struct fb *f, const struct hhdr *h, uint32_t map, uint32_t baddr, uint32_t bidx,
-			      uint32_t slot)
+static uint32_t value_addr_of(struct fb *f, const struct hhdr *h, uint32_t map, uint32_t bidx, uint32_t slot)
 {
 	struct spv_mod *m = f->m;
-	uint32_t in_bucket = spv_add64(m, spv_addk(m, baddr, GBPF_HASH_BUCKET_HDR), h->kstride);
 	uint32_t off = spv_add64(m, bin(f, SpvOpIMul, slot, h->plane), bin(f, SpvOpIMul, bidx, h->vstride));
-	uint32_t plane = spv_add64(m, spv_add64(m, map, h->aux), off);
 
-	return spv_select(m, m->t_u64, is_percpu(f, h), plane, in_bucket);
+	return spv_add64(m, spv_add64(m, map, h->aux), off);
 }
 
-/* the caller's value of bucket @p bidx at @p baddr (the map is the function's first parameter) */
-static uint32_t value_addr(struct fb *f, const struct hhdr *h, uint32_t baddr, uint32_t bidx)
+/* the caller's value of bucket @p bidx (the map is the function's first parameter) */
+static uint32_t value_addr(struct fb *f, const struct hhdr *h, uint32_t bidx)
 {
-	return value_addr_of(f, h, f->p[0], baddr, bidx, value_slot(f, h));
+	return value_addr_of(f, h, f->p[0], bidx, value_slot(f, h));
 }
 
 static uint32_t is_lru(struct fb *f, const struct hhdr *h)
@@ -338,7 +335,7 @@ static void emit_lookup(struct spv_gen *g)
 	spv_atomic_store(m, 64, last_use_addr(&f, &h, baddr), spv_atomic_load(m, 64, spv_addk(m, f.p[0], 104)));
 	spv_br(m, lret);
 	spv_label(m, lret);
-	spv_ret(m, value_addr(&f, &h, baddr, bv));
+	spv_ret(m, value_addr(&f, &h, bv));
 	spv_label(m, next);
 	vst(&f, b, bin(&f, SpvOpBitwiseAnd, spv_addk(m, bv, 1), h.mask));
 	vst(&f, i, spv_addk(m, iv, 1));
@@ -457,7 +454,7 @@ static void emit_locked(struct spv_gen *g)
 		/* the found bucket's index from its address (the update path, under the home lock) */
 		uint32_t fidx = bin(&f, SpvOpUDiv, bin(&f, SpvOpISub, bin(&f, SpvOpISub, fa, f.p[0]), h.data), h.bs);
 
-		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, fa, fidx), f.p[2], h.vs, k64(&f, 0));
+		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, fidx), f.p[2], h.vs, k64(&f, 0));
 		spv_brc(m, is_lru(&f, &h), lsetlru, lout);
 		spv_label(m, lsetlru);
 		spv_atomic_store(m, 64, last_use_addr(&f, &h, fa),
@@ -555,9 +552,9 @@ static void emit_locked(struct spv_gen *g)
 			    k64(&f, 0));
 		/* every slot's copy: value_stride bytes, one per plane */
 		copies = spv_select(m, m->t_u64, is_percpu(&f, &h), h.nslots, k64(&f, 1));
-		spv_rt_call(g, SPV_RT_ZERO, value_addr_of(&f, &h, f.p[0], baddr, bv, k64(&f, 0)), h.vstride, copies,
+		spv_rt_call(g, SPV_RT_ZERO, value_addr_of(&f, &h, f.p[0], bv, k64(&f, 0)), h.vstride, copies,
 			    h.plane);
-		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, baddr, bv), f.p[2], h.vs, k64(&f, 0));
+		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, bv), f.p[2], h.vs, k64(&f, 0));
 		lsetlru = spv_id(m), lpub = spv_id(m);
 		spv_brc(m, is_lru(&f, &h), lsetlru, lpub);
 		spv_label(m, lsetlru);

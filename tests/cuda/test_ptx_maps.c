@@ -130,11 +130,11 @@ static void test_inline_lookups(void)
 	static const char *const hash_inline[] = {"mov.b64 %t10, 0x9E3779B97F4A7C11;", NULL};
 	static const char *const no_lookup_call[] = {"call (__hr), __gbpf_m_hash_lookup",
 						     "call (__hr), __gbpf_h_map_lookup", NULL};
-	/* no program deletes: the home bucket read inline (through L1 first, then ordered), the value
-	 * past the 4-byte key (16 + 8); per-CPU: the SM's plane, slot * nr_buckets * 8 + bucket * 8 past aux_off,
-	 * the plane in one wide multiply-add */
+	/* no program deletes: the home bucket read inline (through L1 first, then ordered); per-CPU:
+	 * the value in the SM's plane, slot * nr_buckets * 8 + bucket * 8 past aux_off, the plane in
+	 * one wide multiply-add */
 	static const char *const hash_fast[] = {"ld.v2.u64 {%t1, %t2}, [%t12];", "ld.acquire.gpu.u32 %w14, [%t12];",
-						"add.u64 %r0, %t12, 24;", "mul.wide.u32 %t11, %w7, 8;",
+						"mul.wide.u32 %t11, %w7, 8;",
 						"mad.wide.u32 %r0, %w14, 16384, %r0;", NULL};
 	static const char *const no_fast[] = {"ld.acquire.gpu.u32 %w14, [%t12];", NULL};
 	/* the inline lookup reads no header field (nr_buckets, bucket_size, data_off, aux_off) */
@@ -562,7 +562,8 @@ static void test_hash_inline_run(void)
 		/* the probe run: bucket (h + i) & (nr_buckets - 1), EMPTY ends it, READY compares */
 		"add.u32 %w7, %w15, %w6;\nand.b32 %w7, %w7, %w4;", "ld.acquire.gpu.u32 %w14, [%t12];",
 		"setp.eq.u32 %p6, %w14, 0;\n@%p6 bra $Lhm", "setp.ne.u32 %p6, %w14, 2;\n@%p6 bra $Lhn",
-		"ld.u32 %w14, [%t12+16];\nsetp.ne.u32 %p6, %w14, %w10;", "add.u64 %r0, %t12, 24;",
+		/* the value: bucket * value_stride past aux_off (values apart from the buckets) */
+		"ld.u32 %w14, [%t12+16];\nsetp.ne.u32 %p6, %w14, %w10;", "mul.wide.u32 %t11, %w7, 8;\nadd.u64 %r0, %r1, ",
 		run_bound,
 		/* neither loop unrolled by ptxas (registers: ptx_maps.c, emit_hash_weak_probe) */
 		"$Lhw", ".pragma \"nounroll\";",
@@ -571,14 +572,14 @@ static void test_hash_inline_run(void)
 		"shfl.sync.idx.b32 %w4, %w4, %w2, 31, %w1;\nshfl.sync.idx.b32 %w5, %w5, %w2, 31, %w1;", NULL};
 	static const char *const run8[] = {"match.any.sync.b64 %w1, %t13, %w0;",
 					   "ld.u64 %t0, [%t12+16];\nsetp.ne.u64 %p6, %t0, %t13;",
-					   "add.u64 %r0, %t12, 24;", NULL};
+					   "mul.wide.u32 %t11, %w7, 8;\nadd.u64 %r0, %r1, ", NULL};
 	static const char *const run12[] = {"match.any.sync.b64 %w4, %t14, %w0;\nand.b32 %w1, %w1, %w4;",
 					    "ld.u32 %w14, [%t12+24];\nsetp.ne.u32 %p6, %w14, %w12;",
-					    "ld.u64 %t3, [%t12+16];\nld.u32 %w13, [%t12+24];", "add.u64 %r0, %t12, 32;", NULL};
+					    "ld.u64 %t3, [%t12+16];\nld.u32 %w13, [%t12+24];", "mul.wide.u32 %t11, %w7, 8;\nadd.u64 %r0, %r1, ", NULL};
 	static const char *const run16[] = {"match.any.sync.b64 %w4, %t14, %w0;\nand.b32 %w1, %w1, %w4;",
 					    "ld.u64 %t0, [%t12+24];\nsetp.ne.u64 %p6, %t0, %t14;",
 					    /* the weak probe's key: one 16-byte load, 16 bytes into the bucket */
-					    "ld.v2.u64 {%t3, %t4}, [%t12+16];", "add.u64 %r0, %t12, 32;", NULL};
+					    "ld.v2.u64 {%t3, %t4}, [%t12+16];", "mul.wide.u32 %t11, %w7, 8;\nadd.u64 %r0, %r1, ", NULL};
 	static const char *const no_match8[] = {"match.any.sync.b32 %w1", "match.any.sync.b64 %w4, %t14", NULL};
 	static const char *const no_match4[] = {"match.any.sync.b64 %w1", "call (__hr), __gbpf_m_hash_lookup", NULL};
 	/* the thread id as a 4-byte key (each lane its own) */

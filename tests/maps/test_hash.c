@@ -38,9 +38,10 @@ static void test_basic(uint32_t type, const char *what)
 		tap_ok(0, "%s: create", what);
 		return;
 	}
-	/* 16 header + 8 key + 16 value = 40, rounded to 16 */
-	tap_ok(hdr_of(&m)->nr_buckets == 256 && hdr_of(&m)->bucket_size == 48,
-	       "%s: 256 buckets of 48 bytes for 100 entries", what);
+	/* 16 header + 8 key, rounded to 16 (the values are apart) */
+	tap_ok(hdr_of(&m)->nr_buckets == 256 && hdr_of(&m)->bucket_size == 32 &&
+		       hdr_of(&m)->aux_off == 128 + 256 * 32 && hdr_of(&m)->total_size == hdr_of(&m)->aux_off + 256 * 16,
+	       "%s: 256 buckets of 32 bytes for 100 entries, then 256 values of 16 bytes", what);
 	for (uint32_t i = 0; i < 100; i++) {
 		k.a = i * 7919;
 		k.b = (uint16_t)i;
@@ -229,9 +230,10 @@ static void test_lru(void)
 }
 
 /*
- * Bucket sizes of layout version 4: a 16-byte bucket header, so a u32 key
- * with a u64 value is one 32-byte bucket (a GPU sector); LRU_HASH adds its
- * last-use word in the bucket's last 8 bytes, after the value.
+ * Layout version 4: a 16-byte bucket header, then the key; LRU_HASH adds its
+ * last-use word in the bucket's last 8 bytes; the values are in planes after
+ * the buckets (one plane, or one per slot for PERCPU_HASH), so no lookup's
+ * load shares a sector with the atomics on the values.
  */
 static void test_bucket_sizes(void)
 {
@@ -241,18 +243,20 @@ static void test_bucket_sizes(void)
 	} c[] = {
 		{GBPF_MAP_TYPE_HASH, 4, 8, 32, "hash u32 -> u64"},
 		{GBPF_MAP_TYPE_GPU_HASH, 8, 8, 32, "gpu_hash u64 -> u64"},
-		{GBPF_MAP_TYPE_PERCPU_HASH, 16, 8, 32, "percpu_hash 16-byte key (values in planes)"},
-		{GBPF_MAP_TYPE_LRU_HASH, 4, 8, 48, "lru_hash u32 -> u64 (+ last use)"},
-		{GBPF_MAP_TYPE_LRU_HASH, 4, 4, 48, "lru_hash u32 -> u32 (+ last use)"},
+		{GBPF_MAP_TYPE_PERCPU_HASH, 16, 8, 32, "percpu_hash 16-byte key"},
+		{GBPF_MAP_TYPE_HASH, 24, 4, 48, "hash 24-byte key -> u32"},
+		{GBPF_MAP_TYPE_LRU_HASH, 4, 8, 32, "lru_hash u32 -> u64 (+ last use)"},
+		{GBPF_MAP_TYPE_LRU_HASH, 12, 4, 48, "lru_hash 12-byte key -> u32 (+ last use)"},
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct gbpf_map_desc d = mk_desc(c[i].what, c[i].type, c[i].key, c[i].value, 64);
 		struct gbpf_map_instance m;
 		uint64_t key = 0x1122334455667788ull, v = 0xa5a5a5a5a5a5a5a5ull, *p;
-		uint8_t key16[16] = {1, 2, 3};
-		const void *k = c[i].key == 16 ? (const void *)key16 : (const void *)&key;
+		uint8_t key_long[24] = {1, 2, 3};
+		const void *k = c[i].key > 8 ? (const void *)key_long : (const void *)&key;
 		const uint8_t *bk = NULL;
+		uint32_t b;
 
 		if (gbpf_map_instance_create(&m, &d, 2)) {
 			tap_ok(0, "%s: create", c[i].what);
@@ -260,16 +264,21 @@ static void test_bucket_sizes(void)
 		}
 		p = gbpf_map_update(&m, k, &v, GBPF_ANY, 0) == 0 ? gbpf_map_lookup(&m, k, 0) : NULL;
 		/* the one entry's bucket: the key sits 16 bytes in (GBPF_HASH_BUCKET_HDR) */
-		for (uint32_t b = 0; b < hdr_of(&m)->nr_buckets && !bk; b++) {
+		for (b = 0; b < hdr_of(&m)->nr_buckets && !bk; b++) {
 			const uint8_t *x = (const uint8_t *)m.mem + hdr_of(&m)->data_off + (uint64_t)b * hdr_of(&m)->bucket_size;
 
 			if (GBPF_BUCKET_STATE(*(const uint32_t *)x) == GBPF_BUCKET_READY)
 				bk = x;
 		}
+		b--;
+		/* slot 0's value: bucket b's in the first plane, 128-byte aligned after the buckets */
 		tap_ok(hdr_of(&m)->bucket_size == c[i].bucket && bk && !memcmp(bk + 16, k, c[i].key) && p &&
-			       !memcmp(p, &v, c[i].value) &&
-			       (c[i].type == GBPF_MAP_TYPE_PERCPU_HASH || (const uint8_t *)p == bk + 16 + ((c[i].key + 7) & ~7u)),
-		       "%s: %u-byte buckets, the key at +16, the value after it", c[i].what, c[i].bucket);
+			       !memcmp(p, &v, c[i].value) && hdr_of(&m)->aux_off % 128 == 0 &&
+			       hdr_of(&m)->aux_off >= hdr_of(&m)->data_off + hdr_of(&m)->nr_buckets * c[i].bucket &&
+			       (const uint8_t *)p == (const uint8_t *)m.mem + hdr_of(&m)->aux_off +
+							      b * GBPF_MAP_ROUND8(c[i].value),
+		       "%s: %u-byte buckets, the key at +16, the value in the plane after the buckets", c[i].what,
+		       c[i].bucket);
 		if (c[i].type == GBPF_MAP_TYPE_LRU_HASH && bk) {
 			uint64_t use;
 

@@ -19,6 +19,11 @@
 //   HAND_HASH_LOAD=0|1|2    with HAND_HASH: the probe of each bucket's key
 //                           word by a plain load (default), ld.relaxed.gpu or
 //                           ld.acquire.gpu (diagnostic of what an acquire costs)
+//   HAND_HASH_LAYOUT=0|1|2  with HAND_HASH (diagnostic): 16-byte slots of key
+//                           and value (default); 1: keys and values in two
+//                           arrays (the lookup's loads never share a sector
+//                           with the atomics); 2: 32-byte slots, key and
+//                           value in one sector as a 32-byte gbpf bucket
 //   HAND_COUNTS_FLOOR       atomicAdd(&counts[global thread id & 4095], 1): no
 //                           hash at all, the floor of any keyed counter
 //   HAND_MEMTRACE=1         examples/mem_trace/mem_trace.bpf.c by hand at each
@@ -70,11 +75,21 @@ __global__ void init(float *a, float *b, int n)
 // table has the same number of slots and load factor (4096 keys in 16384).
 #define HSLOTS 16384u
 #define HEMPTY 0xffffffffu /* no key is 0xffffffff: keys are < 4096 */
-struct hslot {
-	unsigned key; /* HEMPTY, or the key, claimed once by atomicCAS */
-	unsigned pad;
-	unsigned long long value;
-};
+#ifndef HAND_HASH_LAYOUT
+#define HAND_HASH_LAYOUT 0
+#endif
+// The table is HAND_WORDS 8-byte words; slot s's key word (HEMPTY, or the key,
+// claimed once by atomicCAS) and value, per HAND_HASH_LAYOUT.
+#if HAND_HASH_LAYOUT == 1
+#define HASH_WORDS ((size_t)HSLOTS / 2 + HSLOTS)
+__host__ __device__ __forceinline__ unsigned *hkey(unsigned long long *t, unsigned s) { return (unsigned *)t + s; }
+__host__ __device__ __forceinline__ unsigned long long *hval(unsigned long long *t, unsigned s) { return t + HSLOTS / 2 + s; }
+#else
+#define HSLOT_WORDS (HAND_HASH_LAYOUT == 2 ? 4u : 2u)
+#define HASH_WORDS ((size_t)HSLOTS * HSLOT_WORDS)
+__host__ __device__ __forceinline__ unsigned *hkey(unsigned long long *t, unsigned s) { return (unsigned *)(t + (size_t)s * HSLOT_WORDS); }
+__host__ __device__ __forceinline__ unsigned long long *hval(unsigned long long *t, unsigned s) { return t + (size_t)s * HSLOT_WORDS + 1; }
+#endif
 
 // murmur3's 32-bit finalizer: keys 0..4095 spread like random ones (a
 // multiplicative hash would map them to distinct slots with no collision at
@@ -109,17 +124,17 @@ __device__ __forceinline__ unsigned hload(const unsigned *p)
 
 // Open addressing, linear probing: find key's slot (claiming an empty one by
 // CAS on its key word), then count with one atomic add on the value.
-__device__ __forceinline__ void hand_hash_add(hslot *t, unsigned key, unsigned long long add)
+__device__ __forceinline__ void hand_hash_add(unsigned long long *t, unsigned key, unsigned long long add)
 {
 	unsigned s = hhash(key) & (HSLOTS - 1);
 
 	for (unsigned n = 0; n < HSLOTS; n++, s = (s + 1) & (HSLOTS - 1)) {
-		unsigned k = hload(&t[s].key);
+		unsigned k = hload(hkey(t, s));
 
 		if (k == HEMPTY)
-			k = atomicCAS(&t[s].key, HEMPTY, key); /* HEMPTY back: ours now */
+			k = atomicCAS(hkey(t, s), HEMPTY, key); /* HEMPTY back: ours now */
 		if (k == HEMPTY || k == key) {
-			atomicAdd(&t[s].value, add);
+			atomicAdd(hval(t, s), add);
 			return;
 		}
 	}
@@ -244,12 +259,12 @@ __global__ void vec_add(const float *a, const float *b, float *c, int n, unsigne
 		unsigned key = blockIdx.x & (NKEYS - 1), peers = __match_any_sync(__activemask(), key);
 
 		if ((threadIdx.x & 31) == (unsigned)__ffs(peers) - 1) /* 1-D blocks of 256: lane = tid & 31 */
-			hand_hash_add(reinterpret_cast<hslot *>(hand), key, __popc(peers));
+			hand_hash_add(hand, key, __popc(peers));
 	}
 #elif defined(HAND_HASH) && HAND_HASH == 2
-	hand_hash_add(reinterpret_cast<hslot *>(hand), blockIdx.x & (NKEYS - 1), 1);
+	hand_hash_add(hand, blockIdx.x & (NKEYS - 1), 1);
 #elif defined(HAND_HASH)
-	hand_hash_add(reinterpret_cast<hslot *>(hand), (blockIdx.x * blockDim.x + threadIdx.x) & (NKEYS - 1), 1);
+	hand_hash_add(hand, (blockIdx.x * blockDim.x + threadIdx.x) & (NKEYS - 1), 1);
 #endif
 }
 
@@ -258,7 +273,7 @@ __global__ void vec_add(const float *a, const float *b, float *c, int n, unsigne
 #elif defined(HAND_COUNTS_FLOOR)
 #define HAND_WORDS ((size_t)NKEYS)
 #elif defined(HAND_HASH)
-#define HAND_WORDS ((size_t)HSLOTS * sizeof(hslot) / 8)
+#define HAND_WORDS HASH_WORDS
 #elif defined(HAND_MEMTRACE)
 #define HAND_WORDS ((size_t)HM_SMS * HM_ROW + (size_t)blocks * threads)
 #endif
@@ -315,17 +330,17 @@ static int check_hand(const unsigned long long *dev, int blocks, int threads, lo
 	keys = 2;
 	printf("gbpf-bench hand_mem loads=%llu stores=%llu strides=%llu\n", ld, st, strides);
 #else
-	const hslot *t = reinterpret_cast<const hslot *>(h.data());
+	unsigned long long *t = h.data();
 	std::vector<int> seen(NKEYS, 0);
 	// both key functions hit each key equally often (a block is 256 threads,
 	// the grid a multiple of 4096 blocks at the sizes run.sh uses)
 	unsigned long long per_key = total / NKEYS;
 
 	for (unsigned s = 0; s < HSLOTS; s++) {
-		unsigned k = t[s].key;
+		unsigned k = *hkey(t, s);
 
 		if (k == HEMPTY) {
-			bad += t[s].value != 0;
+			bad += *hval(t, s) != 0;
 			continue;
 		}
 		if (k >= NKEYS || seen[k]++) {
@@ -333,8 +348,8 @@ static int check_hand(const unsigned long long *dev, int blocks, int threads, lo
 			continue;
 		}
 		keys++;
-		bad += t[s].value != per_key;
-		sum += t[s].value;
+		bad += *hval(t, s) != per_key;
+		sum += *hval(t, s);
 		home += (hhash(k) & (HSLOTS - 1)) == s; /* keys found at their first probe */
 	}
 	bad += keys != NKEYS;
@@ -367,8 +382,13 @@ int main(int argc, char **argv)
 	CK(cudaMalloc(&hand, HAND_WORDS * 8));
 	CK(cudaMemset(hand, 0, HAND_WORDS * 8));
 #ifdef HAND_HASH
-	std::vector<hslot> empty(HSLOTS, hslot{HEMPTY, 0, 0}); /* every key word HEMPTY, values 0 */
-	CK(cudaMemcpy(hand, empty.data(), HSLOTS * sizeof(hslot), cudaMemcpyHostToDevice));
+	{
+		std::vector<unsigned long long> empty(HAND_WORDS, 0); /* every key word HEMPTY, values 0 */
+
+		for (unsigned s = 0; s < HSLOTS; s++)
+			*hkey(empty.data(), s) = HEMPTY;
+		CK(cudaMemcpy(hand, empty.data(), HAND_WORDS * 8, cudaMemcpyHostToDevice));
+	}
 #endif
 #endif
 	init<<<blocks, threads>>>(a, b, n);

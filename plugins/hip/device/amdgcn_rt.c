@@ -112,16 +112,10 @@ RT u64 value_slot(const struct gbpf_map_hdr *h, u64 slot)
 	return h->type == 5 ? slot % h->nr_slots : 0;
 }
 
-/*
- * Address of the value of the bucket at @p b for @p slot (map_layout.h); only
- * PERCPU_HASH, whose values are in per-slot planes, needs the bucket's index
- * (a 64-bit division: not on the other maps' lookups).
- */
-RT u64 bucket_value(const struct gbpf_map_hdr *h, u64 map, u64 b, u64 slot)
+/* Address of the value of bucket @p idx for @p slot (map_layout.h: values in planes, apart from the buckets). */
+RT u64 bucket_value(const struct gbpf_map_hdr *h, u64 map, u64 idx, u64 slot)
 {
-	if (h->type != 5)
-		return b + GBPF_HASH_BUCKET_HDR + h->key_stride;
-	return map + gbpf_hash_value_off(h, (b - map - h->data_off) / h->bucket_size, value_slot(h, slot));
+	return map + gbpf_hash_value_off(h, idx, value_slot(h, slot));
 }
 
 /* LRU_HASH: the last-use word of the bucket at @p b (map_layout.h: its last 8 bytes). */
@@ -130,8 +124,8 @@ RT u64 *bucket_last_use(const struct gbpf_map_hdr *h, u64 b)
 	return (u64 *)(b + gbpf_hash_last_use_off(h->bucket_size));
 }
 
-/* Lock-free lookup of MAPS.md; returns the bucket address or 0. */
-RT u64 hash_find(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 hv)
+/* Lock-free lookup of MAPS.md; returns the bucket address or 0, its index in *@p idx. */
+RT u64 hash_find(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 hv, u64 *idx)
 {
 	u64 mask = h->nr_buckets - 1;
 
@@ -149,6 +143,7 @@ RT u64 hash_find(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 hv)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&bk->state, __ATOMIC_RELAXED) != w)
 			continue;
+		*idx = (hv + i) & mask;
 		return b;
 	}
 	return 0;
@@ -157,7 +152,7 @@ RT u64 hash_find(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 hv)
 u64 __gbpf_rt_map_lookup(u64 map, u64 key, u64 slot, u64 thread)
 {
 	const struct gbpf_map_hdr *h = hdr_of(map);
-	u64 i, b;
+	u64 i, b, idx = 0;
 
 	if (!map)
 		return 0;
@@ -180,14 +175,14 @@ u64 __gbpf_rt_map_lookup(u64 map, u64 key, u64 slot, u64 thread)
 	default:
 		if (!is_hash(h->type))
 			return 0;
-		b = hash_find(h, map, key, __gbpf_rt_hash(key, h->key_size));
+		b = hash_find(h, map, key, __gbpf_rt_hash(key, h->key_size), &idx);
 		if (!b)
 			return 0;
 		if (h->type == 9)
 			__atomic_store_n(bucket_last_use(h, b),
 					 __atomic_load_n(&((struct gbpf_map_hdr *)map)->clock, __ATOMIC_RELAXED),
 					 __ATOMIC_RELAXED);
-		return bucket_value(h, map, b, slot);
+		return bucket_value(h, map, idx, slot);
 	}
 }
 
@@ -259,7 +254,7 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 			  u64 hv)
 {
 	struct gbpf_map_hdr *mh = (struct gbpf_map_hdr *)map;
-	u64 mask = h->nr_buckets - 1, home = hv & mask, found = 0, free_i = ~0ull, i, b;
+	u64 mask = h->nr_buckets - 1, home = hv & mask, found = 0, found_i = 0, free_i = ~0ull, i, b;
 	u64 vals, copies = h->type == 5 ? h->nr_slots : 1;
 	int tries;
 
@@ -281,13 +276,14 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 		    __atomic_load_n(&bk->hash, __ATOMIC_RELAXED) == hv &&
 		    key_equal(b + GBPF_HASH_BUCKET_HDR, key, h->key_size)) {
 			found = b;
+			found_i = (home + i) & mask;
 			break;
 		}
 	}
 	if (found) {
 		if (flags == RT_NOEXIST)
 			return -RT_EEXIST;
-		copy_bytes(bucket_value(h, map, found, slot), value, h->value_size);
+		copy_bytes(bucket_value(h, map, found_i, slot), value, h->value_size);
 		if (h->type == 9)
 			__atomic_store_n(bucket_last_use(h, found),
 					 __atomic_fetch_add(&mh->clock, 1, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
@@ -325,11 +321,11 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 				for (u64 z = h->key_size; z < h->key_stride; z++)
 					((u8 *)(b + GBPF_HASH_BUCKET_HDR))[z] = 0;
 				for (u64 c = 0; c < copies; c++) {
-					vals = bucket_value(h, map, b, c);
+					vals = bucket_value(h, map, (home + i) & mask, c);
 					for (u64 z = 0; z < h->value_stride; z++)
 						((u8 *)vals)[z] = 0;
 				}
-				copy_bytes(bucket_value(h, map, b, slot), value, h->value_size);
+				copy_bytes(bucket_value(h, map, (home + i) & mask, slot), value, h->value_size);
 				if (h->type == 9)
 					__atomic_store_n(bucket_last_use(h, b),
 							 __atomic_fetch_add(&mh->clock, 1, __ATOMIC_RELAXED) + 1,
@@ -347,7 +343,7 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 s64 __gbpf_rt_map_update(u64 map, u64 key, u64 value, u64 flags, u64 slot, u64 thread)
 {
 	const struct gbpf_map_hdr *h = hdr_of(map);
-	u64 hv, home, i, dst;
+	u64 hv, home, i, dst, idx;
 	s64 rc = -RT_EBUSY;
 	int done = 0;
 
@@ -385,7 +381,7 @@ s64 __gbpf_rt_map_update(u64 map, u64 key, u64 value, u64 flags, u64 slot, u64 t
 		/* BPF_NOEXIST looks lock-free first: when every thread of a launch
 		 * inserts the same key, taking the lock only to learn -EEXIST passes
 		 * it from thread to thread (MAPS.md "Update") */
-		if (flags == RT_NOEXIST && hash_find(h, map, key, hv)) {
+		if (flags == RT_NOEXIST && hash_find(h, map, key, hv, &idx)) {
 			rc = -RT_EEXIST;
 			break;
 		}
@@ -401,7 +397,7 @@ s64 __gbpf_rt_map_update(u64 map, u64 key, u64 value, u64 flags, u64 slot, u64 t
 s64 __gbpf_rt_map_delete(u64 map, u64 key)
 {
 	const struct gbpf_map_hdr *h = hdr_of(map);
-	u64 hv, home, b;
+	u64 hv, home, b, idx;
 	s64 rc = -RT_EBUSY;
 	int done = 0;
 
@@ -411,7 +407,7 @@ s64 __gbpf_rt_map_delete(u64 map, u64 key)
 	home = bucket_at(h, map, hv & (h->nr_buckets - 1));
 	for (u32 spins = GBPF_HASH_LOCK_SPINS; !done && spins; spins--) {
 		if (try_lock(home)) {
-			b = hash_find(h, map, key, hv);
+			b = hash_find(h, map, key, hv, &idx);
 			rc = -RT_ENOENT;
 			if (b) {
 				struct gbpf_hash_bucket *bk = (struct gbpf_hash_bucket *)b;
