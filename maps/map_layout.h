@@ -160,7 +160,7 @@ static inline uint64_t gbpf_array_value_off(const struct gbpf_map_hdr *h, uint64
  * with one plane (s = 0) except PERCPU_HASH, whose nr_slots planes (one per
  * CPU or SM, slot-major like PERCPU_ARRAY) keep the SMs of a GPU counting
  * into one key on different cache lines (copies side by side cost 5x on
- * the H200, MAPS.md). Apart from the values, the buckets a lookup reads are
+ * the H200, MAPS.md). With the values apart, the buckets a lookup reads are
  * never in a sector that the counts' atomics write: a hash written by hand
  * in CUDA with its keys and values apart took 0.57x the time of one with
  * each key beside its value (H200, every thread counting into 4096 keys).

@@ -663,8 +663,7 @@ static const char bucket_at_ptx[] = "add.u32 %w7, %w15, %w6;\nand.b32 %w7, %w7, 
 static void emit_bucket_key_cmp(struct ptx_cg *cg, uint32_t key_size, const char *miss, unsigned id)
 {
 	size_t pi = cg->prog_idx;
-
-	unsigned k0 = GBPF_HASH_BUCKET_HDR, k1 = GBPF_HASH_BUCKET_HDR + 8;
+	unsigned k0 = GBPF_HASH_BUCKET_HDR, k1 = GBPF_HASH_BUCKET_HDR + 8; /* the key's two words */
 
 	if (key_size == 4)
 		ptx_buf_printf(cg->b, "ld.u32 %%w14, [%%t12+%u];\nsetp.ne.u32 %%p6, %%w14, %%w10;\n@%%p6 bra $L%s%u_%zu;\n",
@@ -758,7 +757,7 @@ static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *
 	/*
 	 * Not unrolled: the run's later buckets are rare (a collision at home), and ptxas unrolling
 	 * this loop, which it does when the bucket size is a power of two, gave mem_count's vector
-	 * add 38 registers instead of 32 (7 blocks of 256 threads an SM instead of 8).
+	 * add 38 registers instead of 32 (6 blocks of 256 threads an SM instead of 8).
 	 */
 	ptx_buf_printf(b, "$Lhv%u_%zu:\nmov.u32 %%w6, 1;\n$Lhw%u_%zu:\n.pragma \"nounroll\";\n", id, pi, id, pi);
 	ptx_buf_puts(b, bucket_at_ptx);

@@ -78,7 +78,7 @@ __global__ void init(float *a, float *b, int n)
 #ifndef HAND_HASH_LAYOUT
 #define HAND_HASH_LAYOUT 0
 #endif
-// The table is HAND_WORDS 8-byte words; slot s's key word (HEMPTY, or the key,
+// The table is HASH_WORDS 8-byte words; slot s's key word (HEMPTY, or the key,
 // claimed once by atomicCAS) and value, per HAND_HASH_LAYOUT.
 #if HAND_HASH_LAYOUT == 1
 #define HASH_WORDS ((size_t)HSLOTS / 2 + HSLOTS)
