@@ -41,6 +41,8 @@ build -DHAND_HASH=2 -o "$A/vecadd_hhash_warp" vecadd_bench.cu &
 build -DHAND_HASH=3 -o "$A/vecadd_hhash_wagg" vecadd_bench.cu &
 build -DHAND_HASH=1 -DHAND_HASH_LAYOUT=1 -o "$A/vecadd_hhash_soa" vecadd_bench.cu &
 build -DHAND_HASH=1 -DHAND_HASH_LAYOUT=2 -o "$A/vecadd_hhash_32" vecadd_bench.cu &
+build -DHAND_HASH=1 -DHAND_HASH_LAYOUT=3 -o "$A/vecadd_hhash_soa16" vecadd_bench.cu &
+build -DHAND_HASH=1 -DHAND_HASH_LAYOUT=4 -o "$A/vecadd_hhash_soa32" vecadd_bench.cu &
 build -DHAND_COUNTS_FLOOR -o "$A/vecadd_floor" vecadd_bench.cu &
 fi
 if want mem; then
@@ -250,9 +252,16 @@ run vecadd-hhash-32 "$O/vecadd.hhash32" "$A/vecadd_hhash_32" 26 100
 hs=$(value vecadd "$O/vecadd.hhashsoa" median_us); h32=$(value vecadd "$O/vecadd.hhash32" median_us)
 r=$(ratio "$hs" "$h"); row "diag: hand hash, keys and values apart vs 16 B slots" "$hs vs $h us" "$r" "-" "info"
 r=$(ratio "$h32" "$h"); row "diag: hand hash, 32 B slots vs 16 B slots" "$h32 vs $h us" "$r" "-" "info"
+# ... and with the values apart, each key in a 16- or 32-byte slot: a gbpf bucket without or with its
+# 64-bit hash (how much the buckets' size costs once no atomic shares their sectors)
+run vecadd-hhash-soa16 "$O/vecadd.hhashsoa16" "$A/vecadd_hhash_soa16" 26 100
+run vecadd-hhash-soa32 "$O/vecadd.hhashsoa32" "$A/vecadd_hhash_soa32" 26 100
+hs16=$(value vecadd "$O/vecadd.hhashsoa16" median_us); hs32=$(value vecadd "$O/vecadd.hhashsoa32" median_us)
+r=$(ratio "$hs16" "$h"); row "diag: hand hash, values apart, 16 B key slots vs 16 B slots" "$hs16 vs $h us" "$r" "-" "info"
+r=$(ratio "$hs32" "$h"); row "diag: hand hash, values apart, 32 B key slots vs 16 B slots" "$hs32 vs $h us" "$r" "-" "info"
 # gbpf's hash keeps its values apart too (map layout 4): against that hand-written table as well
 r=$(ratio "$th" "$hs"); row "hash every thread: injected vs hand, keys and values apart" "$th vs $hs us" "$r" "-" "info"
-for f in vecadd.hhash vecadd.hhashw vecadd.hhashwa vecadd.floor vecadd.hhashsoa vecadd.hhash32; do
+for f in vecadd.hhash vecadd.hhashw vecadd.hhashwa vecadd.floor vecadd.hhashsoa vecadd.hhash32 vecadd.hhashsoa16 vecadd.hhashsoa32; do
 	echo "# $f: $(grep -h '^gbpf-bench hand_check' "$O/$f" | cut -d' ' -f3-) (every key = sum / 4096; home: keys in their first slot)"
 done
 fi

@@ -19,11 +19,14 @@
 //   HAND_HASH_LOAD=0|1|2    with HAND_HASH: the probe of each bucket's key
 //                           word by a plain load (default), ld.relaxed.gpu or
 //                           ld.acquire.gpu (diagnostic of what an acquire costs)
-//   HAND_HASH_LAYOUT=0|1|2  with HAND_HASH (diagnostic): 16-byte slots of key
+//   HAND_HASH_LAYOUT=0..4   with HAND_HASH (diagnostic): 16-byte slots of key
 //                           and value (default); 1: keys and values in two
 //                           arrays (the lookup's loads never share a sector
 //                           with the atomics); 2: 32-byte slots, key and
-//                           value in one sector as a 32-byte gbpf bucket
+//                           value in one sector as a 32-byte gbpf bucket;
+//                           3 and 4: values apart as 1, each key in a slot of
+//                           16 / 32 bytes (a gbpf bucket without / with its
+//                           64-bit hash)
 //   HAND_COUNTS_FLOOR       atomicAdd(&counts[global thread id & 4095], 1): no
 //                           hash at all, the floor of any keyed counter
 //   HAND_MEMTRACE=1         examples/mem_trace/mem_trace.bpf.c by hand at each
@@ -84,6 +87,11 @@ __global__ void init(float *a, float *b, int n)
 #define HASH_WORDS ((size_t)HSLOTS / 2 + HSLOTS)
 __host__ __device__ __forceinline__ unsigned *hkey(unsigned long long *t, unsigned s) { return (unsigned *)t + s; }
 __host__ __device__ __forceinline__ unsigned long long *hval(unsigned long long *t, unsigned s) { return t + HSLOTS / 2 + s; }
+#elif HAND_HASH_LAYOUT == 3 || HAND_HASH_LAYOUT == 4
+#define HKEY_WORDS (HAND_HASH_LAYOUT == 3 ? 2u : 4u)
+#define HASH_WORDS ((size_t)HSLOTS * HKEY_WORDS + HSLOTS)
+__host__ __device__ __forceinline__ unsigned *hkey(unsigned long long *t, unsigned s) { return (unsigned *)(t + (size_t)s * HKEY_WORDS); }
+__host__ __device__ __forceinline__ unsigned long long *hval(unsigned long long *t, unsigned s) { return t + (size_t)HSLOTS * HKEY_WORDS + s; }
 #else
 #define HSLOT_WORDS (HAND_HASH_LAYOUT == 2 ? 4u : 2u)
 #define HASH_WORDS ((size_t)HSLOTS * HSLOT_WORDS)
