@@ -245,22 +245,20 @@ r=$(ratio "$fl" "$p"); row "floor: atomicAdd on 4096 counters, no hash" "$fl vs 
 r=$(ratio "$h" "$fl"); row "hand-written hash vs that floor" "$h vs $fl us" "$r" "-" "info"
 # Diagnostic: the hand-written table's layout (vecadd_bench.cu HAND_HASH_LAYOUT): keys and values in
 # two arrays, so that the lookup's loads never share a sector with the counts' atomics, and 32-byte
-# slots, key and value in one sector as in a 32-byte gbpf bucket. (Sessions 19-20 measured the key
-# probe as ld.relaxed.gpu / ld.acquire.gpu instead: 1.16x / 1.17x a plain load.)
-run vecadd-hhash-soa "$O/vecadd.hhashsoa" "$A/vecadd_hhash_soa" 26 100
-run vecadd-hhash-32 "$O/vecadd.hhash32" "$A/vecadd_hhash_32" 26 100
-hs=$(value vecadd "$O/vecadd.hhashsoa" median_us); h32=$(value vecadd "$O/vecadd.hhash32" median_us)
-r=$(ratio "$hs" "$h"); row "diag: hand hash, keys and values apart vs 16 B slots" "$hs vs $h us" "$r" "-" "info"
-r=$(ratio "$h32" "$h"); row "diag: hand hash, 32 B slots vs 16 B slots" "$h32 vs $h us" "$r" "-" "info"
+# slots, key and value in one sector as in a 32-byte gbpf bucket (sessions 19-20 measured the key
+# probe as ld.relaxed.gpu / ld.acquire.gpu instead: 1.16x / 1.17x a plain load),
 # ... and with the values apart, each key in a 16- or 32-byte slot: a gbpf bucket without or with its
 # 64-bit hash (how much the buckets' size costs once no atomic shares their sectors)
-run vecadd-hhash-soa16 "$O/vecadd.hhashsoa16" "$A/vecadd_hhash_soa16" 26 100
-run vecadd-hhash-soa32 "$O/vecadd.hhashsoa32" "$A/vecadd_hhash_soa32" 26 100
-hs16=$(value vecadd "$O/vecadd.hhashsoa16" median_us); hs32=$(value vecadd "$O/vecadd.hhashsoa32" median_us)
-r=$(ratio "$hs16" "$h"); row "diag: hand hash, values apart, 16 B key slots vs 16 B slots" "$hs16 vs $h us" "$r" "-" "info"
-r=$(ratio "$hs32" "$h"); row "diag: hand hash, values apart, 32 B key slots vs 16 B slots" "$hs32 vs $h us" "$r" "-" "info"
+for d in "soa:keys and values apart" "32:32 B slots" "soa16:values apart, 16 B key slots" \
+	"soa32:values apart, 32 B key slots"; do
+	n=${d%%:*}
+	run "vecadd-hhash-$n" "$O/vecadd.hhash$n" "$A/vecadd_hhash_$n" 26 100
+	t=$(value vecadd "$O/vecadd.hhash$n" median_us)
+	r=$(ratio "$t" "$h"); row "diag: hand hash, ${d#*:} vs 16 B slots" "$t vs $h us" "$r" "-" "info"
+	[ "$n" = soa ] && hsoa=$t
+done
 # gbpf's hash keeps its values apart too (map layout 4): against that hand-written table as well
-r=$(ratio "$th" "$hs"); row "hash every thread: injected vs hand, keys and values apart" "$th vs $hs us" "$r" "-" "info"
+r=$(ratio "$th" "$hsoa"); row "hash every thread: injected vs hand, keys and values apart" "$th vs $hsoa us" "$r" "-" "info"
 for f in vecadd.hhash vecadd.hhashw vecadd.hhashwa vecadd.floor vecadd.hhashsoa vecadd.hhash32 vecadd.hhashsoa16 vecadd.hhashsoa32; do
 	echo "# $f: $(grep -h '^gbpf-bench hand_check' "$O/$f" | cut -d' ' -f3-) (every key = sum / 4096; home: keys in their first slot)"
 done
