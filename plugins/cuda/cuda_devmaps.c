@@ -241,16 +241,23 @@ static int op_zero(void *ctx, uint64_t dst, size_t n)
 	return d->cu.memset(dst, 0, n) ? -EIO : 0;
 }
 
-/* PORTABLE: a ring's stage is written by copies from its own context only, but the flag keeps
- * every registration of the agent alike (the region and the snapshot stage are portable). */
+/*
+ * Pin @p n bytes at @p p (page-aligned) for every context: the copies into a
+ * stage buffer are then DMA. PORTABLE even for a ring's stage, which only its
+ * own context writes, so that every registration of the agent is alike.
+ * Only where it can be undone; false leaves the memory pageable.
+ */
+static bool dm_host_pin(struct ca_devmaps *d, void *p, size_t n)
+{
+	return d->cu.host_register && d->cu.host_unregister &&
+	       d->cu.host_register(p, n, DM_HOSTREGISTER_PORTABLE) == GBPF_CUDA_SUCCESS;
+}
+
 static int op_pin_host(void *ctx, void *p, size_t n)
 {
 	struct dm_ctx *c = ctx;
-	struct ca_devmaps *d = c->d;
 
-	if (!d->cu.host_register || !d->cu.host_unregister)
-		return -ENOSYS;
-	return d->cu.host_register(p, n, DM_HOSTREGISTER_PORTABLE) == GBPF_CUDA_SUCCESS ? 0 : -EIO;
+	return dm_host_pin(c->d, p, n) ? 0 : -EIO;
 }
 
 static void op_unpin_host(void *ctx, void *p)
@@ -620,7 +627,6 @@ static void dm_snapshot_unlocked(struct ca_devmaps *d)
 				continue;
 			prev = dm_enter(d, c);
 			copied = dm_snapshot_copy(d, c, i) == 0;
-
 			dm_leave(d, c, prev);
 			if (!copied)
 				continue;
@@ -692,11 +698,10 @@ static int dm_setup(struct ca_devmaps *d, char *why, size_t why_size)
 			largest = d->maps[i].mem_size;
 	}
 	if (largest) {
-		dm_host_register_fn reg = d->cu.host_register;
-		size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (largest + page - 1) & ~(page - 1);
-		void *stage = NULL;
+		size_t bytes;
+		void *stage = gbpf_stage_alloc(largest, &bytes);
 
-		if (posix_memalign(&stage, page, bytes)) {
+		if (!stage) {
 			snprintf(why, why_size, "out of memory for a snapshot buffer of %zu bytes", largest);
 			return -ENOMEM;
 		}
@@ -708,7 +713,7 @@ static int dm_setup(struct ca_devmaps *d, char *why, size_t why_size)
 		 * per-thread map of 16M thread slots is 128 MB a snapshot). Unpinned if the
 		 * driver refuses (a memlock limit): slower, still correct.
 		 */
-		d->stage_pinned = reg && reg(stage, bytes, DM_HOSTREGISTER_PORTABLE) == GBPF_CUDA_SUCCESS;
+		d->stage_pinned = dm_host_pin(d, stage, bytes);
 	}
 	if (need_thread) {
 		const char *hold = getenv("GBPF_CUDA_RING_HOLD");
@@ -1028,7 +1033,7 @@ void ca_devmaps_destroy(struct ca_devmaps *d)
 		/* Registration is per process: dropped with a context current, once. */
 		if (!d->ctxs && d->reg_addr && d->cu.host_unregister)
 			d->cu.host_unregister(d->reg_addr);
-		if (!d->ctxs && d->stage_pinned && d->cu.host_unregister)
+		if (!d->ctxs && d->stage_pinned)
 			d->cu.host_unregister(d->stage);
 		if (prev != ctx && d->cu.ctx_set)
 			d->cu.ctx_set(prev);

@@ -24,19 +24,13 @@ static int is_ring_type(uint32_t type)
 	       type == GBPF_MAP_TYPE_PERF_EVENT_ARRAY;
 }
 
-/* The stage's size rounded to whole pages, so that it can be pinned. */
-static size_t stage_bytes(uint64_t sub_size)
+void *gbpf_stage_alloc(size_t size, size_t *bytes)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	return ((size_t)sub_size + page - 1) & ~(page - 1);
-}
-
-static uint8_t *stage_alloc(uint64_t sub_size)
-{
 	void *p = NULL;
 
-	if (!sub_size || posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), stage_bytes(sub_size)))
+	*bytes = (size + page - 1) & ~(page - 1);
+	if (!size || posix_memalign(&p, page, *bytes))
 		return NULL;
 	return p;
 }
@@ -49,7 +43,7 @@ static int init_ring(struct gbpf_map_mirror *m, uint64_t ring_bytes, uint32_t ri
 	struct gbpf_map_hdr *dh;
 	uint32_t subs = h->nr_slots;
 	uint8_t *img;
-	size_t size;
+	size_t size, stage_bytes = 0;
 
 	if (h->type != GBPF_MAP_TYPE_PERF_EVENT_ARRAY) {
 		/* Ring buffers: a larger device ring; perf arrays keep their slots (indices mean CPUs/SMs). */
@@ -76,7 +70,7 @@ static int init_ring(struct gbpf_map_mirror *m, uint64_t ring_bytes, uint32_t ri
 	m->dev_aux_off = dh->aux_off;
 	m->dev_size = dh->total_size;
 	m->fwd = calloc(m->dev_rings, sizeof(*m->fwd));
-	m->stage = stage_alloc(m->dev_sub_size);
+	m->stage = gbpf_stage_alloc(m->dev_sub_size, &stage_bytes);
 	m->ctl = calloc(m->dev_rings, sizeof(struct gbpf_ring_ctl)); /* nothing copied yet: all zero */
 	if (!m->fwd || !m->stage || !m->ctl || ops->alloc(ops->ctx, &m->dev, m->dev_size)) {
 		free(img);
@@ -98,7 +92,7 @@ static int init_ring(struct gbpf_map_mirror *m, uint64_t ring_bytes, uint32_t ri
 	 * into pageable memory is staged again inside the driver.
 	 */
 	if (ops->pin_host && ops->unpin_host)
-		m->stage_pinned = ops->pin_host(ops->ctx, m->stage, stage_bytes(m->dev_sub_size)) == 0;
+		m->stage_pinned = ops->pin_host(ops->ctx, m->stage, stage_bytes) == 0;
 	m->ring = 1;
 	return 0;
 }

@@ -54,6 +54,14 @@ struct gbpf_dev_mem_ops {
 	void (*unpin_host)(void *ctx, void *ptr);
 };
 
+/**
+ * A host buffer the device copies into, page-aligned and rounded up to whole
+ * pages (in *@p bytes), so that it can be pinned (pin_host above): a ring
+ * mirror's stage, the agent's snapshot buffer. NULL when @p size is 0 or
+ * memory is short; free() it.
+ */
+void *gbpf_stage_alloc(size_t size, size_t *bytes);
+
 /** One mirrored map. Zero-initialise, then gbpf_map_mirror_init(). */
 struct gbpf_map_mirror {
 	struct gbpf_map_instance *host; /**< the host block (shared memory) */

@@ -540,7 +540,7 @@ static void emit_locked(struct spv_gen *g)
 				    k64(&f, GBPF_BUCKET_BUSY));
 		uint32_t ready = bin(&f, SpvOpBitwiseOr, bin(&f, SpvOpShiftLeftLogical, gen, k64(&f, 2)),
 				     k64(&f, GBPF_BUCKET_READY));
-		uint32_t copies, lsetlru, lpub;
+		uint32_t lsetlru, lpub;
 
 		/* a lost CAS re-reads the same bucket */
 		spv_brc(m, cmp(&f, SpvOpIEqual, cas32(&f, baddr, w, busy), w), cwon, chead);
@@ -550,9 +550,8 @@ static void emit_locked(struct spv_gen *g)
 			    k64(&f, 0), k64(&f, 0));
 		spv_rt_call(g, SPV_RT_MEMCPY, spv_addk(m, baddr, GBPF_HASH_BUCKET_HDR), f.p[1], h.ks,
 			    k64(&f, 0));
-		/* every slot's copy: value_stride bytes, one per plane */
-		copies = spv_select(m, m->t_u64, is_percpu(&f, &h), h.nslots, k64(&f, 1));
-		spv_rt_call(g, SPV_RT_ZERO, value_addr_of(&f, &h, f.p[0], bv, k64(&f, 0)), h.vstride, copies,
+		/* every slot's copy: value_stride bytes, one per plane (nr_slots is 1 but for PERCPU_HASH) */
+		spv_rt_call(g, SPV_RT_ZERO, value_addr_of(&f, &h, f.p[0], bv, k64(&f, 0)), h.vstride, h.nslots,
 			    h.plane);
 		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, bv), f.p[2], h.vs, k64(&f, 0));
 		lsetlru = spv_id(m), lpub = spv_id(m);

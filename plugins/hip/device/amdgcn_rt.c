@@ -255,7 +255,7 @@ RT s64 hash_update_locked(const struct gbpf_map_hdr *h, u64 map, u64 key, u64 va
 {
 	struct gbpf_map_hdr *mh = (struct gbpf_map_hdr *)map;
 	u64 mask = h->nr_buckets - 1, home = hv & mask, found = 0, found_i = 0, free_i = ~0ull, i, b;
-	u64 vals, copies = h->type == 5 ? h->nr_slots : 1;
+	u64 vals, copies = h->nr_slots; /* value planes: 1 but for PERCPU_HASH (map_layout.h) */
 	int tries;
 
 	for (i = 0; i < h->nr_buckets; i++) {
