@@ -55,6 +55,22 @@ static int rel_err(struct gbpf_object *obj, int err, uint32_t sec, size_t slot, 
 		      obj->secs[sec].name, sec, slot, slot * sizeof(struct gbpf_insn), what);
 }
 
+/*
+ * *@p off = the symbol's value plus the instruction's addend, for a
+ * relocation at instruction @p j of section @p sec; a hostile value that
+ * would overflow it is an error (the callers then compare the offset).
+ */
+static int sym_plus_addend(struct gbpf_object *obj, uint32_t sec, size_t j, const Elf64_Sym *sym, int32_t imm,
+			   int64_t *off)
+{
+	*off = 0;
+	if (sym->st_value > (uint64_t)INT64_MAX || __builtin_add_overflow((int64_t)sym->st_value, (int64_t)imm, off))
+		return rel_err(obj, -GBPF_ERRNO__RELOC, sec, j,
+			       "relocation against '%s'%+d: symbol value 0x%llx out of range", ld_sym_name(obj, sym),
+			       imm, (unsigned long long)sym->st_value);
+	return 0;
+}
+
 int ld_collect_relocs(struct gbpf_object *obj)
 {
 	size_t i, k;
@@ -185,7 +201,8 @@ static int code_target(struct gbpf_object *obj, uint32_t sec, size_t j, uint32_t
 		if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= obj->sec_cnt ||
 		    !is_code(&obj->secs[sym->st_shndx]))
 			return 0;
-		byte = (int64_t)sym->st_value + insn->imm;
+		if (sym_plus_addend(obj, sec, j, sym, insn->imm, &byte))
+			return -GBPF_ERRNO__RELOC;
 		if (byte % (int64_t)sizeof(struct gbpf_insn))
 			return rel_err(obj, -GBPF_ERRNO__RELOC, sec, j,
 				       "address of '%s'%+d is not an instruction boundary",
@@ -281,7 +298,8 @@ static int reloc_data(struct gbpf_object *obj, uint32_t sec, size_t j, struct gb
 			       "relocation against symbol '%s' in special section 0x%x", ld_sym_name(obj, sym),
 			       sym->st_shndx);
 	ts = &obj->secs[sym->st_shndx];
-	off = (int64_t)sym->st_value + dst[0].imm;
+	if (sym_plus_addend(obj, sec, j, sym, dst[0].imm, &off))
+		return -GBPF_ERRNO__RELOC;
 	switch (ts->kind) {
 	case LD_SEC_MAPS_BTF:
 	case LD_SEC_MAPS_LEGACY:

@@ -199,6 +199,17 @@ static int m_sym_shndx(uint8_t *b, size_t *size)
 	return 0;
 }
 
+/* a data symbol's value near 2^63: its offset plus the instruction's addend would overflow (fuzz_loader) */
+static int m_sym_value_huge(uint8_t *b, size_t *size)
+{
+	Elf64_Sym *s = find_sym(b, "g_sum");
+
+	if (!s)
+		return -1;
+	s->st_value = 0x8000000000000000ull;
+	return 0;
+}
+
 static int m_insn_size(uint8_t *b, size_t *size)
 {
 	Elf64_Shdr *sh = find_shdr(b, ".text");
@@ -359,6 +370,7 @@ static const struct bad_case cases[] = {
 	{"subprogs", "relocation inside a wide load", m_reloc_second_slot, "section '" PROG_SEC "'", "second slot of a wide load", GBPF_ERRNO__RELOC},
 	{"subprogs", "relocation against the license", m_reloc_bad_target, "section '" PROG_SEC "'", "neither code, a map nor global data", GBPF_ERRNO__RELOC},
 	{"subprogs", "relocation against an undefined symbol", m_undef_sym, "section 'gpu/exit/ns::kernel<float>'", "undefined symbol 'g_sum'", GBPF_ERRNO__RELOC},
+	{"subprogs", "symbol value near 2^63", m_sym_value_huge, "section 'gpu/exit/ns::kernel<float>'", "out of range", GBPF_ERRNO__RELOC},
 	{"subprogs", "symbol section index", m_sym_shndx, "section '.symtab'", "section #5000", GBPF_ERRNO__FORMAT},
 	{"subprogs", "code size not a multiple of 8", m_insn_size, "section '.text'", "multiple of", GBPF_ERRNO__FORMAT},
 	{"subprogs", "call into nowhere", m_call_nowhere, "section '.text'", "call into nowhere", GBPF_ERRNO__RELOC},
