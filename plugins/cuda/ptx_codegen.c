@@ -10,14 +10,17 @@
  * the probe .func, or the body of the run kernel's .entry.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gbpf/helper_ids.h>
+#include <gbpf/probe_ctx.h>
 
 #include "ptx_codegen.h"
+#include "ptx_counter.h"
 #include "ptx_internal.h"
 
 int ptx_fail(struct ptx_cg *cg, size_t pc, int code, const char *fmt, ...)
@@ -357,6 +360,20 @@ static int emit_alu32_wide(struct ptx_cg *cg, const struct gbpf_insn *in)
 		ptx_buf_printf(cg->b, "%s %%r%u, %%r%u, %s;\n",
 			       op == GBPF_ADD ? "add.s64" : op == GBPF_SUB ? "sub.s64" : "mul.lo.s64", r, r, s);
 	ptx_buf_printf(cg->b, "and.b64 %%r%u, %%r%u, 0xFFFFFFFF;\n", r, r);
+	return 0;
+}
+
+/* In a counter's flush variant, a move of the increment: 1 (emitted as the load of the sum). */
+static int emit_count_load(struct ptx_cg *cg, size_t pc)
+{
+	if (!cg->count)
+		return 0;
+	for (uint32_t i = 0; i < cg->count->n_movs; i++)
+		if (cg->count->mov_pc[i] == pc) {
+			ptx_buf_printf(cg->b, "ld.u64 %%r%u, [%%rctx+%u];\n", cg->insns[pc].dst,
+				       (unsigned)offsetof(struct gbpf_gpu_ctx, mem_value));
+			return 1;
+		}
 	return 0;
 }
 
@@ -941,7 +958,8 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 		switch (GBPF_CLASS(in->code)) {
 		case GBPF_ALU:
 		case GBPF_ALU64:
-			rc = emit_alu(cg, pc);
+			if (!emit_count_load(cg, pc))
+				rc = emit_alu(cg, pc);
 			break;
 		case GBPF_JMP:
 		case GBPF_JMP32:
@@ -983,6 +1001,13 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 		}
 		reg_track_update(cg, in);
 		align_update(cg, in);
+		if (cg->count && in->dst < 10 && (GBPF_CLASS(in->code) == GBPF_ALU || GBPF_CLASS(in->code) == GBPF_ALU64) &&
+		    GBPF_OP(in->code) == GBPF_MOV && GBPF_SRC(in->code) == GBPF_K) {
+			/* a flush variant's sum is neither an immediate nor the same in every lane */
+			for (uint32_t i = 0; i < cg->count->n_movs; i++)
+				if (cg->count->mov_pc[i] == pc)
+					cg->imm_known[in->dst] = cg->align[in->dst] = 0;
+		}
 		/* a jump hands its facts to its target (forward only: a loop's header forgets) */
 		if (is_cond_or_ja(in->code) && cg->join) {
 			long long t = jump_target(in, pc);
@@ -1202,13 +1227,14 @@ static uint8_t *entry_loops(const struct ptx_cg *cg)
 #define EMIT_AGAIN_WITHOUT_AREAS 1
 
 static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_t idx, int kernel,
-			const uint8_t *used, int rsv_off, char *err, size_t err_size)
+			const uint8_t *used, int rsv_off, const struct ptx_counter *count, char *err,
+			size_t err_size)
 {
 	struct ptx_cg cg = {
 		.b = b, .prog = p, .prog_idx = idx, .insns = p->insns, .n = p->insn_cnt,
 		.kernel = kernel, .exit_struct = used[GBPF_HELPER_GPU_EXIT],
 		.hash_stable = !used[GBPF_HELPER_MAP_DELETE_ELEM], .rsv_off = rsv_off,
-		.err = err, .err_size = err_size,
+		.count = count, .err = err, .err_size = err_size,
 	};
 	size_t f;
 	int rc;
@@ -1234,6 +1260,52 @@ static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_
 	free(cg.join_at);
 	free(cg.funcs);
 	return rc;
+}
+
+/* Whether a program other than @p self of @p progs names map @p map (its memory then has other readers). */
+static int map_shared(const struct gbpf_prog_desc *const *progs, size_t n, size_t self, uint32_t map)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct gbpf_prog_desc *p = progs[i];
+
+		for (size_t pc = 0; i != self && pc < p->insn_cnt; pc++)
+			if (p->insns[pc].code == GBPF_OP_LDDW && (p->insns[pc].src == GBPF_PSEUDO_MAP_IDX ||
+								  p->insns[pc].src == GBPF_PSEUDO_MAP_IDX_VALUE) &&
+			    p->insns[pc].imm == (int32_t)map)
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * For each gpu/mem program that only counts (ptx_counter.h) into a map no
+ * other program of the object names (a device reader would see the sums
+ * late), its flush variant as __gbpf_probe_<n + i> and the module variable
+ * whose name tells the injector so (PTX_COUNTER_MARK_PREFIX).
+ */
+static int emit_counters(struct ptx_buf *b, const struct gbpf_prog_desc *const *progs, size_t n,
+			 const uint8_t *used, char *err, size_t err_size)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ptx_counter c;
+		size_t mark = b->len;
+		int rc;
+
+		if (!ptx_counter_find(progs[i], &c) || map_shared(progs, n, i, c.map))
+			continue;
+		ptx_buf_printf(b, ".global .align 4 .u32 " PTX_COUNTER_MARK_PREFIX "%zu_%zu_%u_%u;\n", i, n + i,
+			       c.add, c.site_fields);
+		rc = emit_program(b, progs[i], n + i, 0, used, 0, &c, err, err_size);
+		if (rc < 0)
+			return rc;
+		if (rc) {
+			/* not emitted after all: the program runs at every site as it is */
+			b->len = mark;
+			if (b->p)
+				b->p[mark] = 0;
+		}
+	}
+	return 0;
 }
 
 int gbpf_ptx_emit(const struct gbpf_prog_desc *const *progs, size_t n,
@@ -1295,15 +1367,17 @@ int gbpf_ptx_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 	for (i = 0; i < n && !rc; i++) {
 		size_t mark = b.len;
 
-		rc = emit_program(&b, progs[i], i, kernel, used, 0, err, err_size);
+		rc = emit_program(&b, progs[i], i, kernel, used, 0, NULL, err, err_size);
 		if (rc == EMIT_AGAIN_WITHOUT_AREAS) {
 			/* a submit or discard not matched to its record's area (ptx_reserve.c) */
 			b.len = mark;
 			if (b.p)
 				b.p[mark] = 0;
-			rc = emit_program(&b, progs[i], i, kernel, used, 1, err, err_size);
+			rc = emit_program(&b, progs[i], i, kernel, used, 1, NULL, err, err_size);
 		}
 	}
+	if (!rc && !kernel)
+		rc = emit_counters(&b, progs, n, used, err, err_size);
 	free(used);
 	if (!rc && b.oom) {
 		snprintf(err, err_size, "ptx: out of memory (or text over %zu bytes)", (size_t)PTX_BUF_MAX);

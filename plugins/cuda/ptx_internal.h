@@ -142,6 +142,9 @@ struct ptx_cg {
 	unsigned n_rsv;
 	int rsv_off;
 	int rsv_unmatched;
+	/** Emitting a counter's flush variant (ptx_counter.h): these moves of the
+	 *  increment load ctx->mem_value (the thread's sum) instead; NULL: none. */
+	const struct ptx_counter *count;
 	unsigned frame_bytes;
 	/** r0 after the call being emitted holds r10 + call_r0_stk_off (a record
 	 *  reserved in the frame; consumed like call_r0_ptr). */

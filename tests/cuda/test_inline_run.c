@@ -297,6 +297,92 @@ static void mixed_width_program(struct dt_prog *p)
 	p->main_n = p->n;
 }
 
+/*
+ * Counters (plugins/cuda/ptx_counter.h) as gpu/mem probes: the injector adds
+ * each site's increment to a register and runs the program's flush variant
+ * once at the thread's exit with the sum (plugins/cuda/ptx/counter.c). The
+ * maps must be what the interpreter leaves after running the program at
+ * each of the 3 * LOOP_N + 1 sites. Keys are constants (the interpreter
+ * runs without a site's context): hash[3] += 1 with an insert where
+ * missing, as mem_trace's counter is written, and arr[5] += 7.
+ */
+static void counter_program(struct dt_prog *p, bool hash)
+{
+#define X(c, d, sr, o, i) (p->insns[p->n++] = (struct gbpf_insn){.code = (c), .dst = (d), .src = (sr), .off = (o), .imm = (i)})
+	memset(p, 0, sizeof(*p));
+	X(GBPF_ST | GBPF_MEM | GBPF_W, 10, 0, -4, hash ? 3 : 5);
+	X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 6, 0, 0, hash ? 1 : 7); /* the increment */
+	X(GBPF_STX | GBPF_MEM | GBPF_DW, 10, 6, -16, 0);
+	X(GBPF_LD | GBPF_IMM | GBPF_DW, 1, GBPF_PSEUDO_MAP_IDX, 0, hash ? DT_MAP_HASH : DT_MAP_ARRAY);
+	X(0, 0, 0, 0, 0);
+	X(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0);
+	X(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -4);
+	X(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM);
+	X(GBPF_JMP | GBPF_JNE | GBPF_K, 0, 0, hash ? 9 : 1, 0); /* hit: to the add */
+	if (hash) {
+		X(GBPF_LD | GBPF_IMM | GBPF_DW, 1, GBPF_PSEUDO_MAP_IDX, 0, DT_MAP_HASH);
+		X(0, 0, 0, 0, 0);
+		X(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0);
+		X(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -4);
+		X(GBPF_ALU64 | GBPF_MOV | GBPF_X, 3, 10, 0, 0);
+		X(GBPF_ALU64 | GBPF_ADD | GBPF_K, 3, 0, 0, -16);
+		X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 4, 0, 0, 1); /* BPF_NOEXIST */
+		X(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_UPDATE_ELEM);
+	}
+	X(GBPF_JA | GBPF_JMP, 0, 0, 1, 0);
+	X(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 6, 0, GBPF_ATOMIC_ADD);
+	X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 0, 0, 0, 0);
+	X(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0);
+#undef X
+	p->main_n = p->n;
+}
+
+static void test_counters(struct gpu *g, bool have_gpu)
+{
+	static struct dt_prog prog;
+
+	for (int hash = 0; hash < 2; hash++) {
+		const char *name = hash ? "hash[3] += 1 (insert where missing)" : "arr[5] += 7";
+		struct gbpf_prog_desc d = {.sz = sizeof(d), .name = "count", .section = "gpu/mem/app",
+					   .maps = dt_maps, .map_cnt = 2, .source_file = "test_inline_run.c",
+					   .attach = {.kind = GBPF_ATTACH_GPU_MEM}};
+		struct dt_maps_state want, got;
+		char why[512] = "", *ptx;
+		int in = 0;
+
+		counter_program(&prog, hash);
+		d.insns = prog.insns;
+		d.insn_cnt = prog.n;
+		if (dt_interp_runs(&d, 3 * LOOP_N + 1, &want, why, sizeof(why))) {
+			tap_ok(0, "counter %s: the interpreter fails: %s", name, why);
+			continue;
+		}
+		ptx = instrument(&d, GBPF_PTX_SITE_MEM, &in, why, sizeof(why));
+		if (!tap_ok(ptx && strstr(ptx, "add.u32 \t%__gbpf_sum0, %__gbpf_sum0,") &&
+				    strstr(ptx, "__gbpf_sum_exit:"),
+			    "counter %s: its sites add to a register, flushed at the kernel's exit %s", name, why)) {
+			free(ptx);
+			continue;
+		}
+		if (!have_gpu) {
+			char log[1024] = "";
+
+			if (ptxas_path())
+				tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)), "counter %s: the kernel assembles %s",
+				       name, log);
+			else
+				tap_skip("counter %s: no ptxas, no GPU", name);
+		} else if (run_gpu(g, ptx, &got, why, sizeof(why))) {
+			tap_ok(0, "counter %s: GPU run failed: %s", name, why);
+		} else {
+			dt_maps_diff(&want, &got, why, sizeof(why));
+			tap_ok(!why[0], "counter %s summed at the exit: the maps the interpreter leaves after %u runs %s",
+			       name, 3 * LOOP_N + 1, why);
+		}
+		free(ptx);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct dt_prog prog;
@@ -318,6 +404,7 @@ int main(int argc, char **argv)
 
 	if (have_gpu)
 		jit_canary(&g);
+	test_counters(&g, have_gpu);
 	/* i = 0: the fixed program (reported as seed 0), then seeds first.. */
 	for (uint64_t i = 0; i <= count; i++) {
 		uint64_t s = i ? first + i - 1 : 0;

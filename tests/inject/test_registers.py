@@ -17,7 +17,9 @@ stack is written only on the way to a helper that reads it.
 Usage: test_registers.py GBPF PTXAS|- VECADD.ptx|- NAME=PROBE.bpf.o:LIMIT[:CHECKS]...
 CHECKS (comma separated): ctx (no context store the probe does not need), stack
 (no stack store before its map lookup), frame (no stack store at all), inlined
-(vec_add calls no probe function).
+(vec_add calls no probe function), summed (a counter: each memory site adds to
+a register, the map is touched only in the flush before the kernel returns, and
+GBPF_PTX_NO_COUNTER_SUM turns that off), unsummed (not a counter: no sums).
 """
 import os
 import re
@@ -74,7 +76,7 @@ def main():
         print(f"1..{count}")
         return 0
     env = dict(os.environ)
-    for var in ("GBPF_BACKEND", "GBPF_PTX_NO_INLINE", "GBPF_PTX_INLINE_BUDGET"):
+    for var in ("GBPF_BACKEND", "GBPF_PTX_NO_INLINE", "GBPF_PTX_INLINE_BUDGET", "GBPF_PTX_NO_COUNTER_SUM"):
         env.pop(var, None)
     for spec in probes:
         name, rest = spec.split("=", 1)
@@ -124,6 +126,10 @@ def main():
                 stores = [ln.strip() for ln in body.splitlines() if "st.local" in ln and "[__gbpf_stack" in ln]
                 ok(not stores, f"{name}: no store to the probe's stack in vec_add "
                                f"({len(stores)}{': ' + stores[0] if stores else ''})")
+            if "summed" in checks:
+                check_summed(name, gbpf, ptxas, app, obj, text, env, limit)
+            if "unsummed" in checks:
+                ok("%__gbpf_sum" not in text, f"{name}: not a counter: no site sums in registers")
             # inlined: the probe's body is in the kernel (the injector keeps the call when it
             # cannot take the probe's text, e.g. a frame it does not know)
             if "inlined" in checks:
@@ -134,6 +140,51 @@ def main():
                               f"({len(calls)} calls{': ' + calls[0] if calls else ''})")
     print(f"1..{count}")
     return 1 if failed else 0
+
+
+def vec_add_body(text):
+    body = text[text.find(".entry "):]
+    body = body[body.find("vec_add"):]
+    return body[:body.find("\n}")]
+
+
+def check_summed(name, gbpf, ptxas, app, obj, text, env, limit):
+    """The counter's three sites of vec_add (two loads, a store) add to two registers (one
+    per key: loads, stores); the bucket loads of its lookup come after the flush label only;
+    every ret branches to the flush first. Without the sums (GBPF_PTX_NO_COUNTER_SUM) each
+    site looks the key up again, within the same register limit."""
+    body = vec_add_body(text)
+    adds = re.findall(r"add\.u32\s+%__gbpf_sum(\d+)", body)
+    ok(len(adds) == 3 and len(set(adds)) == 2,
+       f"{name}: vec_add's 3 memory sites add to 2 registers ({len(adds)} adds, {sorted(set(adds))})")
+    flush = body.find("__gbpf_sum_exit:")
+    lookup = body.find("ld.v2.u64")
+    ok(flush > 0 and lookup > flush,
+       f"{name}: the map's bucket is loaded only in the flush (flush at {flush}, first load at {lookup})")
+    lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
+    at = lines.index("__gbpf_sum_exit:") if "__gbpf_sum_exit:" in lines else len(lines)
+    rets = [i for i, ln in enumerate(lines) if re.match(r"(@\S+\s+)?ret\b", ln)]
+    ok([i for i in rets if i > at] == [rets[-1]] if rets else False,
+       f"{name}: the flush block ends in the kernel's one ret after it")
+    # each ret of the kernel itself: the same predicate's branch to the flush just before it
+    unguarded = [lines[i] for i in rets if i < at and
+                 not re.fullmatch(re.escape(lines[i].split("ret")[0]) + r"bra\s+__gbpf_sum_exit;", lines[i - 1])]
+    ok(rets and rets[0] < at and not unguarded,
+       f"{name}: every ret of the kernel branches to the flush first ({len(unguarded)} not)")
+    off = dict(env, GBPF_PTX_NO_COUNTER_SUM="1")
+    with tempfile.TemporaryDirectory() as tmp:
+        p = subprocess.run([gbpf, "prog", "inject", obj, "--into", app, "-o", tmp],
+                           capture_output=True, text=True, env=off, timeout=300)
+        path = os.path.join(tmp, "module0.ptx")
+        if not ok(p.returncode == 0 and os.path.exists(path), f"{name}: injected with GBPF_PTX_NO_COUNTER_SUM"):
+            return
+        with open(path) as f:
+            plain = vec_add_body(f.read())
+        regs, _ = kernel_registers(ptxas, path)
+        vec = [k for k in (regs or {}) if "vec_add" in k]
+        ok("%__gbpf_sum" not in plain and plain.count("ld.v2.u64") >= 3 and vec and regs[vec[0]] <= limit,
+           f"{name}: GBPF_PTX_NO_COUNTER_SUM: every site looks its key up, no sums, "
+           f"{regs[vec[0]] if vec else '?'} registers")
 
 
 if __name__ == "__main__":

@@ -402,6 +402,7 @@ static int tx_entry(struct kctx *k, struct text *t)
 	const struct gbpf_ptx_module *m = k->m;
 	unsigned unused = k->plan->ctx_unused;
 
+	gbpf_ptx_sum_entry(t, k);
 	/* Fields no probe reads are not stored: every store is per-thread .local traffic. */
 	if (!(unused & GBPF_CUDA_CTX_UNUSED_KERNEL_ID)) {
 		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd1, 0x%016" PRIx64 ";\n", k->rep->kernel_id);
@@ -477,6 +478,7 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 	const unsigned sites = k->plan->sites;
 	struct text t = {0};
 	struct mem_info mi;
+	enum site_kind kind;
 	unsigned label = 0;
 	bool pred;
 	int err;
@@ -496,7 +498,8 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 		if (err)
 			return err;
 	}
-	switch (classify(k->m, s, &mi)) {
+	kind = classify(k->m, s, &mi);
+	switch (kind) {
 	case SITE_EXIT:
 		if (!(sites & GBPF_PTX_SITE_EXIT))
 			break;
@@ -535,6 +538,8 @@ static int rewrite_stmt(struct kctx *k, struct gbpf_ptx_stmt *s, struct gbpf_ptx
 	}
 	if (t.p && pred)
 		gbpf_ptx_tx(&t, "__gbpf_L%u:\n", label);
+	if (kind == SITE_EXIT)
+		gbpf_ptx_sum_exit(&t, k, s);
 	err = emit(k, &t, out);
 	if (err)
 		return err;
@@ -753,10 +758,17 @@ static int instrument_kernel(struct kctx *k)
 			return err;
 		}
 	}
+	gbpf_ptx_sum_setup(k);
 	err = rewrite_block(k, &k->f->body, 0, entry_index(k->m, &k->f->body));
 	if (err)
 		return err;
+	gbpf_ptx_sum_flush_block(&t, k);
+	err = emit(k, &t, &k->f->body);
+	if (err)
+		return err;
 	gbpf_ptx_tx(&t, ".reg .b64 %%__gbpf_rd<3>;\n.reg .b32 %%__gbpf_r<2>;\n.reg .b16 %%__gbpf_h<1>;\n");
+	if (k->sum.on)
+		gbpf_ptx_tx(&t, ".reg .b32 " SUM_REG "<%u>;\n.reg .pred " SUM_PRED ";\n", COUNTER_SUM_MAX);
 	gbpf_ptx_tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
 	if (k->plan->launch_param && !(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID))
 		gbpf_ptx_tx(&t, ".reg .pred " LID_PRED ";\n");
@@ -1060,6 +1072,15 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 						 used ? "; " : "", k.over_budget,
 						 k.over_budget == 1 ? "site calls" : "sites call", spec, opts.budget,
 						 opts.budget_ignored ? " is not a number of lines: ignored" : "");
+				}
+				if (k.sum.sites) {
+					size_t used = strlen(rep.reason);
+
+					snprintf(rep.reason + used, sizeof(rep.reason) - used,
+						 "%s%u memory %s summed per thread in %u %s (the counter's map "
+						 "gets them at the thread's exit)", used ? "; " : "", k.sum.sites,
+						 k.sum.sites == 1 ? "site" : "sites", k.sum.n,
+						 k.sum.n == 1 ? "register" : "registers");
 				}
 			} else {
 				snprintf(rep.reason, sizeof(rep.reason), "injection failed (%d)", err);

@@ -73,6 +73,7 @@ struct inline_opts {
 	bool budget_ignored; /* GBPF_PTX_INLINE_BUDGET set to something else */
 	bool no_inline;      /* GBPF_PTX_NO_INLINE: every site calls its probe */
 	bool no_sink;        /* GBPF_PTX_NO_SINK: an inlined or called probe's stack stores stay where it made them */
+	bool no_sum;         /* GBPF_PTX_NO_COUNTER_SUM: a counter runs at every memory site */
 };
 
 /*
@@ -101,6 +102,30 @@ struct probe_specs {
 	struct text defs; /* the copies' .func definitions */
 };
 
+/*
+ * Memory sites of a counter (plugins/cuda/ptx_counter.h) summed in a
+ * register per key (counter.c): at most COUNTER_SUM_MAX keys a kernel
+ * (further keys run the probe at their sites), each register flushed when
+ * it reaches COUNTER_SUM_FLUSH and at the thread's exit.
+ */
+#define COUNTER_SUM_MAX 8u
+#define COUNTER_SUM_FLUSH 256u
+#define SUM_REG "%%__gbpf_sum" /* a tx() format; SUM_REG<i>: key i's sum (.b32) */
+#define SUM_PRED "%%__gbpf_sump" /* a tx() format */
+#define SUM_EXIT_LABEL "__gbpf_sum_exit"
+
+struct counter_sum {
+	bool on;             /* this kernel's memory sites add to registers */
+	unsigned flush;      /* the counter's flush variant: __gbpf_probe_<flush> */
+	unsigned add;        /* the increment of each access */
+	unsigned fields;     /* PTX_COUNTER_FIELD_*: the site fields that make a key */
+	unsigned n;          /* keys (registers) in use */
+	unsigned sites;      /* memory sites that add to a register */
+	struct {
+		unsigned size, kind, space, site; /* a site of the key: its fields for the flush */
+	} key[COUNTER_SUM_MAX];
+};
+
 struct kctx {
 	struct gbpf_ptx_module *m;
 	struct gbpf_ptx_func *f;
@@ -118,6 +143,7 @@ struct kctx {
 	struct probe_specs *specs; /* the injection's specialised copies; NULL: none made */
 	unsigned spec_calls;    /* sites of this kernel that call one */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
+	struct counter_sum sum;        /* memory sites summed in registers */
 	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
 	uint32_t next_block;           /* blocks.first[next_block] is the next site */
 	char kname[512];
@@ -240,6 +266,25 @@ void gbpf_ptx_inline_opts_from_env(struct inline_opts *o);
 /** A memory site before @p s; false when the address shape is not understood (nothing emitted). */
 bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
 		       const struct mem_info *mi);
+/** The memory site @p mi (of index k->rep->n_mem) in the fold's form: its constant fields and its address and value registers. */
+void gbpf_ptx_mem_fold(struct gbpf_ptx_fold *fold, const struct kctx *k, const struct mem_info *mi,
+		       unsigned site);
+/** A memory site's call of @p probe with its fields @p fold: inlined if @p may_inline and the budget allows, else a call of a copy specialised to them. */
+void gbpf_ptx_mem_probe_call(struct text *t, struct kctx *k, unsigned probe, struct gbpf_ptx_fold *fold,
+			     bool may_inline);
+
+/* counter.c */
+/** Whether kernel @p k sums its counter's memory sites (k->sum), from the plan and the module. */
+void gbpf_ptx_sum_setup(struct kctx *k);
+/** Registers and zeroes at the kernel's entry (k->sum.on). */
+void gbpf_ptx_sum_entry(struct text *t, const struct kctx *k);
+/** Add the site's count to its key's register; false (nothing emitted) when the site runs the probe. */
+bool gbpf_ptx_sum_site(struct text *t, struct kctx *k, const struct mem_info *mi);
+/** Before a ret or exit @p s of the kernel: to the flush of every sum first. */
+void gbpf_ptx_sum_exit(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s);
+/** The flush of every sum, then ret, as text to append to the kernel's body (nothing when off or unused). */
+void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k);
+
 /** A gpu/block site for basic block @p index. */
 void gbpf_ptx_block_site(struct text *t, struct kctx *k, uint32_t index);
 

@@ -532,6 +532,7 @@ void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 	o->budget_ignored = false;
 	o->no_inline = getenv("GBPF_PTX_NO_INLINE") != NULL;
 	o->no_sink = getenv("GBPF_PTX_NO_SINK") != NULL;
+	o->no_sum = getenv("GBPF_PTX_NO_COUNTER_SUM") != NULL;
 	if (!env || !*env)
 		return;
 	errno = 0;
@@ -773,6 +774,45 @@ zero:
 	gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd2, 0;\n");
 }
 
+/*
+ * Kind, space, size and site are constants at a memory site, address and
+ * value registers (%__gbpf_rd1, %__gbpf_rd2): an inlined probe gets them
+ * folded in (a key built from them is a constant, its hash and bucket
+ * computed by ptxas), with no per-access context stores unless the probe
+ * reads the context in a way the fold does not follow.
+ */
+void gbpf_ptx_mem_fold(struct gbpf_ptx_fold *fold, const struct kctx *k, const struct mem_info *mi,
+		       unsigned site)
+{
+	static const unsigned offs[] = {OFF_MEM_SIZE, OFF_MEM_KIND, OFF_MEM_SPACE, OFF_MEM_SITE};
+	const unsigned vals[] = {mi->size, mi->kind, mi->space, site};
+
+	memset(fold, 0, sizeof(*fold));
+	fold->c[0].off = OFF_MEM_ADDR;
+	fold->c[0].size = 8;
+	fold->c[0].reg = "%__gbpf_rd1";
+	fold->c[1].off = OFF_MEM_VALUE;
+	fold->c[1].size = 8;
+	fold->c[1].reg = "%__gbpf_rd2";
+	for (unsigned i = 0; i < 4; i++) {
+		fold->c[2 + i].off = offs[i];
+		fold->c[2 + i].size = 4;
+		fold->c[2 + i].value = vals[i];
+	}
+	fold->c[6].off = OFF_KERNEL_ID;
+	fold->c[6].size = 8;
+	fold->c[6].value = k->rep->kernel_id;
+	fold->n_consts = 7;
+}
+
+void gbpf_ptx_mem_probe_call(struct text *t, struct kctx *k, unsigned probe, struct gbpf_ptx_fold *fold,
+			     bool may_inline)
+{
+	/* not inlined: a call of the copy specialised to the site's constants (no context stores) */
+	site_call(t, k, probe, may_inline ? gbpf_ptx_budgeted_limit(k, probe, INLINE_MAX_STMTS_MEM) : 0, fold,
+		  INLINE_MAX_STMTS_MEM);
+}
+
 bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
 			const struct mem_info *mi)
 {
@@ -784,36 +824,14 @@ bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stm
 		gbpf_ptx_tx(t, "cvta.shared.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
 	else if (mi->space == GBPF_SPACE_LOCAL)
 		gbpf_ptx_tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	if (gbpf_ptx_sum_site(t, k, mi))
+		return true;
 	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM)) {
-		/*
-		 * Kind, space, size and site are constants here, address and
-		 * value registers: an inlined probe gets them folded in (a key
-		 * built from them is a constant, its hash and bucket computed by
-		 * ptxas), with no per-access context stores unless the probe
-		 * reads the context in a way the fold does not follow.
-		 */
-		struct gbpf_ptx_fold fold = {0};
-		static const unsigned offs[] = {OFF_MEM_SIZE, OFF_MEM_KIND, OFF_MEM_SPACE, OFF_MEM_SITE};
-		const unsigned vals[] = {mi->size, mi->kind, mi->space, k->rep->n_mem};
+		struct gbpf_ptx_fold fold;
 
 		tx_value(t, k, s, mi);
-		fold.c[0].off = OFF_MEM_ADDR;
-		fold.c[0].size = 8;
-		fold.c[0].reg = "%__gbpf_rd1";
-		fold.c[1].off = OFF_MEM_VALUE;
-		fold.c[1].size = 8;
-		fold.c[1].reg = "%__gbpf_rd2";
-		for (unsigned i = 0; i < 4; i++) {
-			fold.c[2 + i].off = offs[i];
-			fold.c[2 + i].size = 4;
-			fold.c[2 + i].value = vals[i];
-		}
-		fold.c[6].off = OFF_KERNEL_ID;
-		fold.c[6].size = 8;
-		fold.c[6].value = k->rep->kernel_id;
-		fold.n_consts = 7;
-		site_call(t, k, k->plan->mem_probe, gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM),
-			  &fold, INLINE_MAX_STMTS_MEM);
+		gbpf_ptx_mem_fold(&fold, k, mi, k->rep->n_mem);
+		gbpf_ptx_mem_probe_call(t, k, k->plan->mem_probe, &fold, true);
 		return true;
 	}
 	gbpf_ptx_site_call(t, k, k->plan->mem_probe, gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM),

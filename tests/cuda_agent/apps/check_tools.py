@@ -4,7 +4,7 @@
 
 Usage: check_tools.py TOOL PLAIN STDOUT [STDERR]
 TOOL: threadhist, kernelretsnoop, launchlate, cuda_counter, mem_trace,
-bbcount, or vec_add (directly_run_on_gpu: PLAIN is unused, STDOUT is
+mem_count, bbcount, or vec_add (directly_run_on_gpu: PLAIN is unused, STDOUT is
 `gbpf -j prog run --threads 64` output). PLAIN is the app's own output
 alone: its "grid=GxGxG block=BxBxB launches=L [ptx=no] [mem=K.S.B:N,...]"
 lines are the independent source of every expected number (threads,
@@ -28,6 +28,8 @@ and exits 0 or 1. The expected values:
   mem_trace       accesses per (kind, space, size) == the apps' mem= counts x
                   launches; no other key; the stride histogram's total == the
                   apps' strides= where they print it (manysites)
+  mem_count       mem_trace's accesses check alone (the benchmarks' counter
+                  probe, whose sites the injector sums in registers)
   bbcount         sum of entry-block counts (block index 0 of every kernel
                   slot) == threads launched in kernels with PTX (the Compute
                   Sanitizer engine, which patches the others, has no block sites)
@@ -187,7 +189,13 @@ def mem_key(text_or_bytes):
     return tuple(int.from_bytes(b[i:i + 4], "little") for i in (0, 4, 8))
 
 
-def check_mem_trace(cfgs, out):
+def check_mem_count(cfgs, out):
+    """mem_trace's counter half alone (bench/cuda/probes/mem_count.bpf.c): its sites summed
+    per thread in registers and flushed at each thread's exit (plugins/cuda/ptx/counter.c)."""
+    return check_mem_trace(cfgs, out, strides=False)
+
+
+def check_mem_trace(cfgs, out, strides=True):
     m = last_maps(out).get("accesses")
     if not m:
         return False, "no accesses map printed"
@@ -215,7 +223,7 @@ def check_mem_trace(cfgs, out):
     summary = ", ".join(f"{fmt(k)} {got.get(k, 0)}" for k in sorted(want))
     # The stride histogram's total, where the app says what it must be (each thread's
     # per-GPU-thread slot read and written at every access: a slot shared or lost shows).
-    if any("strides" in c for c in cfgs):
+    if strides and any("strides" in c for c in cfgs):
         want_strides = sum(c.get("strides", 0) for c in cfgs)
         s = last_maps(out).get("stride")
         got_strides = total_count(s) if s else 0

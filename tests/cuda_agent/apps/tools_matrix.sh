@@ -33,7 +33,7 @@ matrix_build multictx multictx -lcuda
 matrix_build manysites manysites
 
 MATRIX_APPS=${MATRIX_APPS:-"vecadd vecadd_shared vecadd_sm90 vecadd_compress nvrtc launchex graph coop bigsmem multictx manysites"}
-MATRIX_TOOLS=${MATRIX_TOOLS:-"threadhist kernelretsnoop launchlate cuda_counter mem_trace bbcount"}
+MATRIX_TOOLS=${MATRIX_TOOLS:-"threadhist kernelretsnoop launchlate cuda_counter mem_trace mem_count bbcount"}
 echo "== tools matrix: $(echo "$MATRIX_TOOLS" | wc -w) tools x $(echo "$MATRIX_APPS" | wc -w) apps"
 matrix_ok=0 matrix_bad=0
 : > "$O/matrix.table"

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A counter's memory sites summed in registers (plugins/cuda/ptx_counter.h).
+ *
+ * When the memory probe only adds C to one key's value and the fragment
+ * has its flush variant, each site of the kernel adds C to a 32-bit
+ * register of its key (the site fields the key is built from: kind,
+ * space, size, site) instead of running the probe: one add where an
+ * inlined probe had its lookup's loads and compares and an atomic. Every
+ * ret and exit of the kernel first branches to one block that runs the
+ * flush variant once per key whose register is not zero, with the sum as
+ * ctx->mem_value and the fields of one of the key's sites, then returns;
+ * a site whose register reaches COUNTER_SUM_FLUSH flushes it there (a
+ * call, on a path almost never taken), so that a long-running kernel's
+ * counts reach the map while it runs and a sum never nears 2^32.
+ *
+ * What a reader of the map sees is the same sums, later: one atomic per
+ * thread and key instead of one per access (the code generator made the
+ * variant only where no other program names the map). Not used when a
+ * device function of the module may end the thread (`exit` outside the
+ * kernel: its sums would be lost), nor with GBPF_PTX_NO_COUNTER_SUM.
+ */
+#include "plugins/cuda/ptx/inject_internal.h"
+#include "plugins/cuda/ptx_counter.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <gbpf/cuda_inject.h>
+
+static bool block_has_exit(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b)
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct gbpf_ptx_stmt *s = b->v[i];
+
+		if (s->kind == GBPF_PTX_STMT_SCOPE && block_has_exit(m, &s->body))
+			return true;
+		if (s->kind == GBPF_PTX_STMT_INSN && gbpf_ptx_tok_eq(&m->toks[s->opcode], "exit"))
+			return true;
+	}
+	return false;
+}
+
+/* A device function (not a kernel) that may end the thread with `exit`. */
+static bool module_funcs_exit(const struct gbpf_ptx_module *m)
+{
+	for (uint32_t i = 0; i < m->n_items; i++) {
+		const struct gbpf_ptx_item *it = &m->items[i];
+
+		if (it->kind == GBPF_PTX_ITEM_FUNC && !it->func->is_entry && it->func->has_body &&
+		    block_has_exit(m, &it->func->body))
+			return true;
+	}
+	return false;
+}
+
+static bool module_has_probe(const struct gbpf_ptx_module *m, unsigned probe)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "__gbpf_probe_%u", probe);
+	for (uint32_t i = 0; i < m->n_items; i++)
+		if (m->items[i].kind == GBPF_PTX_ITEM_FUNC && m->items[i].func->has_body &&
+		    gbpf_ptx_tok_eq(&m->toks[m->items[i].func->name], name))
+			return true;
+	return false;
+}
+
+/* The code generator's mark for probe @p probe (PTX_COUNTER_MARK_PREFIX) into @p sum; false if none. */
+static bool find_mark(const struct gbpf_ptx_module *m, unsigned probe, struct counter_sum *sum)
+{
+	const size_t plen = strlen(PTX_COUNTER_MARK_PREFIX);
+
+	for (uint32_t i = 0; i < m->n_items; i++) {
+		const struct gbpf_ptx_item *it = &m->items[i];
+
+		if (it->kind != GBPF_PTX_ITEM_DECL)
+			continue;
+		for (uint32_t j = it->toks.first; j < it->toks.first + it->toks.n; j++) {
+			const struct gbpf_ptx_tok *tk = &m->toks[j];
+			char name[96];
+			unsigned p, flush, add, fields;
+			int end = 0;
+
+			if (tk->kind != GBPF_PTX_TOK_IDENT || tk->len <= plen || tk->len >= sizeof(name) ||
+			    memcmp(tk->s, PTX_COUNTER_MARK_PREFIX, plen))
+				continue;
+			memcpy(name, tk->s, tk->len);
+			name[tk->len] = 0;
+			if (sscanf(name + plen, "%u_%u_%u_%u%n", &p, &flush, &add, &fields, &end) != 4 ||
+			    (size_t)end != tk->len - plen || p != probe)
+				continue;
+			if (!add || add > PTX_COUNTER_MAX_ADD || fields >> 4)
+				return false;
+			sum->flush = flush;
+			sum->add = add;
+			sum->fields = fields;
+			return true;
+		}
+	}
+	return false;
+}
+
+void gbpf_ptx_sum_setup(struct kctx *k)
+{
+	struct counter_sum *sum = &k->sum;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!(k->plan->sites & GBPF_PTX_SITE_MEM) || k->opts->no_sum)
+		return;
+	if (!find_mark(k->m, k->plan->mem_probe, sum) || !module_has_probe(k->m, sum->flush) ||
+	    module_funcs_exit(k->m))
+		return;
+	sum->on = true;
+}
+
+void gbpf_ptx_sum_entry(struct text *t, const struct kctx *k)
+{
+	if (!k->sum.on)
+		return;
+	/* all of them: ptxas drops the moves of registers no site adds to */
+	for (unsigned i = 0; i < COUNTER_SUM_MAX; i++)
+		gbpf_ptx_tx(t, "mov.u32 " SUM_REG "%u, 0;\n", i);
+}
+
+/* The register of the key of memory site @p mi (index @p site), a new one if there is room; -1 if not. */
+static int key_of(struct counter_sum *sum, const struct mem_info *mi, unsigned site)
+{
+	const unsigned f = sum->fields;
+
+	for (unsigned i = 0; i < sum->n; i++)
+		if ((!(f & PTX_COUNTER_FIELD_SIZE) || sum->key[i].size == mi->size) &&
+		    (!(f & PTX_COUNTER_FIELD_KIND) || sum->key[i].kind == mi->kind) &&
+		    (!(f & PTX_COUNTER_FIELD_SPACE) || sum->key[i].space == mi->space) &&
+		    (!(f & PTX_COUNTER_FIELD_SITE) || sum->key[i].site == site))
+			return (int)i;
+	if (sum->n == COUNTER_SUM_MAX)
+		return -1;
+	sum->key[sum->n].size = mi->size;
+	sum->key[sum->n].kind = mi->kind;
+	sum->key[sum->n].space = mi->space;
+	sum->key[sum->n].site = site;
+	return (int)sum->n++;
+}
+
+/*
+ * The flush variant with key @p i's sum: the fields of the key's first
+ * site, the sum as mem_value (%__gbpf_rd2), no address. The variant reads
+ * mem_value, which no other probe may: the context is passed and stored
+ * as for a probe that reads every memory field.
+ */
+static void tx_flush(struct text *t, struct kctx *k, unsigned i, bool may_inline)
+{
+	const struct counter_sum *sum = &k->sum;
+	const struct mem_info mi = {.kind = sum->key[i].kind, .space = sum->key[i].space,
+				    .size = sum->key[i].size};
+	struct gbpf_ptx_plan plan = *k->plan;
+	const struct gbpf_ptx_plan *saved = k->plan;
+	struct gbpf_ptx_fold fold;
+
+	gbpf_ptx_tx(t, "cvt.u64.u32 %%__gbpf_rd2, " SUM_REG "%u;\n", i);
+	gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd1, 0;\n");
+	gbpf_ptx_mem_fold(&fold, k, &mi, sum->key[i].site);
+	plan.ctx_unused &= ~(GBPF_CUDA_CTX_UNUSED_MEM | GBPF_CUDA_CTX_UNUSED_MEM_VALUE);
+	k->plan = &plan;
+	gbpf_ptx_mem_probe_call(t, k, sum->flush, &fold, may_inline);
+	k->plan = saved;
+}
+
+bool gbpf_ptx_sum_site(struct text *t, struct kctx *k, const struct mem_info *mi)
+{
+	struct counter_sum *sum = &k->sum;
+	unsigned skip;
+	int i;
+
+	if (!sum->on || (i = key_of(sum, mi, k->rep->n_mem)) < 0)
+		return false;
+	skip = k->n_labels++;
+	gbpf_ptx_tx(t, "add.u32 " SUM_REG "%d, " SUM_REG "%d, %u;\n", i, i, sum->add);
+	gbpf_ptx_tx(t, "setp.lt.u32 " SUM_PRED ", " SUM_REG "%d, %u;\n", i, COUNTER_SUM_FLUSH);
+	gbpf_ptx_tx(t, "@" SUM_PRED " bra __gbpf_L%u;\n", skip);
+	tx_flush(t, k, (unsigned)i, false);
+	gbpf_ptx_tx(t, "mov.u32 " SUM_REG "%d, 0;\n__gbpf_L%u:\n", i, skip);
+	sum->sites++;
+	return true;
+}
+
+void gbpf_ptx_sum_exit(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s)
+{
+	if (!k->sum.on)
+		return;
+	/* the ret stays after the branch, never reached: the flush block returns */
+	if (s->pred >= 0)
+		gbpf_ptx_tx(t, "@%s%.*s ", s->pred_neg ? "!" : "", (int)k->m->toks[s->pred].len,
+			    k->m->toks[s->pred].s);
+	gbpf_ptx_tx(t, "bra " SUM_EXIT_LABEL ";\n");
+}
+
+void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
+{
+	if (!k->sum.on)
+		return;
+	gbpf_ptx_tx(t, SUM_EXIT_LABEL ":\n");
+	for (unsigned i = 0; i < k->sum.n; i++) {
+		unsigned skip = k->n_labels++;
+
+		gbpf_ptx_tx(t, "setp.eq.u32 " SUM_PRED ", " SUM_REG "%u, 0;\n", i);
+		gbpf_ptx_tx(t, "@" SUM_PRED " bra __gbpf_L%u;\n", skip);
+		tx_flush(t, k, i, true);
+		gbpf_ptx_tx(t, "__gbpf_L%u:\n", skip);
+	}
+	gbpf_ptx_tx(t, "ret;\n");
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/cuda/test_ptx_counter.c - which memory probes only count
+ * (plugins/cuda/ptx_counter.c), and the flush variant and mark the code
+ * generator emits for them (the injector sums their sites in registers:
+ * tests/cuda/test_inline_run.c runs that on the GPU, the tools matrix
+ * checks mem_count's totals in `gbpf run`).
+ *
+ * The programs are mem_trace's counter (examples/mem_trace/mem_trace.h) as
+ * clang -O2 compiles it, and variants of it one instruction apart, each
+ * accepted or refused for a stated reason.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gbpf/helper_ids.h>
+#include <gbpf/insn.h>
+
+#include "cuda_test_util.h"
+#include "ptx_codegen.h"
+#include "ptx_counter.h"
+#include "tap.h"
+
+#define I(c, d, s, o, i) ((struct gbpf_insn){.code = (c), .dst = (d), .src = (s), .off = (o), .imm = (i)})
+#define LDDW_MAP(d, m) I(GBPF_OP_LDDW, d, GBPF_PSEUDO_MAP_IDX, 0, m), I(0, 0, 0, 0, 0)
+
+enum { N_COUNT = 34 };
+
+/* mem_count.bpf.o's program (llvm-objdump of the benchmark's object). */
+static const struct gbpf_insn counter[N_COUNT] = {
+	I(GBPF_LDX | GBPF_MEM | GBPF_W, 2, 1, 44, 0),   /* kind */
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 2, -16, 0),
+	I(GBPF_LDX | GBPF_MEM | GBPF_W, 2, 1, 48, 0),   /* space */
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 2, -12, 0),
+	I(GBPF_LDX | GBPF_MEM | GBPF_W, 1, 1, 40, 0),   /* size */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 2, 0, 0, 0),
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 2, -4, 0),  /* pad */
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 1, -8, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 6, 0, 0, 1),  /* 8: one = 1 */
+	I(GBPF_STX | GBPF_MEM | GBPF_DW, 10, 6, -24, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -16),
+	LDDW_MAP(1, 0),
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM), /* 14 */
+	I(GBPF_JMP | GBPF_JNE | GBPF_K, 0, 0, 15, 0),          /* 15: hit -> 31 */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -16),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 3, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 3, 0, 0, -24),
+	LDDW_MAP(1, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 4, 0, 0, 1),         /* 22: BPF_NOEXIST */
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_UPDATE_ELEM), /* 23 */
+	I(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 7, 0),           /* 24: inserted -> 32 */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -16),
+	LDDW_MAP(1, 0),
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM),
+	I(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 1, 0),           /* 30 */
+	I(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 6, 0, GBPF_ATOMIC_ADD), /* 31: *count += one */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 0, 0, 0, 0),         /* 32 */
+	I(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0),
+};
+
+/* arr[3] += 5 into an array: no insert, the key a constant (no site field). */
+static const struct gbpf_insn array_counter[] = {
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 1, 0, 0, 3),
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 1, -4, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -4),
+	LDDW_MAP(1, 1),
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM),
+	I(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 2, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 1, 0, 0, 5),
+	I(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 1, 0, GBPF_ATOMIC_ADD),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 0, 0, 0, 0),
+	I(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0),
+};
+
+static struct gbpf_map_desc maps[3] = {
+	{.sz = sizeof(struct gbpf_map_desc), .name = "accesses", .type = GBPF_MAP_TYPE_PERCPU_HASH,
+	 .key_size = 16, .value_size = 8, .max_entries = 256},
+	{.sz = sizeof(struct gbpf_map_desc), .name = "arr", .type = GBPF_MAP_TYPE_ARRAY, .key_size = 4,
+	 .value_size = 8, .max_entries = 8},
+	{.sz = sizeof(struct gbpf_map_desc), .name = "other", .type = GBPF_MAP_TYPE_HASH, .key_size = 4,
+	 .value_size = 8, .max_entries = 8},
+};
+
+static struct gbpf_prog_desc desc(const struct gbpf_insn *insns, size_t n, uint32_t kind)
+{
+	return (struct gbpf_prog_desc){.sz = sizeof(struct gbpf_prog_desc), .name = "count", .section = "gpu/mem/*",
+				       .insns = insns, .insn_cnt = n, .maps = maps, .map_cnt = 3,
+				       .attach = {.kind = kind}, .source_file = "test_ptx_counter.c"};
+}
+
+/* The counter with instruction @p pc replaced by @p in: a counter or not, as @p want says. */
+static void variant(size_t pc, struct gbpf_insn in, int want, const char *what)
+{
+	struct gbpf_insn v[N_COUNT];
+	struct gbpf_prog_desc d;
+	struct ptx_counter c;
+
+	memcpy(v, counter, sizeof(v));
+	v[pc] = in;
+	d = desc(v, N_COUNT, GBPF_ATTACH_GPU_MEM);
+	tap_ok(ptx_counter_find(&d, &c) == want, "%s: %s", what, want ? "a counter" : "not a counter");
+}
+
+static void test_find(void)
+{
+	struct gbpf_prog_desc d = desc(counter, N_COUNT, GBPF_ATTACH_GPU_MEM);
+	struct ptx_counter c;
+
+	memset(&c, 0xff, sizeof(c));
+	tap_ok(ptx_counter_find(&d, &c) == 1 && c.map == 0 && c.add == 1 && c.n_movs == 1 && c.mov_pc[0] == 8 &&
+		       c.site_fields == (PTX_COUNTER_FIELD_SIZE | PTX_COUNTER_FIELD_KIND | PTX_COUNTER_FIELD_SPACE),
+	       "mem_count: a counter of map 0, increment 1 (the move at 8), key of size, kind and space "
+	       "(map %u, add %u, moves %u, first %u, fields 0x%x)",
+	       c.map, c.add, c.n_movs, c.mov_pc[0], c.site_fields);
+	d = desc(array_counter, sizeof(array_counter) / sizeof(array_counter[0]), GBPF_ATTACH_GPU_MEM);
+	tap_ok(ptx_counter_find(&d, &c) == 1 && c.map == 1 && c.add == 5 && c.site_fields == 0 && c.n_movs == 1 &&
+		       c.mov_pc[0] == 8,
+	       "arr[3] += 5: a counter of the array, increment 5, a key of no site field");
+	d = desc(counter, N_COUNT, GBPF_ATTACH_GPU_EXIT);
+	tap_ok(ptx_counter_find(&d, &c) == 0, "the same program at gpu/exit: not summed (only memory sites are)");
+
+	variant(8, I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 6, 0, 0, 3), 1, "an increment of 3");
+	variant(8, I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 6, 0, 0, 70000), 0, "an increment over the largest summed");
+	variant(31, I(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 6, 0, GBPF_ATOMIC_ADD | GBPF_FETCH), 0,
+		"a fetching add (the old value read)");
+	variant(31, I(GBPF_STX | GBPF_MEM | GBPF_DW, 0, 6, 0, 0), 0, "a plain store into the value");
+	variant(31, I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 7, 0, 0, 0), 0, "a hit not counted (the insert would count)");
+	variant(0, I(GBPF_LDX | GBPF_MEM | GBPF_W, 2, 1, 24, 0), 0, "a key byte from the access's address");
+	variant(5, I(GBPF_LDX | GBPF_MEM | GBPF_DW, 2, 1, 32, 0), 0, "a key byte from the stored value");
+	variant(0, I(GBPF_LDX | GBPF_MEM | GBPF_W, 2, 1, 52, 0), 1, "a key of the site's index");
+	variant(22, I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 4, 6, 0, 0), 0,
+		"the increment's register also the update's flags");
+	variant(22, I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 4, 0, 0, 2), 0, "an update with BPF_EXIST");
+	variant(9, I(GBPF_ST | GBPF_MEM | GBPF_DW, 10, 0, -24, 1), 0,
+		"the inserted value stored as an immediate (not a move the sum can replace)");
+	variant(24, I(GBPF_JMP | GBPF_JNE | GBPF_K, 0, 0, 7, 0), 0,
+		"a lookup and add after a successful insert (the first access counts twice)");
+	variant(23, I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_TRACE_PRINTK), 0, "another helper");
+	variant(32, I(GBPF_JMP | GBPF_JA, 0, 0, -2, 0), 0, "a loop");
+	variant(30, I(GBPF_JMP | GBPF_JEQ | GBPF_K, 6, 0, 1, 1), 0, "a branch on the increment's register");
+	variant(3, I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 2, -20, 0), 0, "a key byte never written");
+
+	maps[0].type = GBPF_MAP_TYPE_LRU_HASH;
+	d = desc(counter, N_COUNT, GBPF_ATTACH_GPU_MEM);
+	tap_ok(ptx_counter_find(&d, &c) == 0, "an LRU map: not summed (fewer lookups would change evictions)");
+	maps[0].type = GBPF_MAP_TYPE_PERCPU_HASH;
+	maps[0].value_size = 16;
+	tap_ok(ptx_counter_find(&d, &c) == 0, "a 16-byte value: not summed");
+	maps[0].value_size = 8;
+}
+
+static void test_emit(void)
+{
+	const struct gbpf_prog_desc d = desc(counter, N_COUNT, GBPF_ATTACH_GPU_MEM);
+	struct gbpf_insn other[sizeof(array_counter) / sizeof(array_counter[0])];
+	struct gbpf_prog_desc o;
+	const struct gbpf_prog_desc *progs[2] = {&d, NULL};
+	struct gbpf_ptx_opts opts = {.sz = sizeof(opts), .arch = "sm_90"};
+	char err[256] = "", *ptx = NULL, *variant_at;
+	int rc = gbpf_ptx_emit(progs, 1, &opts, &ptx, NULL, err, sizeof(err));
+
+	tap_ok(rc == 0 && ptx && strstr(ptx, ".global .align 4 .u32 " PTX_COUNTER_MARK_PREFIX "0_1_1_7;"),
+	       "the fragment marks probe 0 a counter: flush variant 1, increment 1, fields 7 (%s)", err);
+	variant_at = ptx ? strstr(ptx, "__gbpf_probe_1(") : NULL;
+	tap_ok(variant_at && strstr(variant_at, "ld.u64 %r6, [%rctx+32];") && !strstr(variant_at, "mov.b64 %r6, 0x1;"),
+	       "the flush variant loads the count from ctx->mem_value where the program moves 1");
+	if (ptx && ptxas_path()) {
+		char log[1024] = "", hdr[128], *mod = NULL;
+
+		gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
+		if (asprintf(&mod, "%s%s", hdr, ptx) > 0)
+			tap_ok(!ptxas_check(mod, "sm_90", log, sizeof(log)), "ptxas accepts the fragment with the variant %s",
+			       log);
+		free(mod);
+	} else {
+		tap_skip("ptxas: not found");
+	}
+	free(ptx);
+
+	/* another program reading the counted map (here an exit probe that looks it up) */
+	memcpy(other, array_counter, sizeof(array_counter));
+	other[4].imm = 0;
+	o = desc(other, sizeof(other) / sizeof(other[0]), GBPF_ATTACH_GPU_EXIT);
+	progs[1] = &o;
+	ptx = NULL;
+	rc = gbpf_ptx_emit(progs, 2, &opts, &ptx, NULL, err, sizeof(err));
+	tap_ok(rc == 0 && ptx && !strstr(ptx, PTX_COUNTER_MARK_PREFIX) && !strstr(ptx, "__gbpf_probe_2("),
+	       "a map another program names: no variant, the probe runs at every site (%s)", err);
+	free(ptx);
+}
+
+int main(void)
+{
+	test_find();
+	test_emit();
+	return tap_done();
+}
