@@ -363,17 +363,12 @@ static int emit_alu32_wide(struct ptx_cg *cg, const struct gbpf_insn *in)
 	return 0;
 }
 
-/* In a counter's flush variant, a move of the increment: 1 (emitted as the load of the sum). */
-static int emit_count_load(struct ptx_cg *cg, size_t pc)
+/* In a counter's flush variant (ptx_counter.h): whether the instruction at @p pc is a move of the increment. */
+static int is_count_move(const struct ptx_cg *cg, size_t pc)
 {
-	if (!cg->count)
-		return 0;
-	for (uint32_t i = 0; i < cg->count->n_movs; i++)
-		if (cg->count->mov_pc[i] == pc) {
-			ptx_buf_printf(cg->b, "ld.u64 %%r%u, [%%rctx+%u];\n", cg->insns[pc].dst,
-				       (unsigned)offsetof(struct gbpf_gpu_ctx, mem_value));
+	for (uint32_t i = 0; cg->count && i < cg->count->n_movs; i++)
+		if (cg->count->mov_pc[i] == pc)
 			return 1;
-		}
 	return 0;
 }
 
@@ -958,7 +953,10 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 		switch (GBPF_CLASS(in->code)) {
 		case GBPF_ALU:
 		case GBPF_ALU64:
-			if (!emit_count_load(cg, pc))
+			if (is_count_move(cg, pc)) /* the flush variant's sum instead of the increment */
+				ptx_buf_printf(cg->b, "ld.u64 %%r%u, [%%rctx+%u];\n", in->dst,
+					       (unsigned)offsetof(struct gbpf_gpu_ctx, mem_value));
+			else
 				rc = emit_alu(cg, pc);
 			break;
 		case GBPF_JMP:
@@ -1001,13 +999,9 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 		}
 		reg_track_update(cg, in);
 		align_update(cg, in);
-		if (cg->count && in->dst < 10 && (GBPF_CLASS(in->code) == GBPF_ALU || GBPF_CLASS(in->code) == GBPF_ALU64) &&
-		    GBPF_OP(in->code) == GBPF_MOV && GBPF_SRC(in->code) == GBPF_K) {
-			/* a flush variant's sum is neither an immediate nor the same in every lane */
-			for (uint32_t i = 0; i < cg->count->n_movs; i++)
-				if (cg->count->mov_pc[i] == pc)
-					cg->imm_known[in->dst] = cg->align[in->dst] = 0;
-		}
+		if (is_count_move(cg, pc) && in->dst < 10)
+			/* the sum is neither the immediate nor the same in every lane */
+			cg->imm_known[in->dst] = cg->align[in->dst] = 0;
 		/* a jump hands its facts to its target (forward only: a loop's header forgets) */
 		if (is_cond_or_ja(in->code) && cg->join) {
 			long long t = jump_target(in, pc);

@@ -54,18 +54,6 @@ static bool module_funcs_exit(const struct gbpf_ptx_module *m)
 	return false;
 }
 
-static bool module_has_probe(const struct gbpf_ptx_module *m, unsigned probe)
-{
-	char name[48];
-
-	snprintf(name, sizeof(name), "__gbpf_probe_%u", probe);
-	for (uint32_t i = 0; i < m->n_items; i++)
-		if (m->items[i].kind == GBPF_PTX_ITEM_FUNC && m->items[i].func->has_body &&
-		    gbpf_ptx_tok_eq(&m->toks[m->items[i].func->name], name))
-			return true;
-	return false;
-}
-
 /* The code generator's mark for probe @p probe (PTX_COUNTER_MARK_PREFIX) into @p sum; false if none. */
 static bool find_mark(const struct gbpf_ptx_module *m, unsigned probe, struct counter_sum *sum)
 {
@@ -108,7 +96,7 @@ void gbpf_ptx_sum_setup(struct kctx *k)
 	memset(sum, 0, sizeof(*sum));
 	if (!(k->plan->sites & GBPF_PTX_SITE_MEM) || k->opts->no_sum)
 		return;
-	if (!find_mark(k->m, k->plan->mem_probe, sum) || !module_has_probe(k->m, sum->flush) ||
+	if (!find_mark(k->m, k->plan->mem_probe, sum) || !gbpf_ptx_probe_func(k->m, sum->flush) ||
 	    module_funcs_exit(k->m))
 		return;
 	sum->on = true;

@@ -947,18 +947,6 @@ static int splice(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *frag,
 	return err;
 }
 
-static bool frag_has_probe(const struct gbpf_ptx_module *frag, unsigned idx)
-{
-	char name[48];
-
-	snprintf(name, sizeof(name), "__gbpf_probe_%u", idx);
-	for (uint32_t i = 0; i < frag->n_items; i++)
-		if (frag->items[i].kind == GBPF_PTX_ITEM_FUNC && frag->items[i].func->has_body &&
-		    gbpf_ptx_tok_eq(&frag->toks[frag->items[i].func->name], name))
-			return true;
-	return false;
-}
-
 static bool plan_ok(const struct gbpf_ptx_module *frag, const struct gbpf_ptx_plan *p,
 		    unsigned *missing)
 {
@@ -970,7 +958,7 @@ static bool plan_ok(const struct gbpf_ptx_module *frag, const struct gbpf_ptx_pl
 	for (unsigned i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (!(p->sites & kinds[i]))
 			continue;
-		if (!frag || !frag_has_probe(frag, idx[i])) {
+		if (!frag || !gbpf_ptx_probe_func(frag, idx[i])) {
 			*missing = idx[i];
 			return false;
 		}

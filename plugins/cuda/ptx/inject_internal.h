@@ -239,6 +239,8 @@ int gbpf_ptx_sink(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *
 		  const char *end_label, struct text *out, unsigned *deferred);
 
 /* sites.c */
+/** The definition of __gbpf_probe_<@p idx> in @p m, or NULL. */
+const struct gbpf_ptx_func *gbpf_ptx_probe_func(const struct gbpf_ptx_module *m, unsigned idx);
 /**
  * Call (or inline) probe @p probe with its context; @p fold: constant
  * fields of the site, or NULL for none (the inlined copy's stack is

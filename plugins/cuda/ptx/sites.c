@@ -25,7 +25,7 @@ _Static_assert(offsetof(struct gbpf_gpu_block_ctx, device) == OFF_BLOCK_DEVICE &
 		       sizeof(struct gbpf_gpu_block_ctx) <= CTX_SIZE,
 	       "the injector's block context offsets match struct gbpf_gpu_block_ctx");
 
-static const struct gbpf_ptx_func *probe_func(const struct gbpf_ptx_module *m, unsigned idx)
+const struct gbpf_ptx_func *gbpf_ptx_probe_func(const struct gbpf_ptx_module *m, unsigned idx)
 {
 	char name[48];
 
@@ -297,7 +297,7 @@ struct inline_copy {
 static bool tx_inline_copy(struct kctx *k, unsigned probe, unsigned max_stmts, struct gbpf_ptx_fold *fold,
 			   struct inline_copy *out)
 {
-	const struct gbpf_ptx_func *f = probe_func(k->m, probe);
+	const struct gbpf_ptx_func *f = gbpf_ptx_probe_func(k->m, probe);
 	const struct gbpf_ptx_module *m = k->m;
 	struct kctx pregs = {.m = k->m}; /* the probe's own register declarations (fold widths) */
 	struct text body = {0};
@@ -516,7 +516,7 @@ unsigned gbpf_ptx_budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
 	if (k->inline_lines < k->opts->budget)
 		return limit;
 	/* past the budget only: the probe is looked up by name for the report */
-	f = probe_func(k->m, probe);
+	f = gbpf_ptx_probe_func(k->m, probe);
 	if (f && f->body.n > INLINE_MAX_STMTS_SHORT && f->body.n <= limit)
 		k->over_budget++;
 	return INLINE_MAX_STMTS_SHORT;
