@@ -488,6 +488,10 @@ static bool follow(struct csearch *s, struct cstate *st)
 		if (st->pc >= s->p->insn_cnt || !s->budget--)
 			return false;
 		in = &s->p->insns[st->pc];
+		/* registers 0..10 only (a wide load's and a call's src is a tag) */
+		if (in->dst >= GBPF_REG_COUNT ||
+		    (in->src >= GBPF_REG_COUNT && in->code != GBPF_OP_LDDW && in->code != GBPF_OP_CALL))
+			return false;
 		switch (GBPF_CLASS(in->code)) {
 		case GBPF_ALU:
 		case GBPF_ALU64:
