@@ -10,6 +10,7 @@
  * clang -O2 compiles it, and variants of it one instruction apart, each
  * accepted or refused for a stated reason.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <gbpf/insn.h>
 
 #include "cuda_test_util.h"
+#include "plugins/cuda/ptx/ptx.h"
 #include "ptx_codegen.h"
 #include "ptx_counter.h"
 #include "tap.h"
@@ -194,9 +196,120 @@ static void test_emit(void)
 	free(ptx);
 }
 
+/*
+ * A kernel of @p loads 4-byte global loads (unrolled, no loop), then a
+ * store, and, when @p exit_func, a device function that ends the thread.
+ */
+static char *app_ptx(unsigned loads, bool exit_func)
+{
+	char *text = NULL, body[8192] = "";
+	size_t o = 0;
+
+	for (unsigned i = 0; i < loads && o < sizeof(body) - 64; i++)
+		o += (size_t)snprintf(body + o, sizeof(body) - o, "ld.global.u32 %%r1, [%%rd1+%u];\n", 4 * i);
+	if (asprintf(&text,
+		     ".version 7.8\n.target sm_90\n.address_size 64\n"
+		     "%s"
+		     ".visible .entry app(.param .u64 p)\n{\n.reg .pred %%p<2>;\n.reg .b32 %%r<3>;\n.reg .b64 %%rd<2>;\n"
+		     "ld.param.u64 %%rd1, [p];\ncvta.to.global.u64 %%rd1, %%rd1;\nmov.u32 %%r2, %%tid.x;\n"
+		     "setp.gt.u32 %%p1, %%r2, 63;\n@%%p1 ret;\n%s"
+		     "st.global.u32 [%%rd1], %%r2;\n%sret;\n}\n",
+		     exit_func ? ".func quit()\n{\nexit;\n}\n" : "", body,
+		     exit_func ? "{\ncall quit, ();\n}\n" : "") < 0)
+		return NULL;
+	return text;
+}
+
+static void report_reason(const struct gbpf_ptx_kernel_report *r, void *arg)
+{
+	if (r->instrumented)
+		snprintf(arg, 512, "%s", r->reason);
+}
+
+/* @p prog injected at the memory sites of app_ptx(@p loads, @p exit_func): the module's text and the kernel's note. */
+static char *inject(const struct gbpf_prog_desc *prog, unsigned loads, bool exit_func, char *note)
+{
+	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
+	struct gbpf_ptx_inject_req req = {.plan = {.sites = GBPF_PTX_SITE_MEM},
+					  .report = report_reason, .report_arg = note};
+	struct gbpf_ptx_module *m = NULL, *f = NULL;
+	char err[512] = "", hdr[128], *frag = NULL, *mod = NULL, *app = app_ptx(loads, exit_func), *out = NULL;
+
+	note[0] = 0;
+	if (app && !gbpf_ptx_emit(&prog, 1, &o, &frag, NULL, err, sizeof(err))) {
+		gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
+		if (asprintf(&mod, "%s%s", hdr, frag) > 0 &&
+		    (m = gbpf_ptx_parse(app, strlen(app), "app.ptx", err, sizeof(err))) &&
+		    (f = gbpf_ptx_parse(mod, strlen(mod), "probe.ptx", err, sizeof(err))) &&
+		    gbpf_ptx_inject(m, f, &req, err, sizeof(err)) == 1)
+			out = gbpf_ptx_print(m, NULL);
+	}
+	if (!out)
+		tap_diag("injection failed: %s", err);
+	gbpf_ptx_module_free(f);
+	gbpf_ptx_module_free(m);
+	free(mod);
+	free(frag);
+	free(app);
+	return out;
+}
+
+static void check_assembles(const char *ptx, const char *what)
+{
+	char log[1024] = "";
+
+	if (!ptx || !ptxas_path())
+		tap_skip("%s: ptxas: %s", what, ptx ? "not found" : "no module");
+	else
+		tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)), "%s: ptxas accepts the module %s", what, log);
+}
+
+static unsigned count_of(const char *text, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = text; p && (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+static void test_inject(void)
+{
+	struct gbpf_insn per_site[N_COUNT];
+	struct gbpf_prog_desc d = desc(counter, N_COUNT, GBPF_ATTACH_GPU_MEM);
+	char note[512];
+	char *ptx = inject(&d, 2, false, note);
+
+	tap_ok(ptx && count_of(ptx, "add.u32 \t%__gbpf_sum0, %__gbpf_sum0, 1;") == 2 &&
+		       count_of(ptx, "add.u32 \t%__gbpf_sum1, %__gbpf_sum1, 1;") == 1 &&
+		       count_of(ptx, "bra \t__gbpf_sum_exit;") == 2 && strstr(ptx, "__gbpf_sum_exit:"),
+	       "two loads and a store: two registers, both rets (the early one predicated) to the flush");
+	tap_ok(strstr(note, "3 memory sites summed per thread in 2 registers") != NULL, "the kernel's note: %s", note);
+	check_assembles(ptx, "summed");
+	free(ptx);
+
+	ptx = inject(&d, 2, true, note);
+	tap_ok(ptx && !strstr(ptx, "%__gbpf_sum") && strstr(note, "may end the thread (exit)"),
+	       "a device function that may end the thread: no sums, and the note says why (%s)", note);
+	free(ptx);
+
+	/* a key of the site's index: a register per site, 8 at most */
+	memcpy(per_site, counter, sizeof(per_site));
+	per_site[0] = I(GBPF_LDX | GBPF_MEM | GBPF_W, 2, 1, 52, 0);
+	d = desc(per_site, N_COUNT, GBPF_ATTACH_GPU_MEM);
+	ptx = inject(&d, 11, false, note);
+	tap_ok(ptx && count_of(ptx, "add.u32 \t%__gbpf_sum7,") == 1 && !strstr(ptx, "%__gbpf_sum8") &&
+		       strstr(note, "8 memory sites summed per thread in 8 registers") &&
+		       strstr(note, "4 memory sites of keys past the first 8 run the counter"),
+	       "a key per site, 12 sites: 8 summed, 4 run the probe (%s)", note);
+	check_assembles(ptx, "a key per site");
+	free(ptx);
+}
+
 int main(void)
 {
 	test_find();
 	test_emit();
+	test_inject();
 	return tap_done();
 }

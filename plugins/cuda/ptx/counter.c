@@ -96,10 +96,10 @@ void gbpf_ptx_sum_setup(struct kctx *k)
 	memset(sum, 0, sizeof(*sum));
 	if (!(k->plan->sites & GBPF_PTX_SITE_MEM) || k->opts->no_sum)
 		return;
-	if (!find_mark(k->m, k->plan->mem_probe, sum) || !gbpf_ptx_probe_func(k->m, sum->flush) ||
-	    module_funcs_exit(k->m))
+	if (!find_mark(k->m, k->plan->mem_probe, sum) || !gbpf_ptx_probe_func(k->m, sum->flush))
 		return;
-	sum->on = true;
+	sum->exits = module_funcs_exit(k->m);
+	sum->on = !sum->exits;
 }
 
 void gbpf_ptx_sum_entry(struct text *t, const struct kctx *k)
@@ -161,8 +161,12 @@ bool gbpf_ptx_sum_site(struct text *t, struct kctx *k, const struct mem_info *mi
 	unsigned skip;
 	int i;
 
-	if (!sum->on || (i = key_of(sum, mi, k->rep->n_mem)) < 0)
+	if (!sum->on)
 		return false;
+	if ((i = key_of(sum, mi, k->rep->n_mem)) < 0) {
+		sum->over++;
+		return false;
+	}
 	skip = k->n_labels++;
 	gbpf_ptx_tx(t, "add.u32 " SUM_REG "%d, " SUM_REG "%d, %u;\n", i, i, sum->add);
 	gbpf_ptx_tx(t, "setp.lt.u32 " SUM_PRED ", " SUM_REG "%d, %u;\n", i, COUNTER_SUM_FLUSH);
@@ -198,4 +202,25 @@ void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 		gbpf_ptx_tx(t, "__gbpf_L%u:\n", skip);
 	}
 	gbpf_ptx_tx(t, "ret;\n");
+}
+
+void gbpf_ptx_sum_report(const struct kctx *k, char *reason, size_t size)
+{
+	const struct counter_sum *sum = &k->sum;
+	size_t used = strlen(reason);
+
+	if (sum->sites)
+		used += (size_t)snprintf(reason + used, size - used,
+					 "%s%u memory %s summed per thread in %u %s (the counter's map gets them "
+					 "at the thread's exit)", used ? "; " : "", sum->sites,
+					 sum->sites == 1 ? "site" : "sites", sum->n, sum->n == 1 ? "register" : "registers");
+	if (used < size && sum->over)
+		used += (size_t)snprintf(reason + used, size - used,
+					 "%s%u memory %s of keys past the first %u %s the counter", used ? "; " : "",
+					 sum->over, sum->over == 1 ? "site" : "sites", COUNTER_SUM_MAX,
+					 sum->over == 1 ? "runs" : "run");
+	if (used < size && sum->exits)
+		snprintf(reason + used, size - used,
+			 "%smemory sites not summed: a device function of the module may end the thread (exit)",
+			 used ? "; " : "");
 }

@@ -1061,15 +1061,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 						 k.over_budget == 1 ? "site calls" : "sites call", spec, opts.budget,
 						 opts.budget_ignored ? " is not a number of lines: ignored" : "");
 				}
-				if (k.sum.sites) {
-					size_t used = strlen(rep.reason);
-
-					snprintf(rep.reason + used, sizeof(rep.reason) - used,
-						 "%s%u memory %s summed per thread in %u %s (the counter's map "
-						 "gets them at the thread's exit)", used ? "; " : "", k.sum.sites,
-						 k.sum.sites == 1 ? "site" : "sites", k.sum.n,
-						 k.sum.n == 1 ? "register" : "registers");
-				}
+				gbpf_ptx_sum_report(&k, rep.reason, sizeof(rep.reason));
 			} else {
 				snprintf(rep.reason, sizeof(rep.reason), "injection failed (%d)", err);
 			}

@@ -121,6 +121,8 @@ struct counter_sum {
 	unsigned fields;     /* PTX_COUNTER_FIELD_*: the site fields that make a key */
 	unsigned n;          /* keys (registers) in use */
 	unsigned sites;      /* memory sites that add to a register */
+	unsigned over;       /* memory sites of keys past COUNTER_SUM_MAX: they run the probe */
+	bool exits;          /* the probe is a counter, but a device function may end the thread: not summed */
 	struct {
 		unsigned size, kind, space, site; /* a site of the key: its fields for the flush */
 	} key[COUNTER_SUM_MAX];
@@ -286,6 +288,8 @@ bool gbpf_ptx_sum_site(struct text *t, struct kctx *k, const struct mem_info *mi
 void gbpf_ptx_sum_exit(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s);
 /** The flush of every sum, then ret, as text to append to the kernel's body (nothing when off or unused). */
 void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k);
+/** What the kernel's report says of the sums (appended to @p reason, "; " between notes). */
+void gbpf_ptx_sum_report(const struct kctx *k, char *reason, size_t size);
 
 /** A gpu/block site for basic block @p index. */
 void gbpf_ptx_block_site(struct text *t, struct kctx *k, uint32_t index);

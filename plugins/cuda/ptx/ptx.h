@@ -225,7 +225,7 @@ struct gbpf_ptx_kernel_report {
 	const char *name;     /**< mangled name (valid while the module lives) */
 	uint64_t kernel_id;
 	bool instrumented;
-	char reason[160];     /**< why not instrumented, or "" */
+	char reason[384];     /**< why not instrumented, or notes on how it was ("; " between them), or "" */
 	unsigned n_entry, n_exit, n_mem, n_barrier;
 	unsigned n_block;     /**< basic-block sites (= basic blocks of the kernel) */
 	unsigned n_params;    /**< the kernel's own parameters (the hidden one not counted) */
