@@ -18,7 +18,7 @@
 
 struct bi_report {
 	unsigned kernels, blocks;
-	char note[160]; /* an instrumented kernel's note (the last one), "" if none */
+	char note[384]; /* an instrumented kernel's note (the last one), "" if none */
 };
 
 static inline void bi_on_report(const struct gbpf_ptx_kernel_report *r, void *arg)

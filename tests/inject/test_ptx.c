@@ -426,7 +426,7 @@ struct lid_seen {
 	char name[4][16];
 	bool instrumented[4];
 	unsigned n_params[4], off[4];
-	char reason[4][160];
+	char reason[4][384];
 };
 
 static void lid_collect(const struct gbpf_ptx_kernel_report *r, void *arg)
