@@ -19,6 +19,11 @@
  * `.visible .global .u64 __gbpf_launch_id` (unless the fragment does),
  * which the host sets before each launch, or with launch_id_param a
  * hidden trailing kernel parameter `__gbpf_lid` that carries it per launch.
+ * A fragment module variable `__gbpf_counter_<i>_<f>_<C>_<fields>` (the
+ * code generator's mark of a memory probe that only adds C to one key,
+ * docs/ATTACH.md) makes the memory sites add C to a register per key and
+ * the kernel's exits run `__gbpf_probe_<f>` once per key with the sum as
+ * ctx.mem_value.
  */
 #ifndef GBPF_CUDA_INJECT_H
 #define GBPF_CUDA_INJECT_H
