@@ -125,17 +125,12 @@ static int layout_hash(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	h->bucket_size = (uint32_t)bucket;
 	h->data_off = g.data_off;
 	h->data_size = n;
-	{
-		uint64_t planes;
-
-		/* one plane of nr_buckets values per slot (PERCPU_HASH; one slot otherwise),
-		 * each 128-byte aligned */
-		h->aux_off = g.aux_off;
-		if (!size_mul(g.plane_size, h->nr_slots, &planes))
-			return fail(why, why_size, "%u slots x %u buckets x %u bytes is too large", h->nr_slots,
-				    h->nr_buckets, h->value_stride);
-		h->total_size = h->aux_off + planes;
-	}
+	/* one plane of nr_buckets values per slot (PERCPU_HASH; one slot otherwise), each 128-byte aligned */
+	h->aux_off = g.aux_off;
+	if (!size_mul(g.plane_size, h->nr_slots, &n))
+		return fail(why, why_size, "%u slots x %u buckets x %u bytes is too large", h->nr_slots,
+			    h->nr_buckets, h->value_stride);
+	h->total_size = h->aux_off + n;
 	return 0;
 }
 

@@ -354,14 +354,14 @@ static void emit_locked(struct spv_gen *g)
 	struct fb f;
 	struct spv_mod *m = g->m;
 	struct hhdr h;
-	uint32_t hash, b, i, found, freeb, bv, iv, baddr, w, st;
+	uint32_t hash, b, i, found, found_idx, freeb, bv, iv, baddr, w, st;
 	uint32_t head, body, lempty, lnotempty, ltomb, lready, lkey, lfound, lnext, ldone;
 	uint32_t isdel, ldel, lupd, lnoex, lcopy, labs, lexist, lres, lfull, lclaim;
 	uint32_t chead, cbody, cfree, cbusy, cwon, cfail, fv, none = 0, att;
 
 	begin(&f, g, SPV_RT_HASH_LOCKED, "__gbpf_hash_locked");
 	b = spv_var(m, m->t_u64), i = spv_var(m, m->t_u64);
-	found = spv_var(m, m->t_u64), freeb = spv_var(m, m->t_u64);
+	found = spv_var(m, m->t_u64), found_idx = spv_var(m, m->t_u64), freeb = spv_var(m, m->t_u64);
 	att = spv_var(m, m->t_u64);
 	read_hdr(&f, f.p[0], &h);
 	vst(&f, att, k64(&f, 0));
@@ -406,6 +406,7 @@ static void emit_locked(struct spv_gen *g)
 		lfound, lnext);
 	spv_label(m, lfound);
 	vst(&f, found, baddr);
+	vst(&f, found_idx, bv);
 	spv_br(m, ldone);
 	spv_label(m, lnext);
 	vst(&f, b, bin(&f, SpvOpBitwiseAnd, spv_addk(m, bv, 1), h.mask));
@@ -451,10 +452,8 @@ static void emit_locked(struct spv_gen *g)
 	spv_label(m, lcopy);
 	{
 		uint32_t fa = vld(&f, found), lsetlru = spv_id(m), lout = spv_id(m);
-		/* the found bucket's index from its address (the update path, under the home lock) */
-		uint32_t fidx = bin(&f, SpvOpUDiv, bin(&f, SpvOpISub, bin(&f, SpvOpISub, fa, f.p[0]), h.data), h.bs);
 
-		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, fidx), f.p[2], h.vs, k64(&f, 0));
+		spv_rt_call(g, SPV_RT_MEMCPY, value_addr(&f, &h, vld(&f, found_idx)), f.p[2], h.vs, k64(&f, 0));
 		spv_brc(m, is_lru(&f, &h), lsetlru, lout);
 		spv_label(m, lsetlru);
 		spv_atomic_store(m, 64, last_use_addr(&f, &h, fa),
