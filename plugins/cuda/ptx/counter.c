@@ -98,7 +98,10 @@ void gbpf_ptx_sum_setup(struct kctx *k)
 		return;
 	if (!find_mark(k->m, k->plan->mem_probe, sum) || !gbpf_ptx_probe_func(k->m, sum->flush))
 		return;
-	sum->exits = module_funcs_exit(k->m);
+	/* the module's functions do not change while its kernels are instrumented: asked once */
+	if (*k->funcs_exit < 0)
+		*k->funcs_exit = module_funcs_exit(k->m);
+	sum->exits = *k->funcs_exit;
 	sum->on = !sum->exits;
 }
 

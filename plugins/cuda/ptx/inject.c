@@ -973,6 +973,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 	bool spliced = false;
 	struct inline_opts opts;
 	struct probe_specs specs = {0};
+	int funcs_exit = -1; /* counter.c: asked once per injection, when a kernel sums */
 	uint32_t frag_end = 0;
 	int err = 0;
 
@@ -988,7 +989,8 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 		struct gbpf_ptx_kernel_report rep = {0};
 		struct gbpf_ptx_plan plan = req->plan;
 		struct kctx k = {.m = m, .plan = &plan, .rep = &rep, .log = log,
-				 .log_size = log_size, .opts = &opts, .specs = &specs};
+				 .log_size = log_size, .opts = &opts, .specs = &specs,
+				 .funcs_exit = &funcs_exit};
 
 		if (it->kind != GBPF_PTX_ITEM_FUNC || !it->func->is_entry)
 			continue;

@@ -143,6 +143,7 @@ struct kctx {
 	unsigned inline_lines;  /* PTX lines inlined probes added to this kernel so far */
 	unsigned over_budget;   /* sites that call a probe they would have inlined */
 	struct probe_specs *specs; /* the injection's specialised copies; NULL: none made */
+	int *funcs_exit;        /* the injection's: a device function may `exit` (1), not (0), not yet known (-1) */
 	unsigned spec_calls;    /* sites of this kernel that call one */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	struct counter_sum sum;        /* memory sites summed in registers */
