@@ -264,6 +264,48 @@ static void test_register_reused(const char *text, size_t len)
 }
 
 /*
+ * The stores' bytes read by nothing after the point where they would be
+ * written (mem_stride's key words: register reused after a join, or the
+ * word held in different registers on the ways into a join): nothing is
+ * stored at all. With a read after the join the word reaches memory on
+ * both ways in, each with its own value.
+ */
+static void test_dead_stores(const char *text, size_t len)
+{
+	static const char reuse[] = "setp.eq.u64 %p1, %r2, 3;\n@%p1 bra $Lj;\nred.global.add.u64 [__gbpf_counts+8], 1;\n"
+				    "$Lj:\nmov.b64 %r4, 5;\nst.local.u32 [__gbpf_stack+496], %r4;\n"
+				    "red.global.add.u64 [__gbpf_counts+16], 1;\n";
+	static const char rewritten[] = "setp.eq.u64 %p1, %r2, 3;\n@%p1 bra $Lj;\nmov.b64 %r4, 7;\n"
+					"st.local.u32 [__gbpf_stack+504], %r4;\n$Lj:\n"
+					"red.global.add.u64 [__gbpf_counts+8], 1;\n";
+	static const char read_after[] = "mov.b64 %r4, %r10;\nadd.s64 %r4, %r4, -8;\nld.u32 %r5, [%r4];\n"
+					 "st.global.u32 [__gbpf_counts+24], %r5;\n";
+	char body[1024], *k, *out = inject(text, len, reuse, "dead after a reuse", &k);
+
+	if (out) {
+		tap_ok(iu_count(k, "[__gbpf_stack+") == 0 && iu_count(k, "__gbpf_sk") == 0,
+		       "register reused, nothing read after: no stack store at any site");
+		finish("dead after a reuse", out, k);
+	}
+	out = inject(text, len, rewritten, "dead at a join", &k);
+	if (out) {
+		tap_ok(iu_count(k, "[__gbpf_stack+") == 0 && iu_count(k, "__gbpf_sk") == 0,
+		       "word in two registers at a join, nothing read after: no stack store, no trampoline");
+		finish("dead at a join", out, k);
+	}
+	snprintf(body, sizeof(body), "%s%s", rewritten, read_after);
+	out = inject(text, len, body, "live at a join", &k);
+	if (out) {
+		/* the way around the rewrite through a trampoline, the way through it falling into the join */
+		tap_ok(iu_count(k, FLUSH_504) == 2 * SITES && iu_count(k, "@%p1 bra __gbpf_sk0;") == SITES &&
+			       count_between(k, "__gbpf_sk0:", "bra.uni $Lj;", FLUSH_504) == SITES &&
+			       iu_count(k, "ld.local.u32 %r5, [__gbpf_stack+504];") == SITES,
+		       "word in two registers at a join, read after: written on both ways in, read from memory");
+		finish("live at a join", out, k);
+	}
+}
+
+/*
  * A loop that reads nothing of the stack, then the update call: the key is
  * written once, after the loop, not in it.
  */
@@ -428,6 +470,7 @@ static void run(const char *text, size_t len)
 	test_clobber_on_one_way(text, len);
 	test_escaped_address(text, len);
 	test_register_reused(text, len);
+	test_dead_stores(text, len);
 	test_loop(text, len);
 	test_predicated_store(text, len);
 	test_called_probe(text, len);

@@ -21,7 +21,10 @@
  * edge into a label where the register no longer holds it on some other
  * way in (for a conditional branch, through a trampoline at the end of the
  * body). A store not written out when the probe ends is dropped: a probe's
- * stack holds nothing across runs.
+ * stack holds nothing across runs. Nor is one written out where no path on
+ * reads its bytes before they are all written again or the probe ends (a
+ * backward liveness of each store's bytes): a reused register or a join
+ * then loses the value, which nothing needed.
  *
  * Each deferred store is CLEAN, STALE or NONE at each statement (its
  * register holds what its bytes should hold, and memory does too / may
@@ -91,6 +94,7 @@ struct sink {
 	unsigned n_regs, cap_regs;
 	int32_t reg_slot[REG_SLOTS]; /* open addressing by name: 1 + the register's number, 0 empty */
 	uint32_t *labels;            /* statement indices of the body's labels */
+	uint64_t *live;              /* per statement: the stores whose bytes may be read from there on */
 	uint32_t n_labels;
 	/* per token of the body's instructions: its register's number, TOK_STACK or TOK_NONE; and of
 	 * an opcode token its OP_* bits (the analyses run each instruction many times) */
@@ -748,8 +752,16 @@ static uint64_t pending_transfer(const struct sink *k, const struct unit *u, uin
 	return flush;
 }
 
+/* A store whose bytes nothing reads from statement @i on need not reach memory: it is let go. */
+static void forget_dead(const struct sink *k, uint32_t i, uint64_t *pend)
+{
+	pend[PEND_HELD] &= k->live[i];
+	pend[PEND_STALE] &= k->live[i];
+}
+
 static void pending_step(struct sink *k, uint32_t i, uint64_t *state)
 {
+	forget_dead(k, i, state);
 	pending_transfer(k, &k->u[i], state);
 }
 
@@ -824,6 +836,82 @@ out:
 	free(edge_reach);
 	free(next_reach);
 	return err;
+}
+
+/* The stores any of whose bytes [off, off + size) touches. */
+static uint64_t stores_overlapping(const struct sink *k, int64_t off, unsigned size)
+{
+	uint64_t set = 0;
+
+	for (unsigned i = 0; i < k->n_stores; i++)
+		if (k->stores[i].off < off + (int64_t)size && off < k->stores[i].off + (int64_t)k->stores[i].size)
+			set |= store_bit(i);
+	return set;
+}
+
+/* The stores every byte of which [off, off + size) covers. */
+static uint64_t stores_covered(const struct sink *k, int64_t off, unsigned size)
+{
+	uint64_t set = 0;
+
+	for (unsigned i = 0; i < k->n_stores; i++)
+		if (k->stores[i].off >= off && k->stores[i].off + (int64_t)k->stores[i].size <= off + (int64_t)size)
+			set |= store_bit(i);
+	return set;
+}
+
+/*
+ * Backward, to its fixed point: k->live[i] holds store s when, on some path
+ * from just before statement i, a byte of s's range may be read before all
+ * of them are written again or the probe ends. Without it a store was
+ * written out wherever its register was reused or paths with different
+ * registers joined, even where nothing read the stack again: mem_stride's
+ * two key words, stored at each of a kernel's memory sites (two local
+ * stores per access on its hot path) though no path after them reads the
+ * stack. Returns 0 or -E2BIG.
+ */
+static int solve_live(struct sink *k)
+{
+	const uint64_t all = k->n_stores >= 64 ? ~(uint64_t)0 : store_bit(k->n_stores) - 1;
+	uint32_t n = k->body->n;
+
+	memset(k->live, 0, (size_t)n * sizeof(*k->live));
+	for (unsigned sweep = 0; sweep < SINK_MAX_SWEEPS; sweep++) {
+		bool changed = false;
+
+		for (uint32_t i = n; i-- > 0;) {
+			const struct unit *u = &k->u[i];
+			uint64_t after = 0, before;
+
+			if (falls_through(u) && i + 1 < n)
+				after |= k->live[i + 1];
+			if (u->kind == U_BRANCH)
+				after |= k->live[u->target];
+			switch (u->kind) {
+			case U_READ:
+				before = after | stores_overlapping(k, u->off, u->size);
+				break;
+			case U_READ_ALL:
+			case U_CLOBBER:
+				before = all;
+				break;
+			case U_WRITE: /* a predicated store may not happen */
+				before = u->pred ? after : after & ~stores_covered(k, u->off, u->size);
+				break;
+			case U_STORE:
+				before = after & ~stores_covered(k, u->off, u->size);
+				break;
+			default:
+				before = after;
+				break;
+			}
+			changed |= before != k->live[i];
+			k->live[i] = before;
+		}
+		if (!changed)
+			return 0;
+	}
+	return -E2BIG;
 }
 
 /*
@@ -910,7 +998,7 @@ static void emit_text(struct sink *k, const struct gbpf_ptx_sink_stmt *info, con
 		if (u->kind == U_LABEL) {
 			/* falling in: what is stale here but not held on every way in */
 			if (reach)
-				emit_flush(out, k, cur[PEND_STALE] & ~at[(size_t)i * PEND_WORDS + PEND_HELD]);
+				emit_flush(out, k, cur[PEND_STALE] & ~at[(size_t)i * PEND_WORDS + PEND_HELD] & k->live[i]);
 			memcpy(cur, at + (size_t)i * PEND_WORDS, sizeof(cur));
 			reach = at_reach[i];
 			gbpf_ptx_tx(out, "%.*s", len, at_text);
@@ -920,9 +1008,10 @@ static void emit_text(struct sink *k, const struct gbpf_ptx_sink_stmt *info, con
 			gbpf_ptx_tx(out, "%.*s", len, at_text);
 			continue;
 		}
+		forget_dead(k, i, cur);
 		emit_flush(out, k, pending_transfer(k, u, cur));
 		if (target)
-			edge = cur[PEND_STALE] & ~target[PEND_HELD];
+			edge = cur[PEND_STALE] & ~target[PEND_HELD] & k->live[u->target];
 		if (u->kind == U_STORE) {
 			gbpf_ptx_tx(out, "%.*s", (int)(in->store_at - in->at), at_text); /* the register's copy only */
 			(*deferred)++;
@@ -979,10 +1068,12 @@ int gbpf_ptx_sink(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *
 	for (uint32_t j = 0; k.tok_reg && j < k.tok_end - k.tok_base; j++)
 		k.tok_reg[j] = TOK_NONE;
 	k.labels = malloc((n ? n : 1) * sizeof(*k.labels));
+	k.live = calloc(n ? n : 1, sizeof(*k.live));
 	for (uint32_t i = 0; k.labels && i < n; i++)
 		if (body->v[i]->kind == GBPF_PTX_STMT_LABEL)
 			k.labels[k.n_labels++] = i;
-	if (!k.u || !at || !at_reach || !k.tok_reg || !k.tok_op || !k.labels || (err = index_tokens(&k, body, 0)))
+	if (!k.u || !at || !at_reach || !k.tok_reg || !k.tok_op || !k.labels || !k.live ||
+	    (err = index_tokens(&k, body, 0)))
 		goto out;
 	for (uint32_t i = 0; i < n; i++)
 		if ((err = classify_control(&k, i, &info[i], &k.u[i])))
@@ -991,7 +1082,7 @@ int gbpf_ptx_sink(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *
 		goto out;
 	for (uint32_t i = 0; i < n; i++)
 		classify_access(&k, &info[i], &k.u[i], body->v[i]);
-	if (!k.n_stores || (err = solve(&k, &pending, at, at_reach)))
+	if (!k.n_stores || (err = solve_live(&k)) || (err = solve(&k, &pending, at, at_reach)))
 		goto out; /* nothing to defer (err 0): the caller keeps its text */
 	emit_text(&k, info, text, at, at_reach, end_label, out, deferred);
 	err = out->oom ? -ENOMEM : 0;
@@ -1001,6 +1092,7 @@ out:
 	free(k.tok_reg);
 	free(k.tok_op);
 	free(k.labels);
+	free(k.live);
 	free(at);
 	free(at_reach);
 	return err;
