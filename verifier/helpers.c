@@ -11,7 +11,8 @@
  *    the application. gpu/mem probes get the accessed value in their
  *    context instead.
  *  - DEVICE ONLY: the GPU helpers 501-511 and gbpf's 600-601: they read
- *    GPU special registers and mean nothing in a host probe.
+ *    GPU special registers and mean nothing in a host probe. gbpf's 602
+ *    (log2) is arithmetic and runs in both.
  *  - everything else runs in both: map helpers operate on shared map
  *    memory, trace_printk and the ring buffer / perf output helpers write
  *    into a queue the host drains asynchronously, time and id helpers are
@@ -52,7 +53,7 @@ enum arg_type {
 enum ret_type {
 	RET_SCALAR,
 	RET_U32,
-	RET_LANE,
+	RET_0_63,
 	RET_VOID,
 	RET_MAP_VALUE_OR_NULL,
 	RET_RINGBUF_OR_NULL,
@@ -118,11 +119,12 @@ static const struct proto protos[] = {
 	 {ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT}, F_DEVICE_ONLY, MK_ANY},
 	{GBPF_HELPER_GPU_SM_ID, RET_U32, {0}, F_DEVICE_ONLY, MK_ANY},
 	{GBPF_HELPER_GPU_WARP_ID, RET_U32, {0}, F_DEVICE_ONLY, MK_ANY},
-	{GBPF_HELPER_GPU_LANE_ID, RET_LANE, {0}, F_DEVICE_ONLY, MK_ANY},
+	{GBPF_HELPER_GPU_LANE_ID, RET_0_63, {0}, F_DEVICE_ONLY, MK_ANY},
 	{GBPF_HELPER_GPU_GLOBAL_THREAD_ID, RET_SCALAR, {0},
 	 F_DEVICE_ONLY, MK_ANY},
 	{GBPF_HELPER_GPU_THREAD_COUNT, RET_SCALAR, {0}, F_DEVICE_ONLY,
 	 MK_ANY},
+	{GBPF_HELPER_LOG2, RET_0_63, {ARG_ANY}, 0, MK_ANY},
 };
 
 /* One table of helper names for the project: core/helpers' (gbpf_helper_name). */
@@ -355,7 +357,7 @@ int check_helper_call(struct venv *env, uint32_t idx, struct vstate *st, int32_t
 	case RET_U32:
 		sval_sized(&f->regs[0].v, 4);
 		break;
-	case RET_LANE:
+	case RET_0_63:
 		f->regs[0].v.smin = 0;
 		f->regs[0].v.smax = 63;
 		sval_sync(&f->regs[0].v);

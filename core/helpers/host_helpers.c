@@ -324,6 +324,13 @@ static uint64_t h_thread_count(struct gbpf_exec_env *env, uint64_t r1, uint64_t 
 	return env_threads(env);
 }
 
+/* bcc's log2l: 0 and 1 share bucket 0 */
+static uint64_t h_log2(struct gbpf_exec_env *env, uint64_t v, uint64_t r2, uint64_t r3, uint64_t r4,
+		       uint64_t r5)
+{
+	return v ? 63u - (unsigned)__builtin_clzll(v) : 0;
+}
+
 static const struct helper_entry {
 	uint32_t id;
 	const char *name;
@@ -359,6 +366,7 @@ static const struct helper_entry {
 	{GBPF_HELPER_GPU_LANE_ID, "bpf_gpu_lane_id", h_lane_id},
 	{GBPF_HELPER_GPU_GLOBAL_THREAD_ID, "bpf_gpu_global_thread_id", h_global_thread_id},
 	{GBPF_HELPER_GPU_THREAD_COUNT, "bpf_gpu_thread_count", h_thread_count},
+	{GBPF_HELPER_LOG2, "bpf_log2", h_log2},
 };
 
 static const struct helper_entry *find(uint32_t id)

@@ -45,5 +45,6 @@
 /* gbpf's own helpers. */
 #define GBPF_HELPER_GPU_GLOBAL_THREAD_ID 600 /* () -> linear thread id in the grid */
 #define GBPF_HELPER_GPU_THREAD_COUNT 601     /* () -> threads in the grid */
+#define GBPF_HELPER_LOG2 602                 /* (u64 v) -> floor(log2(v)), 0 for 0 and 1 */
 
 #endif /* GBPF_HELPER_IDS_H */

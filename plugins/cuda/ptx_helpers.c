@@ -3,8 +3,8 @@
  * eBPF to PTX: helper calls.
  *
  * Helpers that read a special register (thread and block indices, timers,
- * SM / warp / lane ids) are emitted inline: a call would cost more than
- * the helper. Everything else is a module-scope .func named __gbpf_h_*,
+ * SM / warp / lane ids) or compute (log2: clz) are emitted inline: a call
+ * would cost more than the helper. Everything else is a module-scope .func named __gbpf_h_*,
  * emitted once per module and only when some program uses it, so that a
  * probe fragment carries no dead code into the application's module.
  */
@@ -73,6 +73,7 @@ static int inline_helper(uint32_t id)
 	case GBPF_HELPER_GPU_LANE_ID:
 	case GBPF_HELPER_GPU_GLOBAL_THREAD_ID:
 	case GBPF_HELPER_GPU_THREAD_COUNT:
+	case GBPF_HELPER_LOG2:
 		return 1;
 	default:
 		return 0;
@@ -201,6 +202,11 @@ static void emit_inline(struct ptx_cg *cg, uint32_t id)
 				"mov.u32 %w10, %nctaid.x;\nmov.u32 %w11, %nctaid.y;\nmul.wide.u32 %t10, %w10, %w11;\n"
 				"mul.lo.u64 %r0, %r0, %t10;\nmov.u32 %w10, %nctaid.z;\ncvt.u64.u32 %t10, %w10;\n"
 				"mul.lo.u64 %r0, %r0, %t10;\n");
+		break;
+	case GBPF_HELPER_LOG2:
+		/* clz of 0 is 64: 63 - 64 clamps to bucket 0, as 1's */
+		ptx_buf_puts(b, "clz.b64 %w10, %r1;\nsub.s32 %w10, 63, %w10;\nmax.s32 %w10, %w10, 0;\n"
+				"cvt.u64.u32 %r0, %w10;\n");
 		break;
 	default:
 		break;

@@ -157,7 +157,7 @@ static const uint32_t amd_helpers[] = {
 	GBPF_HELPER_GPU_GLOBALTIMER, GBPF_HELPER_GPU_BLOCK_IDX, GBPF_HELPER_GPU_BLOCK_DIM,
 	GBPF_HELPER_GPU_THREAD_IDX, GBPF_HELPER_GPU_MEMBAR, GBPF_HELPER_GPU_EXIT,
 	GBPF_HELPER_GPU_GRID_DIM, GBPF_HELPER_GPU_SM_ID, GBPF_HELPER_GPU_WARP_ID, GBPF_HELPER_GPU_LANE_ID,
-	GBPF_HELPER_GPU_GLOBAL_THREAD_ID, GBPF_HELPER_GPU_THREAD_COUNT,
+	GBPF_HELPER_GPU_GLOBAL_THREAD_ID, GBPF_HELPER_GPU_THREAD_COUNT, GBPF_HELPER_LOG2,
 };
 
 int amd_helper_known(uint32_t id)
@@ -314,6 +314,16 @@ int amd_emit_helper(struct amd_cg *cg, size_t pc, uint32_t id)
 	case GBPF_HELPER_GPU_THREAD_COUNT:
 		r0 = LLVMBuildMul(b, LLVMBuildMul(b, grid_size(cg, 0), grid_size(cg, 1), ""), grid_size(cg, 2), "");
 		break;
+	case GBPF_HELPER_LOG2: {
+		/* 63 - ctlz(v) (s_flbit / v_ffbh), 0 for 0 as for 1 */
+		LLVMTypeRef pt[2] = {cg->i64, cg->i1};
+		LLVMValueRef x = amd_reg(cg, 1), args[2] = {x, LLVMConstInt(cg->i1, 0, 0)};
+		LLVMValueRef lz = amd_intrinsic(cg, "llvm.ctlz.i64", cg->i64, pt, 2, args);
+
+		r0 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, x, amd_const64(cg, 0), ""), amd_const64(cg, 0),
+				     LLVMBuildSub(b, amd_const64(cg, 63), lz, ""), "");
+		break;
+	}
 	default:
 		return amd_fail(cg, pc, -ENOTSUP, "helper %u is not available on AMD GPUs", id);
 	}

@@ -109,6 +109,7 @@ int gbpf_spirv_helper_supported(uint32_t id)
 	case GBPF_HELPER_GPU_LANE_ID:
 	case GBPF_HELPER_GPU_GLOBAL_THREAD_ID:
 	case GBPF_HELPER_GPU_THREAD_COUNT:
+	case GBPF_HELPER_LOG2:
 		return 1;
 	default:
 		return 0;
@@ -123,6 +124,25 @@ static uint32_t call_rt(struct spv_cg *cg, enum spv_rt which, uint32_t a, uint32
 
 	spv_op(m, SPV_SEC_FUNCS, SpvOpFunctionCall, 7, m->t_u64, id, f, a, b, c, d);
 	return id;
+}
+
+/*
+ * floor(log2(v)), 0 for 0: a binary search of selects (core SPIR-V has no
+ * count of leading zeros; OpenCL.std's clz would tie the module to one
+ * extended instruction set), six steps without a branch.
+ */
+static uint32_t spv_log2(struct spv_mod *m, uint32_t v)
+{
+	uint32_t r = spv_c64(m, 0);
+
+	for (unsigned k = 32; k; k >>= 1) {
+		uint32_t hi = spv_bin(m, SpvOpShiftRightLogical, m->t_u64, v, spv_c64(m, k));
+		uint32_t set = spv_bin(m, SpvOpINotEqual, m->t_bool, hi, spv_c64(m, 0));
+
+		v = spv_select(m, m->t_u64, set, hi, v);
+		r = spv_select(m, m->t_u64, set, spv_bin(m, SpvOpIAdd, m->t_u64, r, spv_c64(m, k)), r);
+	}
+	return r;
 }
 
 /* splitmix64 finaliser: spreads a counter into 32 random-looking bits */
@@ -258,6 +278,9 @@ int spv_emit_helper_id(struct spv_cg *cg, size_t pc, uint32_t id, int *terminate
 			    builtin3(m, SpvBuiltInGlobalSize, 2));
 		break;
 	}
+	case GBPF_HELPER_LOG2:
+		r = spv_log2(m, spv_rd(cg, 1));
+		break;
 	default:
 		return spv_fail(cg, pc, -ENOTSUP, "helper %u is not supported on SPIR-V", id);
 	}

@@ -333,6 +333,13 @@ static void test_misc(struct gbpf_exec_env *env)
 	tap_ok(call(env, GBPF_HELPER_GPU_GLOBAL_THREAD_ID, 0, 0, 0, 0, 0) == 300 &&
 		       call(env, GBPF_HELPER_GPU_THREAD_COUNT, 0, 0, 0, 0, 0) == 1000,
 	       "global thread id 300 of 1000");
+	tap_ok(call(env, GBPF_HELPER_LOG2, 0, 0, 0, 0, 0) == 0 && call(env, GBPF_HELPER_LOG2, 1, 0, 0, 0, 0) == 0 &&
+		       call(env, GBPF_HELPER_LOG2, 2, 0, 0, 0, 0) == 1 && call(env, GBPF_HELPER_LOG2, 3, 0, 0, 0, 0) == 1 &&
+		       call(env, GBPF_HELPER_LOG2, 1024, 0, 0, 0, 0) == 10 &&
+		       call(env, GBPF_HELPER_LOG2, 0x80000000ull, 0, 0, 0, 0) == 31 &&
+		       call(env, GBPF_HELPER_LOG2, 0x100000000ull, 0, 0, 0, 0) == 32 &&
+		       call(env, GBPF_HELPER_LOG2, UINT64_MAX, 0, 0, 0, 0) == 63,
+	       "log2: 0 and 1 in bucket 0, 2..3 in 1, 2^32 in 32, 2^64 - 1 in 63");
 	r = call(env, GBPF_HELPER_GPU_BLOCK_IDX, P(xyz), P(rodata), P(xyz + 2), 0, 0);
 	tap_ok((int64_t)r == -EFAULT, "block idx into read-only memory -> -EFAULT");
 	env->block_dim = 0;

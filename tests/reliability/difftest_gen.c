@@ -406,11 +406,24 @@ static void b_map(struct gen *g)
 	}
 }
 
+/* r = log2(a register) ^ r: gbpf's helper 602 on values across the whole range (0, 1, powers, -1). */
+static void b_log2(struct gen *g)
+{
+	uint8_t r = reg(g);
+
+	if (pick(g, 2))
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 1, reg(g), 0, 0);
+	else
+		emit_lddw(g, 1, 0, (uint64_t)(int64_t)some_imm(g) << pick(g, 33));
+	emit(g, GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_LOG2);
+	emit(g, GBPF_ALU64 | GBPF_XOR | GBPF_X, r, 0, 0, 0);
+}
+
 static void b_call(struct gen *g);
 
 static void block(struct gen *g)
 {
-	switch (pick(g, 11)) {
+	switch (pick(g, 12)) {
 	case 0: case 1: case 2: b_alu(g); break;
 	case 3: b_stack(g); break;
 	case 4: b_atomic(g); break;
@@ -422,6 +435,7 @@ static void block(struct gen *g)
 		else
 			b_call(g);
 		break;
+	case 8: b_log2(g); break;
 	default: b_map(g);
 	}
 }

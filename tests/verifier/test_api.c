@@ -318,6 +318,9 @@ int main(void)
 		tap_ok(gbpf_verify_helper_allowed(GBPF_HELPER_GPU_LANE_ID, GBPF_ATTACH_HOST_LAUNCH,
 						  NULL) == 0,
 		       "lane id is not allowed on the host");
+		tap_ok(gbpf_verify_helper_allowed(GBPF_HELPER_LOG2, GBPF_ATTACH_HOST_LAUNCH, NULL) == 1 &&
+			       gbpf_verify_helper_allowed(GBPF_HELPER_LOG2, GBPF_ATTACH_GPU_MEM, NULL) == 1,
+		       "log2 is allowed on the host and on the GPU");
 		tap_ok(gbpf_verify_helper_allowed(GBPF_HELPER_GPU_LANE_ID, GBPF_ATTACH_NONE, NULL) ==
 			       1,
 		       "every helper is allowed under prog run");

@@ -326,3 +326,47 @@ mov %r3, 0
 call 4
 mov %r0, 0
 exit
+
+=== log2 (602) bounds an index into 64 counters, in a host probe too
+kind: host/launch
+map: hist array 4 512 1
+expect: accept
+stw [%r10-4], 0
+lddw %r1, map[0]
+mov %r2, %r10
+add %r2, -4
+call 1
+jeq %r0, 0, out
+mov %r6, %r0
+call 5
+mov %r1, %r0
+call 602
+lsh %r0, 3
+add %r6, %r0
+mov %r1, 1
+lock add [%r6+0], %r1
+out:
+mov %r0, 0
+exit
+
+=== log2 (602) is at most 63: not an index into 32 counters
+kind: gpu/entry
+map: hist array 4 256 1
+expect: reject @14 invalid access to map_value
+stw [%r10-4], 0
+lddw %r1, map[0]
+mov %r2, %r10
+add %r2, -4
+call 1
+jeq %r0, 0, out
+mov %r6, %r0
+call 5
+mov %r1, %r0
+call 602
+lsh %r0, 3
+add %r6, %r0
+mov %r1, 1
+lock add [%r6+0], %r1
+out:
+mov %r0, 0
+exit
