@@ -21,6 +21,7 @@
 
 #include "ptx_codegen.h"
 #include "ptx_counter.h"
+#include "ptx_split.h"
 #include "ptx_internal.h"
 
 int ptx_fail(struct ptx_cg *cg, size_t pc, int code, const char *fmt, ...)
@@ -1271,33 +1272,61 @@ static int map_shared(const struct gbpf_prog_desc *const *progs, size_t n, size_
 	return 0;
 }
 
+/* Drops what @p b holds from @p mark on (a variant that was not emitted after all). */
+static void buf_cut(struct ptx_buf *b, size_t mark)
+{
+	b->len = mark;
+	if (b->p)
+		b->p[mark] = 0;
+}
+
 /*
  * For each gpu/mem program that only counts (ptx_counter.h) into a map no
  * other program of the object names (a device reader would see the sums
  * late), its flush variant as __gbpf_probe_<n + i> and the module variable
- * whose name tells the injector so (PTX_COUNTER_MARK_PREFIX).
+ * whose name tells the injector so (PTX_COUNTER_MARK_PREFIX). A program
+ * that counts and then does other work (ptx_split.h) gets the flush
+ * variant of its head, and its rest as __gbpf_probe_<2n + i>, which the
+ * injector runs at each site where it sums the head; the program itself
+ * stays __gbpf_probe_<i> for the sites it does not sum.
  */
 static int emit_counters(struct ptx_buf *b, const struct gbpf_prog_desc *const *progs, size_t n,
 			 const uint8_t *used, char *err, size_t err_size)
 {
 	for (size_t i = 0; i < n; i++) {
+		struct ptx_split split;
 		struct ptx_counter c;
+		const struct gbpf_prog_desc *flush = progs[i];
 		size_t mark = b->len;
-		int rc;
+		int rc, cut = 0;
 
-		if (!ptx_counter_find(progs[i], &c) || map_shared(progs, n, i, c.map))
+		if (!ptx_counter_find(progs[i], &c)) {
+			if ((cut = ptx_split_find(progs[i], &split)) < 0)
+				return cut;
+			if (!cut)
+				continue;
+			c = split.counter;
+			flush = &split.head;
+		}
+		if (map_shared(progs, n, i, c.map)) {
+			if (cut)
+				ptx_split_free(&split);
 			continue;
-		ptx_buf_printf(b, ".global .align 4 .u32 " PTX_COUNTER_MARK_PREFIX "%zu_%zu_%u_%u;\n", i, n + i,
-			       c.add, c.site_fields);
-		rc = emit_program(b, progs[i], n + i, 0, used, 0, &c, err, err_size);
+		}
+		ptx_buf_printf(b, ".global .align 4 .u32 " PTX_COUNTER_MARK_PREFIX "%zu_%zu_%u_%u", i, n + i, c.add,
+			       c.site_fields);
+		if (cut)
+			ptx_buf_printf(b, "_%zu", 2 * n + i);
+		ptx_buf_puts(b, ";\n");
+		rc = emit_program(b, flush, n + i, 0, used, 0, &c, err, err_size);
+		if (!rc && cut)
+			rc = emit_program(b, &split.rest, 2 * n + i, 0, used, 0, NULL, err, err_size);
+		if (cut)
+			ptx_split_free(&split);
 		if (rc < 0)
 			return rc;
-		if (rc) {
-			/* not emitted after all: the program runs at every site as it is */
-			b->len = mark;
-			if (b->p)
-				b->p[mark] = 0;
-		}
+		if (rc)
+			buf_cut(b, mark); /* not emitted after all: the program runs at every site as it is */
 	}
 	return 0;
 }

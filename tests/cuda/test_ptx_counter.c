@@ -8,7 +8,9 @@
  *
  * The programs are mem_trace's counter (examples/mem_trace/mem_trace.h) as
  * clang -O2 compiles it, and variants of it one instruction apart, each
- * accepted or refused for a stated reason.
+ * accepted or refused for a stated reason. Then mem_trace itself (the
+ * counter, then a log2 histogram of strides), cut into its counter and
+ * the rest (plugins/cuda/ptx_split.c), and variants the cut must refuse.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include "plugins/cuda/ptx/ptx.h"
 #include "ptx_codegen.h"
 #include "ptx_counter.h"
+#include "ptx_split.h"
 #include "tap.h"
 
 #define I(c, d, s, o, i) ((struct gbpf_insn){.code = (c), .dst = (d), .src = (s), .off = (o), .imm = (i)})
@@ -196,6 +199,154 @@ static void test_emit(void)
 	free(ptx);
 }
 
+/* ---- a counter, then other work: cut in two (ptx_split.h) ------------- */
+
+enum { N_TRACE = 69, TRACE_CUT = 33 };
+
+/* examples/mem_trace/mem_trace.bpf.c as clang -O2 builds it (map 0: the counts, 1: the histogram, 2: last address) */
+static const struct gbpf_insn trace[N_TRACE] = {
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 6, 1, 0, 0),
+	I(GBPF_LDX | GBPF_MEM | GBPF_W, 1, 6, 44, 0),
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 1, -16, 0),
+	I(GBPF_LDX | GBPF_MEM | GBPF_W, 1, 6, 48, 0),
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 1, -12, 0),
+	I(GBPF_LDX | GBPF_MEM | GBPF_W, 1, 6, 40, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 2, 0, 0, 0),
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 2, -4, 0),
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 1, -8, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 7, 0, 0, 1), /* 9: the increment */
+	I(GBPF_STX | GBPF_MEM | GBPF_DW, 10, 7, -24, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -16),
+	LDDW_MAP(1, 0),
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM),
+	I(GBPF_JMP | GBPF_JNE | GBPF_K, 0, 0, 15, 0), /* 16: hit -> 32 */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -16),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 3, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 3, 0, 0, -24),
+	LDDW_MAP(1, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 4, 0, 0, 1),
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_UPDATE_ELEM),
+	I(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 7, 0), /* 25: inserted -> 33 */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -16),
+	LDDW_MAP(1, 0),
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM),
+	I(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 1, 0),
+	I(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 7, 0, GBPF_ATOMIC_ADD), /* 32 */
+	I(GBPF_LDX | GBPF_MEM | GBPF_DW, 7, 6, 24, 0),                 /* 33: the cut; r7 = mem_addr */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 1, 0, 0, 0),
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 1, -16, 0), /* 35: the rest's own key, over the head's */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -16),
+	LDDW_MAP(1, 2), /* 38 */
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 6, 0, 0, 0),
+	I(GBPF_JMP | GBPF_JEQ | GBPF_K, 6, 0, 24, 0),
+	I(GBPF_LDX | GBPF_MEM | GBPF_DW, 2, 6, 0, 0),
+	I(GBPF_JMP | GBPF_JEQ | GBPF_K, 2, 0, 21, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 1, 7, 0, 0),
+	I(GBPF_ALU64 | GBPF_SUB | GBPF_X, 1, 2, 0, 0),
+	I(GBPF_JMP | GBPF_JGT | GBPF_X, 7, 2, 2, 0),
+	I(GBPF_ALU64 | GBPF_SUB | GBPF_X, 2, 7, 0, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 1, 2, 0, 0),
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_LOG2), /* 50 */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 1, 0, 0, 0),
+	I(GBPF_ALU64 | GBPF_LSH | GBPF_K, 1, 0, 0, 32),
+	I(GBPF_ALU64 | GBPF_RSH | GBPF_K, 1, 0, 0, 32),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 2, 0, 0, 47),
+	I(GBPF_JMP | GBPF_JGT | GBPF_X, 2, 1, 1, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 0, 0, 0, 47),
+	I(GBPF_STX | GBPF_MEM | GBPF_W, 10, 0, -24, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0),
+	I(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -24),
+	LDDW_MAP(1, 1),
+	I(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM),
+	I(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 2, 0),
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 1, 0, 0, 1),
+	I(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 1, 0, GBPF_ATOMIC_ADD),
+	I(GBPF_STX | GBPF_MEM | GBPF_DW, 6, 7, 0, 0), /* 66: last = addr */
+	I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 0, 0, 0, 0),
+	I(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0),
+};
+
+/* mem_trace with instruction @p pc replaced by @p in: cut or not, as @p want says. */
+static void split_variant(size_t pc, struct gbpf_insn in, int want, const char *what)
+{
+	struct gbpf_insn v[N_TRACE];
+	struct gbpf_prog_desc d;
+	struct ptx_split s;
+	int rc;
+
+	memcpy(v, trace, sizeof(v));
+	v[pc] = in;
+	d = desc(v, N_TRACE, GBPF_ATTACH_GPU_MEM);
+	rc = ptx_split_find(&d, &s);
+	tap_ok(rc == want, "%s: %s", what, want ? "cut" : "not cut");
+	if (rc == 1)
+		ptx_split_free(&s);
+}
+
+static void test_split(void)
+{
+	const struct gbpf_insn nop8 = I(GBPF_ALU64 | GBPF_MOV | GBPF_K, 8, 0, 0, 0);
+	struct gbpf_prog_desc d = desc(trace, N_TRACE, GBPF_ATTACH_GPU_MEM);
+	struct ptx_counter c;
+	struct ptx_split s;
+
+	tap_ok(ptx_counter_find(&d, &c) == 0, "mem_trace as a whole is no counter (it also keeps a histogram)");
+	if (tap_ok(ptx_split_find(&d, &s) == 1, "mem_trace is cut")) {
+		tap_ok(s.at == TRACE_CUT && s.counter.map == 0 && s.counter.add == 1 && s.counter.n_movs == 1 &&
+			       s.counter.mov_pc[0] == 9,
+		       "where the counting ends (%u): a counter of map 0, increment 1 moved at 9", s.at);
+		tap_ok(s.head.insn_cnt == TRACE_CUT + 2 && s.head.insns[TRACE_CUT].code == (GBPF_ALU64 | GBPF_MOV | GBPF_K) &&
+			       s.head.insns[TRACE_CUT + 1].code == GBPF_OP_EXIT,
+		       "the head: the instructions before the cut, then r0 = 0; exit");
+		tap_ok(s.rest.insn_cnt == 1 + N_TRACE - TRACE_CUT &&
+			       s.rest.insns[0].code == (GBPF_ALU64 | GBPF_MOV | GBPF_X) && s.rest.insns[0].dst == 6 &&
+			       s.rest.insns[0].src == 1 && !memcmp(&s.rest.insns[1], &trace[TRACE_CUT], sizeof(trace[0])),
+		       "the rest: r6 = r1 (the context, as at the cut), then the instructions from the cut on");
+		ptx_split_free(&s);
+	}
+	split_variant(TRACE_CUT, nop8, 0, "the rest reads r7, which the head set to the increment");
+	split_variant(35, nop8, 0, "the rest's lookup reads a key only the head wrote");
+	split_variant(38, I(GBPF_OP_LDDW, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), 0, "the rest names the counter's map");
+	split_variant(32, I(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0), 0, "the head may end the program");
+	split_variant(16, I(GBPF_JMP | GBPF_JNE | GBPF_K, 0, 0, 26, 0), 0, "a jump from the head into the rest");
+	split_variant(66, I(GBPF_STX | GBPF_MEM | GBPF_DW, 6, 10, 0, 0), 0,
+		      "the rest stores a stack address to memory");
+	split_variant(35, I(GBPF_ST | GBPF_MEM | GBPF_W, 10, 0, -16, 0), 1,
+		      "the rest's key written by an immediate store: still cut");
+}
+
+/* mem_trace's fragment: the mark names the rest, and the three probes assemble. */
+static void test_split_emit(void)
+{
+	const struct gbpf_prog_desc d = desc(trace, N_TRACE, GBPF_ATTACH_GPU_MEM);
+	const struct gbpf_prog_desc *progs[1] = {&d};
+	struct gbpf_ptx_opts opts = {.sz = sizeof(opts), .arch = "sm_90"};
+	char err[256] = "", *ptx = NULL, *rest;
+	int rc = gbpf_ptx_emit(progs, 1, &opts, &ptx, NULL, err, sizeof(err));
+
+	tap_ok(rc == 0 && ptx && strstr(ptx, ".global .align 4 .u32 " PTX_COUNTER_MARK_PREFIX "0_1_1_7_2;"),
+	       "the fragment marks probe 0 a cut counter: flush variant 1, rest 2 (%s)", err);
+	rest = ptx ? strstr(ptx, "__gbpf_probe_2(") : NULL;
+	tap_ok(rest && strstr(rest, "clz.b64") && !strstr(rest, "[__gbpf_maps+0]"),
+	       "the rest keeps the histogram (log2) and never touches the counter's map");
+	if (ptx && ptxas_path()) {
+		char log[1024] = "", hdr[128], *mod = NULL;
+
+		gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
+		if (asprintf(&mod, "%s%s", hdr, ptx) > 0)
+			tap_ok(!ptxas_check(mod, "sm_90", log, sizeof(log)), "ptxas accepts the fragment with the cut %s", log);
+		free(mod);
+	} else {
+		tap_skip("ptxas: not found");
+	}
+	free(ptx);
+}
+
 /*
  * A kernel of @p loads 4-byte global loads (unrolled, no loop), then a
  * store, and, when @p exit_func, a device function that ends the thread.
@@ -304,12 +455,31 @@ static void test_inject(void)
 	       "a key per site, 12 sites: 8 summed, 4 run the probe (%s)", note);
 	check_assembles(ptx, "a key per site");
 	free(ptx);
+
+	/* mem_trace: summed, and its rest inlined at every site */
+	d = desc(trace, N_TRACE, GBPF_ATTACH_GPU_MEM);
+	ptx = inject(&d, 2, false, note);
+	{
+		const char *k = ptx ? strstr(ptx, ".entry app(") : NULL, *end = k ? strstr(k, "\n}\n") : NULL;
+		unsigned clz = 0;
+
+		for (const char *p = k; p && p < end && (p = strstr(p, "clz.b64")) && p < end; p++)
+			clz++;
+		tap_ok(ptx && count_of(ptx, "add.u32 \t%__gbpf_sum0, %__gbpf_sum0, 1;") == 2 && clz == 3 &&
+			       strstr(note, "what the probe does after counting runs at each site"),
+		       "mem_trace: three sites summed in two registers, the histogram's rest at each (%u) (%s)", clz,
+		       note);
+		check_assembles(ptx, "mem_trace cut");
+	}
+	free(ptx);
 }
 
 int main(void)
 {
 	test_find();
 	test_emit();
+	test_split();
+	test_split_emit();
 	test_inject();
 	return tap_done();
 }

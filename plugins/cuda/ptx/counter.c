@@ -67,22 +67,24 @@ static bool find_mark(const struct gbpf_ptx_module *m, unsigned probe, struct co
 		for (uint32_t j = it->toks.first; j < it->toks.first + it->toks.n; j++) {
 			const struct gbpf_ptx_tok *tk = &m->toks[j];
 			char name[96];
-			unsigned p, flush, add, fields;
-			int end = 0;
+			unsigned p, flush, add, fields, rest = 0;
+			int end = 0, got;
 
 			if (tk->kind != GBPF_PTX_TOK_IDENT || tk->len <= plen || tk->len >= sizeof(name) ||
 			    memcmp(tk->s, PTX_COUNTER_MARK_PREFIX, plen))
 				continue;
 			memcpy(name, tk->s, tk->len);
 			name[tk->len] = 0;
-			if (sscanf(name + plen, "%u_%u_%u_%u%n", &p, &flush, &add, &fields, &end) != 4 ||
-			    (size_t)end != tk->len - plen || p != probe)
+			/* a fifth number: the probe was cut, its rest runs at the summed sites (ptx_split.h) */
+			got = sscanf(name + plen, "%u_%u_%u_%u%n_%u%n", &p, &flush, &add, &fields, &end, &rest, &end);
+			if (got < 4 || (size_t)end != tk->len - plen || p != probe)
 				continue;
 			if (!add || add > PTX_COUNTER_MAX_ADD || fields >> 4)
 				return false;
 			sum->flush = flush;
 			sum->add = add;
 			sum->fields = fields;
+			sum->rest = got == 5 ? (int)rest : -1;
 			return true;
 		}
 	}
@@ -94,9 +96,11 @@ void gbpf_ptx_sum_setup(struct kctx *k)
 	struct counter_sum *sum = &k->sum;
 
 	memset(sum, 0, sizeof(*sum));
+	sum->rest = -1;
 	if (!(k->plan->sites & GBPF_PTX_SITE_MEM) || k->opts->no_sum)
 		return;
-	if (!find_mark(k->m, k->plan->mem_probe, sum) || !gbpf_ptx_probe_func(k->m, sum->flush))
+	if (!find_mark(k->m, k->plan->mem_probe, sum) || !gbpf_ptx_probe_func(k->m, sum->flush) ||
+	    (sum->rest >= 0 && !gbpf_ptx_probe_func(k->m, (unsigned)sum->rest)))
 		return;
 	/* the module's functions do not change while its kernels are instrumented: asked once */
 	if (*k->funcs_exit < 0)
@@ -215,8 +219,9 @@ void gbpf_ptx_sum_report(const struct kctx *k, char *reason, size_t size)
 	if (sum->sites)
 		used += (size_t)snprintf(reason + used, size - used,
 					 "%s%u memory %s summed per thread in %u %s (the counter's map gets them "
-					 "at the thread's exit)", used ? "; " : "", sum->sites,
-					 sum->sites == 1 ? "site" : "sites", sum->n, sum->n == 1 ? "register" : "registers");
+					 "at the thread's exit%s)", used ? "; " : "", sum->sites,
+					 sum->sites == 1 ? "site" : "sites", sum->n, sum->n == 1 ? "register" : "registers",
+					 sum->rest >= 0 ? "; what the probe does after counting runs at each site" : "");
 	if (used < size && sum->over)
 		used += (size_t)snprintf(reason + used, size - used,
 					 "%s%u memory %s of keys past the first %u %s the counter", used ? "; " : "",

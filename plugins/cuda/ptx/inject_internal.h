@@ -117,6 +117,7 @@ struct probe_specs {
 struct counter_sum {
 	bool on;             /* this kernel's memory sites add to registers */
 	unsigned flush;      /* the counter's flush variant: __gbpf_probe_<flush> */
+	int rest;            /* what the probe does after counting, run at each summed site: __gbpf_probe_<rest>; -1: nothing */
 	unsigned add;        /* the increment of each access */
 	unsigned fields;     /* PTX_COUNTER_FIELD_*: the site fields that make a key */
 	unsigned n;          /* keys (registers) in use */

@@ -816,6 +816,8 @@ void gbpf_ptx_mem_probe_call(struct text *t, struct kctx *k, unsigned probe, str
 bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
 			const struct mem_info *mi)
 {
+	unsigned probe = k->plan->mem_probe;
+
 	if (!tx_address(t, k, &s->ops[mi->addr_op]))
 		return false;
 	if (mi->space == GBPF_SPACE_GLOBAL)
@@ -824,18 +826,21 @@ bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stm
 		gbpf_ptx_tx(t, "cvta.shared.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
 	else if (mi->space == GBPF_SPACE_LOCAL)
 		gbpf_ptx_tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
-	if (gbpf_ptx_sum_site(t, k, mi))
-		return true;
+	/* summed: the add only, or the add and the rest of a probe that was cut (ptx_split.h) */
+	if (gbpf_ptx_sum_site(t, k, mi)) {
+		if (k->sum.rest < 0)
+			return true;
+		probe = (unsigned)k->sum.rest;
+	}
 	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM)) {
 		struct gbpf_ptx_fold fold;
 
 		tx_value(t, k, s, mi);
 		gbpf_ptx_mem_fold(&fold, k, mi, k->rep->n_mem);
-		gbpf_ptx_mem_probe_call(t, k, k->plan->mem_probe, &fold, true);
+		gbpf_ptx_mem_probe_call(t, k, probe, &fold, true);
 		return true;
 	}
-	gbpf_ptx_site_call(t, k, k->plan->mem_probe, gbpf_ptx_budgeted_limit(k, k->plan->mem_probe, INLINE_MAX_STMTS_MEM),
-			   NULL);
+	gbpf_ptx_site_call(t, k, probe, gbpf_ptx_budgeted_limit(k, probe, INLINE_MAX_STMTS_MEM), NULL);
 	return true;
 }
 
