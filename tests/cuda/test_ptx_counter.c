@@ -159,6 +159,21 @@ static void test_find(void)
 	maps[0].value_size = 8;
 }
 
+/* The fragment @p ptx, behind the module header, through ptxas. */
+static void check_fragment(const char *ptx, const char *what)
+{
+	char log[1024] = "", hdr[128], *mod = NULL;
+
+	if (!ptx || !ptxas_path()) {
+		tap_skip("ptxas: %s", ptx ? "not found" : "no fragment");
+		return;
+	}
+	gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
+	if (asprintf(&mod, "%s%s", hdr, ptx) > 0)
+		tap_ok(!ptxas_check(mod, "sm_90", log, sizeof(log)), "ptxas accepts the fragment with %s %s", what, log);
+	free(mod);
+}
+
 static void test_emit(void)
 {
 	const struct gbpf_prog_desc d = desc(counter, N_COUNT, GBPF_ATTACH_GPU_MEM);
@@ -174,17 +189,7 @@ static void test_emit(void)
 	variant_at = ptx ? strstr(ptx, "__gbpf_probe_1(") : NULL;
 	tap_ok(variant_at && strstr(variant_at, "ld.u64 %r6, [%rctx+32];") && !strstr(variant_at, "mov.b64 %r6, 0x1;"),
 	       "the flush variant loads the count from ctx->mem_value where the program moves 1");
-	if (ptx && ptxas_path()) {
-		char log[1024] = "", hdr[128], *mod = NULL;
-
-		gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
-		if (asprintf(&mod, "%s%s", hdr, ptx) > 0)
-			tap_ok(!ptxas_check(mod, "sm_90", log, sizeof(log)), "ptxas accepts the fragment with the variant %s",
-			       log);
-		free(mod);
-	} else {
-		tap_skip("ptxas: not found");
-	}
+	check_fragment(ptx, "the variant");
 	free(ptx);
 
 	/* another program reading the counted map (here an exit probe that looks it up) */
@@ -334,16 +339,7 @@ static void test_split_emit(void)
 	rest = ptx ? strstr(ptx, "__gbpf_probe_2(") : NULL;
 	tap_ok(rest && strstr(rest, "clz.b64") && !strstr(rest, "[__gbpf_maps+0]"),
 	       "the rest keeps the histogram (log2) and never touches the counter's map");
-	if (ptx && ptxas_path()) {
-		char log[1024] = "", hdr[128], *mod = NULL;
-
-		gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
-		if (asprintf(&mod, "%s%s", hdr, ptx) > 0)
-			tap_ok(!ptxas_check(mod, "sm_90", log, sizeof(log)), "ptxas accepts the fragment with the cut %s", log);
-		free(mod);
-	} else {
-		tap_skip("ptxas: not found");
-	}
+	check_fragment(ptx, "the cut");
 	free(ptx);
 }
 
