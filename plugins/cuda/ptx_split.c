@@ -92,7 +92,7 @@ static uint16_t ctx_transfer(uint16_t ctx, const struct gbpf_insn *in)
 {
 	uint8_t cls = GBPF_CLASS(in->code);
 
-	if (in->code == (GBPF_ALU64 | GBPF_MOV | GBPF_X))
+	if (in->code == (GBPF_ALU64 | GBPF_MOV | GBPF_X) && !in->off) /* a plain move (off: movsx) */
 		return (uint16_t)((ctx & ~(1u << in->dst)) | ((ctx >> in->src & 1u) << in->dst));
 	if (cls == GBPF_ALU || cls == GBPF_ALU64 || cls == GBPF_LDX || is_wide(in))
 		return (uint16_t)(ctx & ~(1u << in->dst));
@@ -315,7 +315,7 @@ static bool split_alu(struct sstate *st, const struct gbpf_insn *in)
 	if (in->dst >= 10 || (x && in->src >= GBPF_REG_COUNT) || (x && op != GBPF_END && s->k == S_NONE))
 		return false;
 	if (op == GBPF_MOV) {
-		*d = x && is64 ? *s : (struct sreg){.k = x && (s->k == S_FP || s->k == S_BAD) ? S_BAD : S_VAL};
+		*d = x && is64 && !in->off ? *s : (struct sreg){.k = x && (s->k == S_FP || s->k == S_BAD) ? S_BAD : S_VAL};
 		return true;
 	}
 	if (d->k == S_NONE)
