@@ -12,6 +12,7 @@
  * counter, then a log2 histogram of strides), cut into its counter and
  * the rest (plugins/cuda/ptx_split.c), and variants the cut must refuse.
  */
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,12 @@
 
 #include <gbpf/helper_ids.h>
 #include <gbpf/insn.h>
+#include <gbpf/probe_ctx.h>
 
+#include "core/helpers/host_helpers.h"
+#include "core/interp/interp.h"
 #include "cuda_test_util.h"
+#include "maps/map.h"
 #include "plugins/cuda/ptx/ptx.h"
 #include "ptx_codegen.h"
 #include "ptx_counter.h"
@@ -325,6 +330,114 @@ static void test_split(void)
 		      "the rest's key written by an immediate store: still cut");
 }
 
+/* mem_trace's maps as the interpreter runs them (one thread: the per-thread slot an array of one) */
+static const struct gbpf_map_desc trace_maps[3] = {
+	{.sz = sizeof(struct gbpf_map_desc), .name = "accesses", .type = GBPF_MAP_TYPE_PERCPU_HASH,
+	 .key_size = 16, .value_size = 8, .max_entries = 256},
+	{.sz = sizeof(struct gbpf_map_desc), .name = "stride", .type = GBPF_MAP_TYPE_ARRAY, .key_size = 4,
+	 .value_size = 8, .max_entries = 48},
+	{.sz = sizeof(struct gbpf_map_desc), .name = "last_addr", .type = GBPF_MAP_TYPE_ARRAY, .key_size = 4,
+	 .value_size = 8, .max_entries = 1},
+};
+
+/* What mem_trace's maps hold: the counts of the kinds and sizes used below, the histogram, the last address. */
+struct trace_state {
+	uint64_t count[3][4], stride[48], last;
+};
+
+static void trace_snapshot(struct gbpf_map_instance *inst, struct trace_state *o)
+{
+	static const uint32_t sizes[4] = {1, 2, 4, 8};
+
+	memset(o, 0, sizeof(*o));
+	for (uint32_t kind = 0; kind < 3; kind++)
+		for (uint32_t z = 0; z < 4; z++) {
+			uint32_t key[4] = {kind, GBPF_SPACE_GLOBAL, sizes[z], 0};
+			uint64_t *v = gbpf_map_lookup(&inst[0], key, 0);
+
+			o->count[kind][z] = v ? *v : 0;
+		}
+	for (uint32_t k = 0; k < 48; k++)
+		o->stride[k] = *(uint64_t *)gbpf_map_lookup(&inst[1], &k, 0);
+	o->last = *(uint64_t *)gbpf_map_lookup(&inst[2], &(uint32_t){0}, 0);
+}
+
+/*
+ * @p n_progs programs run one after the other at each of 200 accesses (kinds, sizes and addresses
+ * from a fixed sequence) on fresh maps; their contents into @p o. 0, or -1 with a diagnostic.
+ */
+static int trace_runs(const struct gbpf_prog_desc *const *progs, size_t n_progs, struct trace_state *o)
+{
+	struct gbpf_map_instance inst[3];
+	struct gbpf_interp *ip[2] = {NULL, NULL};
+	GBPF_OPTS(gbpf_interp_opts, io, .bounds_checked = 1);
+	struct gbpf_gpu_ctx ctx = {0};
+	struct gbpf_interp_region region = {.addr = &ctx, .size = sizeof(ctx), .name = "ctx"};
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	char err[256] = "";
+	int rc = 0, made = 0;
+
+	for (; made < 3; made++)
+		if (gbpf_map_instance_create(&inst[made], &trace_maps[made], 1)) {
+			rc = -1;
+			break;
+		}
+	for (size_t i = 0; !rc && i < n_progs; i++)
+		rc = gbpf_interp_create(progs[i], inst, 3, &io, &ip[i], err, sizeof(err));
+	for (unsigned a = 0; !rc && a < 200; a++) {
+		uint64_t args[5] = {(uint64_t)(uintptr_t)&ctx};
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		ctx.mem_kind = (uint32_t)(x % 3);
+		ctx.mem_size = 1u << (x >> 8) % 4;
+		ctx.mem_space = GBPF_SPACE_GLOBAL;
+		ctx.mem_addr = 0x7f0000000000ull + (x >> 20) % (1ull << (a % 40 + 1));
+		for (size_t i = 0; !rc && i < n_progs; i++) {
+			struct gbpf_exec_env env = {.maps = inst, .map_cnt = 3, .thread_count = 1};
+
+			rc = gbpf_interp_run(ip[i], &env, args, &region, 1, NULL, err, sizeof(err));
+		}
+	}
+	if (rc)
+		tap_diag("interpreter: %s", err);
+	else
+		trace_snapshot(inst, o);
+	for (size_t i = 0; i < n_progs; i++)
+		gbpf_interp_destroy(ip[i]);
+	while (made--)
+		gbpf_map_instance_destroy(&inst[made]);
+	return rc ? -1 : 0;
+}
+
+/* The cut keeps the program's meaning: the head then the rest at every access leave the maps as the program does. */
+static void test_split_runs(void)
+{
+	struct gbpf_prog_desc d = desc(trace, N_TRACE, GBPF_ATTACH_GPU_MEM);
+	const struct gbpf_prog_desc *whole[1] = {&d};
+	struct trace_state want, got;
+	struct ptx_split s;
+	uint64_t hist = 0;
+
+	d.maps = trace_maps;
+	if (!tap_ok(ptx_split_find(&d, &s) == 1, "mem_trace with its own maps is cut"))
+		return;
+	{
+		const struct gbpf_prog_desc *cut[2] = {&s.head, &s.rest};
+
+		if (!trace_runs(whole, 1, &want) && !trace_runs(cut, 2, &got)) {
+			for (unsigned k = 0; k < 48; k++)
+				hist += want.stride[k];
+			tap_ok(hist == 199 && want.count[0][0] + want.count[1][0] + want.count[2][0] > 0 &&
+				       !memcmp(&want, &got, sizeof(want)),
+			       "the interpreter: head then rest at 200 accesses leave the counts, the histogram "
+			       "(%" PRIu64 " distances) and the last address as the whole program does", hist);
+		} else {
+			tap_ok(0, "the interpreter ran both forms");
+		}
+	}
+	ptx_split_free(&s);
+}
+
 /* mem_trace's fragment: the mark names the rest, and the three probes assemble. */
 static void test_split_emit(void)
 {
@@ -475,6 +588,7 @@ int main(void)
 	test_find();
 	test_emit();
 	test_split();
+	test_split_runs();
 	test_split_emit();
 	test_inject();
 	return tap_done();
