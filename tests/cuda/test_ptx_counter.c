@@ -179,17 +179,28 @@ static void check_fragment(const char *ptx, const char *what)
 	free(mod);
 }
 
+/* The fragment of the programs @p progs (sm_90), or NULL with @p err set. */
+static char *emit_fragment(const struct gbpf_prog_desc *const *progs, size_t n, char *err, size_t size)
+{
+	struct gbpf_ptx_opts opts = {.sz = sizeof(opts), .arch = "sm_90"};
+	char *ptx = NULL;
+
+	if (gbpf_ptx_emit(progs, n, &opts, &ptx, NULL, err, size)) {
+		free(ptx);
+		return NULL;
+	}
+	return ptx;
+}
+
 static void test_emit(void)
 {
 	const struct gbpf_prog_desc d = desc(counter, N_COUNT, GBPF_ATTACH_GPU_MEM);
 	struct gbpf_insn other[sizeof(array_counter) / sizeof(array_counter[0])];
 	struct gbpf_prog_desc o;
 	const struct gbpf_prog_desc *progs[2] = {&d, NULL};
-	struct gbpf_ptx_opts opts = {.sz = sizeof(opts), .arch = "sm_90"};
-	char err[256] = "", *ptx = NULL, *variant_at;
-	int rc = gbpf_ptx_emit(progs, 1, &opts, &ptx, NULL, err, sizeof(err));
+	char err[256] = "", *variant_at, *ptx = emit_fragment(progs, 1, err, sizeof(err));
 
-	tap_ok(rc == 0 && ptx && strstr(ptx, ".global .align 4 .u32 " PTX_COUNTER_MARK_PREFIX "0_1_1_7;"),
+	tap_ok(ptx && strstr(ptx, ".global .align 4 .u32 " PTX_COUNTER_MARK_PREFIX "0_1_1_7;"),
 	       "the fragment marks probe 0 a counter: flush variant 1, increment 1, fields 7 (%s)", err);
 	variant_at = ptx ? strstr(ptx, "__gbpf_probe_1(") : NULL;
 	tap_ok(variant_at && strstr(variant_at, "ld.u64 %r6, [%rctx+32];") && !strstr(variant_at, "mov.b64 %r6, 0x1;"),
@@ -202,9 +213,8 @@ static void test_emit(void)
 	other[4].imm = 0;
 	o = desc(other, sizeof(other) / sizeof(other[0]), GBPF_ATTACH_GPU_EXIT);
 	progs[1] = &o;
-	ptx = NULL;
-	rc = gbpf_ptx_emit(progs, 2, &opts, &ptx, NULL, err, sizeof(err));
-	tap_ok(rc == 0 && ptx && !strstr(ptx, PTX_COUNTER_MARK_PREFIX) && !strstr(ptx, "__gbpf_probe_2("),
+	ptx = emit_fragment(progs, 2, err, sizeof(err));
+	tap_ok(ptx && !strstr(ptx, PTX_COUNTER_MARK_PREFIX) && !strstr(ptx, "__gbpf_probe_2("),
 	       "a map another program names: no variant, the probe runs at every site (%s)", err);
 	free(ptx);
 }
@@ -443,11 +453,9 @@ static void test_split_emit(void)
 {
 	const struct gbpf_prog_desc d = desc(trace, N_TRACE, GBPF_ATTACH_GPU_MEM);
 	const struct gbpf_prog_desc *progs[1] = {&d};
-	struct gbpf_ptx_opts opts = {.sz = sizeof(opts), .arch = "sm_90"};
-	char err[256] = "", *ptx = NULL, *rest;
-	int rc = gbpf_ptx_emit(progs, 1, &opts, &ptx, NULL, err, sizeof(err));
+	char err[256] = "", *rest, *ptx = emit_fragment(progs, 1, err, sizeof(err));
 
-	tap_ok(rc == 0 && ptx && strstr(ptx, ".global .align 4 .u32 " PTX_COUNTER_MARK_PREFIX "0_1_1_7_2;"),
+	tap_ok(ptx && strstr(ptx, ".global .align 4 .u32 " PTX_COUNTER_MARK_PREFIX "0_1_1_7_2;"),
 	       "the fragment marks probe 0 a cut counter: flush variant 1, rest 2 (%s)", err);
 	rest = ptx ? strstr(ptx, "__gbpf_probe_2(") : NULL;
 	tap_ok(rest && strstr(rest, "clz.b64") && !strstr(rest, "[__gbpf_maps+0]"),
