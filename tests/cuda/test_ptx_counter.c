@@ -589,6 +589,32 @@ static void test_inject(void)
 		check_assembles(ptx, "mem_trace cut");
 	}
 	free(ptx);
+
+	/*
+	 * A sum flushed at its site (here every 8th access: GBPF_PTX_COUNTER_SUM_FLUSH) passes no
+	 * address to the head's flush; the rest, after it, must get the access's address again.
+	 */
+	setenv("GBPF_PTX_COUNTER_SUM_FLUSH", "8", 1);
+	ptx = inject(&d, 2, false, note);
+	unsetenv("GBPF_PTX_COUNTER_SUM_FLUSH");
+	{
+		unsigned flushes = 0, readdressed = 0;
+
+		/* each site's check of its sum, then its flush, then the label after it */
+		for (const char *p = ptx; p && (p = strstr(p, "setp.lt.u32 \t%__gbpf_sump")); p++) {
+			const char *label = strstr(p, "\n__gbpf_L"), *scope = label ? strstr(label, "{") : NULL;
+			const char *cvta = label ? strstr(label, "cvta.global.u64 \t%__gbpf_rd1, %__gbpf_rd1;") : NULL;
+
+			flushes++;
+			readdressed += cvta && scope && cvta < scope;
+		}
+		tap_ok(ptx && count_of(ptx, "setp.lt.u32 \t%__gbpf_sump, %__gbpf_sum0, 8;") == 2 && flushes == 3 &&
+			       readdressed == 3,
+		       "mem_trace flushed at its sites every 8 accesses: after each of the %u flushes the rest gets "
+		       "the access's address again (%u)", flushes, readdressed);
+		check_assembles(ptx, "mem_trace flushed every 8");
+	}
+	free(ptx);
 }
 
 int main(void)

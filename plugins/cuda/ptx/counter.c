@@ -176,7 +176,7 @@ bool gbpf_ptx_sum_site(struct text *t, struct kctx *k, const struct mem_info *mi
 	}
 	skip = k->n_labels++;
 	gbpf_ptx_tx(t, "add.u32 " SUM_REG "%d, " SUM_REG "%d, %u;\n", i, i, sum->add);
-	gbpf_ptx_tx(t, "setp.lt.u32 " SUM_PRED ", " SUM_REG "%d, %u;\n", i, COUNTER_SUM_FLUSH);
+	gbpf_ptx_tx(t, "setp.lt.u32 " SUM_PRED ", " SUM_REG "%d, %u;\n", i, k->opts->sum_flush);
 	gbpf_ptx_tx(t, "@" SUM_PRED " bra __gbpf_L%u;\n", skip);
 	tx_flush(t, k, (unsigned)i, false);
 	gbpf_ptx_tx(t, "mov.u32 " SUM_REG "%d, 0;\n__gbpf_L%u:\n", i, skip);

@@ -74,6 +74,9 @@ struct inline_opts {
 	bool no_inline;      /* GBPF_PTX_NO_INLINE: every site calls its probe */
 	bool no_sink;        /* GBPF_PTX_NO_SINK: an inlined or called probe's stack stores stay where it made them */
 	bool no_sum;         /* GBPF_PTX_NO_COUNTER_SUM: a counter runs at every memory site */
+	unsigned sum_flush;  /* a sum is flushed at its site when it reaches this: COUNTER_SUM_FLUSH, or
+			      * GBPF_PTX_COUNTER_SUM_FLUSH (1..COUNTER_SUM_FLUSH; a test switch that makes
+			      * the flush at a site, rare in real kernels, happen at every few accesses) */
 };
 
 /*
@@ -106,7 +109,7 @@ struct probe_specs {
  * Memory sites of a counter (plugins/cuda/ptx_counter.h) summed in a
  * register per key (counter.c): at most COUNTER_SUM_MAX keys a kernel
  * (further keys run the probe at their sites), each register flushed when
- * it reaches COUNTER_SUM_FLUSH and at the thread's exit.
+ * it reaches COUNTER_SUM_FLUSH (inline_opts.sum_flush) and at the thread's exit.
  */
 #define COUNTER_SUM_MAX 8u
 #define COUNTER_SUM_FLUSH 256u

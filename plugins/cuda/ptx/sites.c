@@ -524,7 +524,7 @@ unsigned gbpf_ptx_budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
 
 void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 {
-	const char *env = getenv("GBPF_PTX_INLINE_BUDGET");
+	const char *env = getenv("GBPF_PTX_INLINE_BUDGET"), *flush;
 	char *end;
 	unsigned long v;
 
@@ -533,6 +533,13 @@ void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 	o->no_inline = getenv("GBPF_PTX_NO_INLINE") != NULL;
 	o->no_sink = getenv("GBPF_PTX_NO_SINK") != NULL;
 	o->no_sum = getenv("GBPF_PTX_NO_COUNTER_SUM") != NULL;
+	o->sum_flush = COUNTER_SUM_FLUSH;
+	if ((flush = getenv("GBPF_PTX_COUNTER_SUM_FLUSH")) && isdigit((unsigned char)*flush)) {
+		errno = 0;
+		v = strtoul(flush, &end, 10);
+		if (!errno && !*end && v >= 1 && v <= COUNTER_SUM_FLUSH)
+			o->sum_flush = (unsigned)v;
+	}
 	if (!env || !*env)
 		return;
 	errno = 0;
@@ -813,11 +820,10 @@ void gbpf_ptx_mem_probe_call(struct text *t, struct kctx *k, unsigned probe, str
 		  INLINE_MAX_STMTS_MEM);
 }
 
-bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
-			const struct mem_info *mi)
+/* The access's address, generic, into %__gbpf_rd1; false if its operand is not one this pass writes. */
+static bool tx_mem_address(struct text *t, const struct kctx *k, const struct gbpf_ptx_stmt *s,
+			   const struct mem_info *mi)
 {
-	unsigned probe = k->plan->mem_probe;
-
 	if (!tx_address(t, k, &s->ops[mi->addr_op]))
 		return false;
 	if (mi->space == GBPF_SPACE_GLOBAL)
@@ -826,11 +832,23 @@ bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stm
 		gbpf_ptx_tx(t, "cvta.shared.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
 	else if (mi->space == GBPF_SPACE_LOCAL)
 		gbpf_ptx_tx(t, "cvta.local.u64 %%__gbpf_rd1, %%__gbpf_rd1;\n");
+	return true;
+}
+
+bool gbpf_ptx_mem_site(struct text *t, struct kctx *k, const struct gbpf_ptx_stmt *s,
+			const struct mem_info *mi)
+{
+	unsigned probe = k->plan->mem_probe;
+
+	if (!tx_mem_address(t, k, s, mi))
+		return false;
 	/* summed: the add only, or the add and the rest of a probe that was cut (ptx_split.h) */
 	if (gbpf_ptx_sum_site(t, k, mi)) {
 		if (k->sum.rest < 0)
 			return true;
 		probe = (unsigned)k->sum.rest;
+		/* the add's flush (when the sum reached its limit) passed no address: the rest reads it */
+		tx_mem_address(t, k, s, mi);
 	}
 	if (!(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_MEM)) {
 		struct gbpf_ptx_fold fold;

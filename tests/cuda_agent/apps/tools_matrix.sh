@@ -72,6 +72,22 @@ for app in $MATRIX_APPS; do
 		[ "$tool" = kernelretsnoop ] && head -50 "$f.out" > "$f.head" && rm -f "$f.out"
 	done
 done
+# mem_trace's counter summed per thread and flushed at its sites every 8 accesses
+# (GBPF_PTX_COUNTER_SUM_FLUSH; 256 otherwise, which no app here reaches): the rest of the probe
+# runs after each such flush, with the access's address (counts and stride total exact).
+if [ -x "$A/manysites" ] && [ -f "$O/m-manysites.plain" ]; then
+	f="$O/m-mem_trace-flush8-manysites"
+	GBPF_PTX_COUNTER_SUM_FLUSH=8 timeout 60 "$BIN/gbpf" -j run "$BIN/mem_trace.bpf.o" -- "$A/manysites" > "$f.out" 2> "$f.err"
+	rc=$?
+	verdict=$(python3 "$ROOT/tests/cuda_agent/apps/check_tools.py" mem_trace "$O/m-manysites.plain" "$f.out" "$f.err" 2>&1 | tail -1)
+	if [ $rc = 0 ] && [ "${verdict#ok }" != "$verdict" ]; then
+		matrix_ok=$((matrix_ok + 1))
+		echo "ok - mem_trace x manysites, sums flushed every 8 accesses: ${verdict#ok - }" >> "$O/matrix.table"
+	else
+		matrix_bad=$((matrix_bad + 1))
+		echo "not ok - mem_trace x manysites, sums flushed every 8 accesses (rc $rc): $verdict" >> "$O/matrix.table"
+	fi
+fi
 # directly_run_on_gpu: the vec_add program itself run as a 64-thread GPU kernel.
 timeout 60 "$BIN/gbpf" -j prog run --backend cuda --threads 64 "$BIN/vec_add.bpf.o" > "$O/m-vec_add.out" 2> "$O/m-vec_add.err"
 rc=$?
