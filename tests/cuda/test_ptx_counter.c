@@ -25,6 +25,7 @@
 #include "core/helpers/host_helpers.h"
 #include "core/interp/interp.h"
 #include "cuda_test_util.h"
+#include "dt_inline.h"
 #include "maps/map.h"
 #include "plugins/cuda/ptx/ptx.h"
 #include "ptx_codegen.h"
@@ -448,6 +449,135 @@ static void test_split_runs(void)
 	ptx_split_free(&s);
 }
 
+/*
+ * Random rests: mem_count's counter, its exits made a fall into a random
+ * program of the differential generator (tests/reliability/difftest_gen.c,
+ * maps 1 and 2). Where the cut is taken, the interpreter must find the
+ * head then the rest the same as the whole program: r0 of each run, the
+ * counter, both of the random program's maps.
+ */
+/* most random programs call a subprogram somewhere, which the cut refuses: one in ten or so is cut */
+enum { RANDOM_RESTS = 600, RANDOM_RUNS = 3 };
+
+static const struct gbpf_map_desc *random_maps(void)
+{
+	static struct gbpf_map_desc m[3];
+
+	m[0] = maps[0];
+	m[1] = dt_maps[0];
+	m[2] = dt_maps[1];
+	return m;
+}
+
+/* The counter (its last two instructions, r0 = 0; exit, left out) then @p dt's instructions; their count. */
+static size_t compose(struct gbpf_insn *out, const struct dt_prog *dt)
+{
+	const size_t head = N_COUNT - 2;
+
+	memcpy(out, counter, head * sizeof(*out));
+	for (size_t i = 0; i < dt->n; i++) {
+		out[head + i] = dt->insns[i];
+		if (dt->insns[i].code == GBPF_OP_LDDW &&
+		    (dt->insns[i].src == GBPF_PSEUDO_MAP_IDX || dt->insns[i].src == GBPF_PSEUDO_MAP_IDX_VALUE))
+			out[head + i].imm += 1; /* map 0 is the counter's */
+	}
+	return head + dt->n;
+}
+
+struct random_state {
+	uint64_t count, r0[RANDOM_RUNS];
+	struct dt_maps_state dt;
+};
+
+/* @p n_progs programs in turn, RANDOM_RUNS times, on fresh maps: what they leave in @p o; 0, or -1 (a fault). */
+static int random_runs(const struct gbpf_prog_desc *const *progs, size_t n_progs, struct random_state *o)
+{
+	const struct gbpf_map_desc *md = random_maps();
+	struct gbpf_map_instance inst[3];
+	struct gbpf_interp *ip[2] = {NULL, NULL};
+	GBPF_OPTS(gbpf_interp_opts, io, .bounds_checked = 1, .max_insns = 1000000);
+	struct gbpf_gpu_ctx ctx = {.mem_size = 4, .mem_kind = 1, .mem_space = GBPF_SPACE_GLOBAL};
+	struct gbpf_interp_region region = {.addr = &ctx, .size = sizeof(ctx), .name = "ctx"};
+	uint32_t key[4] = {1, GBPF_SPACE_GLOBAL, 4, 0};
+	char err[256];
+	int rc = 0, made = 0;
+
+	memset(o, 0, sizeof(*o));
+	for (; made < 3; made++)
+		if (gbpf_map_instance_create(&inst[made], &md[made], 1)) {
+			rc = -1;
+			break;
+		}
+	for (size_t i = 0; !rc && i < n_progs; i++)
+		rc = gbpf_interp_create(progs[i], inst, 3, &io, &ip[i], err, sizeof(err));
+	for (unsigned r = 0; !rc && r < RANDOM_RUNS; r++)
+		for (size_t i = 0; !rc && i < n_progs; i++) {
+			uint64_t args[5] = {(uint64_t)(uintptr_t)&ctx};
+			struct gbpf_exec_env env = {.maps = inst, .map_cnt = 3, .thread_count = 1};
+			struct gbpf_interp_result res;
+
+			rc = gbpf_interp_run(ip[i], &env, args, &region, 1, &res, err, sizeof(err));
+			o->r0[r] = res.r0; /* the last program's: the rest's, or the whole one's */
+		}
+	if (!rc) {
+		uint64_t *v = gbpf_map_lookup(&inst[0], key, 0);
+
+		o->count = v ? *v : 0;
+		dt_maps_snapshot(&inst[1], &o->dt);
+	}
+	for (size_t i = 0; i < n_progs; i++)
+		gbpf_interp_destroy(ip[i]);
+	while (made--)
+		gbpf_map_instance_destroy(&inst[made]);
+	return rc ? -1 : 0;
+}
+
+static void test_split_random(void)
+{
+	static struct dt_prog dt;
+	static struct gbpf_insn insns[N_COUNT + DT_MAX_INSNS];
+	unsigned cut = 0, same = 0, faulted = 0, misread = 0;
+	char first[160] = "";
+
+	for (uint64_t seed = 1; seed <= RANDOM_RESTS; seed++) {
+		struct gbpf_prog_desc d = desc(insns, 0, GBPF_ATTACH_GPU_MEM);
+		const struct gbpf_prog_desc *whole[1] = {&d};
+		struct random_state want, got;
+		struct ptx_split s;
+
+		dt_generate(&dt, seed, 0);
+		d.insn_cnt = compose(insns, &dt);
+		d.maps = random_maps();
+		/*
+		 * Every other seed: the random program's first move into r6 made a no-op, so that it may read
+		 * the r6 the head left (the increment): cut only where it writes r6 before any read.
+		 */
+		if (seed % 2)
+			for (unsigned k = 0; k < (insns[N_COUNT - 2].code == GBPF_OP_LDDW ? 2u : 1u); k++)
+				insns[N_COUNT - 2 + k] = I(GBPF_OP_JA, 0, 0, 0, 0);
+		if (ptx_split_find(&d, &s) != 1)
+			continue;
+		cut++;
+		misread += seed % 2;
+		{
+			const struct gbpf_prog_desc *two[2] = {&s.head, &s.rest};
+
+			if (s.at != N_COUNT - 2 || random_runs(whole, 1, &want) || random_runs(two, 2, &got))
+				faulted++;
+			else if (want.count == RANDOM_RUNS && !memcmp(&want, &got, sizeof(want)))
+				same++;
+			else if (!first[0])
+				snprintf(first, sizeof(first), "seed %" PRIu64 ": count %" PRIu64 " vs %" PRIu64, seed,
+					 want.count, got.count);
+		}
+		ptx_split_free(&s);
+	}
+	tap_ok(cut >= RANDOM_RESTS / 20 && same == cut,
+	       "random rests after mem_count's counter: %u of %u cut where the counting ends (%u of them without "
+	       "their own first r6), all %u the same in the interpreter whole and cut (%u faulted) %s", cut,
+	       RANDOM_RESTS, misread, same, faulted, first);
+}
+
 /* mem_trace's fragment: the mark names the rest, and the three probes assemble. */
 static void test_split_emit(void)
 {
@@ -623,6 +753,7 @@ int main(void)
 	test_emit();
 	test_split();
 	test_split_runs();
+	test_split_random();
 	test_split_emit();
 	test_inject();
 	return tap_done();
