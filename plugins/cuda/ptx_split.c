@@ -279,12 +279,12 @@ static bool split_call(const struct gbpf_prog_desc *p, struct sstate *st, int32_
 		if (xyz) { /* written by the helper: 8 bytes each */
 			if (!stack_write(st, v->off, 8))
 				return false;
-		} else if (!m || (a == 2 ? !stack_written(st, v->off, m->key_size)
-					 : a == 3 && id == GBPF_HELPER_MAP_UPDATE_ELEM
-						   ? !stack_written(st, v->off, m->value_size)
-						   : true)) {
-			return false; /* a stack pointer to a helper this pass does not know the reads of */
+			continue;
 		}
+		/* a map operation reads its key (r2) and an update its value (r3); any other: not known */
+		if (!m || (a != 2 && !(a == 3 && id == GBPF_HELPER_MAP_UPDATE_ELEM)) ||
+		    !stack_written(st, v->off, a == 2 ? m->key_size : m->value_size))
+			return false;
 	}
 	for (unsigned r = 1; r <= 5; r++)
 		st->r[r] = (struct sreg){.k = S_NONE};
