@@ -364,13 +364,15 @@ static bool split_step(const struct gbpf_prog_desc *p, struct sstate *st, size_t
 
 		if (v->k == S_NONE || v->k == S_FP || v->k == S_BAD)
 			return false; /* an unknown value, or a stack address stored where it cannot be followed */
+		if (atomic && in->imm == GBPF_ATOMIC_CMPXCHG && st->r[0].k == S_NONE)
+			return false; /* compares with r0 */
 		if (!split_access(st, &st->r[in->dst], in->off, access_size(in->code), atomic, true))
 			return false;
 		if (atomic && (in->imm & GBPF_FETCH))
 			st->r[in->src] = (struct sreg){.k = S_VAL};
 		if (atomic && in->imm == GBPF_ATOMIC_CMPXCHG)
 			st->r[0] = (struct sreg){.k = S_VAL};
-		return !(atomic && in->imm == GBPF_ATOMIC_CMPXCHG && st->r[0].k == S_NONE);
+		return true;
 	}
 	case GBPF_JMP:
 	case GBPF_JMP32:
