@@ -51,14 +51,16 @@ static bool is_wide(const struct gbpf_insn *in)
 
 /*
  * ok[s]: s may be the cut as far as the control flow goes: no jump crosses
- * it, no exit comes before it, it is not a wide load's second half.
+ * it, no exit comes before it, it is not a wide load's second half; and a
+ * counter can end there: a map lookup and an atomic come before it (the
+ * counter analysis is not run where it cannot succeed).
  */
 static uint8_t *cut_points(const struct gbpf_prog_desc *p)
 {
 	size_t n = p->insn_cnt;
 	uint8_t *ok = calloc(n + 1, 1), *second = calloc(n + 1, 1);
 	long *min_from = malloc((n + 1) * sizeof(*min_from)), max_to = -1;
-	bool ended = false;
+	bool ended = false, looked_up = false, added = false;
 
 	if (!ok || !second || !min_from) {
 		free(ok);
@@ -79,7 +81,9 @@ static uint8_t *cut_points(const struct gbpf_prog_desc *p)
 		if (!second[s - 1] && is_jump(in) && jump_target(s - 1, in) > max_to)
 			max_to = jump_target(s - 1, in);
 		ended |= !second[s - 1] && in->code == GBPF_OP_EXIT;
-		ok[s] = !second[s] && !ended && max_to <= (long)s && min_from[s] >= (long)s;
+		looked_up |= in->code == GBPF_OP_CALL && in->imm == GBPF_HELPER_MAP_LOOKUP_ELEM;
+		added |= GBPF_CLASS(in->code) == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC;
+		ok[s] = !second[s] && !ended && looked_up && added && max_to <= (long)s && min_from[s] >= (long)s;
 	}
 out:
 	free(second);
@@ -441,20 +445,23 @@ out:
 	return ok;
 }
 
-/* The head and the rest as programs, for the cut at @p at with the context in @p ctx. */
-static int build(const struct gbpf_prog_desc *p, uint32_t at, uint16_t ctx, struct ptx_split *s)
+/* @p head (room for insns_cnt + 2) as the head for a cut at @p at: insns[0, at), then r0 = 0; exit. */
+static void head_at(const struct gbpf_prog_desc *p, uint32_t at, struct gbpf_insn *head)
+{
+	memcpy(head, p->insns, at * sizeof(*p->insns));
+	head[at] = (struct gbpf_insn){.code = GBPF_ALU64 | GBPF_MOV | GBPF_K, .dst = 0};
+	head[at + 1] = (struct gbpf_insn){.code = GBPF_OP_EXIT};
+}
+
+/* The rest as a program for the cut at @p at with the context in @p ctx, and @p s filled (its head made). */
+static int build_rest(const struct gbpf_prog_desc *p, uint32_t at, uint16_t ctx, struct ptx_split *s)
 {
 	size_t n = p->insn_cnt, k = 0;
 
-	s->head_insns = calloc(at + 2, sizeof(*s->head_insns));
-	s->rest_insns = calloc(10 + n - at, sizeof(*s->rest_insns));
-	if (!s->head_insns || !s->rest_insns) {
+	if (!(s->rest_insns = calloc(10 + n - at, sizeof(*s->rest_insns)))) {
 		ptx_split_free(s);
 		return -ENOMEM;
 	}
-	memcpy(s->head_insns, p->insns, at * sizeof(*p->insns));
-	s->head_insns[at] = (struct gbpf_insn){.code = GBPF_ALU64 | GBPF_MOV | GBPF_K, .dst = 0};
-	s->head_insns[at + 1] = (struct gbpf_insn){.code = GBPF_OP_EXIT};
 	for (uint8_t r = 0; r < 10; r++)
 		if (r != 1 && (ctx >> r & 1))
 			s->rest_insns[k++] = (struct gbpf_insn){.code = GBPF_ALU64 | GBPF_MOV | GBPF_X, .dst = r, .src = 1};
@@ -484,40 +491,35 @@ int ptx_split_find(const struct gbpf_prog_desc *p, struct ptx_split *s)
 		if ((p->insns[pc].code == GBPF_OP_CALL && p->insns[pc].src != GBPF_CALL_HELPER) ||
 		    p->insns[pc].code == GBPF_OP_CALLX)
 			return 0; /* subprograms: not cut */
-	if (!(ok = cut_points(p)))
+	ok = cut_points(p);
+	s->head_insns = calloc(p->insn_cnt + 2, sizeof(*s->head_insns)); /* every try's head, kept for the cut */
+	if (!ok || !s->head_insns) {
+		free(ok);
+		ptx_split_free(s);
 		return -ENOMEM;
+	}
 	for (uint32_t at = 1; at < p->insn_cnt && !rc && tries < SPLIT_MAX_TRIES; at++) {
-		struct gbpf_insn *head;
-		struct gbpf_prog_desc hd;
+		struct gbpf_prog_desc hd = *p;
 		uint16_t ctx;
 
 		if (!ok[at])
 			continue;
-		if (!(head = calloc(at + 2, sizeof(*head)))) {
-			rc = -ENOMEM;
-			break;
-		}
-		memcpy(head, p->insns, at * sizeof(*head));
-		head[at] = (struct gbpf_insn){.code = GBPF_ALU64 | GBPF_MOV | GBPF_K, .dst = 0};
-		head[at + 1] = (struct gbpf_insn){.code = GBPF_OP_EXIT};
-		hd = *p;
-		hd.insns = head;
+		head_at(p, at, s->head_insns);
+		hd.insns = s->head_insns;
 		hd.insn_cnt = at + 2;
 		tries++;
-		rc = ptx_counter_find(&hd, &c);
-		free(head);
-		if (rc != 1) {
-			rc = 0;
+		if (ptx_counter_find(&hd, &c) != 1)
 			continue;
-		}
 		if ((rc = ctx_regs_at(p, at, &ctx)) < 0)
 			break;
 		if ((rc = rest_self_contained(p, at, ctx, c.map)) != 1)
 			continue; /* 0: look further; -ENOMEM ends the loop */
 		s->counter = c;
-		rc = build(p, at, ctx, s);
+		rc = build_rest(p, at, ctx, s);
 	}
 	free(ok);
+	if (rc != 1)
+		ptx_split_free(s);
 	return rc;
 }
 
