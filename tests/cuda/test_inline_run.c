@@ -52,8 +52,9 @@ struct gpu {
 	CUdeviceptr a, b;
 };
 
-/* @p d as a probe fragment injected into loop_app_ptx at @p sites: the instrumented module's text. */
-static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inlined, char *why, size_t size)
+/* @p d as a probe fragment injected into @p app at @p sites: the instrumented module's text. */
+static char *instrument_app(const struct gbpf_prog_desc *d, const char *app, unsigned sites, int *inlined,
+			    char *why, size_t size)
 {
 	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
 	/* the fragment's one probe is __gbpf_probe_0, whatever the site */
@@ -68,7 +69,7 @@ static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inl
 	if (mod) {
 		strcpy(mod, hdr);
 		strcat(mod, frag);
-		m = gbpf_ptx_parse(loop_app_ptx, strlen(loop_app_ptx), "app.ptx", why, size);
+		m = gbpf_ptx_parse(app, strlen(app), "app.ptx", why, size);
 		f = m ? gbpf_ptx_parse(mod, strlen(mod), "probe.ptx", why, size) : NULL;
 	}
 	if (f && gbpf_ptx_inject(m, f, &req, why, size) == 1)
@@ -84,8 +85,14 @@ static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inl
 	return out;
 }
 
-/* The instrumented module on the GPU, one thread; the maps copied in and back. */
-static int run_gpu(struct gpu *g, const char *ptx, struct dt_maps_state *o, char *why, size_t size)
+static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inlined, char *why, size_t size)
+{
+	return instrument_app(d, loop_app_ptx, sites, inlined, why, size);
+}
+
+/* The instrumented module's kernel on the GPU, @p grid blocks of @p block threads; the maps copied in and back. */
+static int run_gpu_grid(struct gpu *g, const char *ptx, unsigned grid, unsigned block, void **params,
+			struct dt_maps_state *o, char *why, size_t size)
 {
 	char jit_log[2048] = "";
 	CUjit_option jo[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -95,8 +102,6 @@ static int run_gpu(struct gpu *g, const char *ptx, struct dt_maps_state *o, char
 	CUmodule mod = NULL;
 	CUfunction fn;
 	size_t sym_size;
-	unsigned n = LOOP_N;
-	void *params[] = {&g->a, &g->b, &n};
 	CUresult r;
 	int err = dt_maps_create(maps, why, size);
 
@@ -121,7 +126,7 @@ static int run_gpu(struct gpu *g, const char *ptx, struct dt_maps_state *o, char
 		snprintf(why, size, "module has no __gbpf_maps[2] or no app kernel");
 		goto out;
 	}
-	r = g->d.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+	r = g->d.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, NULL, params, NULL);
 	if (r == CUDA_SUCCESS)
 		r = g->d.cuCtxSynchronize();
 	if (r != CUDA_SUCCESS) {
@@ -143,6 +148,15 @@ out:
 		g->d.cuModuleUnload(mod);
 	dt_maps_destroy(maps);
 	return err;
+}
+
+/* loop_app_ptx on the GPU, one thread. */
+static int run_gpu(struct gpu *g, const char *ptx, struct dt_maps_state *o, char *why, size_t size)
+{
+	unsigned n = LOOP_N;
+	void *params[] = {&g->a, &g->b, &n};
+
+	return run_gpu_grid(g, ptx, 1, 1, params, o, why, size);
 }
 
 static int gpu_open(struct gpu *g, char *why, size_t size)
@@ -337,6 +351,85 @@ static void counter_program(struct dt_prog *p, bool hash)
 	p->main_n = p->n;
 }
 
+/*
+ * A kernel whose lanes leave at different times: every fifth thread at
+ * once, the others after (gtid * 37) % n iterations of two loads and a
+ * store, then one store. A counter's sums reach the exit block in
+ * partial warps (added across the lanes there) and, past 85 iterations,
+ * are flushed at their sites on the way.
+ */
+static const char divergent_app_ptx[] =
+	".version 7.8\n.target sm_90\n.address_size 64\n"
+	".visible .entry app(.param .u64 a, .param .u32 n)\n{\n"
+	".reg .pred %p<3>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<5>;\n.reg .f32 %f<4>;\n"
+	"ld.param.u64 %rd1, [a];\nld.param.u32 %r1, [n];\nmov.u32 %r2, %tid.x;\nmov.u32 %r4, %ctaid.x;\n"
+	"mov.u32 %r5, %ntid.x;\nmad.lo.u32 %r2, %r4, %r5, %r2;\nrem.u32 %r6, %r2, 5;\nsetp.eq.u32 %p2, %r6, 4;\n"
+	"@%p2 ret;\nmul.lo.u32 %r6, %r2, 37;\nrem.u32 %r6, %r6, %r1;\nmov.u32 %r3, 0;\n"
+	"cvta.to.global.u64 %rd2, %rd1;\nmul.wide.u32 %rd3, %r2, 4;\nadd.s64 %rd4, %rd2, %rd3;\n"
+	"$L_loop:\nsetp.ge.u32 %p1, %r3, %r6;\n@%p1 bra $L_done;\nld.global.f32 %f1, [%rd4];\n"
+	"ld.global.f32 %f2, [%rd2];\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd4], %f3;\nadd.u32 %r3, %r3, 1;\n"
+	"bra $L_loop;\n$L_done:\nst.global.u32 [%rd4], %r3;\nret;\n}\n";
+#define DIVERGENT_GRID 4u
+#define DIVERGENT_BLOCK 96u
+#define DIVERGENT_N 300u
+
+/* Memory sites divergent_app_ptx runs in all. */
+static unsigned divergent_sites(void)
+{
+	unsigned total = 0;
+
+	for (unsigned t = 0; t < DIVERGENT_GRID * DIVERGENT_BLOCK; t++)
+		if (t % 5 != 4)
+			total += 3 * (t * 37 % DIVERGENT_N) + 1;
+	return total;
+}
+
+static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_prog_desc *d, const char *name)
+{
+	const unsigned runs = divergent_sites();
+	struct dt_maps_state want, got;
+	char why[512] = "", *ptx;
+	CUdeviceptr buf = 0;
+	int in = 0;
+
+	if (dt_interp_runs(d, runs, &want, why, sizeof(why))) {
+		tap_ok(0, "counter %s, divergent lanes: the interpreter fails: %s", name, why);
+		return;
+	}
+	ptx = instrument_app(d, divergent_app_ptx, GBPF_PTX_SITE_MEM, &in, why, sizeof(why));
+	if (!tap_ok(ptx && strstr(ptx, "redux.sync.add.u32 \t%__gbpf_sum0,"),
+		    "counter %s, divergent lanes: the exit adds the warp's sums %s", name, why)) {
+		free(ptx);
+		return;
+	}
+	if (!have_gpu) {
+		char log[1024] = "";
+
+		if (ptxas_path())
+			tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)),
+			       "counter %s, divergent lanes: the kernel assembles %s", name, log);
+		else
+			tap_skip("counter %s, divergent lanes: no ptxas, no GPU", name);
+	} else if (g->d.cuMemAlloc(&buf, 4 * DIVERGENT_GRID * DIVERGENT_BLOCK) != CUDA_SUCCESS ||
+		   g->d.cuMemsetD8(buf, 0, 4 * DIVERGENT_GRID * DIVERGENT_BLOCK) != CUDA_SUCCESS) {
+		tap_ok(0, "counter %s, divergent lanes: no buffer", name);
+	} else {
+		unsigned n = DIVERGENT_N;
+		void *params[] = {&buf, &n};
+
+		if (run_gpu_grid(g, ptx, DIVERGENT_GRID, DIVERGENT_BLOCK, params, &got, why, sizeof(why)))
+			tap_ok(0, "counter %s, divergent lanes: GPU run failed: %s", name, why);
+		else {
+			dt_maps_diff(&want, &got, why, sizeof(why));
+			tap_ok(!why[0], "counter %s, %u threads leaving at different times: the maps the interpreter "
+					"leaves after %u runs %s", name, DIVERGENT_GRID * DIVERGENT_BLOCK, runs, why);
+		}
+	}
+	if (buf)
+		g->d.cuMemFree(buf);
+	free(ptx);
+}
+
 static void test_counters(struct gpu *g, bool have_gpu)
 {
 	static struct dt_prog prog;
@@ -380,6 +473,7 @@ static void test_counters(struct gpu *g, bool have_gpu)
 			       name, 3 * LOOP_N + 1, why);
 		}
 		free(ptx);
+		test_counter_warps(g, have_gpu, &d, name);
 	}
 }
 

@@ -598,7 +598,7 @@ static void test_split_emit(void)
  * A kernel of @p loads 4-byte global loads (unrolled, no loop), then a
  * store, and, when @p exit_func, a device function that ends the thread.
  */
-static char *app_ptx(unsigned loads, bool exit_func)
+static char *app_ptx(unsigned loads, bool exit_func, const char *target)
 {
 	char *text = NULL, body[8192] = "";
 	size_t o = 0;
@@ -606,13 +606,13 @@ static char *app_ptx(unsigned loads, bool exit_func)
 	for (unsigned i = 0; i < loads && o < sizeof(body) - 64; i++)
 		o += (size_t)snprintf(body + o, sizeof(body) - o, "ld.global.u32 %%r1, [%%rd1+%u];\n", 4 * i);
 	if (asprintf(&text,
-		     ".version 7.8\n.target sm_90\n.address_size 64\n"
+		     ".version 7.8\n.target %s\n.address_size 64\n"
 		     "%s"
 		     ".visible .entry app(.param .u64 p)\n{\n.reg .pred %%p<2>;\n.reg .b32 %%r<3>;\n.reg .b64 %%rd<2>;\n"
 		     "ld.param.u64 %%rd1, [p];\ncvta.to.global.u64 %%rd1, %%rd1;\nmov.u32 %%r2, %%tid.x;\n"
 		     "setp.gt.u32 %%p1, %%r2, 63;\n@%%p1 ret;\n%s"
 		     "st.global.u32 [%%rd1], %%r2;\n%sret;\n}\n",
-		     exit_func ? ".func quit()\n{\nexit;\n}\n" : "", body,
+		     target, exit_func ? ".func quit()\n{\nexit;\n}\n" : "", body,
 		     exit_func ? "{\ncall quit, ();\n}\n" : "") < 0)
 		return NULL;
 	return text;
@@ -624,14 +624,18 @@ static void report_reason(const struct gbpf_ptx_kernel_report *r, void *arg)
 		snprintf(arg, 512, "%s", r->reason);
 }
 
-/* @p prog injected at the memory sites of app_ptx(@p loads, @p exit_func): the module's text and the kernel's note. */
-static char *inject(const struct gbpf_prog_desc *prog, unsigned loads, bool exit_func, char *note)
+/*
+ * @p prog injected at the memory sites of app_ptx(@p loads, @p exit_func,
+ * @p target): the module's text and the kernel's note.
+ */
+static char *inject_for(const struct gbpf_prog_desc *prog, unsigned loads, bool exit_func, const char *target,
+			char *note)
 {
 	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
 	struct gbpf_ptx_inject_req req = {.plan = {.sites = GBPF_PTX_SITE_MEM},
 					  .report = report_reason, .report_arg = note};
 	struct gbpf_ptx_module *m = NULL, *f = NULL;
-	char err[512] = "", hdr[128], *frag = NULL, *mod = NULL, *app = app_ptx(loads, exit_func), *out = NULL;
+	char err[512] = "", hdr[128], *frag = NULL, *mod = NULL, *app = app_ptx(loads, exit_func, target), *out = NULL;
 
 	note[0] = 0;
 	if (app && !gbpf_ptx_emit(&prog, 1, &o, &frag, NULL, err, sizeof(err))) {
@@ -650,6 +654,11 @@ static char *inject(const struct gbpf_prog_desc *prog, unsigned loads, bool exit
 	free(frag);
 	free(app);
 	return out;
+}
+
+static char *inject(const struct gbpf_prog_desc *prog, unsigned loads, bool exit_func, char *note)
+{
+	return inject_for(prog, loads, exit_func, "sm_90", note);
 }
 
 static void check_assembles(const char *ptx, const char *what)
@@ -684,6 +693,30 @@ static void test_inject(void)
 	       "two loads and a store: two registers, both rets (the early one predicated) to the flush");
 	tap_ok(strstr(note, "3 memory sites summed per thread in 2 registers") != NULL, "the kernel's note: %s", note);
 	check_assembles(ptx, "summed");
+	/* at the exit the warp's lanes add each sum, and the lowest lane there flushes a total not 0 */
+	tap_ok(ptx && count_of(ptx, "activemask.b32 \t%__gbpf_summ0;") == 1 &&
+		       count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum0, %__gbpf_sum0, %__gbpf_summ0;") == 1 &&
+		       count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum1, %__gbpf_sum1, %__gbpf_summ0;") == 1 &&
+		       count_of(ptx, "setp.eq.or.u32 \t%__gbpf_sump, %__gbpf_sum1, 0, %__gbpf_sumnl;") == 1 &&
+		       strstr(ptx, "mov.u32 \t%__gbpf_summ1, %lanemask_lt;") && strstr(note, "added across the warp"),
+	       "the exit adds each key's sums across the warp, one lane flushes");
+	free(ptx);
+
+	setenv("GBPF_PTX_NO_COUNTER_SUM_WARP", "1", 1);
+	ptx = inject(&d, 2, false, note);
+	unsetenv("GBPF_PTX_NO_COUNTER_SUM_WARP");
+	tap_ok(ptx && !strstr(ptx, "redux.sync") && !strstr(ptx, "%__gbpf_summ") &&
+		       count_of(ptx, "setp.eq.u32 \t%__gbpf_sump, %__gbpf_sum1, 0;") == 1 &&
+		       !strstr(note, "added across the warp"),
+	       "GBPF_PTX_NO_COUNTER_SUM_WARP: each lane flushes its own sums (%s)", note);
+	check_assembles(ptx, "summed per lane");
+	free(ptx);
+
+	/* redux.sync is sm_80's: a module for sm_75 flushes lane by lane */
+	ptx = inject_for(&d, 2, false, "sm_75", note);
+	tap_ok(ptx && !strstr(ptx, "redux.sync") && count_of(ptx, "bra \t__gbpf_sum_exit;") == 2 &&
+		       !strstr(note, "added across the warp"),
+	       "a module for sm_75: summed, each lane flushes its own sums (%s)", note);
 	free(ptx);
 
 	ptx = inject(&d, 2, true, note);
@@ -696,7 +729,7 @@ static void test_inject(void)
 	per_site[0] = I(GBPF_LDX | GBPF_MEM | GBPF_W, 2, 1, 52, 0);
 	d = desc(per_site, N_COUNT, GBPF_ATTACH_GPU_MEM);
 	ptx = inject(&d, 11, false, note);
-	tap_ok(ptx && count_of(ptx, "add.u32 \t%__gbpf_sum7,") == 1 && !strstr(ptx, "%__gbpf_sum8") &&
+	tap_ok(ptx && count_of(ptx, "\tadd.u32 \t%__gbpf_sum7,") == 1 && !strstr(ptx, "%__gbpf_sum8") &&
 		       strstr(note, "8 memory sites summed per thread in 8 registers") &&
 		       strstr(note, "4 memory sites of keys past the first 8 run the counter"),
 	       "a key per site, 12 sites: 8 summed, 4 run the probe (%s)", note);

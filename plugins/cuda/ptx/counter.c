@@ -54,6 +54,28 @@ static bool module_funcs_exit(const struct gbpf_ptx_module *m)
 	return false;
 }
 
+/* The N of the module's `.target sm_N` (sm_90a: 90); 0 when it has none. */
+static unsigned module_target_sm(const struct gbpf_ptx_module *m)
+{
+	for (uint32_t i = 0; i < m->n_items; i++) {
+		const struct gbpf_ptx_item *it = &m->items[i];
+
+		if (it->kind != GBPF_PTX_ITEM_DIRECTIVE || !gbpf_ptx_tok_eq(&m->toks[it->toks.first], ".target"))
+			continue;
+		for (uint32_t j = it->toks.first + 1; j < it->toks.first + it->toks.n; j++) {
+			const struct gbpf_ptx_tok *tk = &m->toks[j];
+			unsigned sm = 0;
+
+			for (uint32_t c = 3; tk->len > 3 && !memcmp(tk->s, "sm_", 3) && c < tk->len &&
+					     tk->s[c] >= '0' && tk->s[c] <= '9' && sm < 10000; c++)
+				sm = sm * 10 + (unsigned)(tk->s[c] - '0');
+			if (sm)
+				return sm;
+		}
+	}
+	return 0;
+}
+
 /* The code generator's mark for probe @p probe (PTX_COUNTER_MARK_PREFIX) into @p sum; false if none. */
 static bool find_mark(const struct gbpf_ptx_module *m, unsigned probe, struct counter_sum *sum)
 {
@@ -107,6 +129,8 @@ void gbpf_ptx_sum_setup(struct kctx *k)
 		*k->funcs_exit = module_funcs_exit(k->m);
 	sum->exits = *k->funcs_exit;
 	sum->on = !sum->exits;
+	sum->warp = !k->opts->no_sum_warp && module_target_sm(k->m) >= SUM_WARP_MIN_SM &&
+		    k->m->version_major * 10 + k->m->version_minor >= SUM_WARP_MIN_VERSION;
 }
 
 void gbpf_ptx_sum_entry(struct text *t, const struct kctx *k)
@@ -200,10 +224,28 @@ void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 	if (!k->sum.on)
 		return;
 	gbpf_ptx_tx(t, SUM_EXIT_LABEL ":\n");
+	/*
+	 * A key is the same in every lane (the site's constant fields, the
+	 * kernel, the launch), so the lanes that reach the exit together add
+	 * their sums and the lowest of them flushes the total: one lookup and
+	 * one atomic a warp instead of one a thread (ptxas aggregates a
+	 * hand-written atomicAdd to a constant address the same way, but not
+	 * one through an address the lookup loaded). A lane's sum is below
+	 * sum_flush (at most 256) here, so 32 of them fit in 32 bits.
+	 */
+	if (k->sum.warp)
+		gbpf_ptx_tx(t, "activemask.b32 " SUM_MASK ";\nmov.u32 " SUM_LOWER ", %%lanemask_lt;\n"
+			       "and.b32 " SUM_LOWER ", " SUM_LOWER ", " SUM_MASK ";\n"
+			       "setp.ne.u32 " SUM_NOT_LEAD ", " SUM_LOWER ", 0;\n");
 	for (unsigned i = 0; i < k->sum.n; i++) {
 		unsigned skip = k->n_labels++;
 
-		gbpf_ptx_tx(t, "setp.eq.u32 " SUM_PRED ", " SUM_REG "%u, 0;\n", i);
+		if (k->sum.warp)
+			gbpf_ptx_tx(t, "redux.sync.add.u32 " SUM_REG "%u, " SUM_REG "%u, " SUM_MASK ";\n"
+				       "setp.eq.or.u32 " SUM_PRED ", " SUM_REG "%u, 0, " SUM_NOT_LEAD ";\n",
+				    i, i, i);
+		else
+			gbpf_ptx_tx(t, "setp.eq.u32 " SUM_PRED ", " SUM_REG "%u, 0;\n", i);
 		gbpf_ptx_tx(t, "@" SUM_PRED " bra __gbpf_L%u;\n", skip);
 		tx_flush(t, k, i, true);
 		gbpf_ptx_tx(t, "__gbpf_L%u:\n", skip);
@@ -219,8 +261,9 @@ void gbpf_ptx_sum_report(const struct kctx *k, char *reason, size_t size)
 	if (sum->sites)
 		used += (size_t)snprintf(reason + used, size - used,
 					 "%s%u memory %s summed per thread in %u %s (the counter's map gets them "
-					 "at the thread's exit%s)", used ? "; " : "", sum->sites,
+					 "at the thread's exit%s%s)", used ? "; " : "", sum->sites,
 					 sum->sites == 1 ? "site" : "sites", sum->n, sum->n == 1 ? "register" : "registers",
+					 sum->warp ? ", added across the warp" : "",
 					 sum->rest >= 0 ? "; what the probe does after counting runs at each site" : "");
 	if (used < size && sum->over)
 		used += (size_t)snprintf(reason + used, size - used,

@@ -533,6 +533,7 @@ void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 	o->no_inline = getenv("GBPF_PTX_NO_INLINE") != NULL;
 	o->no_sink = getenv("GBPF_PTX_NO_SINK") != NULL;
 	o->no_sum = getenv("GBPF_PTX_NO_COUNTER_SUM") != NULL;
+	o->no_sum_warp = getenv("GBPF_PTX_NO_COUNTER_SUM_WARP") != NULL;
 	o->sum_flush = COUNTER_SUM_FLUSH;
 	if ((flush = getenv("GBPF_PTX_COUNTER_SUM_FLUSH")) && isdigit((unsigned char)*flush)) {
 		errno = 0;
