@@ -90,9 +90,9 @@ static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inl
 	return instrument_app(d, loop_app_ptx, sites, inlined, why, size);
 }
 
-/* The instrumented module's kernel on the GPU, @p grid blocks of @p block threads; the maps copied in and back. */
-static int run_gpu_grid(struct gpu *g, const char *ptx, unsigned grid, unsigned block, void **params,
-			struct dt_maps_state *o, char *why, size_t size)
+/* The instrumented module's kernel on the GPU, @p grid blocks of @p block_x x @p block_y threads; the maps copied in and back. */
+static int run_gpu_grid(struct gpu *g, const char *ptx, unsigned grid, unsigned block_x, unsigned block_y,
+			void **params, struct dt_maps_state *o, char *why, size_t size)
 {
 	char jit_log[2048] = "";
 	CUjit_option jo[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -126,7 +126,7 @@ static int run_gpu_grid(struct gpu *g, const char *ptx, unsigned grid, unsigned 
 		snprintf(why, size, "module has no __gbpf_maps[2] or no app kernel");
 		goto out;
 	}
-	r = g->d.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, NULL, params, NULL);
+	r = g->d.cuLaunchKernel(fn, grid, 1, 1, block_x, block_y, 1, 0, NULL, params, NULL);
 	if (r == CUDA_SUCCESS)
 		r = g->d.cuCtxSynchronize();
 	if (r != CUDA_SUCCESS) {
@@ -156,7 +156,7 @@ static int run_gpu(struct gpu *g, const char *ptx, struct dt_maps_state *o, char
 	unsigned n = LOOP_N;
 	void *params[] = {&g->a, &g->b, &n};
 
-	return run_gpu_grid(g, ptx, 1, 1, params, o, why, size);
+	return run_gpu_grid(g, ptx, 1, 1, 1, params, o, why, size);
 }
 
 static int gpu_open(struct gpu *g, char *why, size_t size)
@@ -318,7 +318,8 @@ static void mixed_width_program(struct dt_prog *p)
  * maps must be what the interpreter leaves after running the program at
  * each of the 3 * LOOP_N + 1 sites. Keys are constants (the interpreter
  * runs without a site's context): hash[3] += 1 with an insert where
- * missing, as mem_trace's counter is written, and arr[5] += 7.
+ * missing and a second lookup where the insert lost the race to another
+ * thread, as mem_trace's counter is written, and arr[5] += 7.
  */
 static void counter_program(struct dt_prog *p, bool hash)
 {
@@ -332,7 +333,7 @@ static void counter_program(struct dt_prog *p, bool hash)
 	X(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0);
 	X(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -4);
 	X(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM);
-	X(GBPF_JMP | GBPF_JNE | GBPF_K, 0, 0, hash ? 9 : 1, 0); /* hit: to the add */
+	X(GBPF_JMP | GBPF_JNE | GBPF_K, 0, 0, hash ? 15 : 1, 0); /* hit: to the add */
 	if (hash) {
 		X(GBPF_LD | GBPF_IMM | GBPF_DW, 1, GBPF_PSEUDO_MAP_IDX, 0, DT_MAP_HASH);
 		X(0, 0, 0, 0, 0);
@@ -342,8 +343,16 @@ static void counter_program(struct dt_prog *p, bool hash)
 		X(GBPF_ALU64 | GBPF_ADD | GBPF_K, 3, 0, 0, -16);
 		X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 4, 0, 0, 1); /* BPF_NOEXIST */
 		X(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_UPDATE_ELEM);
+		X(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 7, 0); /* inserted: done */
+		X(GBPF_LD | GBPF_IMM | GBPF_DW, 1, GBPF_PSEUDO_MAP_IDX, 0, DT_MAP_HASH);
+		X(0, 0, 0, 0, 0);
+		X(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0);
+		X(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -4);
+		X(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM);
+		X(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 1, 0);
+	} else {
+		X(GBPF_JA | GBPF_JMP, 0, 0, 1, 0);
 	}
-	X(GBPF_JA | GBPF_JMP, 0, 0, 1, 0);
 	X(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 6, 0, GBPF_ATOMIC_ADD);
 	X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 0, 0, 0, 0);
 	X(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0);
@@ -355,22 +364,26 @@ static void counter_program(struct dt_prog *p, bool hash)
  * A kernel whose lanes leave at different times: every fifth thread at
  * once, the others after (gtid * 37) % n iterations of two loads and a
  * store, then one store. A counter's sums reach the exit block in
- * partial warps (added across the lanes there) and, past 85 iterations,
- * are flushed at their sites on the way.
+ * partial warps (added across the lanes there, then across the block)
+ * and, past 85 iterations, are flushed at their sites on the way. Blocks
+ * of 50 x 2 threads: two dimensions, and a last warp of 4 lanes.
  */
 static const char divergent_app_ptx[] =
 	".version 7.8\n.target sm_90\n.address_size 64\n"
 	".visible .entry app(.param .u64 a, .param .u32 n)\n{\n"
 	".reg .pred %p<3>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<5>;\n.reg .f32 %f<4>;\n"
 	"ld.param.u64 %rd1, [a];\nld.param.u32 %r1, [n];\nmov.u32 %r2, %tid.x;\nmov.u32 %r4, %ctaid.x;\n"
-	"mov.u32 %r5, %ntid.x;\nmad.lo.u32 %r2, %r4, %r5, %r2;\nrem.u32 %r6, %r2, 5;\nsetp.eq.u32 %p2, %r6, 4;\n"
+	"mov.u32 %r5, %ntid.x;\nmov.u32 %r7, %tid.y;\nmad.lo.u32 %r2, %r7, %r5, %r2;\nmov.u32 %r7, %ntid.y;\n"
+	"mul.lo.u32 %r5, %r5, %r7;\nmad.lo.u32 %r2, %r4, %r5, %r2;\nrem.u32 %r6, %r2, 5;\nsetp.eq.u32 %p2, %r6, 4;\n"
 	"@%p2 ret;\nmul.lo.u32 %r6, %r2, 37;\nrem.u32 %r6, %r6, %r1;\nmov.u32 %r3, 0;\n"
 	"cvta.to.global.u64 %rd2, %rd1;\nmul.wide.u32 %rd3, %r2, 4;\nadd.s64 %rd4, %rd2, %rd3;\n"
 	"$L_loop:\nsetp.ge.u32 %p1, %r3, %r6;\n@%p1 bra $L_done;\nld.global.f32 %f1, [%rd4];\n"
 	"ld.global.f32 %f2, [%rd2];\nadd.f32 %f3, %f1, %f2;\nst.global.f32 [%rd4], %f3;\nadd.u32 %r3, %r3, 1;\n"
 	"bra $L_loop;\n$L_done:\nst.global.u32 [%rd4], %r3;\nret;\n}\n";
 #define DIVERGENT_GRID 4u
-#define DIVERGENT_BLOCK 96u
+#define DIVERGENT_BLOCK_X 50u
+#define DIVERGENT_BLOCK_Y 2u
+#define DIVERGENT_BLOCK (DIVERGENT_BLOCK_X * DIVERGENT_BLOCK_Y)
 #define DIVERGENT_N 300u
 
 /* Memory sites divergent_app_ptx runs in all. */
@@ -386,48 +399,64 @@ static unsigned divergent_sites(void)
 
 static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_prog_desc *d, const char *name)
 {
+	/* where the exit's sums go (GBPF_PTX_COUNTER_SUM_EXIT): the default (block), then warp and lane */
+	static const char *const modes[] = {"block", "warp", "lane"};
 	const unsigned runs = divergent_sites();
 	struct dt_maps_state want, got;
-	char why[512] = "", *ptx;
+	char why[512] = "";
 	CUdeviceptr buf = 0;
-	int in = 0;
 
 	if (dt_interp_runs(d, runs, &want, why, sizeof(why))) {
 		tap_ok(0, "counter %s, divergent lanes: the interpreter fails: %s", name, why);
 		return;
 	}
-	ptx = instrument_app(d, divergent_app_ptx, GBPF_PTX_SITE_MEM, &in, why, sizeof(why));
-	if (!tap_ok(ptx && strstr(ptx, "redux.sync.add.u32 \t%__gbpf_sum0,"),
-		    "counter %s, divergent lanes: the exit adds the warp's sums %s", name, why)) {
-		free(ptx);
+	if (have_gpu && (g->d.cuMemAlloc(&buf, 4 * DIVERGENT_GRID * DIVERGENT_BLOCK) != CUDA_SUCCESS ||
+			 g->d.cuMemsetD8(buf, 0, 4 * DIVERGENT_GRID * DIVERGENT_BLOCK) != CUDA_SUCCESS)) {
+		tap_ok(0, "counter %s, divergent lanes: no buffer", name);
 		return;
 	}
-	if (!have_gpu) {
-		char log[1024] = "";
+	for (unsigned mi = 0; mi < sizeof(modes) / sizeof(modes[0]); mi++) {
+		const char *mode = modes[mi], *mark = mi == 0 ? "atom.acq_rel.cta.shared.add.u32" : mi == 1 ?
+							  "redux.sync.add.u32" : "__gbpf_sum_exit:";
+		char *ptx;
+		int in = 0;
 
-		if (ptxas_path())
-			tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)),
-			       "counter %s, divergent lanes: the kernel assembles %s", name, log);
-		else
-			tap_skip("counter %s, divergent lanes: no ptxas, no GPU", name);
-	} else if (g->d.cuMemAlloc(&buf, 4 * DIVERGENT_GRID * DIVERGENT_BLOCK) != CUDA_SUCCESS ||
-		   g->d.cuMemsetD8(buf, 0, 4 * DIVERGENT_GRID * DIVERGENT_BLOCK) != CUDA_SUCCESS) {
-		tap_ok(0, "counter %s, divergent lanes: no buffer", name);
-	} else {
-		unsigned n = DIVERGENT_N;
-		void *params[] = {&buf, &n};
-
-		if (run_gpu_grid(g, ptx, DIVERGENT_GRID, DIVERGENT_BLOCK, params, &got, why, sizeof(why)))
-			tap_ok(0, "counter %s, divergent lanes: GPU run failed: %s", name, why);
-		else {
-			dt_maps_diff(&want, &got, why, sizeof(why));
-			tap_ok(!why[0], "counter %s, %u threads leaving at different times: the maps the interpreter "
-					"leaves after %u runs %s", name, DIVERGENT_GRID * DIVERGENT_BLOCK, runs, why);
+		if (mi)
+			setenv("GBPF_PTX_COUNTER_SUM_EXIT", mode, 1);
+		why[0] = 0;
+		ptx = instrument_app(d, divergent_app_ptx, GBPF_PTX_SITE_MEM, &in, why, sizeof(why));
+		unsetenv("GBPF_PTX_COUNTER_SUM_EXIT");
+		if (!tap_ok(ptx && strstr(ptx, mark) && (mi == 2) == !strstr(ptx, "redux.sync"),
+			    "counter %s, divergent lanes, sums at the exit by %s: %s %s", name, mode, mark, why)) {
+			free(ptx);
+			continue;
 		}
+		if (!have_gpu) {
+			char log[1024] = "";
+
+			if (ptxas_path())
+				tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)),
+				       "counter %s, divergent lanes, by %s: the kernel assembles %s", name, mode, log);
+			else
+				tap_skip("counter %s, divergent lanes, by %s: no ptxas, no GPU", name, mode);
+		} else {
+			unsigned n = DIVERGENT_N;
+			void *params[] = {&buf, &n};
+
+			if (run_gpu_grid(g, ptx, DIVERGENT_GRID, DIVERGENT_BLOCK_X, DIVERGENT_BLOCK_Y, params, &got, why,
+					 sizeof(why)))
+				tap_ok(0, "counter %s, divergent lanes, by %s: GPU run failed: %s", name, mode, why);
+			else {
+				dt_maps_diff(&want, &got, why, sizeof(why));
+				tap_ok(!why[0], "counter %s, by %s, %u threads leaving at different times: the maps "
+						"the interpreter leaves after %u runs %s", name, mode,
+				       DIVERGENT_GRID * DIVERGENT_BLOCK, runs, why);
+			}
+		}
+		free(ptx);
 	}
 	if (buf)
 		g->d.cuMemFree(buf);
-	free(ptx);
 }
 
 static void test_counters(struct gpu *g, bool have_gpu)

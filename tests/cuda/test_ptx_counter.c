@@ -693,29 +693,47 @@ static void test_inject(void)
 	       "two loads and a store: two registers, both rets (the early one predicated) to the flush");
 	tap_ok(strstr(note, "3 memory sites summed per thread in 2 registers") != NULL, "the kernel's note: %s", note);
 	check_assembles(ptx, "summed");
-	/* at the exit the warp's lanes add each sum, and the lowest lane there flushes a total not 0 */
+	/*
+	 * At the exit the warp's lanes add each sum; the lowest lane there adds the totals to the
+	 * block's shared words and its lanes to the count of threads gone, and the one that brings the
+	 * count to the block's size flushes. The block's first thread zeroes the words at the entry.
+	 */
 	tap_ok(ptx && count_of(ptx, "activemask.b32 \t%__gbpf_summ0;") == 1 &&
 		       count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum0, %__gbpf_sum0, %__gbpf_summ0;") == 1 &&
 		       count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum1, %__gbpf_sum1, %__gbpf_summ0;") == 1 &&
-		       count_of(ptx, "setp.eq.or.u32 \t%__gbpf_sump, %__gbpf_sum1, 0, %__gbpf_sumnl;") == 1 &&
-		       strstr(ptx, "mov.u32 \t%__gbpf_summ1, %lanemask_lt;") && strstr(note, "added across the warp"),
-	       "the exit adds each key's sums across the warp, one lane flushes");
+		       count_of(ptx, "red.shared.add.u32 \t[__gbpf_sumsh+4], %__gbpf_sum1;") == 1 &&
+		       count_of(ptx, "atom.acq_rel.cta.shared.add.u32 \t%__gbpf_summ2, [__gbpf_sumsh+32], "
+				     "%__gbpf_summ1;") == 1 &&
+		       count_of(ptx, "ld.shared.u32 \t%__gbpf_sum1, [__gbpf_sumsh+4];") == 1 &&
+		       count_of(ptx, "bar.sync \t0;") == 1 && strstr(ptx, ".shared .align 16 .b32 __gbpf_sumsh[9];") &&
+		       strstr(ptx, "st.shared.u32 \t[__gbpf_sumsh+32], %__gbpf_z1;") &&
+		       strstr(note, "added across the block"),
+	       "the exit adds each key's sums across the block, the last thread to leave flushes");
 	free(ptx);
 
-	setenv("GBPF_PTX_NO_COUNTER_SUM_WARP", "1", 1);
+	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "warp", 1);
 	ptx = inject(&d, 2, false, note);
-	unsetenv("GBPF_PTX_NO_COUNTER_SUM_WARP");
+	tap_ok(ptx && count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum1, %__gbpf_sum1, %__gbpf_summ0;") == 1 &&
+		       count_of(ptx, "setp.eq.or.u32 \t%__gbpf_sump, %__gbpf_sum1, 0, %__gbpf_sumnl;") == 1 &&
+		       !strstr(ptx, "__gbpf_sumsh") && !strstr(ptx, "bar.sync") && strstr(note, "added across the warp"),
+	       "GBPF_PTX_COUNTER_SUM_EXIT=warp: the lowest lane at the exit flushes the warp's sums (%s)", note);
+	check_assembles(ptx, "summed per warp");
+	free(ptx);
+
+	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "lane", 1);
+	ptx = inject(&d, 2, false, note);
+	unsetenv("GBPF_PTX_COUNTER_SUM_EXIT");
 	tap_ok(ptx && !strstr(ptx, "redux.sync") && !strstr(ptx, "%__gbpf_summ") &&
 		       count_of(ptx, "setp.eq.u32 \t%__gbpf_sump, %__gbpf_sum1, 0;") == 1 &&
-		       !strstr(note, "added across the warp"),
-	       "GBPF_PTX_NO_COUNTER_SUM_WARP: each lane flushes its own sums (%s)", note);
+		       !strstr(note, "added across"),
+	       "GBPF_PTX_COUNTER_SUM_EXIT=lane: each lane flushes its own sums (%s)", note);
 	check_assembles(ptx, "summed per lane");
 	free(ptx);
 
 	/* redux.sync is sm_80's: a module for sm_75 flushes lane by lane */
 	ptx = inject_for(&d, 2, false, "sm_75", note);
-	tap_ok(ptx && !strstr(ptx, "redux.sync") && count_of(ptx, "bra \t__gbpf_sum_exit;") == 2 &&
-		       !strstr(note, "added across the warp"),
+	tap_ok(ptx && !strstr(ptx, "redux.sync") && !strstr(ptx, "__gbpf_sumsh") &&
+		       count_of(ptx, "bra \t__gbpf_sum_exit;") == 2 && !strstr(note, "added across"),
 	       "a module for sm_75: summed, each lane flushes its own sums (%s)", note);
 	free(ptx);
 

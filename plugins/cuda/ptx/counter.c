@@ -129,8 +129,10 @@ void gbpf_ptx_sum_setup(struct kctx *k)
 		*k->funcs_exit = module_funcs_exit(k->m);
 	sum->exits = *k->funcs_exit;
 	sum->on = !sum->exits;
-	sum->warp = !k->opts->no_sum_warp && module_target_sm(k->m) >= SUM_WARP_MIN_SM &&
-		    k->m->version_major * 10 + k->m->version_minor >= SUM_WARP_MIN_VERSION;
+	sum->exit = k->opts->sum_exit;
+	if (module_target_sm(k->m) < SUM_WARP_MIN_SM ||
+	    k->m->version_major * 10 + k->m->version_minor < SUM_WARP_MIN_VERSION)
+		sum->exit = SUM_EXIT_LANE;
 }
 
 void gbpf_ptx_sum_entry(struct text *t, const struct kctx *k)
@@ -140,6 +142,24 @@ void gbpf_ptx_sum_entry(struct text *t, const struct kctx *k)
 	/* all of them: ptxas drops the moves of registers no site adds to */
 	for (unsigned i = 0; i < COUNTER_SUM_MAX; i++)
 		gbpf_ptx_tx(t, "mov.u32 " SUM_REG "%u, 0;\n", i);
+	if (k->sum.exit != SUM_EXIT_BLOCK)
+		return;
+	/*
+	 * The block's shared words start undefined: its first thread zeroes
+	 * them before any thread can leave. Every thread of the block runs
+	 * this, before anything of the kernel's own.
+	 */
+	gbpf_ptx_tx(t, "{\n.reg .b32 %%__gbpf_z<2>;\n.reg .pred %%__gbpf_zp;\n"
+		       "mov.u32 %%__gbpf_z0, %%tid.x;\nmov.u32 %%__gbpf_z1, %%tid.y;\n"
+		       "or.b32 %%__gbpf_z0, %%__gbpf_z0, %%__gbpf_z1;\nmov.u32 %%__gbpf_z1, %%tid.z;\n"
+		       "or.b32 %%__gbpf_z0, %%__gbpf_z0, %%__gbpf_z1;\nsetp.eq.u32 %%__gbpf_zp, %%__gbpf_z0, 0;\n"
+		       "mov.u32 %%__gbpf_z1, 0;\n");
+	for (unsigned w = 0; w + 4 <= COUNTER_SUM_MAX + 1; w += 4)
+		gbpf_ptx_tx(t, "@%%__gbpf_zp st.shared.v4.u32 [" SUM_SHARED "+%u], {%%__gbpf_z1, %%__gbpf_z1, "
+			       "%%__gbpf_z1, %%__gbpf_z1};\n", 4 * w);
+	for (unsigned w = (COUNTER_SUM_MAX + 1) / 4 * 4; w < COUNTER_SUM_MAX + 1; w++)
+		gbpf_ptx_tx(t, "@%%__gbpf_zp st.shared.u32 [" SUM_SHARED "+%u], %%__gbpf_z1;\n", 4 * w);
+	gbpf_ptx_tx(t, "bar.sync 0;\n}\n");
 }
 
 /* The register of the key of memory site @p mi (index @p site), a new one if there is room; -1 if not. */
@@ -219,6 +239,20 @@ void gbpf_ptx_sum_exit(struct text *t, struct kctx *k, const struct gbpf_ptx_stm
 	gbpf_ptx_tx(t, "bra " SUM_EXIT_LABEL ";\n");
 }
 
+/* Key @p i's flush at the exit, skipped where its sum is 0 (or, @p lead_only, in a lane not the lowest). */
+static void tx_exit_flush(struct text *t, struct kctx *k, unsigned i, bool lead_only)
+{
+	unsigned skip = k->n_labels++;
+
+	if (lead_only)
+		gbpf_ptx_tx(t, "setp.eq.or.u32 " SUM_PRED ", " SUM_REG "%u, 0, " SUM_NOT_LEAD ";\n", i);
+	else
+		gbpf_ptx_tx(t, "setp.eq.u32 " SUM_PRED ", " SUM_REG "%u, 0;\n", i);
+	gbpf_ptx_tx(t, "@" SUM_PRED " bra __gbpf_L%u;\n", skip);
+	tx_flush(t, k, i, true);
+	gbpf_ptx_tx(t, "__gbpf_L%u:\n", skip);
+}
+
 void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 {
 	if (!k->sum.on)
@@ -227,29 +261,49 @@ void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 	/*
 	 * A key is the same in every lane (the site's constant fields, the
 	 * kernel, the launch), so the lanes that reach the exit together add
-	 * their sums and the lowest of them flushes the total: one lookup and
-	 * one atomic a warp instead of one a thread (ptxas aggregates a
-	 * hand-written atomicAdd to a constant address the same way, but not
-	 * one through an address the lookup loaded). A lane's sum is below
-	 * sum_flush (at most 256) here, so 32 of them fit in 32 bits.
+	 * their sums. In warp mode the lowest of them flushes the total: one
+	 * lookup and one atomic a warp instead of one a thread (ptxas
+	 * aggregates a hand-written atomicAdd to a constant address the same
+	 * way, but not one through an address the lookup loaded). In block
+	 * mode that lane adds the totals to the block's shared words and the
+	 * number of lanes to its count of threads gone (release); the lane that
+	 * brings the count to the block's size reads the words (acquire) and
+	 * flushes them: one lookup a block. A lane's sum is below sum_flush (at
+	 * most 256) here, so a block's (1024 threads at most) fits in 32 bits.
 	 */
-	if (k->sum.warp)
-		gbpf_ptx_tx(t, "activemask.b32 " SUM_MASK ";\nmov.u32 " SUM_LOWER ", %%lanemask_lt;\n"
-			       "and.b32 " SUM_LOWER ", " SUM_LOWER ", " SUM_MASK ";\n"
-			       "setp.ne.u32 " SUM_NOT_LEAD ", " SUM_LOWER ", 0;\n");
-	for (unsigned i = 0; i < k->sum.n; i++) {
-		unsigned skip = k->n_labels++;
-
-		if (k->sum.warp)
-			gbpf_ptx_tx(t, "redux.sync.add.u32 " SUM_REG "%u, " SUM_REG "%u, " SUM_MASK ";\n"
-				       "setp.eq.or.u32 " SUM_PRED ", " SUM_REG "%u, 0, " SUM_NOT_LEAD ";\n",
-				    i, i, i);
-		else
-			gbpf_ptx_tx(t, "setp.eq.u32 " SUM_PRED ", " SUM_REG "%u, 0;\n", i);
-		gbpf_ptx_tx(t, "@" SUM_PRED " bra __gbpf_L%u;\n", skip);
-		tx_flush(t, k, i, true);
-		gbpf_ptx_tx(t, "__gbpf_L%u:\n", skip);
+	if (k->sum.exit == SUM_EXIT_LANE) {
+		for (unsigned i = 0; i < k->sum.n; i++)
+			tx_exit_flush(t, k, i, false);
+		gbpf_ptx_tx(t, "ret;\n");
+		return;
 	}
+	gbpf_ptx_tx(t, "activemask.b32 " SUM_MASK ";\nmov.u32 " SUM_LOWER ", %%lanemask_lt;\n"
+		       "and.b32 " SUM_LOWER ", " SUM_LOWER ", " SUM_MASK ";\n"
+		       "setp.ne.u32 " SUM_NOT_LEAD ", " SUM_LOWER ", 0;\n");
+	for (unsigned i = 0; i < k->sum.n; i++)
+		gbpf_ptx_tx(t, "redux.sync.add.u32 " SUM_REG "%u, " SUM_REG "%u, " SUM_MASK ";\n", i, i);
+	if (k->sum.exit == SUM_EXIT_WARP) {
+		for (unsigned i = 0; i < k->sum.n; i++)
+			tx_exit_flush(t, k, i, true);
+		gbpf_ptx_tx(t, "ret;\n");
+		return;
+	}
+	gbpf_ptx_tx(t, "@" SUM_NOT_LEAD " ret;\n");
+	for (unsigned i = 0; i < k->sum.n; i++)
+		gbpf_ptx_tx(t, "setp.ne.u32 " SUM_PRED ", " SUM_REG "%u, 0;\n@" SUM_PRED " red.shared.add.u32 ["
+			       SUM_SHARED "+%u], " SUM_REG "%u;\n", i, 4 * i, i);
+	gbpf_ptx_tx(t, "popc.b32 " SUM_LOWER ", " SUM_MASK ";\n"
+		       "atom.acq_rel.cta.shared.add.u32 " SUM_SCRATCH ", [" SUM_SHARED "+%u], " SUM_LOWER ";\n"
+		       "add.u32 " SUM_SCRATCH ", " SUM_SCRATCH ", " SUM_LOWER ";\n"
+		       "mov.u32 " SUM_LOWER ", %%ntid.x;\nmov.u32 " SUM_MASK ", %%ntid.y;\n"
+		       "mul.lo.u32 " SUM_LOWER ", " SUM_LOWER ", " SUM_MASK ";\nmov.u32 " SUM_MASK ", %%ntid.z;\n"
+		       "mul.lo.u32 " SUM_LOWER ", " SUM_LOWER ", " SUM_MASK ";\n"
+		       "setp.ne.u32 " SUM_PRED ", " SUM_SCRATCH ", " SUM_LOWER ";\n@" SUM_PRED " ret;\n",
+		    4 * COUNTER_SUM_MAX);
+	for (unsigned i = 0; i < k->sum.n; i++)
+		gbpf_ptx_tx(t, "ld.shared.u32 " SUM_REG "%u, [" SUM_SHARED "+%u];\n", i, 4 * i);
+	for (unsigned i = 0; i < k->sum.n; i++)
+		tx_exit_flush(t, k, i, false);
 	gbpf_ptx_tx(t, "ret;\n");
 }
 
@@ -263,7 +317,8 @@ void gbpf_ptx_sum_report(const struct kctx *k, char *reason, size_t size)
 					 "%s%u memory %s summed per thread in %u %s (the counter's map gets them "
 					 "at the thread's exit%s%s)", used ? "; " : "", sum->sites,
 					 sum->sites == 1 ? "site" : "sites", sum->n, sum->n == 1 ? "register" : "registers",
-					 sum->warp ? ", added across the warp" : "",
+					 sum->exit == SUM_EXIT_BLOCK ? ", added across the block"
+					 : sum->exit == SUM_EXIT_WARP ? ", added across the warp" : "",
 					 sum->rest >= 0 ? "; what the probe does after counting runs at each site" : "");
 	if (used < size && sum->over)
 		used += (size_t)snprintf(reason + used, size - used,

@@ -769,8 +769,10 @@ static int instrument_kernel(struct kctx *k)
 	gbpf_ptx_tx(&t, ".reg .b64 %%__gbpf_rd<3>;\n.reg .b32 %%__gbpf_r<2>;\n.reg .b16 %%__gbpf_h<1>;\n");
 	if (k->sum.on)
 		gbpf_ptx_tx(&t, ".reg .b32 " SUM_REG "<%u>;\n.reg .pred " SUM_PRED ";\n", COUNTER_SUM_MAX);
-	if (k->sum.on && k->sum.warp)
-		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WARP_REGS "<2>;\n.reg .pred " SUM_NOT_LEAD ";\n");
+	if (k->sum.on && k->sum.exit != SUM_EXIT_LANE)
+		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WARP_REGS "<3>;\n.reg .pred " SUM_NOT_LEAD ";\n");
+	if (k->sum.on && k->sum.exit == SUM_EXIT_BLOCK)
+		gbpf_ptx_tx(&t, ".shared .align 16 .b32 " SUM_SHARED "[%u];\n", COUNTER_SUM_MAX + 1);
 	gbpf_ptx_tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
 	if (k->plan->launch_param && !(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID))
 		gbpf_ptx_tx(&t, ".reg .pred " LID_PRED ";\n");

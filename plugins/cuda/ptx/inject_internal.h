@@ -74,7 +74,8 @@ struct inline_opts {
 	bool no_inline;      /* GBPF_PTX_NO_INLINE: every site calls its probe */
 	bool no_sink;        /* GBPF_PTX_NO_SINK: an inlined or called probe's stack stores stay where it made them */
 	bool no_sum;         /* GBPF_PTX_NO_COUNTER_SUM: a counter runs at every memory site */
-	bool no_sum_warp;    /* GBPF_PTX_NO_COUNTER_SUM_WARP: every thread flushes its own sums at exit */
+	unsigned sum_exit;   /* SUM_EXIT_*: who flushes the sums at the exit; SUM_EXIT_BLOCK, or
+			      * GBPF_PTX_COUNTER_SUM_EXIT=lane|warp|block (for comparisons) */
 	unsigned sum_flush;  /* a sum is flushed at its site when it reaches this: COUNTER_SUM_FLUSH, or
 			      * GBPF_PTX_COUNTER_SUM_FLUSH (1..COUNTER_SUM_FLUSH; a test switch that makes
 			      * the flush at a site, rare in real kernels, happen at every few accesses) */
@@ -117,13 +118,23 @@ struct probe_specs {
 #define SUM_REG "%%__gbpf_sum" /* a tx() format; SUM_REG<i>: key i's sum (.b32) */
 #define SUM_PRED "%%__gbpf_sump" /* a tx() format */
 #define SUM_EXIT_LABEL "__gbpf_sum_exit"
-#define SUM_WARP_REGS "%%__gbpf_summ" /* a tx() format: .b32 <2>, the next two */
-#define SUM_MASK SUM_WARP_REGS "0"      /* the lanes at the exit block */
-#define SUM_LOWER SUM_WARP_REGS "1"     /* those of them below this lane */
-#define SUM_NOT_LEAD "%%__gbpf_sumnl" /* a tx() format: this lane is not the lowest of them (.pred) */
-/* redux.sync: PTX ISA 7.0, sm_80 */
+/*
+ * Who flushes the sums at the thread's exit: each lane its own; the
+ * lowest of the lanes that reach the exit together, with their sums added
+ * (redux.sync); or the last of the block's threads to leave, with the sums
+ * of the whole block gathered in shared memory. Warp and block need
+ * redux.sync (PTX ISA 7.0, sm_80); a module for less flushes lane by lane.
+ */
+enum { SUM_EXIT_LANE, SUM_EXIT_WARP, SUM_EXIT_BLOCK };
 #define SUM_WARP_MIN_SM 80u
 #define SUM_WARP_MIN_VERSION 70u
+#define SUM_WARP_REGS "%%__gbpf_summ" /* a tx() format: .b32 <3>, the next three */
+#define SUM_MASK SUM_WARP_REGS "0"      /* the lanes at the exit block */
+#define SUM_LOWER SUM_WARP_REGS "1"     /* those of them below this lane; then a scratch word */
+#define SUM_SCRATCH SUM_WARP_REGS "2"
+#define SUM_NOT_LEAD "%%__gbpf_sumnl" /* a tx() format: this lane is not the lowest of them (.pred) */
+/* the block's sums (COUNTER_SUM_MAX words) and its threads gone (one word) */
+#define SUM_SHARED "__gbpf_sumsh"
 
 struct counter_sum {
 	bool on;             /* this kernel's memory sites add to registers */
@@ -135,7 +146,7 @@ struct counter_sum {
 	unsigned sites;      /* memory sites that add to a register */
 	unsigned over;       /* memory sites of keys past COUNTER_SUM_MAX: they run the probe */
 	bool exits;          /* the probe is a counter, but a device function may end the thread: not summed */
-	bool warp;           /* at exit the warp's lanes add their sums (redux.sync) and one lane flushes */
+	unsigned exit;       /* SUM_EXIT_*: who flushes at the exit in this kernel */
 	struct {
 		unsigned size, kind, space, site; /* a site of the key: its fields for the flush */
 	} key[COUNTER_SUM_MAX];

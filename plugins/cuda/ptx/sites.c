@@ -533,7 +533,11 @@ void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 	o->no_inline = getenv("GBPF_PTX_NO_INLINE") != NULL;
 	o->no_sink = getenv("GBPF_PTX_NO_SINK") != NULL;
 	o->no_sum = getenv("GBPF_PTX_NO_COUNTER_SUM") != NULL;
-	o->no_sum_warp = getenv("GBPF_PTX_NO_COUNTER_SUM_WARP") != NULL;
+	o->sum_exit = SUM_EXIT_BLOCK;
+	if ((flush = getenv("GBPF_PTX_COUNTER_SUM_EXIT")) && !strcmp(flush, "lane"))
+		o->sum_exit = SUM_EXIT_LANE;
+	else if (flush && !strcmp(flush, "warp"))
+		o->sum_exit = SUM_EXIT_WARP;
 	o->sum_flush = COUNTER_SUM_FLUSH;
 	if ((flush = getenv("GBPF_PTX_COUNTER_SUM_FLUSH")) && isdigit((unsigned char)*flush)) {
 		errno = 0;
