@@ -262,14 +262,15 @@ void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 	 * A key is the same in every lane (the site's constant fields, the
 	 * kernel, the launch), so the lanes that reach the exit together add
 	 * their sums. In warp mode the lowest of them flushes the total: one
-	 * lookup and one atomic a warp instead of one a thread (ptxas
-	 * aggregates a hand-written atomicAdd to a constant address the same
-	 * way, but not one through an address the lookup loaded). In block
-	 * mode that lane adds the totals to the block's shared words and the
-	 * number of lanes to its count of threads gone (release); the lane that
-	 * brings the count to the block's size reads the words (acquire) and
-	 * flushes them: one lookup a block. A lane's sum is below sum_flush (at
-	 * most 256) here, so a block's (1024 threads at most) fits in 32 bits.
+	 * lookup a warp instead of one a lane (the flush's atomic is one a
+	 * warp either way: the code generator aggregates it). In block mode
+	 * that lane adds the totals to the block's shared words and the number
+	 * of lanes to its count of threads gone (release); the lane that brings
+	 * the count to the block's size reads the words (acquire) and flushes
+	 * them: one lookup a block, where the warps' chains of dependent loads
+	 * were what the flush cost (docs/BENCHMARKS.md, session 24). A lane's
+	 * sum is below sum_flush (at most 256) here, so a block's (1024
+	 * threads at most) fits in 32 bits.
 	 */
 	if (k->sum.exit == SUM_EXIT_LANE) {
 		for (unsigned i = 0; i < k->sum.n; i++)

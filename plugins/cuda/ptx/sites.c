@@ -524,7 +524,7 @@ unsigned gbpf_ptx_budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
 
 void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 {
-	const char *env = getenv("GBPF_PTX_INLINE_BUDGET"), *flush;
+	const char *env = getenv("GBPF_PTX_INLINE_BUDGET"), *flush, *exit_mode = getenv("GBPF_PTX_COUNTER_SUM_EXIT");
 	char *end;
 	unsigned long v;
 
@@ -533,11 +533,9 @@ void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 	o->no_inline = getenv("GBPF_PTX_NO_INLINE") != NULL;
 	o->no_sink = getenv("GBPF_PTX_NO_SINK") != NULL;
 	o->no_sum = getenv("GBPF_PTX_NO_COUNTER_SUM") != NULL;
-	o->sum_exit = SUM_EXIT_BLOCK;
-	if ((flush = getenv("GBPF_PTX_COUNTER_SUM_EXIT")) && !strcmp(flush, "lane"))
-		o->sum_exit = SUM_EXIT_LANE;
-	else if (flush && !strcmp(flush, "warp"))
-		o->sum_exit = SUM_EXIT_WARP;
+	/* anything but lane or warp: block */
+	o->sum_exit = !exit_mode ? SUM_EXIT_BLOCK : !strcmp(exit_mode, "lane") ? SUM_EXIT_LANE
+			  : !strcmp(exit_mode, "warp") ? SUM_EXIT_WARP : SUM_EXIT_BLOCK;
 	o->sum_flush = COUNTER_SUM_FLUSH;
 	if ((flush = getenv("GBPF_PTX_COUNTER_SUM_FLUSH")) && isdigit((unsigned char)*flush)) {
 		errno = 0;
