@@ -624,18 +624,14 @@ static void report_reason(const struct gbpf_ptx_kernel_report *r, void *arg)
 		snprintf(arg, 512, "%s", r->reason);
 }
 
-/*
- * @p prog injected at the memory sites of app_ptx(@p loads, @p exit_func,
- * @p target): the module's text and the kernel's note.
- */
-static char *inject_for(const struct gbpf_prog_desc *prog, unsigned loads, bool exit_func, const char *target,
-			char *note)
+/* @p prog injected at the memory sites of @p app (a module's text; freed here): the module's text and the kernel's note. */
+static char *inject_into(const struct gbpf_prog_desc *prog, char *app, char *note)
 {
 	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
 	struct gbpf_ptx_inject_req req = {.plan = {.sites = GBPF_PTX_SITE_MEM},
 					  .report = report_reason, .report_arg = note};
 	struct gbpf_ptx_module *m = NULL, *f = NULL;
-	char err[512] = "", hdr[128], *frag = NULL, *mod = NULL, *app = app_ptx(loads, exit_func, target), *out = NULL;
+	char err[512] = "", hdr[128], *frag = NULL, *mod = NULL, *out = NULL;
 
 	note[0] = 0;
 	if (app && !gbpf_ptx_emit(&prog, 1, &o, &frag, NULL, err, sizeof(err))) {
@@ -654,6 +650,13 @@ static char *inject_for(const struct gbpf_prog_desc *prog, unsigned loads, bool 
 	free(frag);
 	free(app);
 	return out;
+}
+
+/* @p prog injected at the memory sites of app_ptx(@p loads, @p exit_func, @p target). */
+static char *inject_for(const struct gbpf_prog_desc *prog, unsigned loads, bool exit_func, const char *target,
+			char *note)
+{
+	return inject_into(prog, app_ptx(loads, exit_func, target), note);
 }
 
 static char *inject(const struct gbpf_prog_desc *prog, unsigned loads, bool exit_func, char *note)
@@ -728,6 +731,27 @@ static void test_inject(void)
 		       !strstr(note, "added across"),
 	       "GBPF_PTX_COUNTER_SUM_EXIT=lane: each lane flushes its own sums (%s)", note);
 	check_assembles(ptx, "summed per lane");
+	free(ptx);
+
+	/*
+	 * A kernel that branches back to its first instruction: the block's words are zeroed, and
+	 * its threads wait at the barrier, once, before the label (else a thread going round would
+	 * zero what others added and wait where the others do not).
+	 */
+	ptx = inject_into(&d, strdup(".version 7.8\n.target sm_90\n.address_size 64\n"
+				     ".visible .entry app(.param .u64 p)\n{\n.reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n"
+				     ".reg .pred %p<2>;\n$L_top:\nld.param.u64 %rd1, [p];\n"
+				     "cvta.to.global.u64 %rd1, %rd1;\nld.global.u32 %r1, [%rd1];\nadd.u32 %r1, %r1, 1;\n"
+				     "st.global.u32 [%rd1], %r1;\nsetp.lt.u32 %p1, %r1, 9;\n@%p1 bra $L_top;\nret;\n}\n"),
+			  note);
+	{
+		const char *bar = ptx ? strstr(ptx, "bar.sync") : NULL, *top = ptx ? strstr(ptx, "$L_top:") : NULL;
+		const char *zero = ptx ? strstr(ptx, "st.shared.u32 \t[__gbpf_sumsh+32]") : NULL;
+
+		tap_ok(bar && top && zero && zero < bar && bar < top && count_of(ptx, "bar.sync") == 1,
+		       "a loop back to the kernel's first instruction: the zeroing and the barrier before its label");
+		check_assembles(ptx, "a loop back to the first instruction");
+	}
 	free(ptx);
 
 	/* redux.sync is sm_80's: a module for sm_75 flushes lane by lane */
