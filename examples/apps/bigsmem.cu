@@ -6,31 +6,41 @@
 // stages 40960 ints in shared memory and writes them back reversed, plus
 // its block index; results checked. One "grid=.. block=.. launches=.." line,
 // with the accesses of one launch ("mem=KIND.SPACE.BYTES:COUNT,...").
+// `bigsmem --max` stages as many ints as the card lets a block have
+// (cudaDevAttrMaxSharedMemoryPerBlockOptin): an instrumented copy that adds
+// shared memory of its own cannot launch so, and the original must run.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
 	fprintf(stderr, "bigsmem: %s: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__); \
 	exit(2); } } while (0)
 
-enum { WORDS = 40960, BLOCK = 256, GRID = 24, LAUNCHES = 2 };
+enum { BLOCK = 256, GRID = 24, LAUNCHES = 2 };
 
-// out[b * WORDS + w] = in[b * WORDS + (WORDS - 1 - w)] + b: every word crosses shared memory.
-__global__ void stage_k(const int *in, int *out)
+// out[b * words + w] = in[b * words + (words - 1 - w)] + b: every word crosses shared memory.
+__global__ void stage_k(const int *in, int *out, int words)
 {
 	extern __shared__ int big[];
-	const int *src = in + (size_t)blockIdx.x * WORDS;
+	const int *src = in + (size_t)blockIdx.x * words;
 
-	for (int w = threadIdx.x; w < WORDS; w += blockDim.x)
+	for (int w = threadIdx.x; w < words; w += blockDim.x)
 		big[w] = src[w];
 	__syncthreads();
-	for (int w = threadIdx.x; w < WORDS; w += blockDim.x)
-		out[(size_t)blockIdx.x * WORDS + w] = big[WORDS - 1 - w] + blockIdx.x;
+	for (int w = threadIdx.x; w < words; w += blockDim.x)
+		out[(size_t)blockIdx.x * words + w] = big[words - 1 - w] + blockIdx.x;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int WORDS = 40960, optin = 0;
+
+	if (argc > 1 && !strcmp(argv[1], "--max")) {
+		CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+		WORDS = optin / (int)sizeof(int);
+	}
 	const size_t smem = WORDS * sizeof(int), total = (size_t)GRID * WORDS;
 	int *in, *out, *h, bad = 0;
 
@@ -44,7 +54,7 @@ int main(void)
 		h[i] = (int)(i * 7 % 100003);
 	CK(cudaMemcpy(in, h, total * sizeof(int), cudaMemcpyHostToDevice));
 	for (int r = 0; r < LAUNCHES; r++)
-		stage_k<<<GRID, BLOCK, smem>>>(in, out);
+		stage_k<<<GRID, BLOCK, smem>>>(in, out, WORDS);
 	CK(cudaGetLastError());
 	CK(cudaDeviceSynchronize());
 	CK(cudaMemcpy(h, out, total * sizeof(int), cudaMemcpyDeviceToHost));

@@ -65,6 +65,22 @@ for app in nvrtc graph graph_warm launchex multictx bigsmem devglobal; do
 	echo "# app stderr: $(grep -v '^gbpf run' "$O/$app.err" | head -c 300 | tr '\n' ' ')"
 	echo "# reports: $(grep '^gbpf run' "$O/$app.err" | head -8 | cut -c1-240 | tr '\n' '|')"
 done
+# bigsmem --max asks for all the shared memory a block may have; mem_count's counter sums add 36
+# bytes of their own (docs/ATTACH.md, "Counters summed per thread"), so the instrumented copy cannot
+# launch: the original must run, the app's results stay right, and the user is told.
+if [ -x "$A/bigsmem" ] && [ -f "$BIN/mem_count.bpf.o" ]; then
+	timeout 60 "$A/bigsmem" --max > "$O/bigsmem_max.plain" 2> "$O/bigsmem_max.plainerr"
+	prc=$?
+	timeout 60 "$BIN/gbpf" -j run "$BIN/mem_count.bpf.o" -- "$A/bigsmem" --max > "$O/bigsmem_max.out" 2> "$O/bigsmem_max.err"
+	rc=$?
+	grep -v '^{' "$O/bigsmem_max.out" > "$O/bigsmem_max.appout"
+	check "bigsmem --max under mem_count: exits 0 (rc $rc, alone $prc), prints what it prints alone ($(head -c 120 "$O/bigsmem_max.plain"))" \
+		"[ $rc = 0 ] && [ $prc = 0 ] && grep -q ': ok' $O/bigsmem_max.plain && cmp -s $O/bigsmem_max.plain $O/bigsmem_max.appout"
+	# the copy cannot be given that much (the app's attribute, replayed on it, fails) or cannot launch
+	check "bigsmem --max: the instrumented copy refused and reported, the original ran" \
+		"grep -Eq 'stage_k.*(attribute replay failed.*cuFuncSetAttribute\(8,|instrumented kernel failed to launch.*the original ran)' $O/bigsmem_max.err"
+	echo "# bigsmem --max reports: $(grep '^gbpf run' "$O/bigsmem_max.err" | head -4 | cut -c1-240 | tr '\n' '|')"
+fi
 # The cubin from NVRTC holds no PTX: the Compute Sanitizer engine (engine auto) patches it.
 check "nvrtc: the cubin's kernel patched by the Sanitizer engine, app ok" \
 	"grep 'rtc_axpy' $O/nvrtc.err | grep -q 'instrumented by the Compute Sanitizer' && grep -q 'rtc_axpy from cubin.*ok' $O/nvrtc.appout"
