@@ -624,12 +624,16 @@ static void report_reason(const struct gbpf_ptx_kernel_report *r, void *arg)
 		snprintf(arg, 512, "%s", r->reason);
 }
 
-/* @p prog injected at the memory sites of @p app (a module's text; freed here): the module's text and the kernel's note. */
-static char *inject_into(const struct gbpf_prog_desc *prog, char *app, char *note)
+/*
+ * @p prog injected at the memory sites of @p app (a module's text; freed
+ * here) for a GPU of sm_@p device_sm (0: unknown): the module's text and
+ * the kernel's note.
+ */
+static char *inject_on(const struct gbpf_prog_desc *prog, char *app, unsigned device_sm, char *note)
 {
 	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
 	struct gbpf_ptx_inject_req req = {.plan = {.sites = GBPF_PTX_SITE_MEM},
-					  .report = report_reason, .report_arg = note};
+					  .report = report_reason, .report_arg = note, .device_sm = device_sm};
 	struct gbpf_ptx_module *m = NULL, *f = NULL;
 	char err[512] = "", hdr[128], *frag = NULL, *mod = NULL, *out = NULL;
 
@@ -650,6 +654,11 @@ static char *inject_into(const struct gbpf_prog_desc *prog, char *app, char *not
 	free(frag);
 	free(app);
 	return out;
+}
+
+static char *inject_into(const struct gbpf_prog_desc *prog, char *app, char *note)
+{
+	return inject_on(prog, app, 0, note);
 }
 
 /* @p prog injected at the memory sites of app_ptx(@p loads, @p exit_func, @p target). */
@@ -754,11 +763,23 @@ static void test_inject(void)
 	}
 	free(ptx);
 
-	/* redux.sync is sm_80's: a module for sm_75 flushes lane by lane */
+	/* redux.sync is sm_80's: a module for sm_75 flushes lane by lane, on a GPU not known */
 	ptx = inject_for(&d, 2, false, "sm_75", note);
-	tap_ok(ptx && !strstr(ptx, "redux.sync") && !strstr(ptx, "__gbpf_sumsh") &&
+	tap_ok(ptx && !strstr(ptx, "redux.sync") && !strstr(ptx, "__gbpf_sumsh") && strstr(ptx, ".target sm_75") &&
 		       count_of(ptx, "bra \t__gbpf_sum_exit;") == 2 && !strstr(note, "added across"),
-	       "a module for sm_75: summed, each lane flushes its own sums (%s)", note);
+	       "a module for sm_75, the GPU not known: summed, each lane flushes its own sums (%s)", note);
+	free(ptx);
+	/* ... and on an sm_90 GPU its target is raised to sm_80: the block's sums */
+	ptx = inject_on(&d, app_ptx(2, false, "sm_75"), 90, note);
+	tap_ok(ptx && strstr(ptx, ".target sm_80\n") && !strstr(ptx, "sm_75") && strstr(ptx, "redux.sync") &&
+		       strstr(note, "added across the block"),
+	       "a module for sm_75 on an sm_90 GPU: .target raised to sm_80, the block's sums (%s)", note);
+	check_assembles(ptx, "sm_75 raised to sm_80");
+	free(ptx);
+	/* one for sm_86 is not lowered, one for sm_90 not touched */
+	ptx = inject_on(&d, app_ptx(2, false, "sm_86"), 90, note);
+	tap_ok(ptx && strstr(ptx, ".target sm_86\n") && strstr(note, "added across the block"),
+	       "a module for sm_86 on an sm_90 GPU: .target stays, the block's sums");
 	free(ptx);
 
 	ptx = inject(&d, 2, true, note);

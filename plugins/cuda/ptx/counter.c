@@ -54,28 +54,6 @@ static bool module_funcs_exit(const struct gbpf_ptx_module *m)
 	return false;
 }
 
-/* The N of the module's `.target sm_N` (sm_90a: 90); 0 when it has none. */
-static unsigned module_target_sm(const struct gbpf_ptx_module *m)
-{
-	for (uint32_t i = 0; i < m->n_items; i++) {
-		const struct gbpf_ptx_item *it = &m->items[i];
-
-		if (it->kind != GBPF_PTX_ITEM_DIRECTIVE || !gbpf_ptx_tok_eq(&m->toks[it->toks.first], ".target"))
-			continue;
-		for (uint32_t j = it->toks.first + 1; j < it->toks.first + it->toks.n; j++) {
-			const struct gbpf_ptx_tok *tk = &m->toks[j];
-			unsigned sm = 0;
-
-			for (uint32_t c = 3; tk->len > 3 && !memcmp(tk->s, "sm_", 3) && c < tk->len &&
-					     tk->s[c] >= '0' && tk->s[c] <= '9' && sm < 10000; c++)
-				sm = sm * 10 + (unsigned)(tk->s[c] - '0');
-			if (sm)
-				return sm;
-		}
-	}
-	return 0;
-}
-
 /* The code generator's mark for probe @p probe (PTX_COUNTER_MARK_PREFIX) into @p sum; false if none. */
 static bool find_mark(const struct gbpf_ptx_module *m, unsigned probe, struct counter_sum *sum)
 {
@@ -130,7 +108,7 @@ void gbpf_ptx_sum_setup(struct kctx *k)
 	sum->exits = *k->funcs_exit;
 	sum->on = !sum->exits;
 	sum->exit = k->opts->sum_exit;
-	if (module_target_sm(k->m) < SUM_WARP_MIN_SM ||
+	if (gbpf_ptx_target_sm(k->m, NULL) < SUM_WARP_MIN_SM ||
 	    k->m->version_major * 10 + k->m->version_minor < SUM_WARP_MIN_VERSION)
 		sum->exit = SUM_EXIT_LANE;
 }

@@ -814,6 +814,73 @@ static bool module_defines(const struct gbpf_ptx_module *m, const char *name)
 	return false;
 }
 
+unsigned gbpf_ptx_target_sm(const struct gbpf_ptx_module *m, uint32_t *tok)
+{
+	for (uint32_t i = 0; i < m->n_items; i++) {
+		const struct gbpf_ptx_item *it = &m->items[i];
+
+		if (it->kind != GBPF_PTX_ITEM_DIRECTIVE || !tok_is(m, it->toks.first, ".target"))
+			continue;
+		for (uint32_t j = it->toks.first + 1; j < it->toks.first + it->toks.n; j++) {
+			const struct gbpf_ptx_tok *tk = &m->toks[j];
+			unsigned sm = 0;
+
+			for (uint32_t c = 3; tk->len > 3 && !memcmp(tk->s, "sm_", 3) && c < tk->len &&
+					     tk->s[c] >= '0' && tk->s[c] <= '9' && sm < 10000; c++)
+				sm = sm * 10 + (unsigned)(tk->s[c] - '0');
+			if (sm) {
+				if (tok)
+					*tok = j;
+				return sm;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * The module's `.target sm_7N` raised to sm_80 when it is loaded on an
+ * sm_80 GPU or later (@p device_sm) and its PTX ISA is 7.0 or later: the
+ * probe's code may then use what sm_80 has (the counter sums' redux.sync).
+ * An app built without -arch carries compute_75 PTX. PTX for sm_70..sm_79
+ * holds nothing sm_80 refuses (the instructions without .sync, refused
+ * from sm_70 on, are already absent), and the driver compiles the module
+ * for the GPU's own architecture either way. Other words of the directive
+ * (`, debug`) stay.
+ */
+static int raise_target(struct gbpf_ptx_module *m, unsigned device_sm, char *log, size_t log_size)
+{
+	uint32_t at, first;
+	unsigned have = gbpf_ptx_target_sm(m, &at);
+	const struct gbpf_ptx_tok *tk;
+	char *text;
+	int err;
+
+	if (have < 70 || have >= SUM_WARP_MIN_SM || device_sm < SUM_WARP_MIN_SM ||
+	    m->version_major * 10 + m->version_minor < SUM_WARP_MIN_VERSION)
+		return 0;
+	tk = &m->toks[at];
+	/* only a plain number: a suffix names features of its own target */
+	for (uint32_t c = 3; c < tk->len; c++)
+		if (tk->s[c] < '0' || tk->s[c] > '9')
+			return 0;
+	if (asprintf(&text, "sm_%u", SUM_WARP_MIN_SM) < 0)
+		return -ENOMEM;
+	err = gbpf_ptx_module_own(m, text);
+	if (err) {
+		free(text);
+		return err;
+	}
+	err = gbpf_ptx_lex_into(m, text, strlen(text), false, &first, log, log_size);
+	if (err)
+		return err;
+	/* the directive keeps its tokens (their places on the line too); its sm_ word reads the new text */
+	m->toks[at].s = m->toks[first].s;
+	m->toks[at].len = m->toks[first].len;
+	m->n_toks = first;
+	return 0;
+}
+
 static int set_version(struct gbpf_ptx_module *m, unsigned major, unsigned minor, char *log,
 		       size_t log_size)
 {
@@ -1021,6 +1088,8 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 				if (version > m->version_major * 10 + m->version_minor)
 					err = set_version(m, version / 10, version % 10, log,
 							  log_size);
+				if (!err)
+					err = raise_target(m, req->device_sm, log, log_size);
 				if (!err)
 					err = splice(m, fragment, &frag_end, log, log_size);
 				spliced = true;

@@ -231,6 +231,12 @@ struct mem_info {
 
 /** Collect the .reg declarations of @p b into k->regs; 0 or -ENOMEM. */
 int gbpf_ptx_collect_regs(struct kctx *k, const struct gbpf_ptx_block *b);
+
+/*
+ * The N of @p m's `.target sm_N` (sm_90a: 90; its token's index into
+ * *@p tok when @p tok is not NULL); 0 when it has none.
+ */
+unsigned gbpf_ptx_target_sm(const struct gbpf_ptx_module *m, uint32_t *tok);
 /** Width in bits of a register operand, 0 if unknown. */
 unsigned gbpf_ptx_reg_bits(const struct kctx *k, const struct gbpf_ptx_tok *t);
 

@@ -245,12 +245,19 @@ struct gbpf_ptx_inject_req {
 	/** Called once per .entry of the module (instrumented or not); may be NULL. */
 	void (*report)(const struct gbpf_ptx_kernel_report *r, void *arg);
 	void *report_arg;
+	/**
+	 * The GPU's architecture as an SM number (90 for sm_90); 0: unknown.
+	 * A module for sm_70..sm_79 loaded on sm_80 or later has its .target
+	 * raised to sm_80 (PTX ISA 7.0 or later), so that the injected code may
+	 * use what sm_80 has (the counter sums' redux.sync).
+	 */
+	unsigned device_sm;
 };
 
 /**
  * Instrument @m in place: splice @fragment (a PTX module whose functions
  * include `__gbpf_probe_<i>`) in once, raise .version to the larger of
- * both, declare `__gbpf_launch_id` if the fragment does not, and insert the
+ * both (and .target as gbpf_ptx_inject_req.device_sm says), declare `__gbpf_launch_id` if the fragment does not, and insert the
  * planned probe calls into each selected kernel. Kernels not selected are
  * left unchanged. @fragment may be NULL only if no site is planned.
  * Returns the number of kernels instrumented, or a negative errno

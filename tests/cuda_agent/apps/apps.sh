@@ -39,7 +39,7 @@ done
 # Thread-block clusters need sm_90.
 nvcc -arch=sm_90 -o "$A/launchex" examples/apps/launchex.cu 2>&1 | tail -3
 # PTX for sm_90: a counter's sums go through shared memory only in a module for sm_80 or later
-# (docs/ATTACH.md); a default build carries compute_75 PTX, whose sums are flushed lane by lane.
+# (docs/ATTACH.md; the default build's compute_75 PTX gets there by its .target raised to sm_80)
 nvcc -arch=sm_90 -o "$A/bigsmem_sm90" examples/apps/bigsmem.cu 2>&1 | tail -3
 [ -x "$A/vecadd" ] || nvcc -o "$A/vecadd" examples/apps/vecadd.cu 2>&1 | tail -3
 
