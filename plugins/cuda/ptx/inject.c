@@ -848,9 +848,9 @@ unsigned gbpf_ptx_target_sm(const struct gbpf_ptx_module *m, uint32_t *tok)
  * for the GPU's own architecture either way. Other words of the directive
  * (`, debug`) stay.
  */
-static int raise_target(struct gbpf_ptx_module *m, unsigned device_sm, char *log, size_t log_size)
+static int raise_target(struct gbpf_ptx_module *m, unsigned device_sm)
 {
-	uint32_t at, first;
+	uint32_t at;
 	unsigned have = gbpf_ptx_target_sm(m, &at);
 	const struct gbpf_ptx_tok *tk;
 	char *text;
@@ -871,13 +871,9 @@ static int raise_target(struct gbpf_ptx_module *m, unsigned device_sm, char *log
 		free(text);
 		return err;
 	}
-	err = gbpf_ptx_lex_into(m, text, strlen(text), false, &first, log, log_size);
-	if (err)
-		return err;
 	/* the directive keeps its tokens (their places on the line too); its sm_ word reads the new text */
-	m->toks[at].s = m->toks[first].s;
-	m->toks[at].len = m->toks[first].len;
-	m->n_toks = first;
+	m->toks[at].s = text;
+	m->toks[at].len = (uint32_t)strlen(text);
 	return 0;
 }
 
@@ -1089,7 +1085,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 					err = set_version(m, version / 10, version % 10, log,
 							  log_size);
 				if (!err)
-					err = raise_target(m, req->device_sm, log, log_size);
+					err = raise_target(m, req->device_sm);
 				if (!err)
 					err = splice(m, fragment, &frag_end, log, log_size);
 				spliced = true;
