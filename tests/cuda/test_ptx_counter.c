@@ -732,6 +732,13 @@ static void test_inject(void)
 	check_assembles(ptx, "summed per warp");
 	free(ptx);
 
+	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "grid", 1);
+	ptx = inject(&d, 2, false, note);
+	tap_ok(ptx && strstr(ptx, "__gbpf_sumsh") &&
+		       strstr(note, "added across the block); GBPF_PTX_COUNTER_SUM_EXIT is not lane, warp or block: ignored"),
+	       "GBPF_PTX_COUNTER_SUM_EXIT=grid: the block's sums, and the note says the value was ignored (%s)", note);
+	free(ptx);
+
 	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "lane", 1);
 	ptx = inject(&d, 2, false, note);
 	unsetenv("GBPF_PTX_COUNTER_SUM_EXIT");

@@ -299,6 +299,9 @@ void gbpf_ptx_sum_report(const struct kctx *k, char *reason, size_t size)
 					 sum->exit == SUM_EXIT_BLOCK ? ", added across the block"
 					 : sum->exit == SUM_EXIT_WARP ? ", added across the warp" : "",
 					 sum->rest >= 0 ? "; what the probe does after counting runs at each site" : "");
+	if (used < size && sum->sites && k->opts->sum_exit_ignored)
+		used += (size_t)snprintf(reason + used, size - used,
+					 "; GBPF_PTX_COUNTER_SUM_EXIT is not lane, warp or block: ignored");
 	if (used < size && sum->over)
 		used += (size_t)snprintf(reason + used, size - used,
 					 "%s%u memory %s of keys past the first %u %s the counter", used ? "; " : "",

@@ -76,6 +76,7 @@ struct inline_opts {
 	bool no_sum;         /* GBPF_PTX_NO_COUNTER_SUM: a counter runs at every memory site */
 	unsigned sum_exit;   /* SUM_EXIT_*: who flushes the sums at the exit; SUM_EXIT_BLOCK, or
 			      * GBPF_PTX_COUNTER_SUM_EXIT=lane|warp|block (for comparisons) */
+	bool sum_exit_ignored; /* GBPF_PTX_COUNTER_SUM_EXIT set to something else (the kernel's note says so) */
 	unsigned sum_flush;  /* a sum is flushed at its site when it reaches this: COUNTER_SUM_FLUSH, or
 			      * GBPF_PTX_COUNTER_SUM_FLUSH (1..COUNTER_SUM_FLUSH; a test switch that makes
 			      * the flush at a site, rare in real kernels, happen at every few accesses) */
