@@ -21,9 +21,11 @@
  * hidden trailing kernel parameter `__gbpf_lid` that carries it per launch.
  * A fragment module variable `__gbpf_counter_<i>_<f>_<C>_<fields>` (the
  * code generator's mark of a memory probe that only adds C to one key,
- * docs/ATTACH.md) makes the memory sites add C to a register per key and
- * the kernel's exits run `__gbpf_probe_<f>` once per key with the sum as
- * ctx.mem_value.
+ * docs/ATTACH.md) makes the memory sites add C to a register per key; at
+ * the exit the sums are added across the block and its last thread runs
+ * `__gbpf_probe_<f>` once per key with the total as ctx.mem_value. A fifth
+ * number, `..._<r>`, names the rest of a probe that counts first and then
+ * does more: `__gbpf_probe_<r>` runs at each summed site.
  */
 #ifndef GBPF_CUDA_INJECT_H
 #define GBPF_CUDA_INJECT_H

@@ -1393,9 +1393,7 @@ int gbpf_ptx_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 		rc = emit_program(&b, progs[i], i, kernel, used, 0, NULL, err, err_size);
 		if (rc == EMIT_AGAIN_WITHOUT_AREAS) {
 			/* a submit or discard not matched to its record's area (ptx_reserve.c) */
-			b.len = mark;
-			if (b.p)
-				b.p[mark] = 0;
+			buf_cut(&b, mark);
 			rc = emit_program(&b, progs[i], i, kernel, used, 1, NULL, err, err_size);
 		}
 	}
