@@ -436,7 +436,9 @@ static void emit_thread_linear(struct ptx_cg *cg, unsigned id)
 
 /*
  * The caller's per-CPU slot, min(%smid, nr_slots - 1) (the map in %r1), into
- * %w<slot>, using %w<n>. %smid (the virtual SM id, dense from 0) is below
+ * %w<slot>, using %w<n> (which holds nr_slots already when @n_loaded: a
+ * lookup that loaded it beside its first bucket, so that the load is not one
+ * more round trip after the bucket's). %smid (the virtual SM id, dense from 0) is below
  * nr_slots, the SM count the host sized the map for, on every GPU, so the
  * clamp never moves a thread; it only keeps an index in bounds. It is branch
  * free: the subtraction loop it replaces cost a convergence barrier and four
@@ -444,11 +446,13 @@ static void emit_thread_linear(struct ptx_cg *cg, unsigned id)
  * rem.u32, even branched around, into ~25 instructions. The slow-path helper
  * (__gbpf_m_hval) clamps the same way, so both paths pick the same slot.
  */
-static void emit_sm_slot(struct ptx_cg *cg, unsigned slot, unsigned n)
+static void emit_sm_slot(struct ptx_cg *cg, unsigned slot, unsigned n, bool n_loaded)
 {
-	ptx_buf_printf(cg->b, "mov.u32 %%w%u, %%smid;\nld.u32 %%w%u, [%%r1+28];\nmax.u32 %%w%u, %%w%u, 1;\n"
+	if (!n_loaded)
+		ptx_buf_printf(cg->b, "ld.u32 %%w%u, [%%r1+28];\n", n);
+	ptx_buf_printf(cg->b, "mov.u32 %%w%u, %%smid;\nmax.u32 %%w%u, %%w%u, 1;\n"
 			      "sub.u32 %%w%u, %%w%u, 1;\nmin.u32 %%w%u, %%w%u, %%w%u;\n",
-		       slot, n, n, n, n, n, slot, slot, n);
+		       slot, n, n, n, n, slot, slot, n);
 }
 
 /*
@@ -456,15 +460,15 @@ static void emit_sm_slot(struct ptx_cg *cg, unsigned slot, unsigned n)
  * of the calling SM's copy of a per-CPU map (the map in %r1) whose copies
  * are planes of @plane bytes (gbpf_map_plane_size) of elements @stride
  * bytes apart from byte @base of the map block;
- * the slot into %w<slot> (emit_sm_slot, with %w<n>), temporaries %t<ta>,
+ * the slot into %w<slot> (emit_sm_slot, with %w<n>, @n_loaded), temporaries %t<ta>,
  * %t<tb>. A copy below 4 GiB takes the element's offset in the first copy
  * (a constant where the index is one) and the SM's copy in one wide
  * multiply-add: two SASS instructions instead of eight for a 64-bit product.
  */
-static void emit_sm_copy_elem(struct ptx_cg *cg, unsigned index, unsigned slot, unsigned n, unsigned ta,
-			      unsigned tb, uint64_t plane, uint32_t stride, uint64_t base)
+static void emit_sm_copy_elem(struct ptx_cg *cg, unsigned index, unsigned slot, unsigned n, bool n_loaded,
+			      unsigned ta, unsigned tb, uint64_t plane, uint32_t stride, uint64_t base)
 {
-	emit_sm_slot(cg, slot, n);
+	emit_sm_slot(cg, slot, n, n_loaded);
 	if (plane <= UINT32_MAX)
 		ptx_buf_printf(cg->b, "mul.wide.u32 %%t%u, %%w%u, %u;\nadd.u64 %%r0, %%r1, %llu;\n"
 				      "add.u64 %%r0, %%r0, %%t%u;\nmad.wide.u32 %%r0, %%w%u, %llu, %%r0;\n",
@@ -494,7 +498,7 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
 		/* slot-major: slot * plane + i * stride */
-		emit_sm_copy_elem(cg, 10, 11, 12, 10, 11, gbpf_map_plane_size(d->max_entries, stride), stride,
+		emit_sm_copy_elem(cg, 10, 11, 12, false, 10, 11, gbpf_map_plane_size(d->max_entries, stride), stride,
 				  GBPF_MAP_HDR_SIZE);
 		break;
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
@@ -683,7 +687,8 @@ static void emit_bucket_key_cmp(struct ptx_cg *cg, uint32_t key_size, const char
  * The entry's value address into %r0 from its bucket's index (%w7), then to
  * $Lhd<id>, as __gbpf_m_hval: aux_off + bucket * value_stride, and for
  * PERCPU_HASH in the SM's plane (the group is one warp: one SM), plus slot *
- * plane_size (map_layout.h: values in planes apart from the buckets).
+ * plane_size (map_layout.h: values in planes apart from the buckets), with
+ * the nr_slots emit_hash_lookup_fast loaded into %w8.
  */
 static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 			     const struct gbpf_hash_geometry *geo, unsigned id)
@@ -692,7 +697,7 @@ static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 	uint32_t vstride = (d->value_size + 7u) & ~7u;
 
 	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
-		emit_sm_copy_elem(cg, 7, 14, 15, 11, 12, geo->plane_size, vstride, geo->aux_off);
+		emit_sm_copy_elem(cg, 7, 14, 8, true, 11, 12, geo->plane_size, vstride, geo->aux_off);
 	else
 		ptx_buf_printf(b, "mul.wide.u32 %%t11, %%w7, %u;\nadd.u64 %%r0, %%r1, %llu;\nadd.u64 %%r0, %%r0, %%t11;\n",
 			       vstride, (unsigned long long)geo->aux_off);
@@ -702,9 +707,13 @@ static void emit_found_value(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 		ptx_buf_printf(b, "bra.uni $Lhd%u_%zu;\n", id, cg->prog_idx);
 }
 
-/* One bucket of the weak probe (%t12): a doubt to $Lhs, another key to $L<other>, the entry falls through. */
+/*
+ * One bucket of the weak probe (%t12): the entry falls through; anything else
+ * branches to $L<sort>, where emit_weak_sort sends a doubt to $Lhs and
+ * another key to $L<other>.
+ */
 static void emit_weak_bucket(struct ptx_cg *cg, const struct gbpf_map_desc *d,
-			     const struct gbpf_hash_geometry *geo, const char *other, unsigned id)
+			     const struct gbpf_hash_geometry *geo, const char *sort, unsigned id)
 {
 	struct ptx_buf *b = cg->b;
 	size_t pi = cg->prog_idx;
@@ -727,14 +736,29 @@ static void emit_weak_bucket(struct ptx_cg *cg, const struct gbpf_map_desc *d,
 		ptx_buf_puts(b, "ld.u64 %t3, [%t12+16];\nld.u32 %w13, [%t12+24];\n");
 	else if (d->key_size == 16)
 		ptx_buf_puts(b, "ld.v2.u64 {%t3, %t4}, [%t12+16];\n");
+	/*
+	 * Every test before one branch (%p6: a doubt, %p3: another key, %p4: the key's other words
+	 * differ): with a branch after each test, ptxas moved the key words' load below the first
+	 * branch, the one place they were used, and a hit waited for two round trips again (the
+	 * SASS of mem_count's flush, session 25).
+	 */
 	ptx_buf_printf(b, "cvt.u32.u64 %%w14, %%t1;\nand.b32 %%w14, %%w14, 3;\n"
-			  "setp.ne.u32 %%p6, %%w14, %u;\n@%%p6 bra $Lhs%u_%zu;\n"
-			  "setp.ne.u64 %%p6, %%t2, %%t10;\n@%%p6 bra $L%s%u_%zu;\n",
-		       GBPF_BUCKET_READY, id, pi, other, id, pi);
+			  "setp.ne.u32 %%p6, %%w14, %u;\nsetp.ne.u64 %%p3, %%t2, %%t10;\nor.pred %%p5, %%p6, %%p3;\n",
+		       GBPF_BUCKET_READY);
 	if (d->key_size > 8)
-		ptx_buf_printf(b, "setp.ne.u64 %%p6, %%t3, %%t13;\n@%%p6 bra $Lhs%u_%zu;\n%s\n@%%p6 bra $Lhs%u_%zu;\n",
-			       id, pi, d->key_size == 12 ? "setp.ne.u32 %p6, %w13, %w12;" : "setp.ne.u64 %p6, %t4, %t14;",
-			       id, pi);
+		ptx_buf_printf(b, "setp.ne.u64 %%p4, %%t3, %%t13;\nor.pred %%p5, %%p5, %%p4;\n%s\n"
+				  "or.pred %%p5, %%p5, %%p4;\n",
+			       d->key_size == 12 ? "setp.ne.u32 %p4, %w13, %w12;" : "setp.ne.u64 %p4, %t4, %t14;");
+	ptx_buf_printf(b, "@%%p5 bra $L%s%u_%zu;\n", sort, id, pi);
+}
+
+/* The weak bucket's way out (emit_weak_bucket's $L<sort>): a doubt to $Lhs, another key to $L<other>. */
+static void emit_weak_sort(struct ptx_cg *cg, const char *sort, const char *other, unsigned id)
+{
+	size_t pi = cg->prog_idx;
+
+	ptx_buf_printf(cg->b, "$L%s%u_%zu:\n@%%p6 bra $Lhs%u_%zu;\n@%%p3 bra $L%s%u_%zu;\nbra.uni $Lhs%u_%zu;\n",
+		       sort, id, pi, id, pi, other, id, pi, id, pi);
 }
 
 /*
@@ -752,8 +776,9 @@ static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *
 
 	ptx_buf_puts(b, "mov.u32 %w6, 0;\n");
 	ptx_buf_puts(b, bucket_at_ptx);
-	emit_weak_bucket(cg, d, geo, "hv", id);
+	emit_weak_bucket(cg, d, geo, "hq", id);
 	emit_found_value(cg, d, geo, id);
+	emit_weak_sort(cg, "hq", "hv", id);
 	/*
 	 * Not unrolled: the run's later buckets are rare (a collision at home), and ptxas unrolling
 	 * this loop, which it does when the bucket size is a power of two, gave mem_count's vector
@@ -761,10 +786,12 @@ static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *
 	 */
 	ptx_buf_printf(b, "$Lhv%u_%zu:\nmov.u32 %%w6, 1;\n$Lhw%u_%zu:\n.pragma \"nounroll\";\n", id, pi, id, pi);
 	ptx_buf_puts(b, bucket_at_ptx);
-	emit_weak_bucket(cg, d, geo, "hwn", id);
-	ptx_buf_printf(b, "bra.uni $Lhf%u_%zu;\n$Lhwn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
+	emit_weak_bucket(cg, d, geo, "hwq", id);
+	ptx_buf_printf(b, "bra.uni $Lhf%u_%zu;\n", id, pi);
+	emit_weak_sort(cg, "hwq", "hwn", id);
+	ptx_buf_printf(b, "$Lhwn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
 			  "@%%p6 bra $Lhw%u_%zu;\n$Lhs%u_%zu:\n",
-		       id, pi, id, pi, PTX_HASH_INLINE_PROBES, id, pi, id, pi);
+		       id, pi, PTX_HASH_INLINE_PROBES, id, pi, id, pi);
 }
 
 static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks)
@@ -813,6 +840,9 @@ static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *
 			  "cvt.u32.u64 %%w15, %%t10;\n",
 		       (unsigned long long)(geo.nr_buckets - 1), (unsigned long long)geo.bucket_size,
 		       (unsigned long long)geo.data_off);
+	/* PERCPU_HASH: nr_slots now, beside the first bucket's load (emit_found_value's %w8) */
+	if (d->type == GBPF_MAP_TYPE_PERCPU_HASH)
+		ptx_buf_puts(b, "ld.u32 %w8, [%r1+28];\n");
 	emit_hash_weak_probe(cg, d, &geo, id);
 	ptx_buf_printf(b, "mov.u32 %%w6, 0;\n$Lhp%u_%zu:\n.pragma \"nounroll\";\n", id, pi);
 	ptx_buf_puts(b, bucket_at_ptx);
