@@ -416,7 +416,7 @@ static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_p
 		return;
 	}
 	for (unsigned mi = 0; mi < sizeof(modes) / sizeof(modes[0]); mi++) {
-		const char *mode = modes[mi], *mark = mi == 0 ? "atom.acq_rel.cta.shared.add.u32" : mi == 1 ?
+		const char *mode = modes[mi], *mark = mi == 0 ? "atom.shared.add.u32" : mi == 1 ?
 							  "redux.sync.add.u32" : "__gbpf_sum_exit:";
 		char *ptx;
 		int in = 0;

@@ -706,21 +706,23 @@ static void test_inject(void)
 	tap_ok(strstr(note, "3 memory sites summed per thread in 2 registers") != NULL, "the kernel's note: %s", note);
 	check_assembles(ptx, "summed");
 	/*
-	 * At the exit the warp's lanes add each sum; the lowest lane there adds the totals to the
-	 * block's shared words and its lanes to the count of threads gone, and the one that brings the
-	 * count to the block's size flushes. The block's first thread zeroes the words at the entry.
+	 * At the exit the warp's lanes add each sum; the lowest lane there adds to each key's shared
+	 * word the total shifted past the count bits plus its lanes, and the lane whose add brings a
+	 * word's count to the block's size flushes that key, with no fence. The block's first thread
+	 * zeroes the words at the entry.
 	 */
 	tap_ok(ptx && count_of(ptx, "activemask.b32 \t%__gbpf_summ0;") == 1 &&
 		       count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum0, %__gbpf_sum0, %__gbpf_summ0;") == 1 &&
 		       count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum1, %__gbpf_sum1, %__gbpf_summ0;") == 1 &&
-		       count_of(ptx, "red.shared.add.u32 \t[__gbpf_sumsh+4], %__gbpf_sum1;") == 1 &&
-		       count_of(ptx, "atom.acq_rel.cta.shared.add.u32 \t%__gbpf_summ2, [__gbpf_sumsh+32], "
-				     "%__gbpf_summ1;") == 1 &&
-		       count_of(ptx, "ld.shared.u32 \t%__gbpf_sum1, [__gbpf_sumsh+4];") == 1 &&
-		       count_of(ptx, "bar.sync \t0;") == 1 && strstr(ptx, ".shared .align 16 .b32 __gbpf_sumsh[9];") &&
-		       strstr(ptx, "st.shared.u32 \t[__gbpf_sumsh+32], %__gbpf_z1;") &&
+		       count_of(ptx, "shl.b32 \t%__gbpf_sumw1, %__gbpf_sum1, 11;") == 1 &&
+		       count_of(ptx, "atom.shared.add.u32 \t%__gbpf_sumw1, [__gbpf_sumsh+4], %__gbpf_sumw1;") == 1 &&
+		       count_of(ptx, "and.b32 \t%__gbpf_summ2, %__gbpf_sumw1, 2047;") == 1 &&
+		       count_of(ptx, "selp.b32 \t%__gbpf_sum1, %__gbpf_sumw1, 0, %__gbpf_sump;") == 1 &&
+		       !strstr(ptx, ".cta.shared") && !strstr(ptx, "ld.shared") &&
+		       count_of(ptx, "bar.sync \t0;") == 1 && strstr(ptx, ".shared .align 16 .b32 __gbpf_sumsh[8];") &&
+		       strstr(ptx, "st.shared.v4.u32 \t[__gbpf_sumsh+16], {%__gbpf_z1, %__gbpf_z1, %__gbpf_z1, %__gbpf_z1};") &&
 		       strstr(note, "added across the block"),
-	       "the exit adds each key's sums across the block, the last thread to leave flushes");
+	       "the exit adds each key's sum and count in one word, the last add to a word flushes it");
 	free(ptx);
 
 	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "warp", 1);
@@ -762,7 +764,7 @@ static void test_inject(void)
 			  note);
 	{
 		const char *bar = ptx ? strstr(ptx, "bar.sync") : NULL, *top = ptx ? strstr(ptx, "$L_top:") : NULL;
-		const char *zero = ptx ? strstr(ptx, "st.shared.u32 \t[__gbpf_sumsh+32]") : NULL;
+		const char *zero = ptx ? strstr(ptx, "st.shared.v4.u32 \t[__gbpf_sumsh+16]") : NULL;
 
 		tap_ok(bar && top && zero && zero < bar && bar < top && count_of(ptx, "bar.sync") == 1,
 		       "a loop back to the kernel's first instruction: the zeroing and the barrier before its label");

@@ -132,11 +132,10 @@ void gbpf_ptx_sum_entry(struct text *t, const struct kctx *k)
 		       "or.b32 %%__gbpf_z0, %%__gbpf_z0, %%__gbpf_z1;\nmov.u32 %%__gbpf_z1, %%tid.z;\n"
 		       "or.b32 %%__gbpf_z0, %%__gbpf_z0, %%__gbpf_z1;\nsetp.eq.u32 %%__gbpf_zp, %%__gbpf_z0, 0;\n"
 		       "mov.u32 %%__gbpf_z1, 0;\n");
-	for (unsigned w = 0; w + 4 <= COUNTER_SUM_MAX + 1; w += 4)
+	_Static_assert(COUNTER_SUM_MAX % 4 == 0, "the block's words are zeroed 16 bytes at a time");
+	for (unsigned w = 0; w < COUNTER_SUM_MAX; w += 4)
 		gbpf_ptx_tx(t, "@%%__gbpf_zp st.shared.v4.u32 [" SUM_SHARED "+%u], {%%__gbpf_z1, %%__gbpf_z1, "
 			       "%%__gbpf_z1, %%__gbpf_z1};\n", 4 * w);
-	for (unsigned w = (COUNTER_SUM_MAX + 1) / 4 * 4; w < COUNTER_SUM_MAX + 1; w++)
-		gbpf_ptx_tx(t, "@%%__gbpf_zp st.shared.u32 [" SUM_SHARED "+%u], %%__gbpf_z1;\n", 4 * w);
 	gbpf_ptx_tx(t, "bar.sync 0;\n}\n");
 }
 
@@ -242,13 +241,17 @@ void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 	 * their sums. In warp mode the lowest of them flushes the total: one
 	 * lookup a warp instead of one a lane (the flush's atomic is one a
 	 * warp either way: the code generator aggregates it). In block mode
-	 * that lane adds the totals to the block's shared words and the number
-	 * of lanes to its count of threads gone (release); the lane that brings
-	 * the count to the block's size reads the words (acquire) and flushes
-	 * them: one lookup a block, where the warps' chains of dependent loads
-	 * were what the flush cost (docs/BENCHMARKS.md, session 24). A lane's
-	 * sum is below sum_flush (at most 256) here, so a block's (1024
-	 * threads at most) fits in 32 bits.
+	 * that lane adds to each key's shared word the total shifted past
+	 * SUM_COUNT_BITS plus its number of lanes; the lane whose add brings a
+	 * word's count to the block's size has the block's whole sum (what the
+	 * add returned, and its own) and flushes it: one lookup a block and
+	 * key, where the warps' chains of dependent loads were what the flush
+	 * cost (docs/BENCHMARKS.md, session 24). Session 24 kept the counts in
+	 * a word of their own, with an acquire-release add that cost each
+	 * warp's exit a fence (MEMBAR.ALL.CTA) to order the sums' words before
+	 * it; one word a key needs no order. The words are 32 bits: a 64-bit
+	 * add to shared memory is a compare-and-swap loop (H200, session 25:
+	 * mem_count 1.86x against 1.42x).
 	 */
 	if (k->sum.exit == SUM_EXIT_LANE) {
 		for (unsigned i = 0; i < k->sum.n; i++)
@@ -267,20 +270,28 @@ void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 		gbpf_ptx_tx(t, "ret;\n");
 		return;
 	}
-	gbpf_ptx_tx(t, "@" SUM_NOT_LEAD " ret;\n");
+	/* the lanes (SUM_LOWER), each key's add (SUM_WORD), all before the first wait for one */
+	gbpf_ptx_tx(t, "@" SUM_NOT_LEAD " ret;\npopc.b32 " SUM_LOWER ", " SUM_MASK ";\n");
 	for (unsigned i = 0; i < k->sum.n; i++)
-		gbpf_ptx_tx(t, "setp.ne.u32 " SUM_PRED ", " SUM_REG "%u, 0;\n@" SUM_PRED " red.shared.add.u32 ["
-			       SUM_SHARED "+%u], " SUM_REG "%u;\n", i, 4 * i, i);
-	gbpf_ptx_tx(t, "popc.b32 " SUM_LOWER ", " SUM_MASK ";\n"
-		       "atom.acq_rel.cta.shared.add.u32 " SUM_SCRATCH ", [" SUM_SHARED "+%u], " SUM_LOWER ";\n"
-		       "add.u32 " SUM_SCRATCH ", " SUM_SCRATCH ", " SUM_LOWER ";\n"
-		       "mov.u32 " SUM_LOWER ", %%ntid.x;\nmov.u32 " SUM_MASK ", %%ntid.y;\n"
-		       "mul.lo.u32 " SUM_LOWER ", " SUM_LOWER ", " SUM_MASK ";\nmov.u32 " SUM_MASK ", %%ntid.z;\n"
-		       "mul.lo.u32 " SUM_LOWER ", " SUM_LOWER ", " SUM_MASK ";\n"
-		       "setp.ne.u32 " SUM_PRED ", " SUM_SCRATCH ", " SUM_LOWER ";\n@" SUM_PRED " ret;\n",
-		    4 * COUNTER_SUM_MAX);
+		gbpf_ptx_tx(t, "shl.b32 " SUM_WORD "%u, " SUM_REG "%u, %u;\nor.b32 " SUM_WORD "%u, " SUM_WORD "%u, "
+			       SUM_LOWER ";\natom.shared.add.u32 " SUM_WORD "%u, [" SUM_SHARED "+%u], " SUM_WORD "%u;\n",
+			    i, i, SUM_COUNT_BITS, i, i, i, 4 * i, i);
+	gbpf_ptx_tx(t, "mov.u32 " SUM_MASK ", %%ntid.x;\nmov.u32 " SUM_SCRATCH ", %%ntid.y;\n"
+		       "mul.lo.u32 " SUM_MASK ", " SUM_MASK ", " SUM_SCRATCH ";\nmov.u32 " SUM_SCRATCH ", %%ntid.z;\n"
+		       "mul.lo.u32 " SUM_MASK ", " SUM_MASK ", " SUM_SCRATCH ";\n");
+	/*
+	 * Key i's register: the block's sum where this add was the word's last (this warp's total
+	 * and what the others added), else 0. All of them before the first flush, so that only
+	 * the registers live across a flush's lookup (the deepest code of the kernel): with each
+	 * key's word and the counts live there too, mem_count's vector add took 38 registers
+	 * instead of 32 (6 blocks of 256 threads an SM instead of 8).
+	 */
 	for (unsigned i = 0; i < k->sum.n; i++)
-		gbpf_ptx_tx(t, "ld.shared.u32 " SUM_REG "%u, [" SUM_SHARED "+%u];\n", i, 4 * i);
+		gbpf_ptx_tx(t, "and.b32 " SUM_SCRATCH ", " SUM_WORD "%u, %u;\nadd.u32 " SUM_SCRATCH ", " SUM_SCRATCH ", "
+			       SUM_LOWER ";\nsetp.eq.u32 " SUM_PRED ", " SUM_SCRATCH ", " SUM_MASK ";\n"
+			       "shr.u32 " SUM_WORD "%u, " SUM_WORD "%u, %u;\nadd.u32 " SUM_WORD "%u, " SUM_WORD "%u, " SUM_REG "%u;\n"
+			       "selp.b32 " SUM_REG "%u, " SUM_WORD "%u, 0, " SUM_PRED ";\n",
+			    i, (1u << SUM_COUNT_BITS) - 1, i, i, SUM_COUNT_BITS, i, i, i, i, i);
 	for (unsigned i = 0; i < k->sum.n; i++)
 		tx_exit_flush(t, k, i, false);
 	gbpf_ptx_tx(t, "ret;\n");

@@ -772,7 +772,8 @@ static int instrument_kernel(struct kctx *k)
 	if (k->sum.on && k->sum.exit != SUM_EXIT_LANE)
 		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WARP_REGS "<3>;\n.reg .pred " SUM_NOT_LEAD ";\n");
 	if (k->sum.on && k->sum.exit == SUM_EXIT_BLOCK)
-		gbpf_ptx_tx(&t, ".shared .align 16 .b32 " SUM_SHARED "[%u];\n", COUNTER_SUM_MAX + 1);
+		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WORD "<%u>;\n.shared .align 16 .b32 " SUM_SHARED "[%u];\n",
+			    COUNTER_SUM_MAX, COUNTER_SUM_MAX);
 	gbpf_ptx_tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
 	if (k->plan->launch_param && !(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID))
 		gbpf_ptx_tx(&t, ".reg .pred " LID_PRED ";\n");

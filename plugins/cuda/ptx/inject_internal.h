@@ -134,8 +134,20 @@ enum { SUM_EXIT_LANE, SUM_EXIT_WARP, SUM_EXIT_BLOCK };
 #define SUM_LOWER SUM_WARP_REGS "1"     /* those of them below this lane; then a scratch word */
 #define SUM_SCRATCH SUM_WARP_REGS "2"
 #define SUM_NOT_LEAD "%%__gbpf_sumnl" /* a tx() format: this lane is not the lowest of them (.pred) */
-/* the block's sums (COUNTER_SUM_MAX words) and its threads gone (one word) */
+/*
+ * The block's words, one a key (COUNTER_SUM_MAX of 4 bytes): the key's sum
+ * above SUM_COUNT_BITS, below them the block's threads that added to it (at
+ * most 1024). A thread learns from its one atomic add whether it was the
+ * last (the count it brought) and what the others added (the sum): nothing
+ * to order between words, so no fence (counter.c). A lane's sum at the exit
+ * is below sum_flush (a site flushes it there when it reaches that), so a
+ * block's fits in the bits above the count.
+ */
 #define SUM_SHARED "__gbpf_sumsh"
+#define SUM_COUNT_BITS 11u
+#define SUM_WORD "%%__gbpf_sumw" /* a tx() format: .b32 <COUNTER_SUM_MAX>, key i's word as added to */
+_Static_assert(1024u * COUNTER_SUM_FLUSH <= 1u << (32 - SUM_COUNT_BITS) && 1024u < 1u << SUM_COUNT_BITS,
+	       "a block's sum and count fit one 32-bit word");
 
 struct counter_sum {
 	bool on;             /* this kernel's memory sites add to registers */
