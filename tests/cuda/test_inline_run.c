@@ -399,8 +399,13 @@ static unsigned divergent_sites(void)
 
 static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_prog_desc *d, const char *name)
 {
-	/* where the exit's sums go (GBPF_PTX_COUNTER_SUM_EXIT): the default (block), then warp and lane */
-	static const char *const modes[] = {"block", "warp", "lane"};
+	/*
+	 * where the exit's sums go (GBPF_PTX_COUNTER_SUM_EXIT): the default (first: the kernel has no
+	 * barrier), then block, warp and lane
+	 */
+	static const char *const modes[] = {"first", "block", "warp", "lane"};
+	static const char *const marks[] = {"nanosleep.u32", "atom.shared.add.u32", "redux.sync.add.u32",
+					    "__gbpf_sum_exit:"};
 	const unsigned runs = divergent_sites();
 	struct dt_maps_state want, got;
 	char why[512] = "";
@@ -416,8 +421,7 @@ static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_p
 		return;
 	}
 	for (unsigned mi = 0; mi < sizeof(modes) / sizeof(modes[0]); mi++) {
-		const char *mode = modes[mi], *mark = mi == 0 ? "atom.shared.add.u32" : mi == 1 ?
-							  "redux.sync.add.u32" : "__gbpf_sum_exit:";
+		const char *mode = modes[mi], *mark = marks[mi];
 		char *ptx;
 		int in = 0;
 
@@ -426,7 +430,7 @@ static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_p
 		why[0] = 0;
 		ptx = instrument_app(d, divergent_app_ptx, GBPF_PTX_SITE_MEM, &in, why, sizeof(why));
 		unsetenv("GBPF_PTX_COUNTER_SUM_EXIT");
-		if (!tap_ok(ptx && strstr(ptx, mark) && (mi == 2) == !strstr(ptx, "redux.sync"),
+		if (!tap_ok(ptx && strstr(ptx, mark) && (mi == 3) == !strstr(ptx, "redux.sync"),
 			    "counter %s, divergent lanes, sums at the exit by %s: %s %s", name, mode, mark, why)) {
 			free(ptx);
 			continue;

@@ -707,23 +707,78 @@ static void test_inject(void)
 	check_assembles(ptx, "summed");
 	/*
 	 * At the exit the warp's lanes add each sum; the lowest lane there adds to each key's shared
-	 * word the total shifted past the count bits plus its lanes, and the lane whose add brings a
-	 * word's count to the block's size flushes that key, with no fence. The block's first thread
-	 * zeroes the words at the entry.
+	 * word the total shifted past the count bits plus its lanes, by a reduction; the block's first
+	 * thread waits (a sleep between reads) until each word's count is the block's size and flushes
+	 * its sum. The block's first thread zeroes the words at the entry.
 	 */
 	tap_ok(ptx && count_of(ptx, "activemask.b32 \t%__gbpf_summ0;") == 1 &&
 		       count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum0, %__gbpf_sum0, %__gbpf_summ0;") == 1 &&
 		       count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum1, %__gbpf_sum1, %__gbpf_summ0;") == 1 &&
+		       count_of(ptx, "shl.b32 \t%__gbpf_sum1, %__gbpf_sum1, 11;") == 1 &&
+		       count_of(ptx, "red.shared.add.u32 \t[__gbpf_sumsh+4], %__gbpf_sum1;") == 1 &&
+		       count_of(ptx, "ld.volatile.shared.u32 \t%__gbpf_sum1, [__gbpf_sumsh+4];") == 1 &&
+		       count_of(ptx, "and.b32 \t%__gbpf_summ2, %__gbpf_sum1, 2047;") == 1 &&
+		       count_of(ptx, "nanosleep.u32 \t64;") == 2 && count_of(ptx, "shr.u32 \t%__gbpf_sum1, %__gbpf_sum1, 11;") == 1 &&
+		       !strstr(ptx, "atom.shared") && !strstr(ptx, ".cta.shared") && !strstr(ptx, "%__gbpf_sumw") &&
+		       count_of(ptx, "bar.sync \t0;") == 1 && strstr(ptx, ".shared .align 16 .b32 __gbpf_sumsh[8];") &&
+		       strstr(ptx, "st.shared.v4.u32 \t[__gbpf_sumsh+16], {%__gbpf_z1, %__gbpf_z1, %__gbpf_z1, %__gbpf_z1};") &&
+		       strstr(note, "added across the block, its first thread flushes"),
+	       "the exit adds each key's sum and count in one word, the block's first thread waits for them and flushes");
+	{
+		const char *wait = ptx ? strstr(ptx, "ld.volatile.shared") : NULL;
+		const char *first = ptx ? strstr(ptx, "mov.u32 \t%__gbpf_summ2, %tid.x;") : NULL;
+		const char *red = ptx ? strstr(ptx, "red.shared.add.u32 \t[__gbpf_sumsh+4]") : NULL;
+
+		tap_ok(red && first && wait && red < first && first < wait,
+		       "every warp's lowest lane adds its words before any but the first thread leaves");
+	}
+	check_assembles(ptx, "summed, the block's first thread flushes");
+	free(ptx);
+
+	/* GBPF_PTX_COUNTER_SUM_EXIT=block: the last add to a word flushes it, no one waits */
+	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "block", 1);
+	ptx = inject(&d, 2, false, note);
+	unsetenv("GBPF_PTX_COUNTER_SUM_EXIT");
+	tap_ok(ptx && count_of(ptx, "redux.sync.add.u32 \t%__gbpf_sum1, %__gbpf_sum1, %__gbpf_summ0;") == 1 &&
 		       count_of(ptx, "shl.b32 \t%__gbpf_sumw1, %__gbpf_sum1, 11;") == 1 &&
 		       count_of(ptx, "atom.shared.add.u32 \t%__gbpf_sumw1, [__gbpf_sumsh+4], %__gbpf_sumw1;") == 1 &&
 		       count_of(ptx, "and.b32 \t%__gbpf_summ2, %__gbpf_sumw1, 2047;") == 1 &&
 		       count_of(ptx, "selp.b32 \t%__gbpf_sum1, %__gbpf_sumw1, 0, %__gbpf_sump;") == 1 &&
-		       !strstr(ptx, ".cta.shared") && !strstr(ptx, "ld.shared") &&
-		       count_of(ptx, "bar.sync \t0;") == 1 && strstr(ptx, ".shared .align 16 .b32 __gbpf_sumsh[8];") &&
-		       strstr(ptx, "st.shared.v4.u32 \t[__gbpf_sumsh+16], {%__gbpf_z1, %__gbpf_z1, %__gbpf_z1, %__gbpf_z1};") &&
-		       strstr(note, "added across the block"),
-	       "the exit adds each key's sum and count in one word, the last add to a word flushes it");
+		       !strstr(ptx, ".cta.shared") && !strstr(ptx, "ld.shared") && !strstr(ptx, "ld.volatile.shared") &&
+		       !strstr(ptx, "nanosleep") && count_of(ptx, "bar.sync \t0;") == 1 &&
+		       strstr(ptx, ".shared .align 16 .b32 __gbpf_sumsh[8];") &&
+		       strstr(note, "added across the block)"),
+	       "GBPF_PTX_COUNTER_SUM_EXIT=block: each key's sum and count in one word, the last add to a word "
+	       "flushes it (%s)", note);
+	check_assembles(ptx, "summed, the last thread flushes");
 	free(ptx);
+
+	/* a kernel with a barrier: no thread waits at the exit (one at the barrier would never see it) */
+	{
+		char *app = app_ptx(2, false, "sm_90"), *at = app ? strstr(app, "\nret;\n}") : NULL;
+		char *with_bar = NULL;
+
+		if (at && asprintf(&with_bar, "%.*s\nbar.sync 0;%s", (int)(at - app), app, at) < 0)
+			with_bar = NULL;
+		free(app);
+		ptx = with_bar ? inject_into(&d, with_bar, note) : NULL;
+		tap_ok(ptx && strstr(ptx, "atom.shared.add.u32") && !strstr(ptx, "nanosleep") &&
+			       strstr(note, "added across the block)"),
+		       "a kernel with bar.sync: the last thread flushes, none waits (%s)", note);
+		free(ptx);
+	}
+	{
+		char *app = app_ptx(2, false, "sm_90"), *at = app ? strstr(app, "\nret;\n}") : NULL;
+		char *with_bar = NULL;
+
+		if (at && asprintf(&with_bar, "%.*s\nbar.warp.sync -1;%s", (int)(at - app), app, at) < 0)
+			with_bar = NULL;
+		free(app);
+		ptx = with_bar ? inject_into(&d, with_bar, note) : NULL;
+		tap_ok(ptx && strstr(ptx, "nanosleep") && strstr(note, "its first thread flushes"),
+		       "a kernel with bar.warp.sync only: the first thread waits (%s)", note);
+		free(ptx);
+	}
 
 	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "warp", 1);
 	ptx = inject(&d, 2, false, note);
@@ -737,7 +792,7 @@ static void test_inject(void)
 	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "grid", 1);
 	ptx = inject(&d, 2, false, note);
 	tap_ok(ptx && strstr(ptx, "__gbpf_sumsh") &&
-		       strstr(note, "added across the block); GBPF_PTX_COUNTER_SUM_EXIT is not lane, warp or block: ignored"),
+		       strstr(note, "its first thread flushes); GBPF_PTX_COUNTER_SUM_EXIT is not lane, warp, block or first: ignored"),
 	       "GBPF_PTX_COUNTER_SUM_EXIT=grid: the block's sums, and the note says the value was ignored (%s)", note);
 	free(ptx);
 

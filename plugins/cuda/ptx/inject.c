@@ -772,8 +772,9 @@ static int instrument_kernel(struct kctx *k)
 	if (k->sum.on && k->sum.exit != SUM_EXIT_LANE)
 		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WARP_REGS "<3>;\n.reg .pred " SUM_NOT_LEAD ";\n");
 	if (k->sum.on && k->sum.exit == SUM_EXIT_BLOCK)
-		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WORD "<%u>;\n.shared .align 16 .b32 " SUM_SHARED "[%u];\n",
-			    COUNTER_SUM_MAX, COUNTER_SUM_MAX);
+		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WORD "<%u>;\n", COUNTER_SUM_MAX);
+	if (k->sum.on && (k->sum.exit == SUM_EXIT_BLOCK || k->sum.exit == SUM_EXIT_FIRST))
+		gbpf_ptx_tx(&t, ".shared .align 16 .b32 " SUM_SHARED "[%u];\n", COUNTER_SUM_MAX);
 	gbpf_ptx_tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
 	if (k->plan->launch_param && !(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID))
 		gbpf_ptx_tx(&t, ".reg .pred " LID_PRED ";\n");
@@ -1041,7 +1042,7 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 	bool spliced = false;
 	struct inline_opts opts;
 	struct probe_specs specs = {0};
-	int funcs_exit = -1; /* counter.c: asked once per injection, when a kernel sums */
+	int funcs_exit = -1, funcs_barrier = -1; /* counter.c: asked once per injection, when a kernel sums */
 	uint32_t frag_end = 0;
 	int err = 0;
 
@@ -1058,7 +1059,8 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 		struct gbpf_ptx_plan plan = req->plan;
 		struct kctx k = {.m = m, .plan = &plan, .rep = &rep, .log = log,
 				 .log_size = log_size, .opts = &opts, .specs = &specs,
-				 .funcs_exit = &funcs_exit};
+				 .funcs_exit = &funcs_exit,
+				 .funcs_barrier = &funcs_barrier};
 
 		if (it->kind != GBPF_PTX_ITEM_FUNC || !it->func->is_entry)
 			continue;

@@ -74,8 +74,8 @@ struct inline_opts {
 	bool no_inline;      /* GBPF_PTX_NO_INLINE: every site calls its probe */
 	bool no_sink;        /* GBPF_PTX_NO_SINK: an inlined or called probe's stack stores stay where it made them */
 	bool no_sum;         /* GBPF_PTX_NO_COUNTER_SUM: a counter runs at every memory site */
-	unsigned sum_exit;   /* SUM_EXIT_*: who flushes the sums at the exit; SUM_EXIT_BLOCK, or
-			      * GBPF_PTX_COUNTER_SUM_EXIT=lane|warp|block (for comparisons) */
+	unsigned sum_exit;   /* SUM_EXIT_*: who flushes the sums at the exit; SUM_EXIT_FIRST, or
+			      * GBPF_PTX_COUNTER_SUM_EXIT=lane|warp|block|first (for comparisons) */
 	bool sum_exit_ignored; /* GBPF_PTX_COUNTER_SUM_EXIT set to something else (the kernel's note says so) */
 	unsigned sum_flush;  /* a sum is flushed at its site when it reaches this: COUNTER_SUM_FLUSH, or
 			      * GBPF_PTX_COUNTER_SUM_FLUSH (1..COUNTER_SUM_FLUSH; a test switch that makes
@@ -122,11 +122,14 @@ struct probe_specs {
 /*
  * Who flushes the sums at the thread's exit: each lane its own; the
  * lowest of the lanes that reach the exit together, with their sums added
- * (redux.sync); or the last of the block's threads to leave, with the sums
- * of the whole block gathered in shared memory. Warp and block need
- * redux.sync (PTX ISA 7.0, sm_80); a module for less flushes lane by lane.
+ * (redux.sync); the last of the block's threads to leave, with the sums of
+ * the whole block gathered in shared memory; or the block's first thread,
+ * which waits at its exit for the others' sums (not where the kernel or a
+ * device function has a block barrier: a thread waiting at one for the
+ * first thread would never see it come). Warp and block need redux.sync
+ * (PTX ISA 7.0, sm_80); a module for less flushes lane by lane.
  */
-enum { SUM_EXIT_LANE, SUM_EXIT_WARP, SUM_EXIT_BLOCK };
+enum { SUM_EXIT_LANE, SUM_EXIT_WARP, SUM_EXIT_BLOCK, SUM_EXIT_FIRST };
 #define SUM_WARP_MIN_SM 80u
 #define SUM_WARP_MIN_VERSION 70u
 #define SUM_WARP_REGS "%%__gbpf_summ" /* a tx() format: .b32 <3>, the next three */
@@ -145,6 +148,7 @@ enum { SUM_EXIT_LANE, SUM_EXIT_WARP, SUM_EXIT_BLOCK };
  */
 #define SUM_SHARED "__gbpf_sumsh"
 #define SUM_COUNT_BITS 11u
+#define SUM_FIRST_SLEEP_NS 64u /* SUM_EXIT_FIRST: the first thread's sleep between reads of a word */
 #define SUM_WORD "%%__gbpf_sumw" /* a tx() format: .b32 <COUNTER_SUM_MAX>, key i's word as added to */
 _Static_assert(1024u * COUNTER_SUM_FLUSH <= 1u << (32 - SUM_COUNT_BITS) && 1024u < 1u << SUM_COUNT_BITS,
 	       "a block's sum and count fit one 32-bit word");
@@ -181,6 +185,7 @@ struct kctx {
 	unsigned over_budget;   /* sites that call a probe they would have inlined */
 	struct probe_specs *specs; /* the injection's specialised copies; NULL: none made */
 	int *funcs_exit;        /* the injection's: a device function may `exit` (1), not (0), not yet known (-1) */
+	int *funcs_barrier;     /* the injection's: a device function has a block barrier (1), not (0), not yet known (-1) */
 	unsigned spec_calls;    /* sites of this kernel that call one */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	struct counter_sum sum;        /* memory sites summed in registers */

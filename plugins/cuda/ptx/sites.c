@@ -533,10 +533,11 @@ void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 	o->no_inline = getenv("GBPF_PTX_NO_INLINE") != NULL;
 	o->no_sink = getenv("GBPF_PTX_NO_SINK") != NULL;
 	o->no_sum = getenv("GBPF_PTX_NO_COUNTER_SUM") != NULL;
-	o->sum_exit = !exit_mode ? SUM_EXIT_BLOCK : !strcmp(exit_mode, "lane") ? SUM_EXIT_LANE
-			  : !strcmp(exit_mode, "warp") ? SUM_EXIT_WARP : SUM_EXIT_BLOCK;
+	o->sum_exit = !exit_mode ? SUM_EXIT_FIRST : !strcmp(exit_mode, "lane") ? SUM_EXIT_LANE
+			  : !strcmp(exit_mode, "warp") ? SUM_EXIT_WARP : !strcmp(exit_mode, "block") ? SUM_EXIT_BLOCK
+			  : SUM_EXIT_FIRST;
 	o->sum_exit_ignored = exit_mode && strcmp(exit_mode, "lane") && strcmp(exit_mode, "warp") &&
-			      strcmp(exit_mode, "block");
+			      strcmp(exit_mode, "block") && strcmp(exit_mode, "first");
 	o->sum_flush = COUNTER_SUM_FLUSH;
 	if ((flush = getenv("GBPF_PTX_COUNTER_SUM_FLUSH")) && isdigit((unsigned char)*flush)) {
 		errno = 0;
