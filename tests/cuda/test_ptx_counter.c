@@ -779,6 +779,33 @@ static void test_inject(void)
 		       "a kernel with bar.warp.sync only: the first thread waits (%s)", note);
 		free(ptx);
 	}
+	/* a call of a function defined in another module (it may wait at a barrier), and of vprintf */
+	for (int printf_only = 0; printf_only < 2; printf_only++) {
+		char *app = app_ptx(2, false, "sm_90"), *at = app ? strstr(app, "\nret;\n}") : NULL;
+		char *entry = app ? strstr(app, ".visible .entry") : NULL, *with_call = NULL;
+		const char *decl = printf_only ? ".extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n"
+					       : ".extern .func elsewhere();\n";
+		const char *call = printf_only ? "\n{\n.param .b32 r;\n.param .b64 f;\n.param .b64 a;\n"
+						 "st.param.b64 [f], 0;\nst.param.b64 [a], 0;\n"
+						 "call (r), vprintf, (f, a);\n}"
+					       : "\ncall elsewhere, ();";
+
+		if (at && entry && asprintf(&with_call, "%.*s%s%.*s%s%s", (int)(entry - app), app, decl,
+					    (int)(at - entry), entry, call, at) < 0)
+			with_call = NULL;
+		free(app);
+		ptx = with_call ? inject_into(&d, with_call, note) : NULL;
+		if (printf_only)
+			tap_ok(ptx && strstr(ptx, "nanosleep") && strstr(note, "its first thread flushes"),
+			       "a kernel that calls vprintf: the first thread waits (%s)", note);
+		else
+			tap_ok(ptx && !strstr(ptx, "nanosleep") && strstr(ptx, "atom.shared.add.u32") &&
+				       strstr(note, "added across the block)"),
+			       "a kernel that calls a function of another module: the last thread flushes (%s)", note);
+		if (printf_only) /* the other needs its definition's module to link */
+			check_assembles(ptx, "a call of vprintf");
+		free(ptx);
+	}
 
 	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "warp", 1);
 	ptx = inject(&d, 2, false, note);

@@ -107,6 +107,49 @@ static bool find_mark(const struct gbpf_ptx_module *m, unsigned probe, struct co
 	return false;
 }
 
+/* A function of the module with a body named as token @p name. */
+static bool module_defines(const struct gbpf_ptx_module *m, const struct gbpf_ptx_tok *name)
+{
+	for (uint32_t i = 0; i < m->n_items; i++) {
+		const struct gbpf_ptx_item *it = &m->items[i];
+		const struct gbpf_ptx_tok *t;
+
+		if (it->kind != GBPF_PTX_ITEM_FUNC || !it->func->has_body)
+			continue;
+		t = &m->toks[it->func->name];
+		if (t->len == name->len && !memcmp(t->s, name->s, t->len))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A device function with a block barrier, or one the module only declares
+ * (defined in another module, which may wait at one), but for the CUDA
+ * runtime's own that do not (printf, malloc, free, assert).
+ */
+static bool module_funcs_barrier(const struct gbpf_ptx_module *m)
+{
+	static const char *const runtime[] = {"vprintf", "malloc", "free", "__assertfail"};
+
+	if (module_funcs_have(m, is_block_barrier))
+		return true;
+	for (uint32_t i = 0; i < m->n_items; i++) {
+		const struct gbpf_ptx_item *it = &m->items[i];
+		const struct gbpf_ptx_tok *name;
+		bool known = false;
+
+		if (it->kind != GBPF_PTX_ITEM_FUNC || it->func->is_entry || it->func->has_body)
+			continue;
+		name = &m->toks[it->func->name];
+		for (size_t r = 0; r < sizeof(runtime) / sizeof(runtime[0]); r++)
+			known = known || gbpf_ptx_tok_eq(name, runtime[r]);
+		if (!known && !module_defines(m, name))
+			return true;
+	}
+	return false;
+}
+
 void gbpf_ptx_sum_setup(struct kctx *k)
 {
 	struct counter_sum *sum = &k->sum;
@@ -129,7 +172,7 @@ void gbpf_ptx_sum_setup(struct kctx *k)
 		sum->exit = SUM_EXIT_LANE;
 	if (sum->exit == SUM_EXIT_FIRST) {
 		if (*k->funcs_barrier < 0)
-			*k->funcs_barrier = module_funcs_have(k->m, is_block_barrier);
+			*k->funcs_barrier = module_funcs_barrier(k->m);
 		if (*k->funcs_barrier || block_has(k->m, &k->f->body, is_block_barrier))
 			sum->exit = SUM_EXIT_BLOCK;
 	}

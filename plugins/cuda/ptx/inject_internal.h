@@ -125,8 +125,9 @@ struct probe_specs {
  * (redux.sync); the last of the block's threads to leave, with the sums of
  * the whole block gathered in shared memory; or the block's first thread,
  * which waits at its exit for the others' sums (not where the kernel or a
- * device function has a block barrier: a thread waiting at one for the
- * first thread would never see it come). Warp and block need redux.sync
+ * device function has a block barrier, or the module calls a function it
+ * does not define: a thread waiting at a barrier for the first thread
+ * would never see it come). Warp and block need redux.sync
  * (PTX ISA 7.0, sm_80); a module for less flushes lane by lane.
  */
 enum { SUM_EXIT_LANE, SUM_EXIT_WARP, SUM_EXIT_BLOCK, SUM_EXIT_FIRST };
@@ -185,7 +186,8 @@ struct kctx {
 	unsigned over_budget;   /* sites that call a probe they would have inlined */
 	struct probe_specs *specs; /* the injection's specialised copies; NULL: none made */
 	int *funcs_exit;        /* the injection's: a device function may `exit` (1), not (0), not yet known (-1) */
-	int *funcs_barrier;     /* the injection's: a device function has a block barrier (1), not (0), not yet known (-1) */
+	int *funcs_barrier;     /* the injection's: a device function may wait at a block barrier (1), not (0),
+				 * not yet known (-1) */
 	unsigned spec_calls;    /* sites of this kernel that call one */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
 	struct counter_sum sum;        /* memory sites summed in registers */
