@@ -662,6 +662,19 @@ static char *inject_into(const struct gbpf_prog_desc *prog, char *app, char *not
 }
 
 /* @p prog injected at the memory sites of app_ptx(@p loads, @p exit_func, @p target). */
+/* app_ptx(2, false, "sm_90") with @p decl before its kernel and @p insn before its last ret; NULL if no memory. */
+static char *app_with(const char *decl, const char *insn)
+{
+	char *app = app_ptx(2, false, "sm_90"), *out = NULL;
+	char *entry = app ? strstr(app, ".visible .entry") : NULL, *last = app ? strstr(app, "\nret;\n}") : NULL;
+
+	if (entry && last && asprintf(&out, "%.*s%s%.*s\n%s%s", (int)(entry - app), app, decl, (int)(last - entry),
+				      entry, insn, last) < 0)
+		out = NULL;
+	free(app);
+	return out;
+}
+
 static char *inject_for(const struct gbpf_prog_desc *prog, unsigned loads, bool exit_func, const char *target,
 			char *note)
 {
@@ -753,58 +766,37 @@ static void test_inject(void)
 	check_assembles(ptx, "summed, the last thread flushes");
 	free(ptx);
 
-	/* a kernel with a barrier: no thread waits at the exit (one at the barrier would never see it) */
+	/*
+	 * Where a thread may wait at a barrier for the first one, none waits at the exit: a kernel
+	 * with bar.sync, one that calls a function of another module (it may have one); not for
+	 * bar.warp.sync (the lanes of one warp) nor a call of vprintf.
+	 */
 	{
-		char *app = app_ptx(2, false, "sm_90"), *at = app ? strstr(app, "\nret;\n}") : NULL;
-		char *with_bar = NULL;
+		static const struct {
+			const char *decl, *insn, *what;
+			bool first;
+		} cases[] = {
+			{"", "bar.sync 0;", "bar.sync", false},
+			{"", "bar.warp.sync -1;", "bar.warp.sync only", true},
+			{".extern .func elsewhere();\n", "call elsewhere, ();", "a call of another module's function", false},
+			{".extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n",
+			 "{\n.param .b32 r;\n.param .b64 f;\n.param .b64 a;\nst.param.b64 [f], 0;\n"
+			 "st.param.b64 [a], 0;\ncall (r), vprintf, (f, a);\n}", "a call of vprintf", true},
+		};
 
-		if (at && asprintf(&with_bar, "%.*s\nbar.sync 0;%s", (int)(at - app), app, at) < 0)
-			with_bar = NULL;
-		free(app);
-		ptx = with_bar ? inject_into(&d, with_bar, note) : NULL;
-		tap_ok(ptx && strstr(ptx, "atom.shared.add.u32") && !strstr(ptx, "nanosleep") &&
-			       strstr(note, "added across the block)"),
-		       "a kernel with bar.sync: the last thread flushes, none waits (%s)", note);
-		free(ptx);
-	}
-	{
-		char *app = app_ptx(2, false, "sm_90"), *at = app ? strstr(app, "\nret;\n}") : NULL;
-		char *with_bar = NULL;
-
-		if (at && asprintf(&with_bar, "%.*s\nbar.warp.sync -1;%s", (int)(at - app), app, at) < 0)
-			with_bar = NULL;
-		free(app);
-		ptx = with_bar ? inject_into(&d, with_bar, note) : NULL;
-		tap_ok(ptx && strstr(ptx, "nanosleep") && strstr(note, "its first thread flushes"),
-		       "a kernel with bar.warp.sync only: the first thread waits (%s)", note);
-		free(ptx);
-	}
-	/* a call of a function defined in another module (it may wait at a barrier), and of vprintf */
-	for (int printf_only = 0; printf_only < 2; printf_only++) {
-		char *app = app_ptx(2, false, "sm_90"), *at = app ? strstr(app, "\nret;\n}") : NULL;
-		char *entry = app ? strstr(app, ".visible .entry") : NULL, *with_call = NULL;
-		const char *decl = printf_only ? ".extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n"
-					       : ".extern .func elsewhere();\n";
-		const char *call = printf_only ? "\n{\n.param .b32 r;\n.param .b64 f;\n.param .b64 a;\n"
-						 "st.param.b64 [f], 0;\nst.param.b64 [a], 0;\n"
-						 "call (r), vprintf, (f, a);\n}"
-					       : "\ncall elsewhere, ();";
-
-		if (at && entry && asprintf(&with_call, "%.*s%s%.*s%s%s", (int)(entry - app), app, decl,
-					    (int)(at - entry), entry, call, at) < 0)
-			with_call = NULL;
-		free(app);
-		ptx = with_call ? inject_into(&d, with_call, note) : NULL;
-		if (printf_only)
-			tap_ok(ptx && strstr(ptx, "nanosleep") && strstr(note, "its first thread flushes"),
-			       "a kernel that calls vprintf: the first thread waits (%s)", note);
-		else
-			tap_ok(ptx && !strstr(ptx, "nanosleep") && strstr(ptx, "atom.shared.add.u32") &&
-				       strstr(note, "added across the block)"),
-			       "a kernel that calls a function of another module: the last thread flushes (%s)", note);
-		if (printf_only) /* the other needs its definition's module to link */
-			check_assembles(ptx, "a call of vprintf");
-		free(ptx);
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			ptx = inject_into(&d, app_with(cases[c].decl, cases[c].insn), note);
+			if (cases[c].first)
+				tap_ok(ptx && strstr(ptx, "nanosleep") && strstr(note, "its first thread flushes"),
+				       "a kernel with %s: the first thread waits (%s)", cases[c].what, note);
+			else
+				tap_ok(ptx && !strstr(ptx, "nanosleep") && strstr(ptx, "atom.shared.add.u32") &&
+					       strstr(note, "added across the block)"),
+				       "a kernel with %s: the last thread flushes, none waits (%s)", cases[c].what, note);
+			if (c != 2) /* another module's function needs that module to link */
+				check_assembles(ptx, cases[c].what);
+			free(ptx);
+		}
 	}
 
 	setenv("GBPF_PTX_COUNTER_SUM_EXIT", "warp", 1);
