@@ -396,7 +396,7 @@ void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 	 * and what the others added), else 0. All of them before the first flush, so that only
 	 * the registers live across a flush's lookup (the deepest code of the kernel): with each
 	 * key's word and the counts live there too, mem_count's vector add took 38 registers
-	 * instead of 32 (6 blocks of 256 threads an SM instead of 8).
+	 * instead of 32 (with 64-bit words; 6 blocks of 256 threads an SM instead of 8).
 	 */
 	for (unsigned i = 0; i < k->sum.n; i++)
 		gbpf_ptx_tx(t, "and.b32 " SUM_SCRATCH ", " SUM_WORD "%u, %u;\nadd.u32 " SUM_SCRATCH ", " SUM_SCRATCH ", "
