@@ -22,7 +22,8 @@
  * A fragment module variable `__gbpf_counter_<i>_<f>_<C>_<fields>` (the
  * code generator's mark of a memory probe that only adds C to one key,
  * docs/ATTACH.md) makes the memory sites add C to a register per key; at
- * the exit the sums are added across the block and its last thread runs
+ * the exit the sums are added across the block and one of its threads (the
+ * first, or the last where a barrier could wait for the first) runs
  * `__gbpf_probe_<f>` once per key with the total as ctx.mem_value. A fifth
  * number, `..._<r>`, names the rest of a probe that counts first and then
  * does more: `__gbpf_probe_<r>` runs at each summed site.

@@ -33,16 +33,6 @@ static bool is_exit(const struct gbpf_ptx_tok *op)
 	return gbpf_ptx_tok_eq(op, "exit");
 }
 
-/* bar, barrier: of the block or the cluster (bar.warp.sync waits for lanes of one warp only) */
-static bool is_block_barrier(const struct gbpf_ptx_tok *op)
-{
-	static const char warp[] = ".warp.";
-	bool bar = (op->len >= 3 && !memcmp(op->s, "bar", 3) && (op->len == 3 || op->s[3] == '.')) ||
-		   (op->len >= 7 && !memcmp(op->s, "barrier", 7) && (op->len == 7 || op->s[7] == '.'));
-
-	return bar && !memmem(op->s, op->len, warp, sizeof(warp) - 1);
-}
-
 static bool block_has(const struct gbpf_ptx_module *m, const struct gbpf_ptx_block *b,
 		      bool (*what)(const struct gbpf_ptx_tok *op))
 {
@@ -107,17 +97,14 @@ static bool find_mark(const struct gbpf_ptx_module *m, unsigned probe, struct co
 	return false;
 }
 
-/* A function of the module with a body named as token @p name. */
-static bool module_defines(const struct gbpf_ptx_module *m, const struct gbpf_ptx_tok *name)
+/* A function of the module with a body named as token @p name (not one declared only). */
+static bool module_has_body_of(const struct gbpf_ptx_module *m, const struct gbpf_ptx_tok *name)
 {
 	for (uint32_t i = 0; i < m->n_items; i++) {
 		const struct gbpf_ptx_item *it = &m->items[i];
-		const struct gbpf_ptx_tok *t;
 
-		if (it->kind != GBPF_PTX_ITEM_FUNC || !it->func->has_body)
-			continue;
-		t = &m->toks[it->func->name];
-		if (t->len == name->len && !memcmp(t->s, name->s, t->len))
+		if (it->kind == GBPF_PTX_ITEM_FUNC && it->func->has_body &&
+		    gbpf_ptx_tok_same(&m->toks[it->func->name], name))
 			return true;
 	}
 	return false;
@@ -132,7 +119,7 @@ static bool module_funcs_barrier(const struct gbpf_ptx_module *m)
 {
 	static const char *const runtime[] = {"vprintf", "malloc", "free", "__assertfail"};
 
-	if (module_funcs_have(m, is_block_barrier))
+	if (module_funcs_have(m, gbpf_ptx_is_block_barrier))
 		return true;
 	for (uint32_t i = 0; i < m->n_items; i++) {
 		const struct gbpf_ptx_item *it = &m->items[i];
@@ -144,7 +131,7 @@ static bool module_funcs_barrier(const struct gbpf_ptx_module *m)
 		name = &m->toks[it->func->name];
 		for (size_t r = 0; r < sizeof(runtime) / sizeof(runtime[0]); r++)
 			known = known || gbpf_ptx_tok_eq(name, runtime[r]);
-		if (!known && !module_defines(m, name))
+		if (!known && !module_has_body_of(m, name))
 			return true;
 	}
 	return false;
@@ -173,9 +160,26 @@ void gbpf_ptx_sum_setup(struct kctx *k)
 	if (sum->exit == SUM_EXIT_FIRST) {
 		if (*k->funcs_barrier < 0)
 			*k->funcs_barrier = module_funcs_barrier(k->m);
-		if (*k->funcs_barrier || block_has(k->m, &k->f->body, is_block_barrier))
+		if (*k->funcs_barrier || block_has(k->m, &k->f->body, gbpf_ptx_is_block_barrier))
 			sum->exit = SUM_EXIT_BLOCK;
 	}
+}
+
+/* SUM_PRED: this thread is not the block's first, (0,0,0) (SUM_SCRATCH and SUM_MASK are clobbered). */
+static void tx_not_first_thread(struct text *t)
+{
+	gbpf_ptx_tx(t, "mov.u32 " SUM_SCRATCH ", %%tid.x;\nmov.u32 " SUM_MASK ", %%tid.y;\n"
+		       "or.b32 " SUM_SCRATCH ", " SUM_SCRATCH ", " SUM_MASK ";\nmov.u32 " SUM_MASK ", %%tid.z;\n"
+		       "or.b32 " SUM_SCRATCH ", " SUM_SCRATCH ", " SUM_MASK ";\n"
+		       "setp.ne.u32 " SUM_PRED ", " SUM_SCRATCH ", 0;\n");
+}
+
+/* SUM_MASK: the block's number of threads (SUM_SCRATCH is clobbered). */
+static void tx_block_size(struct text *t)
+{
+	gbpf_ptx_tx(t, "mov.u32 " SUM_MASK ", %%ntid.x;\nmov.u32 " SUM_SCRATCH ", %%ntid.y;\n"
+		       "mul.lo.u32 " SUM_MASK ", " SUM_MASK ", " SUM_SCRATCH ";\nmov.u32 " SUM_SCRATCH ", %%ntid.z;\n"
+		       "mul.lo.u32 " SUM_MASK ", " SUM_MASK ", " SUM_SCRATCH ";\n");
 }
 
 void gbpf_ptx_sum_entry(struct text *t, const struct kctx *k)
@@ -192,16 +196,13 @@ void gbpf_ptx_sum_entry(struct text *t, const struct kctx *k)
 	 * them before any thread can leave. Every thread of the block runs
 	 * this, before anything of the kernel's own.
 	 */
-	gbpf_ptx_tx(t, "{\n.reg .b32 %%__gbpf_z<2>;\n.reg .pred %%__gbpf_zp;\n"
-		       "mov.u32 %%__gbpf_z0, %%tid.x;\nmov.u32 %%__gbpf_z1, %%tid.y;\n"
-		       "or.b32 %%__gbpf_z0, %%__gbpf_z0, %%__gbpf_z1;\nmov.u32 %%__gbpf_z1, %%tid.z;\n"
-		       "or.b32 %%__gbpf_z0, %%__gbpf_z0, %%__gbpf_z1;\nsetp.eq.u32 %%__gbpf_zp, %%__gbpf_z0, 0;\n"
-		       "mov.u32 %%__gbpf_z1, 0;\n");
+	tx_not_first_thread(t);
+	gbpf_ptx_tx(t, "mov.u32 " SUM_MASK ", 0;\n");
 	_Static_assert(COUNTER_SUM_MAX % 4 == 0, "the block's words are zeroed 16 bytes at a time");
 	for (unsigned w = 0; w < COUNTER_SUM_MAX; w += 4)
-		gbpf_ptx_tx(t, "@%%__gbpf_zp st.shared.v4.u32 [" SUM_SHARED "+%u], {%%__gbpf_z1, %%__gbpf_z1, "
-			       "%%__gbpf_z1, %%__gbpf_z1};\n", 4 * w);
-	gbpf_ptx_tx(t, "bar.sync 0;\n}\n");
+		gbpf_ptx_tx(t, "@!" SUM_PRED " st.shared.v4.u32 [" SUM_SHARED "+%u], {" SUM_MASK ", " SUM_MASK ", "
+			       SUM_MASK ", " SUM_MASK "};\n", 4 * w);
+	gbpf_ptx_tx(t, "bar.sync 0;\n");
 }
 
 /* The register of the key of memory site @p mi (index @p site), a new one if there is room; -1 if not. */
@@ -312,13 +313,9 @@ static void tx_exit_first(struct text *t, struct kctx *k)
 		gbpf_ptx_tx(t, "shl.b32 " SUM_REG "%u, " SUM_REG "%u, %u;\nor.b32 " SUM_REG "%u, " SUM_REG "%u, "
 			       SUM_LOWER ";\nred.shared.add.u32 [" SUM_SHARED "+%u], " SUM_REG "%u;\n",
 			    i, i, SUM_COUNT_BITS, i, i, 4 * i, i);
-	gbpf_ptx_tx(t, "mov.u32 " SUM_SCRATCH ", %%tid.x;\nmov.u32 " SUM_MASK ", %%tid.y;\n"
-		       "or.b32 " SUM_SCRATCH ", " SUM_SCRATCH ", " SUM_MASK ";\nmov.u32 " SUM_MASK ", %%tid.z;\n"
-		       "or.b32 " SUM_SCRATCH ", " SUM_SCRATCH ", " SUM_MASK ";\n"
-		       "setp.ne.u32 " SUM_PRED ", " SUM_SCRATCH ", 0;\n@" SUM_PRED " ret;\n"
-		       "mov.u32 " SUM_MASK ", %%ntid.x;\nmov.u32 " SUM_SCRATCH ", %%ntid.y;\n"
-		       "mul.lo.u32 " SUM_MASK ", " SUM_MASK ", " SUM_SCRATCH ";\nmov.u32 " SUM_SCRATCH ", %%ntid.z;\n"
-		       "mul.lo.u32 " SUM_MASK ", " SUM_MASK ", " SUM_SCRATCH ";\n");
+	tx_not_first_thread(t);
+	gbpf_ptx_tx(t, "@" SUM_PRED " ret;\n");
+	tx_block_size(t);
 	/* a sleep between reads: the wait lasts until the block's slowest warp leaves */
 	for (unsigned i = 0; i < k->sum.n; i++) {
 		unsigned wait = k->n_labels++, done = k->n_labels++;
@@ -388,9 +385,7 @@ void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 		gbpf_ptx_tx(t, "shl.b32 " SUM_WORD "%u, " SUM_REG "%u, %u;\nor.b32 " SUM_WORD "%u, " SUM_WORD "%u, "
 			       SUM_LOWER ";\natom.shared.add.u32 " SUM_WORD "%u, [" SUM_SHARED "+%u], " SUM_WORD "%u;\n",
 			    i, i, SUM_COUNT_BITS, i, i, i, 4 * i, i);
-	gbpf_ptx_tx(t, "mov.u32 " SUM_MASK ", %%ntid.x;\nmov.u32 " SUM_SCRATCH ", %%ntid.y;\n"
-		       "mul.lo.u32 " SUM_MASK ", " SUM_MASK ", " SUM_SCRATCH ";\nmov.u32 " SUM_SCRATCH ", %%ntid.z;\n"
-		       "mul.lo.u32 " SUM_MASK ", " SUM_MASK ", " SUM_SCRATCH ";\n");
+	tx_block_size(t);
 	/*
 	 * Key i's register: the block's sum where this add was the word's last (this warp's total
 	 * and what the others added), else 0. All of them before the first flush, so that only

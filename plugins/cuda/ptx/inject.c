@@ -219,6 +219,11 @@ static int find_mem_op(const struct gbpf_ptx_stmt *s, int nth)
 	return -1;
 }
 
+bool gbpf_ptx_is_block_barrier(const struct gbpf_ptx_tok *op)
+{
+	return (opcode_base(op, "bar") || opcode_base(op, "barrier")) && !has_mod(op, "warp");
+}
+
 static enum site_kind classify(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s,
 			       struct mem_info *mi)
 {
@@ -229,7 +234,7 @@ static enum site_kind classify(const struct gbpf_ptx_module *m, const struct gbp
 	op = &m->toks[s->opcode];
 	if (opcode_base(op, "ret") || opcode_base(op, "exit"))
 		return SITE_EXIT;
-	if ((opcode_base(op, "bar") || opcode_base(op, "barrier")) && !has_mod(op, "warp"))
+	if (gbpf_ptx_is_block_barrier(op))
 		return SITE_BARRIER;
 	memset(mi, 0, sizeof(*mi));
 	mi->value_op = -1;

@@ -257,6 +257,8 @@ int gbpf_ptx_collect_regs(struct kctx *k, const struct gbpf_ptx_block *b);
  * *@p tok when @p tok is not NULL); 0 when it has none.
  */
 unsigned gbpf_ptx_target_sm(const struct gbpf_ptx_module *m, uint32_t *tok);
+/* Opcode @p op is a barrier of the block or the cluster (bar, barrier; not bar.warp.sync). */
+bool gbpf_ptx_is_block_barrier(const struct gbpf_ptx_tok *op);
 /** Width in bits of a register operand, 0 if unknown. */
 unsigned gbpf_ptx_reg_bits(const struct kctx *k, const struct gbpf_ptx_tok *t);
 

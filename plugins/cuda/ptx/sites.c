@@ -524,6 +524,9 @@ unsigned gbpf_ptx_budgeted_limit(struct kctx *k, unsigned probe, unsigned limit)
 
 void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 {
+	/* GBPF_PTX_COUNTER_SUM_EXIT's values, by SUM_EXIT_* */
+	static const char *const exit_modes[] = {
+		[SUM_EXIT_LANE] = "lane", [SUM_EXIT_WARP] = "warp", [SUM_EXIT_BLOCK] = "block", [SUM_EXIT_FIRST] = "first"};
 	const char *env = getenv("GBPF_PTX_INLINE_BUDGET"), *flush, *exit_mode = getenv("GBPF_PTX_COUNTER_SUM_EXIT");
 	char *end;
 	unsigned long v;
@@ -533,11 +536,13 @@ void gbpf_ptx_inline_opts_from_env(struct inline_opts *o)
 	o->no_inline = getenv("GBPF_PTX_NO_INLINE") != NULL;
 	o->no_sink = getenv("GBPF_PTX_NO_SINK") != NULL;
 	o->no_sum = getenv("GBPF_PTX_NO_COUNTER_SUM") != NULL;
-	o->sum_exit = !exit_mode ? SUM_EXIT_FIRST : !strcmp(exit_mode, "lane") ? SUM_EXIT_LANE
-			  : !strcmp(exit_mode, "warp") ? SUM_EXIT_WARP : !strcmp(exit_mode, "block") ? SUM_EXIT_BLOCK
-			  : SUM_EXIT_FIRST;
-	o->sum_exit_ignored = exit_mode && strcmp(exit_mode, "lane") && strcmp(exit_mode, "warp") &&
-			      strcmp(exit_mode, "block") && strcmp(exit_mode, "first");
+	o->sum_exit = SUM_EXIT_FIRST;
+	o->sum_exit_ignored = exit_mode != NULL;
+	for (unsigned i = 0; exit_mode && i < sizeof(exit_modes) / sizeof(exit_modes[0]); i++)
+		if (!strcmp(exit_mode, exit_modes[i])) {
+			o->sum_exit = i;
+			o->sum_exit_ignored = false;
+		}
 	o->sum_flush = COUNTER_SUM_FLUSH;
 	if ((flush = getenv("GBPF_PTX_COUNTER_SUM_FLUSH")) && isdigit((unsigned char)*flush)) {
 		errno = 0;
