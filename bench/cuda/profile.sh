@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # bench/cuda/profile.sh BIN [PROBE [HAND]] - Nsight Compute of one steady-state
-# vec_add launch (2^24 elements) instrumented with PROBE (a probe object in
+# vec_add launch (2^24 elements, or 2^GBPF_PROFILE_LOG2N) instrumented with PROBE (a probe object in
 # BIN, default mem_count), next to the same probe written by hand in CUDA
 # (vecadd_bench.cu built with -D HAND, default HAND_MEMTRACE=5: mem_count's
 # counters with the warp instructions gbpf's inlined lookup runs).
+# A probe that writes a ring needs room for 5 launches' records: e.g.
+# GBPF_PROFILE_LOG2N=20 GBPF_CUDA_RING_MB=1024 profile.sh BIN kernelretsnoop HAND_RECORDS.
 # BIN: what tests/device/pack.sh packs. Writes under $OUT (default
 # /tmp/gbpf-profile): for each of probe and hand, the report (.ncu-rep), its
 # details page and its SASS with per-instruction counts (.sass.csv), and
@@ -20,6 +22,7 @@ HAND=${3:-HAND_MEMTRACE=5}
 A=${GBPF_BENCH_APPS:-/tmp/gbpf-bench-apps}
 O=${OUT:-/tmp/gbpf-profile}
 ARCH=${GBPF_BENCH_ARCH:-sm_90}
+N=${GBPF_PROFILE_LOG2N:-24}
 mkdir -p "$A" "$O"
 export PATH=$PATH:/usr/local/cuda/bin
 export LD_LIBRARY_PATH=$BIN:$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -35,9 +38,9 @@ S="--section SpeedOfLight --section Occupancy --section WarpStateStats --section
 # inserts every key); ncu follows the app that `gbpf run` starts (--target-processes all).
 # shellcheck disable=SC2086 # S is a list of options
 timeout 300 ncu --target-processes all -k regex:vec_add -s 4 -c 1 $S -o "$O/probe" -f \
-	"$BIN/gbpf" run "$BIN/$PROBE.bpf.o" -- "$A/vecadd" 24 8 > "$O/probe.run.txt" 2>&1
+	"$BIN/gbpf" run "$BIN/$PROBE.bpf.o" -- "$A/vecadd" "$N" 8 2>&1 | tail -c 65536 > "$O/probe.run.txt" # a ring's events: the last ones
 # shellcheck disable=SC2086
-timeout 120 ncu -k regex:vec_add -s 4 -c 1 $S -o "$O/hand" -f "$A/vecadd_hand" 24 8 > "$O/hand.run.txt" 2>&1
+timeout 120 ncu -k regex:vec_add -s 4 -c 1 $S -o "$O/hand" -f "$A/vecadd_hand" "$N" 8 > "$O/hand.run.txt" 2>&1
 for f in probe hand; do
 	[ -f "$O/$f.ncu-rep" ] || { echo "== $f: no report (see $O/$f.run.txt)"; continue; }
 	ncu -i "$O/$f.ncu-rep" --page details > "$O/$f.details.txt" 2>&1

@@ -45,6 +45,9 @@ build -DHAND_HASH=1 -DHAND_HASH_LAYOUT=3 -o "$A/vecadd_hhash_soa16" vecadd_bench
 build -DHAND_HASH=1 -DHAND_HASH_LAYOUT=4 -o "$A/vecadd_hhash_soa32" vecadd_bench.cu &
 build -DHAND_COUNTS_FLOOR -o "$A/vecadd_floor" vecadd_bench.cu &
 fi
+if want krs; then
+build -DHAND_RECORDS -o "$A/vecadd_hrec" vecadd_bench.cu &
+fi
 if want mem; then
 build -DHAND_MEMTRACE=1 -o "$A/vecadd_hmem" vecadd_bench.cu &
 build -DHAND_MEMTRACE=2 -o "$A/vecadd_hmemc" vecadd_bench.cu &
@@ -272,7 +275,13 @@ if want krs; then
 # with whole-sector stores); kernelretsnoop_reserve.bpf.o writes the reserved record field by field.
 run vecadd20-plain "$O/vecadd20.plain" "$A/vecadd" 20 6
 p=$(value vecadd "$O/vecadd20.plain" median_us)
-for krs in kernelretsnoop kernelretsnoop_reserve; do
+# the records' bytes alone, written by hand at fixed places (vecadd_bench.cu HAND_RECORDS): the floor
+run vecadd20-hrec "$O/vecadd20.hrec" "$A/vecadd_hrec" 20 6
+hr=$(value vecadd "$O/vecadd20.hrec" median_us)
+row "hand-written records alone (no ring), 2^20" "$hr vs $p us" "$(ratio "$hr" "$p")" "-" "info"
+echo "# vecadd_hrec: $(grep -h '^gbpf-bench hand_check' "$O/vecadd20.hrec" | cut -d' ' -f3-)"
+# GBPF_BENCH_KRS: which of the two probes (a diagnostic run may want one)
+for krs in ${GBPF_BENCH_KRS:-kernelretsnoop kernelretsnoop_reserve}; do
 	# The controller's JSON goes to a file (a pipe into a slow reader would make the controller the bottleneck).
 	GBPF_CUDA_RING_MB=${GBPF_BENCH_RING_MB:-1024} "$BIN/gbpf" -j run "$BIN/$krs.bpf.o" -- "$A/vecadd" 20 6 > "$O/vecadd20.$krs.json" 2> "$O/vecadd20.$krs.err"
 	{ grep -v '^{' "$O/vecadd20.$krs.json"
@@ -283,6 +292,7 @@ for krs in kernelretsnoop kernelretsnoop_reserve; do
 	t=$(value vecadd "$O/vecadd20.$krs" median_us); r=$(ratio "$t" "$p")
 	ev=$(value krs "$O/vecadd20.$krs" events); lost=$(value krs "$O/vecadd20.$krs" lost)
 	row "$krs, 2^20 threads" "$t vs $p us" "$r" "1.5" "$(verdict "$r" 1.5)"
+	row "$krs vs the records alone by hand" "$t vs $hr us" "$(ratio "$t" "$hr")" "-" "info"
 	echo "# $krs: events $ev + lost $lost = $(( ${ev:-0} + ${lost:-0} )), threads launched $(( (1 << 20) * 12 ))"
 	# where the device dropped records, if it did (the agent's report at exit, cuda_devmaps.c)
 	grep -h "dropped on the GPU" "$O/vecadd20.$krs.err" | cut -c1-400 | sed 's/^/# /'

@@ -249,6 +249,13 @@ static void emit_mod_call(struct ptx_cg *cg, const struct mod_helper *h)
  * array), so that an injected probe's record is neither stored to local memory nor read back by
  * the helper (kernelretsnoop: 12 local stores and 6 generic loads a thread before).
  */
+void ptx_emit_ringbuf_output_inline(struct ptx_cg *cg, const char *map_reg, long long frame_off, unsigned words)
+{
+	for (unsigned k = 0; k < words; k++)
+		ptx_buf_printf(cg->b, "ld.local.u64 %%t%u, [__gbpf_stack+%lld];\n", k, frame_off + 8 * k);
+	ptx_ring_emit_output_inline(cg->b, map_reg, words, cg->uniq++, cg->prog_idx);
+}
+
 void ptx_emit_output_by_value(struct ptx_cg *cg, const char *fn, const char *const *lead, unsigned n_lead,
 			      long long frame_off, unsigned words)
 {
@@ -308,9 +315,7 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 		return 0;
 	}
 	if (id == GBPF_HELPER_RINGBUF_OUTPUT && ptx_ringbuf_output_by_value(cg, pc, &frame_off, &words)) {
-		static const char *const map_only[] = {"%r1"};
-
-		ptx_emit_output_by_value(cg, "__gbpf_h_ringbuf_outv", map_only, 1, frame_off, words);
+		ptx_emit_ringbuf_output_inline(cg, "%r1", frame_off, words);
 		return 0;
 	}
 	if (id == GBPF_HELPER_PERF_EVENT_OUTPUT && ptx_perf_output_by_value(cg, pc, &frame_off, &words)) {

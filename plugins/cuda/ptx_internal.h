@@ -277,6 +277,11 @@ bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc);
  * frame (__gbpf_stack) and *@p words its 8-byte words.
  */
 bool ptx_ringbuf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *frame_off, unsigned *words);
+/**
+ * bpf_ringbuf_output of the @p words words at @p frame_off in the frame on ring map @p map_reg,
+ * emitted inline (ptx_ring_emit_output_inline): what ptx_ringbuf_output_by_value allows.
+ */
+void ptx_emit_ringbuf_output_inline(struct ptx_cg *cg, const char *map_reg, long long frame_off, unsigned words);
 
 /**
  * bpf_perf_event_output at @p pc may pass its record by value

@@ -39,4 +39,19 @@ struct ptx_ring_warp_plan {
 /** The plan for records of @p words words (1..PTX_RING_WARP_MAX_WORDS). */
 void ptx_ring_warp_plan(unsigned words, struct ptx_ring_warp_plan *plan);
 
+/**
+ * The stores of a whole warp's records of @p words words (its plan): the words in %v0.., the
+ * lane id in %b18, the block's address in %a8; uses %y0..%y63, %b16..%b24, %q6 and %a12, which
+ * the caller declares.
+ */
+void ptx_ring_emit_warp_block(struct ptx_buf *b, unsigned words);
+
+/**
+ * bpf_ringbuf_output emitted inline (no call) in a probe: ring map in @p map_reg (known to be a
+ * ring buffer), @p words data words (1..PTX_RING_WARP_MAX_WORDS - 1) in %t0.., flags accepted;
+ * %r0 = the helper's result. @p id and @p prog_idx make its labels unique in the function.
+ */
+void ptx_ring_emit_output_inline(struct ptx_buf *b, const char *map_reg, unsigned words, unsigned id,
+				 size_t prog_idx);
+
 #endif /* GBPF_CUDA_PTX_MAPS_H */

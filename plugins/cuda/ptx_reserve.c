@@ -111,7 +111,6 @@ int ptx_rsv_emit_reserve(struct ptx_cg *cg, size_t pc)
 
 int ptx_rsv_emit_commit(struct ptx_cg *cg, uint32_t id)
 {
-	static const char *const map_reg[] = {"%t8"};
 	const struct ptx_rsv_area *a = NULL;
 
 	if (!cg->n_rsv)
@@ -126,7 +125,7 @@ int ptx_rsv_emit_commit(struct ptx_cg *cg, uint32_t id)
 	}
 	if (id == GBPF_HELPER_RINGBUF_SUBMIT) {
 		ptx_buf_printf(cg->b, "ld.global.u64 %%t8, [__gbpf_maps+%u];\n", a->map * 8);
-		ptx_emit_output_by_value(cg, "__gbpf_h_ringbuf_outv", map_reg, 1, a->frame_off, a->size / 8);
+		ptx_emit_ringbuf_output_inline(cg, "%t8", a->frame_off, a->size / 8);
 	}
 	/* submit and discard return nothing (r0 is not the program's to read after them) */
 	ptx_buf_puts(cg->b, "mov.u64 %r0, 0;\n");

@@ -14,6 +14,8 @@
  * sub_size, 96 drops; ring control 0 producer_pos, 64 consumer_pos, 72
  * drops; record word bits 31 BUSY, 30 DISCARD, 0..27 length.
  */
+#include <stdio.h>
+
 #include <gbpf/helper_ids.h>
 
 #include "maps/map_layout.h"
@@ -144,22 +146,25 @@ static const char m_ring_commit_ptx[] =
  * fill unevenly, as the blocks an SM runs vary; v mod nr_slots alone fills all alike but made
  * kernelretsnoop_reserve 9% slower on the H200 (held, 143.8 vs 131 us), so the SM stays.
  */
+/* %b1 = the sub-ring of ring map %a0 (above); uses %b2..%b10 */
+#define RING_SUB_B1                                                                                \
+	"mov.u32 %b1, %smid;\nld.u32 %b2, [%a0+28];\nmov.u32 %b3, %nsmid;\n"                           \
+	"max.u32 %b3, %b3, 1;\ndiv.u32 %b4, %b2, %b3;\nmax.u32 %b4, %b4, 1;\n"                          \
+	/* v = linear block * warps a block + linear thread / 32 */                                 \
+	"mov.u32 %b5, %ctaid.z;\nmov.u32 %b6, %nctaid.y;\nmov.u32 %b7, %ctaid.y;\n"                  \
+	"mad.lo.u32 %b5, %b5, %b6, %b7;\nmov.u32 %b6, %nctaid.x;\nmov.u32 %b7, %ctaid.x;\n"          \
+	"mad.lo.u32 %b5, %b5, %b6, %b7;\nmov.u32 %b6, %ntid.x;\nmov.u32 %b7, %ntid.y;\n"             \
+	"mul.lo.u32 %b8, %b6, %b7;\nmov.u32 %b9, %ntid.z;\nmul.lo.u32 %b8, %b8, %b9;\n"              \
+	"add.u32 %b8, %b8, 31;\nshr.u32 %b8, %b8, 5;\nmov.u32 %b9, %tid.z;\nmov.u32 %b10, %tid.y;\n" \
+	"mad.lo.u32 %b9, %b9, %b7, %b10;\nmov.u32 %b10, %tid.x;\nmad.lo.u32 %b9, %b9, %b6, %b10;\n"  \
+	"shr.u32 %b9, %b9, 5;\nmad.lo.u32 %b5, %b5, %b8, %b9;\n"                                      \
+	"rem.u32 %b5, %b5, %b4;\nmad.lo.u32 %b1, %b5, %b3, %b1;\nsub.u32 %b2, %b2, 1;\n"               \
+	"and.b32 %b1, %b1, %b2;\n"
 static const char m_ring_sub_ptx[] =
 	".func (.param .b64 r) __gbpf_m_ring_sub(.param .b64 m)\n{\n.reg .b64 %a<2>;\n"
 	".reg .b32 %b<12>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\nld.u32 %b0, [%a0+8];\n"
 	"setp.ne.u32 %q0, %b0, 27;\nsetp.ne.u32 %q1, %b0, 1527;\nand.pred %q0, %q0, %q1;\n"
-	"@%q0 bra $Lno;\nmov.u32 %b1, %smid;\nld.u32 %b2, [%a0+28];\nmov.u32 %b3, %nsmid;\n"
-	"max.u32 %b3, %b3, 1;\ndiv.u32 %b4, %b2, %b3;\nmax.u32 %b4, %b4, 1;\n"
-	/* v = linear block * warps a block + linear thread / 32 */
-	"mov.u32 %b5, %ctaid.z;\nmov.u32 %b6, %nctaid.y;\nmov.u32 %b7, %ctaid.y;\n"
-	"mad.lo.u32 %b5, %b5, %b6, %b7;\nmov.u32 %b6, %nctaid.x;\nmov.u32 %b7, %ctaid.x;\n"
-	"mad.lo.u32 %b5, %b5, %b6, %b7;\nmov.u32 %b6, %ntid.x;\nmov.u32 %b7, %ntid.y;\n"
-	"mul.lo.u32 %b8, %b6, %b7;\nmov.u32 %b9, %ntid.z;\nmul.lo.u32 %b8, %b8, %b9;\n"
-	"add.u32 %b8, %b8, 31;\nshr.u32 %b8, %b8, 5;\nmov.u32 %b9, %tid.z;\nmov.u32 %b10, %tid.y;\n"
-	"mad.lo.u32 %b9, %b9, %b7, %b10;\nmov.u32 %b10, %tid.x;\nmad.lo.u32 %b9, %b9, %b6, %b10;\n"
-	"shr.u32 %b9, %b9, 5;\nmad.lo.u32 %b5, %b5, %b8, %b9;\n"
-	"rem.u32 %b5, %b5, %b4;\nmad.lo.u32 %b1, %b5, %b3, %b1;\nsub.u32 %b2, %b2, 1;\n"
-	"and.b32 %b1, %b1, %b2;\ncvt.u64.u32 %a1, %b1;\nst.param.b64 [r], %a1;\nret;\n$Lno:\n"
+	"@%q0 bra $Lno;\n" RING_SUB_B1 "cvt.u64.u32 %a1, %b1;\nst.param.b64 [r], %a1;\nret;\n$Lno:\n"
 	"st.param.b64 [r], -1;\nret;\n}\n";
 
 /*
@@ -378,15 +383,51 @@ static unsigned emit_rotate(struct ptx_buf *b, unsigned w, unsigned limit, unsig
 }
 
 /*
- * The block write of a whole warp (32 lanes, lane = rank, words %v0..%v{W-1}, block at %a8):
- * block word k = word k mod W of lane k / W, and store i of lane L writes word 32 i + L, so each
- * store is 32 consecutive words. Instead of shuffling all W words per store (the general path),
- * each lane receives one word per round, W rounds of one shuffle each, with a rotation of the
- * lane's own registers by a lane-dependent amount around them (ptx_ring_warp_plan; the plan is
- * checked against the definition lane by lane in tests/cuda/test_ptx_ring_plan.c, the PTX by
- * test_cuda_maps on the GPU). Per lane: W shuffle pairs and up to 6 W selects, where the general
- * path takes 2 W^2 shuffle pairs (W = 7: 7 pairs instead of 49).
+ * The block write of a whole warp (32 lanes, lane = rank, words %v0..%v{W-1}, lane id in %b18,
+ * block at %a8; uses %y, %b16..%b24, %q6, %a12): block word k = word k mod W of lane k / W, and
+ * store i of lane L writes word 32 i + L, so each store is 32 consecutive words. Instead of
+ * shuffling all W words per store (the general path), each lane receives one word per round, W
+ * rounds of one shuffle each, with a rotation of the lane's own registers by a lane-dependent
+ * amount around them (ptx_ring_warp_plan; the plan is checked against the definition lane by
+ * lane in tests/cuda/test_ptx_ring_plan.c, the PTX by test_cuda_maps on the GPU). Per lane: W
+ * shuffle pairs and up to 6 W selects, where the general path takes 2 W^2 shuffle pairs (W = 7:
+ * 7 pairs instead of 49). The shuffles name the whole warp as an immediate: with a mask in a
+ * register ptxas checks at every shuffle that the lanes it names are the ones converged (a
+ * match, a reduction and a vote, session 26's SASS).
  */
+void ptx_ring_emit_warp_block(struct ptx_buf *b, unsigned w)
+{
+	struct ptx_ring_warp_plan plan;
+	unsigned table = 0, words = 0, next = w;
+
+	ptx_ring_warp_plan(w, &plan);
+	for (unsigned j = 0; j < w; j++)
+		table |= plan.pinv[j] << (4 * j);
+	for (unsigned x = 0; x < w; x++)
+		ptx_buf_printf(b, "mov.b64 %%y%u, %%v%u;\n", x, x);
+	if (plan.pre_rotate > 1) {
+		ptx_buf_printf(b, "shr.u32 %%b19, %%b18, %u;\n", plan.pre_shift);
+		words = emit_rotate(b, w, plan.pre_rotate, 0, next, "%b19");
+		next = words + w;
+	}
+	/* %b21 = L mod W, %b22 = W - L mod W, %b24 = pinv, 4 bits an entry */
+	ptx_buf_printf(b, "rem.u32 %%b21, %%b18, %u;\nsub.u32 %%b22, %u, %%b21;\nmov.u32 %%b24, %u;\n", w, w, table);
+	for (unsigned j = 0; j < w; j++)
+		ptx_buf_printf(b, "add.u32 %%b23, %%b22, %u;\nsetp.ge.u32 %%q6, %%b23, %u;\n"
+				  "@%%q6 sub.u32 %%b23, %%b23, %u;\nshl.b32 %%b23, %%b23, 2;\n"
+				  "shr.u32 %%b23, %%b24, %%b23;\nand.b32 %%b23, %%b23, 15;\n"
+				  "shl.b32 %%b23, %%b23, 5;\nadd.u32 %%b23, %%b23, %%b18;\n"
+				  "div.u32 %%b23, %%b23, %u;\nmov.b64 {%%b16, %%b17}, %%y%u;\n"
+				  "shfl.sync.idx.b32 %%b16, %%b16, %%b23, 31, 0xFFFFFFFF;\n"
+				  "shfl.sync.idx.b32 %%b17, %%b17, %%b23, 31, 0xFFFFFFFF;\nmov.b64 %%y%u, {%%b16, %%b17};\n",
+			       j, w, w, w, words + j, next + j);
+	words = emit_rotate(b, w, w, next, next + w, "%b21");
+	ptx_buf_puts(b, "cvt.u64.u32 %a12, %b18;\nshl.b64 %a12, %a12, 3;\nadd.u64 %a12, %a12, %a8;\n");
+	for (unsigned i = 0; i < w; i++)
+		ptx_buf_printf(b, "st.u64 [%%a12+%u], %%y%u;\n", 256 * i, words + plan.pi[i]);
+}
+
+/* __gbpf_m_ring_wput's whole-warp groups: the block write for the group's record size */
 static void emit_ring_wput_warp(struct ptx_buf *b)
 {
 	/* the general path above ends here: it must not fall into the warp's code */
@@ -395,36 +436,8 @@ static void emit_ring_wput_warp(struct ptx_buf *b)
 		ptx_buf_printf(b, "setp.eq.u32 %%q1, %%b3, %u;\n@%%q1 bra $Lww%u;\n", w, w);
 	ptx_buf_puts(b, "bra.uni $Lwdone;\n");
 	for (unsigned w = 1; w <= RING_WPUT_MAX_WORDS; w++) {
-		struct ptx_ring_warp_plan plan;
-		unsigned table = 0, words = 0, next = w;
-
-		ptx_ring_warp_plan(w, &plan);
-		for (unsigned j = 0; j < w; j++)
-			table |= plan.pinv[j] << (4 * j);
 		ptx_buf_printf(b, "$Lww%u:\n", w);
-		for (unsigned x = 0; x < w; x++)
-			ptx_buf_printf(b, "mov.b64 %%y%u, %%v%u;\n", x, x);
-		if (plan.pre_rotate > 1) {
-			ptx_buf_printf(b, "shr.u32 %%b19, %%b18, %u;\n", plan.pre_shift);
-			words = emit_rotate(b, w, plan.pre_rotate, 0, next, "%b19");
-			next = words + w;
-		}
-		/* %b21 = L mod W, %b22 = W - L mod W, %b24 = pinv, 4 bits an entry */
-		ptx_buf_printf(b, "rem.u32 %%b21, %%b18, %u;\nsub.u32 %%b22, %u, %%b21;\nmov.u32 %%b24, %u;\n", w, w,
-			       table);
-		for (unsigned j = 0; j < w; j++)
-			ptx_buf_printf(b, "add.u32 %%b23, %%b22, %u;\nsetp.ge.u32 %%q6, %%b23, %u;\n"
-					  "@%%q6 sub.u32 %%b23, %%b23, %u;\nshl.b32 %%b23, %%b23, 2;\n"
-					  "shr.u32 %%b23, %%b24, %%b23;\nand.b32 %%b23, %%b23, 15;\n"
-					  "shl.b32 %%b23, %%b23, 5;\nadd.u32 %%b23, %%b23, %%b18;\n"
-					  "div.u32 %%b23, %%b23, %u;\nmov.b64 {%%b16, %%b17}, %%y%u;\n"
-					  "shfl.sync.idx.b32 %%b16, %%b16, %%b23, 31, %%b5;\n"
-					  "shfl.sync.idx.b32 %%b17, %%b17, %%b23, 31, %%b5;\nmov.b64 %%y%u, {%%b16, %%b17};\n",
-				       j, w, w, w, words + j, next + j);
-		words = emit_rotate(b, w, w, next, next + w, "%b21");
-		ptx_buf_puts(b, "cvt.u64.u32 %a12, %b18;\nshl.b64 %a12, %a12, 3;\nadd.u64 %a12, %a12, %a8;\n");
-		for (unsigned i = 0; i < w; i++)
-			ptx_buf_printf(b, "st.u64 [%%a12+%u], %%y%u;\n", 256 * i, words + plan.pi[i]);
+		ptx_ring_emit_warp_block(b, w);
 		ptx_buf_puts(b, "bra.uni $Lwdone;\n");
 	}
 }
@@ -509,6 +522,111 @@ static void emit_ring_wput(struct ptx_buf *b)
 	ptx_buf_puts(b, "$Lcommit:\n@%q7 st.release.gpu.u32 [%a4], %b0;\n"
 			"@!%q7 st.release.sys.u32 [%a4], %b0;\nst.param.b64 [r], 0;\nret;\n$Lerr:\n"
 			"st.param.b64 [r], %a5;\nret;\n}\n");
+}
+
+/*
+ * bpf_ringbuf_output of @words data words in %t0.. on ring map @map_reg, emitted in the probe
+ * (ptx_ring.h says when): the protocol of __gbpf_m_ring_sub, __gbpf_m_ring_reserve and
+ * __gbpf_m_ring_wput with what the call site fixes folded in. The lanes at one call site share
+ * the ring, its sub-ring and the record size, so the group is the active mask, with no match;
+ * the record's size is a constant, so only its own block write is emitted, not one for each size
+ * the function dispatches over at run time. And nothing is called: a called function's registers
+ * count for the kernel that calls it, and __gbpf_m_ring_wput's (61 with kernelretsnoop's vector
+ * add, ptxas -v) left 4 blocks of 256 threads an SM, where the kernel's records cost ~40% more
+ * with 3 and ~70% more with 2 (H200, session 26: VECADD_SMEM capping the blocks). Results: 0,
+ * -E2BIG (a record larger than a sub-ring), -EAGAIN (full or contended: counted drops), as the
+ * helper's.
+ */
+void ptx_ring_emit_output_inline(struct ptx_buf *b, const char *map_reg, unsigned words, unsigned id,
+				 size_t prog_idx)
+{
+	unsigned n = words * 8, rec = n + 8;
+	char l[32]; /* the labels' suffix */
+
+	snprintf(l, sizeof(l), "%u_%zu", id, prog_idx);
+	ptx_buf_printf(b, "{\n.reg .b64 %%a<16>;\n.reg .b32 %%b<32>;\n.reg .pred %%q<8>;\n"
+			  ".reg .b64 %%y<" RING_WARP_REGS ">;\n.reg .b64 %%v<%u>;\nmov.b64 %%a0, %s;\n",
+		       PTX_RING_WARP_MAX_WORDS, map_reg);
+	/* the sub-ring %b1, its size %a1 (a record larger: -E2BIG), scope %q5 */
+	ptx_buf_puts(b, RING_SUB_B1);
+	ptx_buf_printf(b, "ld.u64 %%a1, [%%a0+80];\nsetp.lt.u64 %%q0, %%a1, %u;\n@%%q0 bra $Lob%s;\n"
+			  "ld.u32 %%b11, [%%a0+116];\nsetp.ne.u32 %%q5, %%b11, 0;\n",
+		       rec, l);
+	/*
+	 * group %b5: the active lanes, %a13 bytes (more than a sub-ring holds: each lane alone); its
+	 * lowest lane reserves. Count, rank and leader are computed again where they are used, not
+	 * kept: the reservation is where the most values are live (the record's words among them).
+	 */
+	ptx_buf_printf(b, "activemask.b32 %%b5;\npopc.b32 %%b6, %%b5;\nmul.wide.u32 %%a13, %%b6, %u;\n"
+			  "setp.le.u64 %%q0, %%a13, %%a1;\n@%%q0 bra $Log%s;\nmov.u32 %%b9, %%laneid;\n"
+			  "shl.b32 %%b5, 1, %%b9;\nmov.u64 %%a13, %u;\n$Log%s:\nmov.u64 %%a14, 0;\nmov.u32 %%b10, 0;\n"
+			  "mov.u32 %%b7, %%lanemask_lt;\nand.b32 %%b7, %%b7, %%b5;\nsetp.ne.u32 %%q0, %%b7, 0;\n"
+			  "@%%q0 bra $Los%s;\n",
+		       rec, l, rec, l, l);
+	/* the leader: __gbpf_m_ring_reserve's CAS loop for the group (why this shape: there), control words %a2 */
+	ptx_buf_printf(b, "ld.u64 %%a2, [%%a0+56];\nadd.u64 %%a2, %%a2, %%a0;\nmul.wide.u32 %%a3, %%b1, 128;\n"
+			  "add.u64 %%a2, %%a2, %%a3;\n@%%q5 ld.relaxed.gpu.u64 %%a3, [%%a2];\n"
+			  "@!%%q5 ld.relaxed.sys.u64 %%a3, [%%a2];\n@%%q5 ld.relaxed.gpu.u64 %%a4, [%%a2+64];\n"
+			  "@!%%q5 ld.acquire.sys.u64 %%a4, [%%a2+64];\nmov.u32 %%b11, 0;\n$Lot%s:\n"
+			  "setp.ge.u32 %%q0, %%b11, 1048576;\n@%%q0 bra $Lou%s;\nsub.u64 %%a8, %%a1, 1;\n"
+			  "and.b64 %%a5, %%a3, %%a8;\nadd.u64 %%a7, %%a5, %%a13;\nsub.u64 %%a6, %%a1, %%a5;\n"
+			  "setp.gt.u64 %%q1, %%a7, %%a1;\nselp.u64 %%a6, %%a6, 0, %%q1;\nsub.u64 %%a7, %%a3, %%a4;\n"
+			  "setp.gt.u64 %%q2, %%a7, %%a1;\nadd.u64 %%a7, %%a7, %%a6;\nadd.u64 %%a7, %%a7, %%a13;\n"
+			  "setp.gt.u64 %%q3, %%a7, %%a1;\nor.pred %%q2, %%q2, %%q3;\n@%%q2 bra $Lor%s;\n"
+			  "add.u64 %%a9, %%a3, %%a6;\nadd.u64 %%a9, %%a9, %%a13;\n"
+			  "atom.cas.relaxed.gpu.b64 %%a10, [%%a2], %%a3, %%a9;\nsetp.eq.u64 %%q2, %%a10, %%a3;\n"
+			  "@%%q2 bra $Lok%s;\nmov.u64 %%a3, %%a10;\nadd.u32 %%b11, %%b11, 1;\nbra.uni $Lot%s;\n",
+		       l, l, l, l, l);
+	/*
+	 * does not fit with the positions read before: full only if neither has moved since. The
+	 * consumer's is read again first (it may have freed room); the producer's then by a CAS
+	 * that writes what it expects (one value live at a time, not both pairs: 2 registers less)
+	 */
+	ptx_buf_printf(b, "$Lor%s:\n@%%q5 ld.relaxed.gpu.u64 %%a9, [%%a2+64];\n@!%%q5 ld.acquire.sys.u64 %%a9, [%%a2+64];\n"
+			  "setp.ne.u64 %%q2, %%a9, %%a4;\nmov.u64 %%a4, %%a9;\nadd.u32 %%b11, %%b11, 1;\n"
+			  "@%%q2 bra $Lot%s;\natom.cas.relaxed.gpu.b64 %%a10, [%%a2], %%a3, %%a3;\n"
+			  "setp.eq.u64 %%q2, %%a10, %%a3;\n@%%q2 bra $Lof%s;\nmov.u64 %%a3, %%a10;\nbra.uni $Lot%s;\n",
+		       l, l, l, l);
+	/*
+	 * reserved: the group's first record %a14; padding to the sub-ring's end is a discarded record
+	 * at size - pad (not the loop's offset, which would then stay live out of it: 4 registers)
+	 */
+	ptx_buf_printf(b, "$Lok%s:\nadd.u64 %%a14, %%a3, %%a6;\nsetp.eq.u64 %%q2, %%a6, 0;\n@%%q2 bra $Los%s;\n"
+			  "ld.u64 %%a7, [%%a0+72];\nadd.u64 %%a7, %%a7, %%a0;\ncvt.u64.u32 %%a9, %%b1;\n"
+			  "mul.lo.u64 %%a9, %%a9, %%a1;\nadd.u64 %%a7, %%a7, %%a9;\nsub.u64 %%a5, %%a1, %%a6;\n"
+			  "add.u64 %%a7, %%a7, %%a5;\nst.u32 [%%a7+4], %%b1;\ncvt.u32.u64 %%b12, %%a6;\nsub.u32 %%b12, %%b12, 8;\n"
+			  "or.b32 %%b12, %%b12, 0x40000000;\n@%%q5 st.release.gpu.u32 [%%a7], %%b12;\n"
+			  "@!%%q5 st.release.sys.u32 [%%a7], %%b12;\nbra.uni $Los%s;\n"
+			  "$Lof%s:\nmov.u32 %%b10, -28;\nbra.uni $Lod%s;\n$Lou%s:\nmov.u32 %%b10, -16;\n"
+			  "$Lod%s:\npopc.b32 %%b6, %%b5;\ncvt.u64.u32 %%a7, %%b6;\n@%%q5 red.add.gpu.u64 [%%a2+72], %%a7;\n"
+			  "@%%q5 red.add.gpu.u64 [%%a0+96], %%a7;\n@!%%q5 red.add.sys.u64 [%%a2+72], %%a7;\n"
+			  "@!%%q5 red.add.sys.u64 [%%a0+96], %%a7;\n",
+		       l, l, l, l, l, l, l);
+	/* every lane: the leader's (%b9) outcome, then its record at the block %a8 + rank %b7 * rec (%a15) */
+	ptx_buf_printf(b, "$Los%s:\nneg.s32 %%b9, %%b5;\nand.b32 %%b9, %%b9, %%b5;\nbfind.u32 %%b9, %%b9;\n"
+			  "shfl.sync.idx.b32 %%b10, %%b10, %%b9, 31, %%b5;\n"
+			  "mov.b64 {%%b12, %%b13}, %%a14;\nshfl.sync.idx.b32 %%b12, %%b12, %%b9, 31, %%b5;\n"
+			  "shfl.sync.idx.b32 %%b13, %%b13, %%b9, 31, %%b5;\nmov.b64 %%a14, {%%b12, %%b13};\n"
+			  "setp.ne.u32 %%q0, %%b10, 0;\n@%%q0 bra $Loe%s;\n"
+			  "ld.u64 %%a7, [%%a0+72];\nadd.u64 %%a7, %%a7, %%a0;\ncvt.u64.u32 %%a9, %%b1;\n"
+			  "mul.lo.u64 %%a9, %%a9, %%a1;\nadd.u64 %%a7, %%a7, %%a9;\nsub.u64 %%a9, %%a1, 1;\n"
+			  "and.b64 %%a8, %%a14, %%a9;\nadd.u64 %%a8, %%a8, %%a7;\nmov.u32 %%b7, %%lanemask_lt;\n"
+			  "and.b32 %%b7, %%b7, %%b5;\npopc.b32 %%b7, %%b7;\nmul.wide.u32 %%a15, %%b7, %u;\n"
+			  "add.u64 %%a15, %%a15, %%a8;\nmov.u32 %%b2, %u;\nmov.b64 %%v0, {%%b2, %%b1};\n",
+		       l, l, rec, 0x80000000u | n);
+	for (unsigned k = 0; k < words; k++)
+		ptx_buf_printf(b, "mov.b64 %%v%u, %%t%u;\n", k + 1, k);
+	/* a whole warp: the block write; else lane by lane (each lane's record is contiguous) */
+	ptx_buf_printf(b, "setp.ne.u32 %%q0, %%b5, -1;\n@%%q0 bra $Lol%s;\nmov.u32 %%b18, %%laneid;\n", l);
+	ptx_ring_emit_warp_block(b, words + 1);
+	ptx_buf_printf(b, "bra.uni $Loc%s;\n$Lol%s:\n", l, l);
+	for (unsigned k = 0; k <= words; k++)
+		ptx_buf_printf(b, "st.u64 [%%a15+%u], %%v%u;\n", 8 * k, k);
+	/* the release of each header orders every lane's stores the barrier made visible to it (__gbpf_m_ring_wput) */
+	ptx_buf_printf(b, "$Loc%s:\nbar.warp.sync %%b5;\nmov.u32 %%b2, %u;\n@%%q5 st.release.gpu.u32 [%%a15], %%b2;\n"
+			  "@!%%q5 st.release.sys.u32 [%%a15], %%b2;\nmov.u64 %%r0, 0;\nbra.uni $Lox%s;\n"
+			  "$Loe%s:\nmov.u64 %%r0, -11;\nbra.uni $Lox%s;\n$Lob%s:\nmov.u64 %%r0, -7;\n$Lox%s:\n}\n",
+		       l, n, l, l, l, l, l);
 }
 
 void ptx_ring_emit(struct ptx_buf *b, const uint8_t *used)

@@ -703,16 +703,23 @@ static void test_helper_stack_stores(void)
 /*
  * bpf_ringbuf_output (bpf_perf_event_output) of a record at a known place in the frame, of a
  * constant size, on a map known to be a ring (a perf event array): the words are read from the
- * frame in the probe and passed by value (an injected probe's fold then takes them from
- * registers); a size not known is read by the helper.
+ * frame in the probe (an injected probe's fold then takes them from registers) and written by
+ * the ring protocol emitted inline (a perf array's are passed by value to its helper); a size not
+ * known is read by the helper.
  */
 static void test_ring_output_by_value(void)
 {
+	/* emitted inline (ptx_ring_emit_output_inline): header BUSY | 16, the words, the commit of 16 */
 	static const char *const by_value[] = {"ld.local.u64 %t0, [__gbpf_stack+496];",
 					       "ld.local.u64 %t1, [__gbpf_stack+504];",
-					       "st.param.b64 [__hn], 16;", "st.param.b64 [__hw1], %t1;",
-					       "st.param.b64 [__hw2], 0;", "call (__hr), __gbpf_h_ringbuf_outv, (", NULL};
-	static const char *const no_generic[] = {"call (__hr), __gbpf_h_ringbuf_output,", NULL};
+					       "mov.b64 %a0, %r1;",
+					       "activemask.b32 %b5;",
+					       "mov.u32 %b2, 2147483664;\nmov.b64 %v0, {%b2, %b1};\nmov.b64 %v1, %t0;\n"
+					       "mov.b64 %v2, %t1;\n",
+					       "bar.warp.sync %b5;\nmov.u32 %b2, 16;\n@%q5 st.release.gpu.u32 [%a15], %b2;",
+					       NULL};
+	static const char *const no_generic[] = {"call (__hr), __gbpf_h_ringbuf_output,", "__gbpf_h_ringbuf_outv,",
+						 NULL};
 	static const char *const generic[] = {"call (__hr), __gbpf_h_ringbuf_output,", NULL};
 	static const char *const no_value[] = {"call (__hr), __gbpf_h_ringbuf_outv", NULL};
 	static const char *const perf_by_value[] = {"st.param.b64 [__h1], %r2;", "st.param.b64 [__h2], %r3;",
@@ -760,7 +767,7 @@ static void test_ring_reserve_stores(void)
 
 /*
  * Records reserved in the frame (plugins/cuda/ptx_reserve.c): the area after the 512 bytes of
- * stack, stores to it .local, the null check decided, the submit a by-value output, discard
+ * stack, stores to it .local, the null check decided, the submit an inline output, discard
  * nothing; a pointer spilled, a submit in a subprogram or a reserve in a loop keeps every record of
  * the program in the ring.
  */
@@ -769,19 +776,19 @@ static void test_ring_reserve_frame(void)
 	static const char *const frame[] = {
 		".local .align 8 .b8 __gbpf_stack[528];", "st.local.u64 [__gbpf_stack+512], %r6;",
 		"st.local.u64 [__gbpf_stack+520], %r7;", "ld.local.u64 %t0, [__gbpf_stack+512];",
-		"ld.global.u64 %t8, [__gbpf_maps+0];", "call (__hr), __gbpf_h_ringbuf_outv,", NULL};
+		"ld.global.u64 %t8, [__gbpf_maps+0];", "mov.b64 %a0, %t8;", "bar.warp.sync %b5;", NULL};
 	/* the helper's destination: the area's second word, a generic address computed from the frame's */
 	static const char *const frame_helper[] = {
 		".local .align 8 .b8 __gbpf_stack[528];", "st.local.u64 [__gbpf_stack+512], %r6;",
 		"call (__hr), __gbpf_h_probe_read,", "ld.local.u64 %t1, [__gbpf_stack+520];",
-		"call (__hr), __gbpf_h_ringbuf_outv,", NULL};
+		"mov.b64 %a0, %t8;", NULL};
 	static const char *const not_ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve",
 					       "call (__hr), __gbpf_h_ringbuf_submit",
 					       "call (__hr), __gbpf_h_ringbuf_discard", "setp.ne.u64 %p0, %r0, 0x0", NULL};
 	static const char *const ring[] = {"call (__hr), __gbpf_h_ringbuf_reserve",
 					   "call (__hr), __gbpf_h_ringbuf_submit",
 					   "call (__hr), __gbpf_h_ringbuf_discard", NULL};
-	static const char *const not_frame[] = {"__gbpf_stack[528]", "__gbpf_h_ringbuf_outv,", NULL};
+	static const char *const not_frame[] = {"__gbpf_stack[528]", "mov.b64 %a0, %t8;", NULL};
 	static const char *const pair[] = {".local .align 8 .b8 __gbpf_stack[544];",
 					   "st.local.u32 [__gbpf_stack+512], %r7;",
 					   "st.local.u32 [__gbpf_stack+528],", "ld.local.u64 %t1, [__gbpf_stack+536];", NULL};

@@ -52,6 +52,13 @@
 //                           lookup, each behind a compare (a 16-byte state and
 //                           hash, two key words, the slot count), from a row
 //                           nothing writes
+//   HAND_RECORDS            kernelretsnoop's bytes alone: each thread's 56-byte
+//                           record (an 8-byte header and 6 words) at a place
+//                           fixed by its thread id, a warp's 32 records stored
+//                           as 7 rows of 32 consecutive words (whole sectors,
+//                           as gbpf's warp-wide ring write does), with no
+//                           reservation, commit or consumer: the floor of any
+//                           ring that keeps every event
 // Each hand-written variant checks its counts on the host after the run.
 // VECADD_SMEM=BYTES (diagnostic): that much unused dynamic shared memory per block,
 // which caps the blocks per SM like an instrumented kernel's register count does.
@@ -68,6 +75,16 @@ __global__ void init(float *a, float *b, int n)
 }
 
 #define NKEYS 4096u /* the probes' key range: & 4095 */
+
+#ifdef HAND_RECORDS
+#define REC_WORDS 7u /* kernelretsnoop's 48-byte event and 8-byte header */
+
+/* word w of record r (the host checks every one) */
+__host__ __device__ static inline unsigned long long hand_record_word(unsigned long long r, unsigned w)
+{
+	return w == 0 ? 0x30ull | r << 32 : r * 0x9E3779B97F4A7C15ull + w;
+}
+#endif
 
 #ifdef HAND_HASH
 #ifndef HAND_HASH_LOAD
@@ -262,6 +279,18 @@ __global__ void vec_add(const float *a, const float *b, float *c, int n, unsigne
 	atomicAdd(&hand[(size_t)blockIdx.x * blockDim.x + threadIdx.x], 1ull);
 #elif defined(HAND_COUNTS_FLOOR)
 	atomicAdd(&hand[(blockIdx.x * blockDim.x + threadIdx.x) & (NKEYS - 1)], 1ull);
+#elif defined(HAND_RECORDS)
+	{
+		/* store k of lane L writes word 32 k + L of the warp's block: word (32 k + L) % 7 of its record (32 k + L) / 7 */
+		unsigned lane = threadIdx.x & 31;
+		size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+
+		for (unsigned k = 0; k < REC_WORDS; k++) {
+			unsigned word = 32 * k + lane;
+
+			hand[warp * 32 * REC_WORDS + word] = hand_record_word(warp * 32 + word / REC_WORDS, word % REC_WORDS);
+		}
+	}
 #elif defined(HAND_HASH) && HAND_HASH == 3
 	{
 		unsigned key = blockIdx.x & (NKEYS - 1), peers = __match_any_sync(__activemask(), key);
@@ -280,6 +309,8 @@ __global__ void vec_add(const float *a, const float *b, float *c, int n, unsigne
 #define HAND_WORDS ((size_t)blocks * threads)
 #elif defined(HAND_COUNTS_FLOOR)
 #define HAND_WORDS ((size_t)NKEYS)
+#elif defined(HAND_RECORDS)
+#define HAND_WORDS ((size_t)blocks * threads * REC_WORDS)
 #elif defined(HAND_HASH)
 #define HAND_WORDS HASH_WORDS
 #elif defined(HAND_MEMTRACE)
@@ -310,6 +341,12 @@ static int check_hand(const unsigned long long *dev, int blocks, int threads, lo
 		sum += h[i];
 	}
 	keys = h.size();
+#elif defined(HAND_RECORDS)
+	for (size_t i = 0; i < h.size(); i++)
+		bad += h[i] != hand_record_word(i / REC_WORDS, i % REC_WORDS);
+	/* the records are rewritten, not counted: every launch leaves the same words */
+	sum = total;
+	keys = h.size() / REC_WORDS;
 #elif defined(HAND_MEMTRACE)
 	// loads 2 and stores 1 per thread and launch; distances 3 per thread and launch
 	// but the thread's very first access (no last address yet)
