@@ -17,7 +17,7 @@ stack is written only on the way to a helper that reads it.
 Usage: test_registers.py GBPF PTXAS|- VECADD.ptx|- NAME=PROBE.bpf.o:LIMIT[:CHECKS]...
 CHECKS (comma separated): ctx (no context store the probe does not need), stack
 (no stack store before its map lookup), frame (no stack store at all), inlined
-(vec_add calls no probe function), summed (a counter: each memory site adds to
+(vec_add calls no probe function), nocall (vec_add calls no function at all), summed (a counter: each memory site adds to
 a register, the map is touched only in the flush before the kernel returns, and
 GBPF_PTX_NO_COUNTER_SUM turns that off), unsummed (not a counter: no sums).
 """
@@ -137,6 +137,14 @@ def main():
                 body = body[:body.find("\n}")]
                 calls = [ln.strip() for ln in body.splitlines() if re.search(r"call.*__gbpf_(probe|spec)_", ln)]
                 ok(not calls, f"{name}: the probe is inlined into vec_add "
+                              f"({len(calls)} calls{': ' + calls[0] if calls else ''})")
+            # nocall: vec_add calls nothing at all (a ring output written into the probe,
+            # ptx_ring_emit_output_inline: the called helpers' registers counted for the kernel)
+            if "nocall" in checks:
+                body = text[text.find(".entry " + vec[0]):]
+                body = body[:body.find("\n}")]
+                calls = [ln.strip() for ln in body.splitlines() if re.match(r"\s*(@\S+\s+)?call\b", ln)]
+                ok(not calls, f"{name}: vec_add calls no function "
                               f"({len(calls)} calls{': ' + calls[0] if calls else ''})")
     print(f"1..{count}")
     return 1 if failed else 0
