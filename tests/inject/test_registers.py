@@ -133,21 +133,24 @@ def main():
             # inlined: the probe's body is in the kernel (the injector keeps the call when it
             # cannot take the probe's text, e.g. a frame it does not know)
             if "inlined" in checks:
-                body = text[text.find(".entry " + vec[0]):]
-                body = body[:body.find("\n}")]
-                calls = [ln.strip() for ln in body.splitlines() if re.search(r"call.*__gbpf_(probe|spec)_", ln)]
+                calls = kernel_calls(text, vec[0], r"call.*__gbpf_(probe|spec)_")
                 ok(not calls, f"{name}: the probe is inlined into vec_add "
                               f"({len(calls)} calls{': ' + calls[0] if calls else ''})")
             # nocall: vec_add calls nothing at all (a ring output written into the probe,
             # ptx_ring_emit_output_inline: the called helpers' registers counted for the kernel)
             if "nocall" in checks:
-                body = text[text.find(".entry " + vec[0]):]
-                body = body[:body.find("\n}")]
-                calls = [ln.strip() for ln in body.splitlines() if re.match(r"\s*(@\S+\s+)?call\b", ln)]
+                calls = kernel_calls(text, vec[0], r"^\s*(@\S+\s+)?call\b")
                 ok(not calls, f"{name}: vec_add calls no function "
                               f"({len(calls)} calls{': ' + calls[0] if calls else ''})")
     print(f"1..{count}")
     return 1 if failed else 0
+
+
+def kernel_calls(text, kernel, pattern):
+    """The lines of @kernel's body in the module @text that match @pattern."""
+    body = text[text.find(".entry " + kernel):]
+    body = body[:body.find("\n}")]
+    return [ln.strip() for ln in body.splitlines() if re.search(pattern, ln)]
 
 
 def vec_add_body(text):
