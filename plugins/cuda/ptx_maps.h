@@ -23,7 +23,7 @@ void ptx_ring_emit(struct ptx_buf *b, const uint8_t *used);
 
 /**
  * How a whole warp exchanges its records of @c words 8-byte words each so that store i of
- * lane L writes block word 32 i + L (ptx_ring.c, emit_ring_wput_warp): lane L first rotates
+ * lane L writes block word 32 i + L (ptx_ring.c, ptx_ring_emit_warp_block): lane L first rotates
  * its words by L >> @c pre_shift (an amount below @c pre_rotate; none when that is 1); in
  * round j it reads word j of lane (32 pinv[(j - L) mod words] + L) / words; it rotates the
  * received words by L mod words, and store i writes the rotated word pi[i].
