@@ -385,6 +385,7 @@ static const char divergent_app_ptx[] =
 #define DIVERGENT_BLOCK_Y 2u
 #define DIVERGENT_BLOCK (DIVERGENT_BLOCK_X * DIVERGENT_BLOCK_Y)
 #define DIVERGENT_N 300u
+#define DIVERGENT_REPEAT 8u /* launches of each mode's kernel, each on fresh maps */
 
 /* Memory sites divergent_app_ptx runs in all. */
 static unsigned divergent_sites(void)
@@ -444,18 +445,32 @@ static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_p
 			else
 				tap_skip("counter %s, divergent lanes, by %s: no ptxas, no GPU", name, mode);
 		} else {
-			unsigned n = DIVERGENT_N;
+			unsigned n = DIVERGENT_N, exact = 0, tries = 0;
 			void *params[] = {&buf, &n};
+			char first_why[512] = "";
 
-			if (run_gpu_grid(g, ptx, DIVERGENT_GRID, DIVERGENT_BLOCK_X, DIVERGENT_BLOCK_Y, params, &got, why,
-					 sizeof(why)))
-				tap_ok(0, "counter %s, divergent lanes, by %s: GPU run failed: %s", name, mode, why);
-			else {
+			/*
+			 * Several launches, each on fresh maps: the first launch's inserts race (session 26
+			 * saw the warp mode count 311 too many once in six runs of this test)
+			 */
+			for (; tries < DIVERGENT_REPEAT; tries++) {
+				why[0] = 0;
+				if (run_gpu_grid(g, ptx, DIVERGENT_GRID, DIVERGENT_BLOCK_X, DIVERGENT_BLOCK_Y, params,
+						 &got, why, sizeof(why)))
+					break;
 				dt_maps_diff(&want, &got, why, sizeof(why));
-				tap_ok(!why[0], "counter %s, by %s, %u threads leaving at different times: the maps "
-						"the interpreter leaves after %u runs %s", name, mode,
-				       DIVERGENT_GRID * DIVERGENT_BLOCK, runs, why);
+				exact += !why[0];
+				if (why[0] && !first_why[0])
+					snprintf(first_why, sizeof(first_why), "%s", why);
 			}
+			if (tries < DIVERGENT_REPEAT)
+				tap_ok(0, "counter %s, divergent lanes, by %s: GPU run failed: %s", name, mode, why);
+			else
+				tap_ok(exact == DIVERGENT_REPEAT,
+				       "counter %s, by %s, %u threads leaving at different times: the maps the "
+				       "interpreter leaves after %u runs, in %u of %u launches %s",
+				       name, mode, DIVERGENT_GRID * DIVERGENT_BLOCK, runs, exact, DIVERGENT_REPEAT,
+				       first_why);
 		}
 		free(ptx);
 	}
