@@ -154,10 +154,9 @@ size_t map_prog_ring_output(struct gbpf_insn *out)
 	return n;
 }
 
-size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane)
+/* the 7 words (tid << 8) + k at r10 - 56 + 8 k, the thread id in r6 */
+static size_t sized_words(struct gbpf_insn *out, size_t n)
 {
-	size_t n = 0;
-
 	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
 	E(0xbf, 6, 0, 0, 0);
 	E(0xbf, 7, 6, 0, 0);
@@ -166,6 +165,26 @@ size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane)
 		E(0x7b, 10, 7, (int16_t)(-56 + 8 * k), 0);
 		E(0x07, 7, 0, 0, 1);
 	}
+	return n;
+}
+
+size_t map_prog_ring_const(struct gbpf_insn *out, uint32_t bytes)
+{
+	size_t n = sized_words(out, 0);
+
+	MAP0(1);
+	FP(2, -56);
+	E(0xb7, 3, 0, 0, (int32_t)bytes);
+	E(0xb7, 4, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_OUTPUT);
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
+size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane)
+{
+	size_t n = sized_words(out, 0);
+
 	E(0xbf, 8, 6, 0, 0);
 	if (!per_lane)
 		E(0x77, 8, 0, 0, 5);

@@ -37,6 +37,9 @@ size_t map_prog_ring_output(struct gbpf_insn *out);
  *  8 * ((tid >> 5) % 7 + 1) bytes (one size a warp: the whole-warp write), or of
  *  8 * (tid % 7 + 1) bytes with @p per_lane (sizes mixed in a warp); r0 = the result. */
 size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane);
+/** The words of map_prog_ring_sizes in a record of a constant @p bytes (8..56): the code
+ *  generator writes the ring's protocol into the program (by value); r0 = the result. */
+size_t map_prog_ring_const(struct gbpf_insn *out, uint32_t bytes);
 /**
  * Where map_prog_ring_reserve's record lives (plugins/cuda/ptx_reserve.c):
  * in the frame (the reserve runs once, the submit names the area), also

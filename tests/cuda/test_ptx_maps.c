@@ -736,6 +736,34 @@ static void test_ring_output_by_value(void)
 
 	n = map_prog_ring_output(prog);
 	check_text("ringbuf_output of 16 stack bytes: by value", prog, n, &rb, by_value, no_generic);
+	/*
+	 * every size: in the probe's inline block, the block write of that size only (its words and
+	 * the header: one store of 32 words each), no call; then assembled (check)
+	 */
+	for (uint32_t bytes = 8; bytes <= 56; bytes += 8) {
+		struct gbpf_prog_desc p = {.sz = sizeof(p), .name = "rb_const", .section = "gpu/entry/k",
+					   .maps = &rb, .map_cnt = 1, .source_file = "test_ptx_maps.c"};
+		const struct gbpf_prog_desc *pp = &p;
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
+		char err[512] = "", *ptx = NULL, what[64];
+		const char *blk, *end;
+		unsigned stores = 0;
+
+		n = map_prog_ring_const(prog, bytes);
+		p.insns = prog;
+		p.insn_cnt = n;
+		snprintf(what, sizeof(what), "ringbuf_output of %u stack bytes, written inline", bytes);
+		if (!tap_ok(gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err)) == 0 && ptx, "%s: PTX %s", what, err))
+			continue;
+		blk = strstr(ptx, "mov.b64 %a0, %r1;");
+		end = blk ? strstr(blk, "$Lox") : NULL;
+		for (const char *q = blk; q && end && (q = strstr(q, "st.u64 [%a12+")) && q < end; q++)
+			stores++;
+		tap_ok(blk && end && stores == bytes / 8 + 1 && !strstr(ptx, "__gbpf_h_ringbuf_outv,"),
+		       "%s: %u block stores (%u words a record), no call", what, stores, bytes / 8 + 1);
+		free(ptx);
+		check(what, prog, n, &rb);
+	}
 	n = map_prog_ring_sizes(prog, 0);
 	check_text("ringbuf_output of a size not known: from memory", prog, n, &rb, generic, no_value);
 	/* a map not known to be a ring (the helper's own check answers -EINVAL) */
