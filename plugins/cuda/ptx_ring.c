@@ -531,12 +531,11 @@ static void emit_ring_wput(struct ptx_buf *b)
  * lanes at one call site share the ring, its sub-ring and the record size, so the group is the
  * active mask, with no match; the record's size is a constant, so only its own block write is
  * emitted, not one for each size the function dispatches over at run time. And nothing is
- * called: a called function's registers
- * count for the kernel that calls it, and __gbpf_m_ring_wput's (61 with kernelretsnoop's vector
- * add, ptxas -v) left 4 blocks of 256 threads an SM, where the kernel's records cost ~25% more
- * with 3 and ~60% more with 2 (H200, session 26: VECADD_SMEM capping the blocks). Results: 0,
- * -E2BIG (a record larger than a sub-ring), -EAGAIN (full or contended: counted drops), as the
- * helper's.
+ * called: a called function's registers count for the kernel that calls it, and
+ * __gbpf_m_ring_wput's (61 with kernelretsnoop's vector add, ptxas -v) left 4 blocks of 256
+ * threads an SM, where the kernel's records cost ~25% more with 3 and ~60% more with 2 (H200,
+ * session 26: VECADD_SMEM capping the blocks). Results: 0, -E2BIG (a record larger than a
+ * sub-ring), -EAGAIN (full or contended: counted drops), as the helper's.
  */
 void ptx_ring_emit_output_inline(struct ptx_buf *b, const char *map_reg, unsigned words, unsigned id,
 				 size_t prog_idx)
