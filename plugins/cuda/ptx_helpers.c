@@ -242,6 +242,19 @@ static void emit_mod_call(struct ptx_cg *cg, const struct mod_helper *h)
 	ptx_buf_puts(b, ");\nld.param.b64 %r0, [__hr];\n}\n");
 }
 
+/* %t0.. = the record's @p words words at @p frame_off in the frame (the fold forwards them from registers) */
+static void emit_frame_words(struct ptx_cg *cg, long long frame_off, unsigned words)
+{
+	for (unsigned k = 0; k < words; k++)
+		ptx_buf_printf(cg->b, "ld.local.u64 %%t%u, [__gbpf_stack+%lld];\n", k, frame_off + 8 * k);
+}
+
+void ptx_emit_ringbuf_output_inline(struct ptx_cg *cg, const char *map_reg, long long frame_off, unsigned words)
+{
+	emit_frame_words(cg, frame_off, words);
+	ptx_ring_emit_output_inline(cg->b, map_reg, words, cg->uniq++, cg->prog_idx);
+}
+
 /*
  * bpf_ringbuf_output / bpf_perf_event_output of a record at a known place in the frame: its words
  * are read here, where the fold (plugins/cuda/ptx/fold.c) forwards them from the registers the
@@ -249,20 +262,12 @@ static void emit_mod_call(struct ptx_cg *cg, const struct mod_helper *h)
  * array), so that an injected probe's record is neither stored to local memory nor read back by
  * the helper (kernelretsnoop: 12 local stores and 6 generic loads a thread before).
  */
-void ptx_emit_ringbuf_output_inline(struct ptx_cg *cg, const char *map_reg, long long frame_off, unsigned words)
-{
-	for (unsigned k = 0; k < words; k++)
-		ptx_buf_printf(cg->b, "ld.local.u64 %%t%u, [__gbpf_stack+%lld];\n", k, frame_off + 8 * k);
-	ptx_ring_emit_output_inline(cg->b, map_reg, words, cg->uniq++, cg->prog_idx);
-}
-
 void ptx_emit_output_by_value(struct ptx_cg *cg, const char *fn, const char *const *lead, unsigned n_lead,
 			      long long frame_off, unsigned words)
 {
 	struct ptx_buf *b = cg->b;
 
-	for (unsigned k = 0; k < words; k++)
-		ptx_buf_printf(b, "ld.local.u64 %%t%u, [__gbpf_stack+%lld];\n", k, frame_off + 8 * k);
+	emit_frame_words(cg, frame_off, words);
 	ptx_buf_puts(b, "{\n.param .b64 __hr;\n");
 	for (unsigned i = 0; i < n_lead; i++)
 		ptx_buf_printf(b, ".param .b64 __h%u;\nst.param.b64 [__h%u], %s;\n", i + 1, i + 1, lead[i]);
