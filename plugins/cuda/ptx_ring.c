@@ -524,6 +524,11 @@ static void emit_ring_wput(struct ptx_buf *b)
 			"st.param.b64 [r], %a5;\nret;\n}\n");
 }
 
+/* ptx_ring_emit_output_inline's %a7 = the data of sub-ring %b1 of map %a0 (size %a1; %a9 clobbered), a printf format */
+#define RING_INLINE_DATA_A7                                                                        \
+	"ld.u64 %%a7, [%%a0+72];\nadd.u64 %%a7, %%a7, %%a0;\ncvt.u64.u32 %%a9, %%b1;\n"                      \
+	"mul.lo.u64 %%a9, %%a9, %%a1;\nadd.u64 %%a7, %%a7, %%a9;\n"
+
 /*
  * bpf_ringbuf_output of @words data words in %t0.. on ring map @map_reg, emitted in the probe
  * (where ptx_ringbuf_output_by_value allows it): the protocol of __gbpf_m_ring_sub,
@@ -595,8 +600,7 @@ void ptx_ring_emit_output_inline(struct ptx_buf *b, const char *map_reg, unsigne
 		       l, l, l, l);
 	/* reserved: the group's first record %a14; padding to the sub-ring's end is a discarded record */
 	ptx_buf_printf(b, "$Lok%s:\nmov.u32 %%b10, 0;\nadd.u64 %%a14, %%a3, %%a6;\nsetp.eq.u64 %%q2, %%a6, 0;\n@%%q2 bra $Los%s;\n"
-			  "ld.u64 %%a7, [%%a0+72];\nadd.u64 %%a7, %%a7, %%a0;\ncvt.u64.u32 %%a9, %%b1;\n"
-			  "mul.lo.u64 %%a9, %%a9, %%a1;\nadd.u64 %%a7, %%a7, %%a9;\nsub.u64 %%a5, %%a1, %%a6;\n"
+			  RING_INLINE_DATA_A7 "sub.u64 %%a5, %%a1, %%a6;\n"
 			  "add.u64 %%a7, %%a7, %%a5;\nst.u32 [%%a7+4], %%b1;\ncvt.u32.u64 %%b12, %%a6;\nsub.u32 %%b12, %%b12, 8;\n"
 			  "or.b32 %%b12, %%b12, 0x40000000;\n@%%q5 st.release.gpu.u32 [%%a7], %%b12;\n"
 			  "@!%%q5 st.release.sys.u32 [%%a7], %%b12;\nbra.uni $Los%s;\n"
@@ -611,8 +615,7 @@ void ptx_ring_emit_output_inline(struct ptx_buf *b, const char *map_reg, unsigne
 			  "mov.b64 {%%b12, %%b13}, %%a14;\nshfl.sync.idx.b32 %%b12, %%b12, %%b9, 31, %%b5;\n"
 			  "shfl.sync.idx.b32 %%b13, %%b13, %%b9, 31, %%b5;\nmov.b64 %%a14, {%%b12, %%b13};\n"
 			  "setp.ne.u32 %%q0, %%b10, 0;\n@%%q0 bra $Loe%s;\n"
-			  "ld.u64 %%a7, [%%a0+72];\nadd.u64 %%a7, %%a7, %%a0;\ncvt.u64.u32 %%a9, %%b1;\n"
-			  "mul.lo.u64 %%a9, %%a9, %%a1;\nadd.u64 %%a7, %%a7, %%a9;\nsub.u64 %%a9, %%a1, 1;\n"
+			  RING_INLINE_DATA_A7 "sub.u64 %%a9, %%a1, 1;\n"
 			  "and.b64 %%a8, %%a14, %%a9;\nadd.u64 %%a8, %%a8, %%a7;\nmov.u32 %%b7, %%lanemask_lt;\n"
 			  "and.b32 %%b7, %%b7, %%b5;\npopc.b32 %%b7, %%b7;\nmul.wide.u32 %%a15, %%b7, %u;\n"
 			  "add.u64 %%a15, %%a15, %%a8;\nmov.u32 %%b2, %u;\nmov.b64 %%v0, {%%b2, %%b1};\n",

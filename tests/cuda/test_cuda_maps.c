@@ -585,13 +585,20 @@ static int on_sized(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
+/* Threads of the sized ring tests: whole warps but the last, half full, where there are several. */
+static uint64_t sized_threads(void)
+{
+	return (nthreads & ~31ull) > 32 ? (nthreads & ~31ull) - 16 : nthreads;
+}
+
 /*
  * bpf_ringbuf_output of a constant size, 8..56 bytes, from the frame: the ring's protocol written
  * into the program (ptx_ring_emit_output_inline), whole warps through the block write of that
  * size and the half-full last warp lane by lane. One ring, consumed after each size.
  */
-static void test_ring_const(uint64_t *r0, uint64_t threads)
+static void test_ring_const(uint64_t *r0)
 {
+	uint64_t threads = sized_threads();
 	struct gbpf_map_desc rb = {.sz = sizeof(rb), .name = "rb", .type = GBPF_MAP_TYPE_RINGBUF,
 				   .max_entries = 1u << 28};
 	struct gbpf_insn prog[MAP_PROG_MAX];
@@ -635,7 +642,7 @@ static void test_ring_sizes(uint64_t *r0)
 				   .max_entries = 1u << 28};
 	struct gbpf_insn prog[MAP_PROG_MAX];
 	struct gbpf_map_instance mi;
-	uint64_t threads = (nthreads & ~31ull) > 32 ? (nthreads & ~31ull) - 16 : nthreads;
+	uint64_t threads = sized_threads();
 
 	for (int per_lane = 0; per_lane < 2; per_lane++) {
 		struct sized c = {.seen = calloc(threads, 1), .per_lane = per_lane, .threads = threads};
@@ -691,7 +698,6 @@ static void test_ring_sizes(uint64_t *r0)
 		gbpf_map_instance_destroy(&mi);
 		free(c.seen);
 	}
-	test_ring_const(r0, threads);
 }
 
 /* trace_printk from 64 GPU threads reaches the host's stdout (captured into a file). */
@@ -787,6 +793,7 @@ int main(void)
 		test_lru(r0);
 		test_rings(r0);
 		test_ring_sizes(r0);
+		test_ring_const(r0);
 		test_printk(r0);
 	}
 	free(r0);

@@ -450,8 +450,8 @@ static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_p
 			char first_why[512] = "";
 
 			/*
-			 * Several launches, each on fresh maps: the first launch's inserts race (session 26
-			 * saw the warp mode count 311 too many once in six runs of this test)
+			 * Several launches, each on fresh maps: a rare miscount shows more often (session 26
+			 * saw the warp mode count 311 too many once in six runs of this test; why is not known)
 			 */
 			for (; tries < DIVERGENT_REPEAT; tries++) {
 				why[0] = 0;

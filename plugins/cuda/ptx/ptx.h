@@ -257,7 +257,8 @@ struct gbpf_ptx_inject_req {
 /**
  * Instrument @m in place: splice @fragment (a PTX module whose functions
  * include `__gbpf_probe_<i>`) in once, raise .version to the larger of
- * both (and .target as gbpf_ptx_inject_req.device_sm says), declare `__gbpf_launch_id` if the fragment does not, and insert the
+ * both (and .target as gbpf_ptx_inject_req.device_sm says), declare
+ * `__gbpf_launch_id` if the fragment does not, and insert the
  * planned probe calls into each selected kernel. Kernels not selected are
  * left unchanged. @fragment may be NULL only if no site is planned.
  * Returns the number of kernels instrumented, or a negative errno

@@ -68,7 +68,7 @@ for app in nvrtc graph graph_warm launchex multictx bigsmem devglobal; do
 	echo "# app stderr: $(grep -v '^gbpf run' "$O/$app.err" | head -c 300 | tr '\n' ' ')"
 	echo "# reports: $(grep '^gbpf run' "$O/$app.err" | head -8 | cut -c1-240 | tr '\n' '|')"
 done
-# bigsmem --max asks for all the shared memory a block may have; mem_count's counter sums add 36
+# bigsmem --max asks for all the shared memory a block may have; mem_count's counter sums add 32
 # bytes of their own (docs/ATTACH.md, "Counters summed per thread"), so the PTX engine's copy cannot
 # have it: the original must run (the Compute Sanitizer engine may instrument it then), the app's
 # results stay right, and the user is told.
