@@ -332,6 +332,35 @@ static void tx_exit_first(struct text *t, struct kctx *k)
 	gbpf_ptx_tx(t, "ret;\n");
 }
 
+/*
+ * Warp mode: the lowest lane's sums, just added by redux.sync, pass through local memory,
+ * which ptxas cannot see through. A redux.sync's result is a uniform register: ptxas takes
+ * it to be the same in every lane that runs the code after it, and folds the warp-level
+ * steps of that code. But the lowest lanes of two groups that reached the exit at different
+ * times may run on together (a convergence barrier in the flush's lookup joins them), each
+ * with its own group's sum. On the H200 the flush's aggregated add to the counter, whose
+ * match.all ptxas had folded to true, then added the first lane's sum once for each of
+ * them (the warp mode's over-count of sessions 26 and 27: 143,611 for 143,300, in 1 to 3
+ * of 8 launches of test_inline_run's divergent kernel; none in the 48 since). Loaded from
+ * memory, each lane's sum is its own. The load's address adds the lanes below this one
+ * (none, in the lane that loads), so ptxas cannot forward the store to it; PTX has no
+ * volatile local access, and a volatile generic one cost mem_count 1.23x -> 1.82x.
+ *
+ * First and block mode need none of this: their lowest lanes use the sums only in the
+ * shared-memory add that follows the reduction in straight-line code, where no other lane
+ * can join them, and the flush takes its sum from what shared memory returns. Done there
+ * too, it cost mem_count 4% (1.24x -> 1.29x, H200, session 27).
+ */
+static void tx_sums_opaque(struct text *t, struct kctx *k)
+{
+	gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd2, " SUM_OPAQUE ";\nmul.wide.u32 %%__gbpf_rd1, " SUM_LOWER ", 4;\n"
+		       "add.u64 %%__gbpf_rd2, %%__gbpf_rd2, %%__gbpf_rd1;\n");
+	for (unsigned i = 0; i < k->sum.n; i++)
+		gbpf_ptx_tx(t, "@!" SUM_NOT_LEAD " st.local.u32 [" SUM_OPAQUE "+%u], " SUM_REG "%u;\n"
+			       "@!" SUM_NOT_LEAD " ld.local.u32 " SUM_REG "%u, [%%__gbpf_rd2+%u];\n",
+			    4 * i, i, i, 4 * i);
+}
+
 void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 {
 	if (!k->sum.on)
@@ -370,6 +399,7 @@ void gbpf_ptx_sum_flush_block(struct text *t, struct kctx *k)
 	for (unsigned i = 0; i < k->sum.n; i++)
 		gbpf_ptx_tx(t, "redux.sync.add.u32 " SUM_REG "%u, " SUM_REG "%u, " SUM_MASK ";\n", i, i);
 	if (k->sum.exit == SUM_EXIT_WARP) {
+		tx_sums_opaque(t, k);
 		for (unsigned i = 0; i < k->sum.n; i++)
 			tx_exit_flush(t, k, i, true);
 		gbpf_ptx_tx(t, "ret;\n");

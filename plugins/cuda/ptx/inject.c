@@ -776,6 +776,8 @@ static int instrument_kernel(struct kctx *k)
 		gbpf_ptx_tx(&t, ".reg .b32 " SUM_REG "<%u>;\n.reg .pred " SUM_PRED ";\n", COUNTER_SUM_MAX);
 	if (k->sum.on && k->sum.exit != SUM_EXIT_LANE)
 		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WARP_REGS "<3>;\n.reg .pred " SUM_NOT_LEAD ";\n");
+	if (k->sum.on && k->sum.exit == SUM_EXIT_WARP)
+		gbpf_ptx_tx(&t, ".local .align 4 .b32 " SUM_OPAQUE "[%u];\n", COUNTER_SUM_MAX);
 	if (k->sum.on && k->sum.exit == SUM_EXIT_BLOCK)
 		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WORD "<%u>;\n", COUNTER_SUM_MAX);
 	if (k->sum.on && (k->sum.exit == SUM_EXIT_BLOCK || k->sum.exit == SUM_EXIT_FIRST))

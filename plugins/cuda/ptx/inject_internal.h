@@ -138,6 +138,7 @@ enum { SUM_EXIT_LANE, SUM_EXIT_WARP, SUM_EXIT_BLOCK, SUM_EXIT_FIRST };
 #define SUM_LOWER SUM_WARP_REGS "1"     /* those of them below this lane; then a scratch word */
 #define SUM_SCRATCH SUM_WARP_REGS "2"
 #define SUM_NOT_LEAD "%%__gbpf_sumnl" /* a tx() format: this lane is not the lowest of them (.pred) */
+#define SUM_OPAQUE "__gbpf_sumx" /* warp mode: .local .b32[COUNTER_SUM_MAX], the lowest lane's sums pass through it */
 /*
  * The block's words, one a key (COUNTER_SUM_MAX of 4 bytes): the key's sum
  * above SUM_COUNT_BITS, below them the block's threads that added to it (at
