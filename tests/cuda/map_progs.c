@@ -181,6 +181,53 @@ size_t map_prog_ring_const(struct gbpf_insn *out, uint32_t bytes)
 	return n;
 }
 
+size_t map_prog_ring_divergent(struct gbpf_insn *out)
+{
+	size_t n = 0, top, delay;
+	int16_t back;
+
+	CALL(GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+	E(0xbf, 6, 0, 0, 0);
+	E(0xbf, 8, 6, 0, 0);
+	E(0x97, 8, 0, 0, 5); /* r8 = the last record's number */
+	E(0xb7, 9, 0, 0, 0);
+	E(0x7a, 10, 0, -32, 0); /* failures = 0 */
+	top = n;
+	E(0xbf, 2, 6, 0, 0);
+	E(0x27, 2, 0, 0, 7);
+	E(0x0f, 2, 9, 0, 0);
+	E(0x97, 2, 0, 0, 11);
+	delay = n;
+	E(0x15, 2, 0, 2, 0); /* if r2 == 0 goto words */
+	E(0x07, 2, 0, 0, -1);
+	back = (int16_t)(delay - (n + 1));
+	E(0x05, 0, 0, back, 0);
+	E(0xbf, 7, 6, 0, 0); /* words: */
+	E(0x67, 7, 0, 0, 8);
+	E(0xbf, 1, 9, 0, 0);
+	E(0x67, 1, 0, 0, 4);
+	E(0x0f, 7, 1, 0, 0);
+	for (int k = 0; k < 3; k++) {
+		E(0x7b, 10, 7, (int16_t)(-24 + 8 * k), 0);
+		E(0x07, 7, 0, 0, 1);
+	}
+	MAP0(1);
+	FP(2, -24);
+	E(0xb7, 3, 0, 0, 24);
+	E(0xb7, 4, 0, 0, 0);
+	CALL(GBPF_HELPER_RINGBUF_OUTPUT);
+	E(0x15, 0, 0, 3, 0); /* if r0 == 0 goto next */
+	E(0x79, 1, 10, -32, 0);
+	E(0x07, 1, 0, 0, 1);
+	E(0x7b, 10, 1, -32, 0);
+	E(0x07, 9, 0, 0, 1); /* next: */
+	back = (int16_t)(top - (n + 1));
+	E(0xbd, 9, 8, back, 0); /* if r9 <= r8 goto top */
+	E(0x79, 0, 10, -32, 0);
+	E(0x95, 0, 0, 0, 0);
+	return n;
+}
+
 size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane)
 {
 	size_t n = sized_words(out, 0);

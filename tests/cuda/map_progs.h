@@ -40,6 +40,10 @@ size_t map_prog_ring_sizes(struct gbpf_insn *out, int per_lane);
 /** The words of map_prog_ring_sizes in a record of a constant @p bytes (8..56): the code
  *  generator writes the ring's protocol into the program (by value); r0 = the result. */
 size_t map_prog_ring_const(struct gbpf_insn *out, uint32_t bytes);
+/** Lanes that reach one bpf_ringbuf_output (written inline) at different times: thread tid
+ *  outputs tid % 5 + 1 records of 24 bytes, word k of record i being (tid << 8) + (i << 4) + k,
+ *  each after an empty loop of (7 tid + i) % 11 turns; r0 = the outputs that failed. */
+size_t map_prog_ring_divergent(struct gbpf_insn *out);
 /**
  * Where map_prog_ring_reserve's record lives (plugins/cuda/ptx_reserve.c):
  * in the frame (the reserve runs once, the submit names the area), also

@@ -764,6 +764,22 @@ static void test_ring_output_by_value(void)
 		free(ptx);
 		check(what, prog, n, &rb);
 	}
+	{
+		/* test_cuda_maps' lanes arriving at different times: inline too, in a loop, assembled */
+		struct gbpf_prog_desc p = {.sz = sizeof(p), .name = "rb_divergent", .section = "gpu/entry/k",
+					   .maps = &rb, .map_cnt = 1, .source_file = "test_ptx_maps.c"};
+		const struct gbpf_prog_desc *pp = &p;
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
+		char err[512] = "", *ptx = NULL;
+
+		p.insns = prog;
+		p.insn_cnt = n = map_prog_ring_divergent(prog);
+		tap_ok(gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err)) == 0 && ptx &&
+			       strstr(ptx, "activemask.b32 %b5;") && !strstr(ptx, "__gbpf_h_ringbuf_outv,"),
+		       "ringbuf_output in a loop after a loop of each thread's own length: written inline %s", err);
+		free(ptx);
+		check("ringbuf_output from lanes arriving at different times", prog, n, &rb);
+	}
 	n = map_prog_ring_sizes(prog, 0);
 	check_text("ringbuf_output of a size not known: from memory", prog, n, &rb, generic, no_value);
 	/* a map not known to be a ring (the helper's own check answers -EINVAL) */
