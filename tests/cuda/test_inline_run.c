@@ -321,11 +321,17 @@ static void mixed_width_program(struct dt_prog *p)
  * missing and a second lookup where the insert lost the race to another
  * thread, as mem_trace's counter is written, and arr[5] += 7.
  */
-static void counter_program(struct dt_prog *p, bool hash)
+static void counter_program(struct dt_prog *p, bool hash, unsigned lane_keys)
 {
 #define X(c, d, sr, o, i) (p->insns[p->n++] = (struct gbpf_insn){.code = (c), .dst = (d), .src = (sr), .off = (o), .imm = (i)})
 	memset(p, 0, sizeof(*p));
-	X(GBPF_ST | GBPF_MEM | GBPF_W, 10, 0, -4, hash ? 3 : 5);
+	if (lane_keys) { /* the key: the thread's id mod lane_keys */
+		X(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
+		X(GBPF_ALU64 | GBPF_MOD | GBPF_K, 0, 0, 0, (int32_t)lane_keys);
+		X(GBPF_STX | GBPF_MEM | GBPF_W, 10, 0, -4, 0);
+	} else {
+		X(GBPF_ST | GBPF_MEM | GBPF_W, 10, 0, -4, hash ? 3 : 5);
+	}
 	X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 6, 0, 0, hash ? 1 : 7); /* the increment */
 	X(GBPF_STX | GBPF_MEM | GBPF_DW, 10, 6, -16, 0);
 	X(GBPF_LD | GBPF_IMM | GBPF_DW, 1, GBPF_PSEUDO_MAP_IDX, 0, hash ? DT_MAP_HASH : DT_MAP_ARRAY);
@@ -492,7 +498,7 @@ static void test_counters(struct gpu *g, bool have_gpu)
 		char why[512] = "", *ptx;
 		int in = 0;
 
-		counter_program(&prog, hash);
+		counter_program(&prog, hash, 0);
 		d.insns = prog.insns;
 		d.insn_cnt = prog.n;
 		if (dt_interp_runs(&d, 3 * LOOP_N + 1, &want, why, sizeof(why))) {
@@ -526,6 +532,101 @@ static void test_counters(struct gpu *g, bool have_gpu)
 	}
 }
 
+/*
+ * The same counters with a key per lane (hash[tid % 5] += 1, inserted where missing; arr[tid % 8]
+ * += 1) as gpu/exit probes of the divergent kernel: its threads leave at different times, so the
+ * probe runs in groups of lanes that change, and lanes with one key are grouped for the hash
+ * lookup (the leader looks up for them, ptx_maps.c) and for the add (warp-aggregated where the
+ * address is the same, ptx_mem.c). Every thread leaves once: each key counts its threads. The
+ * warp mode's over-count (counter.c, tx_sums_opaque) came from lanes of two such groups joined in
+ * a lookup; this checks the lookup's own grouping under the same conditions.
+ */
+static void test_lane_keys(struct gpu *g, bool have_gpu)
+{
+	static const unsigned mods[2] = {8, 5};
+	static struct dt_prog prog;
+	/* one exit: the lanes that leave at once and those that leave after the loop meet at the probe */
+	char *app = replace_once(divergent_app_ptx, "@%p2 ret;\n", "@%p2 bra $L_exit;\n");
+	char *joined = app ? replace_once(app, "st.global.u32 [%rd4], %r3;\nret;\n",
+					  "st.global.u32 [%rd4], %r3;\n$L_exit:\nret;\n") : NULL;
+
+	free(app);
+	app = joined;
+
+	for (int hash = 0; hash < 2; hash++) {
+		const char *name = hash ? "hash[tid % 5] += 1 (insert where missing)" : "arr[tid % 8] += 1";
+		struct gbpf_prog_desc d = {.sz = sizeof(d), .name = "count", .section = "gpu/exit/app",
+					   .maps = dt_maps, .map_cnt = 2, .source_file = "test_inline_run.c",
+					   .attach = {.kind = GBPF_ATTACH_GPU_EXIT}};
+		const unsigned threads = DIVERGENT_GRID * DIVERGENT_BLOCK;
+		struct dt_maps_state want, got;
+		char why[512] = "", *ptx;
+		int in = 0;
+
+		counter_program(&prog, hash, mods[hash]);
+		d.insns = prog.insns;
+		d.insn_cnt = prog.n;
+		memset(&want, 0, sizeof(want));
+		for (unsigned t = 0; t < threads; t++) {
+			if (hash) {
+				want.hash[t % mods[hash]]++;
+				want.present[t % mods[hash]] = 1;
+			} else {
+				want.arr[t % mods[hash]]++;
+			}
+		}
+		ptx = app ? instrument_app(&d, app, GBPF_PTX_SITE_EXIT, &in, why, sizeof(why)) : NULL;
+		const char *inl = ptx ? strstr(ptx, "__gbpf_inl_end:") : NULL;
+
+		if (!tap_ok(inl && !strstr(inl + 1, "__gbpf_inl_end:"),
+			    "counter %s at the one exit of the divergent kernel: injected inline %s", name, why)) {
+			free(ptx);
+			continue;
+		}
+		if (!have_gpu) {
+			char log[1024] = "";
+
+			if (ptxas_path())
+				tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)),
+				       "counter %s at the divergent kernel's exit: the kernel assembles %s", name, log);
+			else
+				tap_skip("counter %s at the divergent kernel's exit: no ptxas, no GPU", name);
+		} else {
+			CUdeviceptr buf = 0;
+			unsigned n = DIVERGENT_N, exact = 0, tries = 0;
+			void *params[] = {&buf, &n};
+			char first_why[512] = "";
+
+			if (g->d.cuMemAlloc(&buf, 4 * threads) != CUDA_SUCCESS ||
+			    g->d.cuMemsetD8(buf, 0, 4 * threads) != CUDA_SUCCESS) {
+				tap_ok(0, "counter %s at the divergent kernel's exit: no buffer", name);
+				free(ptx);
+				continue;
+			}
+			for (; tries < DIVERGENT_REPEAT; tries++) {
+				why[0] = 0;
+				if (run_gpu_grid(g, ptx, DIVERGENT_GRID, DIVERGENT_BLOCK_X, DIVERGENT_BLOCK_Y, params,
+						 &got, why, sizeof(why)))
+					break;
+				dt_maps_diff(&want, &got, why, sizeof(why));
+				exact += !why[0];
+				if (why[0] && !first_why[0])
+					snprintf(first_why, sizeof(first_why), "%s", why);
+			}
+			g->d.cuMemFree(buf);
+			if (tries < DIVERGENT_REPEAT)
+				tap_ok(0, "counter %s at the divergent kernel's exit: GPU run failed: %s", name, why);
+			else
+				tap_ok(exact == DIVERGENT_REPEAT,
+				       "counter %s at the one exit of %u threads leaving at different times: each key "
+				       "counts its threads, in %u of %u launches %s",
+				       name, threads, exact, DIVERGENT_REPEAT, first_why);
+		}
+		free(ptx);
+	}
+	free(app);
+}
+
 int main(int argc, char **argv)
 {
 	static struct dt_prog prog;
@@ -548,6 +649,7 @@ int main(int argc, char **argv)
 	if (have_gpu)
 		jit_canary(&g);
 	test_counters(&g, have_gpu);
+	test_lane_keys(&g, have_gpu);
 	/* i = 0: the fixed program (reported as seed 0), then seeds first.. */
 	for (uint64_t i = 0; i <= count; i++) {
 		uint64_t s = i ? first + i - 1 : 0;
