@@ -534,7 +534,7 @@ static void test_counters(struct gpu *g, bool have_gpu)
 
 /*
  * The same counters with a key per lane (hash[tid % 5] += 1, inserted where missing; arr[tid % 8]
- * += 1) as gpu/exit probes of the divergent kernel: its threads leave at different times, so the
+ * += 7) as gpu/exit probes of the divergent kernel: its threads leave at different times, so the
  * probe runs in groups of lanes that change, and lanes with one key are grouped for the hash
  * lookup (the leader looks up for them, ptx_maps.c) and for the add (warp-aggregated where the
  * address is the same, ptx_mem.c). Every thread leaves once: each key counts its threads. The
@@ -554,7 +554,7 @@ static void test_lane_keys(struct gpu *g, bool have_gpu)
 	app = joined;
 
 	for (int hash = 0; hash < 2; hash++) {
-		const char *name = hash ? "hash[tid % 5] += 1 (insert where missing)" : "arr[tid % 8] += 1";
+		const char *name = hash ? "hash[tid % 5] += 1 (insert where missing)" : "arr[tid % 8] += 7";
 		struct gbpf_prog_desc d = {.sz = sizeof(d), .name = "count", .section = "gpu/exit/app",
 					   .maps = dt_maps, .map_cnt = 2, .source_file = "test_inline_run.c",
 					   .attach = {.kind = GBPF_ATTACH_GPU_EXIT}};
@@ -572,7 +572,7 @@ static void test_lane_keys(struct gpu *g, bool have_gpu)
 				want.hash[t % mods[hash]]++;
 				want.present[t % mods[hash]] = 1;
 			} else {
-				want.arr[t % mods[hash]]++;
+				want.arr[t % mods[hash]] += 7;
 			}
 		}
 		ptx = app ? instrument_app(&d, app, GBPF_PTX_SITE_EXIT, &in, why, sizeof(why)) : NULL;
