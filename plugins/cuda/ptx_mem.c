@@ -268,7 +268,10 @@ static void emit_atomic_result(struct ptx_cg *cg, const struct gbpf_insn *in, in
  * per warp instead of 32 serialised ones. Otherwise each lane adds its own.
  * Only match.all is used: match.any with 32 distinct addresses (per-thread
  * slots) runs as a loop on sm_90 and made threadhist 8.9x slower than
- * per-lane atomics (sm_70+, PTX 6.0+).
+ * per-lane atomics (sm_70+, PTX 6.0+). A value that comes from a warp-level
+ * reduction must not reach these matches as it is: ptxas takes it for the
+ * same in every lane and folds the match to true, wrong where the lowest
+ * lanes of two groups run here together (counter.c, tx_sums_opaque).
  */
 static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id, const char *sp,
 				     int value_same, int addr_same)
