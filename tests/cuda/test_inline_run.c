@@ -404,6 +404,46 @@ static unsigned divergent_sites(void)
 	return total;
 }
 
+/* Without a GPU: the instrumented kernel @p ptx must assemble (skipped without ptxas). */
+static void assembles_or_skip(const char *ptx, const char *what)
+{
+	char log[1024] = "";
+
+	if (ptxas_path())
+		tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)), "%s: the kernel assembles %s", what, log);
+	else
+		tap_skip("%s: no ptxas, no GPU", what);
+}
+
+/*
+ * The instrumented divergent kernel @p ptx launched DIVERGENT_REPEAT times on @p buf, each time
+ * on fresh maps compared with @p want: several launches, so that a rare miscount shows more
+ * often (the warp mode counted 311 too many in 1 to 3 of 8 launches until its sums passed through
+ * local memory: counter.c, tx_sums_opaque, ptxas had taken them for uniform). *@p exact: the
+ * launches that matched; @p first_why the first difference. 0, or -EIO where a launch failed (@p why).
+ */
+static int divergent_launches(struct gpu *g, const char *ptx, CUdeviceptr buf, const struct dt_maps_state *want,
+			      unsigned *exact, char *first_why, size_t first_size, char *why, size_t size)
+{
+	unsigned n = DIVERGENT_N;
+	void *params[] = {&buf, &n};
+	struct dt_maps_state got;
+
+	*exact = 0;
+	first_why[0] = 0;
+	for (unsigned tries = 0; tries < DIVERGENT_REPEAT; tries++) {
+		why[0] = 0;
+		if (run_gpu_grid(g, ptx, DIVERGENT_GRID, DIVERGENT_BLOCK_X, DIVERGENT_BLOCK_Y, params, &got, why,
+				 size))
+			return -EIO;
+		dt_maps_diff(want, &got, why, size);
+		*exact += !why[0];
+		if (why[0] && !first_why[0])
+			snprintf(first_why, first_size, "%s", why);
+	}
+	return 0;
+}
+
 static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_prog_desc *d, const char *name)
 {
 	/*
@@ -414,7 +454,7 @@ static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_p
 	static const char *const marks[] = {"nanosleep.u32", "atom.shared.add.u32", "redux.sync.add.u32",
 					    "__gbpf_sum_exit:"};
 	const unsigned runs = divergent_sites();
-	struct dt_maps_state want, got;
+	struct dt_maps_state want;
 	char why[512] = "";
 	CUdeviceptr buf = 0;
 
@@ -443,34 +483,15 @@ static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_p
 			continue;
 		}
 		if (!have_gpu) {
-			char log[1024] = "";
+			char what[160];
 
-			if (ptxas_path())
-				tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)),
-				       "counter %s, divergent lanes, by %s: the kernel assembles %s", name, mode, log);
-			else
-				tap_skip("counter %s, divergent lanes, by %s: no ptxas, no GPU", name, mode);
+			snprintf(what, sizeof(what), "counter %s, divergent lanes, by %s", name, mode);
+			assembles_or_skip(ptx, what);
 		} else {
-			unsigned n = DIVERGENT_N, exact = 0, tries = 0;
-			void *params[] = {&buf, &n};
-			char first_why[512] = "";
+			unsigned exact;
+			char first_why[512];
 
-			/*
-			 * Several launches, each on fresh maps: a rare miscount shows more often. The warp
-			 * mode counted 311 too many in 1 to 3 of 8 launches until its sums passed through
-			 * local memory (counter.c, tx_sums_opaque: ptxas had taken them for uniform)
-			 */
-			for (; tries < DIVERGENT_REPEAT; tries++) {
-				why[0] = 0;
-				if (run_gpu_grid(g, ptx, DIVERGENT_GRID, DIVERGENT_BLOCK_X, DIVERGENT_BLOCK_Y, params,
-						 &got, why, sizeof(why)))
-					break;
-				dt_maps_diff(&want, &got, why, sizeof(why));
-				exact += !why[0];
-				if (why[0] && !first_why[0])
-					snprintf(first_why, sizeof(first_why), "%s", why);
-			}
-			if (tries < DIVERGENT_REPEAT)
+			if (divergent_launches(g, ptx, buf, &want, &exact, first_why, sizeof(first_why), why, sizeof(why)))
 				tap_ok(0, "counter %s, divergent lanes, by %s: GPU run failed: %s", name, mode, why);
 			else
 				tap_ok(exact == DIVERGENT_REPEAT,
@@ -513,13 +534,10 @@ static void test_counters(struct gpu *g, bool have_gpu)
 			continue;
 		}
 		if (!have_gpu) {
-			char log[1024] = "";
+			char what[160];
 
-			if (ptxas_path())
-				tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)), "counter %s: the kernel assembles %s",
-				       name, log);
-			else
-				tap_skip("counter %s: no ptxas, no GPU", name);
+			snprintf(what, sizeof(what), "counter %s", name);
+			assembles_or_skip(ptx, what);
 		} else if (run_gpu(g, ptx, &got, why, sizeof(why))) {
 			tap_ok(0, "counter %s: GPU run failed: %s", name, why);
 		} else {
@@ -559,7 +577,7 @@ static void test_lane_keys(struct gpu *g, bool have_gpu)
 					   .maps = dt_maps, .map_cnt = 2, .source_file = "test_inline_run.c",
 					   .attach = {.kind = GBPF_ATTACH_GPU_EXIT}};
 		const unsigned threads = DIVERGENT_GRID * DIVERGENT_BLOCK;
-		struct dt_maps_state want, got;
+		struct dt_maps_state want;
 		char why[512] = "", *ptx;
 		int in = 0;
 
@@ -584,43 +602,28 @@ static void test_lane_keys(struct gpu *g, bool have_gpu)
 			continue;
 		}
 		if (!have_gpu) {
-			char log[1024] = "";
+			char what[160];
 
-			if (ptxas_path())
-				tap_ok(!ptxas_check(ptx, "sm_90", log, sizeof(log)),
-				       "counter %s at the divergent kernel's exit: the kernel assembles %s", name, log);
-			else
-				tap_skip("counter %s at the divergent kernel's exit: no ptxas, no GPU", name);
+			snprintf(what, sizeof(what), "counter %s at the divergent kernel's exit", name);
+			assembles_or_skip(ptx, what);
 		} else {
 			CUdeviceptr buf = 0;
-			unsigned n = DIVERGENT_N, exact = 0, tries = 0;
-			void *params[] = {&buf, &n};
-			char first_why[512] = "";
+			unsigned exact;
+			char first_why[512];
 
 			if (g->d.cuMemAlloc(&buf, 4 * threads) != CUDA_SUCCESS ||
-			    g->d.cuMemsetD8(buf, 0, 4 * threads) != CUDA_SUCCESS) {
+			    g->d.cuMemsetD8(buf, 0, 4 * threads) != CUDA_SUCCESS)
 				tap_ok(0, "counter %s at the divergent kernel's exit: no buffer", name);
-				free(ptx);
-				continue;
-			}
-			for (; tries < DIVERGENT_REPEAT; tries++) {
-				why[0] = 0;
-				if (run_gpu_grid(g, ptx, DIVERGENT_GRID, DIVERGENT_BLOCK_X, DIVERGENT_BLOCK_Y, params,
-						 &got, why, sizeof(why)))
-					break;
-				dt_maps_diff(&want, &got, why, sizeof(why));
-				exact += !why[0];
-				if (why[0] && !first_why[0])
-					snprintf(first_why, sizeof(first_why), "%s", why);
-			}
-			g->d.cuMemFree(buf);
-			if (tries < DIVERGENT_REPEAT)
+			else if (divergent_launches(g, ptx, buf, &want, &exact, first_why, sizeof(first_why), why,
+						    sizeof(why)))
 				tap_ok(0, "counter %s at the divergent kernel's exit: GPU run failed: %s", name, why);
 			else
 				tap_ok(exact == DIVERGENT_REPEAT,
 				       "counter %s at the one exit of %u threads leaving at different times: each key "
 				       "counts its threads, in %u of %u launches %s",
 				       name, threads, exact, DIVERGENT_REPEAT, first_why);
+			if (buf)
+				g->d.cuMemFree(buf);
 		}
 		free(ptx);
 	}
