@@ -341,7 +341,7 @@ static void tx_exit_first(struct text *t, struct kctx *k)
  * with its own group's sum. On the H200 the flush's aggregated add to the counter, whose
  * match.all ptxas had folded to true, then added the first lane's sum once for each of
  * them (the warp mode's over-count of sessions 26 and 27: 143,611 for 143,300, in 1 to 3
- * of 8 launches of test_inline_run's divergent kernel; none in the 72 since). Loaded from
+ * of 8 launches of test_inline_run's divergent kernel; none in the 144 since). Loaded from
  * memory, each lane's sum is its own. The load's address adds the lanes below this one
  * (none, in the lane that loads), so ptxas cannot forward the store to it; PTX has no
  * volatile local access, and a volatile generic one cost mem_count 1.23x -> 1.82x.
