@@ -491,7 +491,8 @@ static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_p
 			unsigned exact;
 			char first_why[512];
 
-			if (divergent_launches(g, ptx, buf, &want, &exact, first_why, sizeof(first_why), why, sizeof(why)))
+			if (divergent_launches(g, ptx, buf, &want, &exact, first_why, sizeof(first_why), why,
+					       sizeof(why)))
 				tap_ok(0, "counter %s, divergent lanes, by %s: GPU run failed: %s", name, mode, why);
 			else
 				tap_ok(exact == DIVERGENT_REPEAT,

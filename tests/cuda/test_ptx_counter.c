@@ -812,10 +812,12 @@ static void test_inject(void)
 	{
 		/* the reduced sums come back from local memory before the flushes (counter.c, tx_sums_opaque) */
 		const char *red = ptx ? strstr(ptx, "redux.sync.add.u32 \t%__gbpf_sum1") : NULL;
-		const char *back = red ? strstr(red, "@!%__gbpf_sumnl ld.local.u32 \t%__gbpf_sum1, [%__gbpf_rd2+4];") : NULL;
+		const char *back = red ? strstr(red, "@!%__gbpf_sumnl ld.local.u32 \t%__gbpf_sum1, [%__gbpf_rd2+4];")
+				       : NULL;
 		const char *flush = back ? strstr(back, "setp.eq.or.u32 \t%__gbpf_sump, %__gbpf_sum0") : NULL;
 
-		tap_ok(back && flush && count_of(ptx, "@!%__gbpf_sumnl st.local.u32 \t[__gbpf_sumx+4], %__gbpf_sum1;") == 1 &&
+		tap_ok(back && flush &&
+			       count_of(ptx, "@!%__gbpf_sumnl st.local.u32 \t[__gbpf_sumx+4], %__gbpf_sum1;") == 1 &&
 			       count_of(ptx, "mul.wide.u32 \t%__gbpf_rd1, %__gbpf_summ1, 4;") == 1,
 		       "GBPF_PTX_COUNTER_SUM_EXIT=warp: the lowest lane's reduced sums pass through local memory at an "
 		       "address ptxas cannot resolve, between the reduction and the flushes");
