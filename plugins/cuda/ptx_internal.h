@@ -270,7 +270,7 @@ bool ptx_update_is_plain_hash(const struct ptx_cg *cg, size_t pc);
 
 /**
  * bpf_ringbuf_output at @p pc may pass its record by value
- * (__gbpf_h_ringbuf_outv, ptx_ring.c): the map in r1 is known there to be
+ * (ptx_ring_emit_output_inline, ptx_ring.c): the map in r1 is known there to be
  * a ring buffer, r2 a known 8-aligned place in the frame, r3 a constant
  * multiple of 8 the warp-wide write takes and r4 constant flags the
  * helper accepts. Then *@p frame_off is the record's offset in the

@@ -12,7 +12,7 @@
  * 56-byte event each: reserve/submit 132 us over the kernel, output 49 us.
  * So where it is safe, reserve hands out an area of the entry function's
  * frame, after the eBPF stack's 512 bytes, and the submit that names the
- * area is bpf_ringbuf_output of it by value (ptx_emit_output_by_value); discard
+ * area is bpf_ringbuf_output of it by value (ptx_emit_ringbuf_output_inline); discard
  * writes nothing.
  *
  * Safe where: the call is in the entry function and on no cycle of its

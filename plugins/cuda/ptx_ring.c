@@ -296,17 +296,6 @@ static const char h_ringbuf_output_ptx[] =
 	RING_INVAL;
 
 /*
- * ringbuf_output of a record the code generator passes by value (ptx_ringbuf_output_by_value:
- * a ring buffer, n a multiple of 8 of at most RING_WPUT_MAX_DATA, flags checked where it was
- * emitted): the words never go through memory. Results as __gbpf_h_ringbuf_output's.
- */
-static const char h_ringbuf_outv_ptx[] =
-	".func (.param .b64 r) __gbpf_h_ringbuf_outv(.param .b64 m, .param .b64 n" RING_WORD_PARAMS ")\n"
-	"{\n.reg .b64 %a<8>;\n.reg .b64 %c<7>;\n.reg .pred %q<2>;\nld.param.b64 %a0, [m];\n"
-	"ld.param.b64 %a3, [n];\n" RING_WORDS_FROM_PARAMS RING_SUB_A5 RING_WPUT_A6("%a5") RING_RESULT_A6("-11")
-	RING_INVAL;
-
-/*
  * perf_event_output(ctx, map, flags, data, size): ring = flags & 0xffffffff, BPF_F_CURRENT_CPU =
  * the caller's SM (mod the rings); out of range -E2BIG; full -ENOSPC (counted drop)
  */
@@ -446,7 +435,7 @@ static void emit_ring_wput_warp(struct ptx_buf *b)
  * __gbpf_m_ring_wput(m, s, n, w0, .. w6): ringbuf_output of n bytes (a multiple of 8, at most
  * RING_WPUT_MAX_DATA), words w0.. by value (those past n are ignored), on sub-ring s; returns 0
  * or the reservation's error. By value, so that a record the probe builds on its stack stays in
- * registers (__gbpf_h_ringbuf_outv); __gbpf_m_ring_put loads them from memory first.
+ * registers (__gbpf_h_perf_outv); __gbpf_m_ring_put loads them from memory first.
  *
  * Why: a warp's records are reserved as one contiguous block (m_ring_reserve), but written lane
  * by lane they are 32 stores 56 bytes apart per instruction, each a partial 32-byte sector:
@@ -644,7 +633,6 @@ void ptx_ring_emit(struct ptx_buf *b, const uint8_t *used)
 					    h_ringbuf_submit_ptx,
 					    m_ring_put_ptx,
 					    h_ringbuf_output_ptx,
-					    h_ringbuf_outv_ptx,
 					    h_perf_outv_ptx,
 					    h_perf_event_output_ptx};
 	size_t i;

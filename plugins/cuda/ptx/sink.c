@@ -565,8 +565,7 @@ static bool call_reads_only(const struct gbpf_ptx_module *m, const struct gbpf_p
 static bool call_takes_values_only(const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *call)
 {
 	for (uint32_t j = call->toks.first; j < call->toks.first + call->toks.n; j++)
-		if (m->toks[j].kind == GBPF_PTX_TOK_IDENT && (gbpf_ptx_tok_eq(&m->toks[j], "__gbpf_h_ringbuf_outv") ||
-							       gbpf_ptx_tok_eq(&m->toks[j], "__gbpf_h_perf_outv")))
+		if (m->toks[j].kind == GBPF_PTX_TOK_IDENT && gbpf_ptx_tok_eq(&m->toks[j], "__gbpf_h_perf_outv"))
 			return true;
 	return false;
 }
