@@ -33,7 +33,8 @@ static __attribute__((format(printf, 3, 4))) int fail(char *why, size_t why_size
 bool gbpf_mapi_is_array(uint32_t type)
 {
 	return type == GBPF_MAP_TYPE_ARRAY || type == GBPF_MAP_TYPE_PERCPU_ARRAY ||
-	       type == GBPF_MAP_TYPE_GPU_ARRAY || type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
+	       type == GBPF_MAP_TYPE_GPU_ARRAY || type == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY ||
+	       type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL;
 }
 
 bool gbpf_mapi_is_hash(uint32_t type)
@@ -83,6 +84,14 @@ static int layout_array(struct gbpf_map_hdr *h, char *why, size_t why_size)
 	if (h->type != GBPF_MAP_TYPE_PERCPU_ARRAY && h->type != GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY)
 		h->nr_slots = 1;
 	h->value_stride = (uint32_t)GBPF_MAP_ROUND8(h->value_size);
+	/*
+	 * Each thread's values live in its own frame (registers or local
+	 * memory), so they are kept small; the block itself only describes them.
+	 */
+	if (h->type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL &&
+	    (uint64_t)h->max_entries * h->value_stride > GBPF_MAP_THREAD_LOCAL_MAX)
+		return fail(why, why_size, "thread-local map of %u entries x %u bytes: a thread holds at most %u bytes",
+			    h->max_entries, h->value_stride, GBPF_MAP_THREAD_LOCAL_MAX);
 	h->key_stride = (uint32_t)GBPF_MAP_ROUND8(h->key_size);
 	h->data_off = GBPF_MAP_HDR_SIZE;
 	/* PERCPU_ARRAY: one plane per slot, padded so that two SMs' copies never share a line */
@@ -411,6 +420,11 @@ void *gbpf_map_lookup(struct gbpf_map_instance *map, const void *key, uint32_t s
 		errno = EINVAL;
 		return NULL;
 	}
+	/* a GPU thread's values end with the thread: nothing outlives it for the host */
+	if (v.h.type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (gbpf_mapi_is_array(v.h.type))
 		return gbpf_mapi_array_lookup(&v, key, slot);
 	if (gbpf_mapi_is_hash(v.h.type))
@@ -428,6 +442,8 @@ int gbpf_map_update(struct gbpf_map_instance *map, const void *key, const void *
 		return -EINVAL;
 	if (flags > GBPF_EXIST)
 		return -EINVAL;
+	if (v.h.type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
+		return -EOPNOTSUPP;
 	if (gbpf_mapi_is_array(v.h.type))
 		return gbpf_mapi_array_update(&v, key, value, flags, slot);
 	if (gbpf_mapi_is_hash(v.h.type))
@@ -452,6 +468,8 @@ int gbpf_map_get_next_key(struct gbpf_map_instance *map, const void *key, void *
 
 	if (!next_key || gbpf_mapi_view_get(map, &v))
 		return -EINVAL;
+	if (v.h.type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
+		return -ENOENT; /* no element outlives its thread: a walk finds none */
 	if (gbpf_mapi_is_array(v.h.type))
 		return gbpf_mapi_array_next_key(&v, key, next_key);
 	if (gbpf_mapi_is_hash(v.h.type))

@@ -16,6 +16,7 @@ const char *map_type_name(uint32_t type)
 	case GBPF_MAP_TYPE_GPU_HASH: return "gpu_hash";
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY: return "per_gpu_thread_array";
 	case GBPF_MAP_TYPE_GPU_ARRAY: return "gpu_array";
+	case GBPF_MAP_TYPE_GPU_THREAD_LOCAL: return "gpu_thread_local";
 	case GBPF_MAP_TYPE_GPU_RINGBUF: return "gpu_ringbuf";
 	default: return "unknown";
 	}

@@ -58,6 +58,8 @@ build -DHAND_MEMTRACE=6 -o "$A/vecadd_hmemc_adj8" vecadd_bench.cu &
 build -DHAND_MEMTRACE=7 -o "$A/vecadd_hmemc_adj32" vecadd_bench.cu &
 build -DHAND_MEMTRACE=2 -DHM_ROW=16 -o "$A/vecadd_hmemc_row128" vecadd_bench.cu &
 build -DHAND_MEMTRACE=9 -o "$A/vecadd_hmemc_loads" vecadd_bench.cu &
+build -DHAND_MEMTRACE=10 -o "$A/vecadd_hmeml" vecadd_bench.cu &
+build -DHAND_MEMTRACE=11 -o "$A/vecadd_hmemsl" vecadd_bench.cu &
 fi
 build -o "$A/gemm" gemm_bench.cu &
 build -DHAND_THREADHIST -o "$A/gemm_hand" gemm_bench.cu &
@@ -333,6 +335,25 @@ r=$(ratio "$tm" "$hm"); row "mem_trace: injected vs hand-written" "$tm vs $hm us
 r=$(ratio "$tc" "$hc"); row "mem_count: injected vs hand-written" "$tc vs $hc us" "$r" "1.05" "$(verdict "$r" 1.05)"
 r=$(ratio "$ts" "$hs"); row "mem_stride: injected vs hand-written" "$ts vs $hs us" "$r" "1.05" "$(verdict "$r" 1.05)"
 r=$(ratio "$hm" "$p"); row "hand-written mem_trace itself, 2^24" "$hm vs $p us" "$r" "-" "info"
+# The same statistics with the thread's last address in a GPU_THREAD_LOCAL map: the thread's frame for
+# its run (zero at its start, so each launch starts afresh), no global memory at any access
+# (bench/cuda/probes/mem_trace_local, mem_stride_local); by hand, the last address in a register
+# (HAND_MEMTRACE=10/11). Strides: 2 a thread and launch of vec_add (55), 1 a thread of init.
+run vecadd24-meml "$O/vecadd24.meml" "$BIN/gbpf" -j run "$BIN/mem_trace_local.bpf.o" -- "$A/vecadd" 24 50
+run vecadd24-memsl "$O/vecadd24.memsl" "$BIN/gbpf" -j run "$BIN/mem_stride_local.bpf.o" -- "$A/vecadd" 24 50
+run vecadd24-hmeml "$O/vecadd24.hmeml" "$A/vecadd_hmeml" 24 50
+run vecadd24-hmemsl "$O/vecadd24.hmemsl" "$A/vecadd_hmemsl" 24 50
+tl=$(value vecadd "$O/vecadd24.meml" median_us); tsl=$(value vecadd "$O/vecadd24.memsl" median_us)
+hl=$(value vecadd "$O/vecadd24.hmeml" median_us); hsl=$(value vecadd "$O/vecadd24.hmemsl" median_us)
+r=$(ratio "$tl" "$p"); row "mem_trace, last address thread-local, 2^24" "$tl vs $p us" "$r" "2.0" "$(verdict "$r" 2.0)"
+r=$(ratio "$tsl" "$p"); row "mem_stride, last address thread-local" "$tsl vs $p us" "$r" "-" "info"
+r=$(ratio "$tl" "$hl"); row "mem_trace thread-local: injected vs hand" "$tl vs $hl us" "$r" "1.05" "$(verdict "$r" 1.05)"
+r=$(ratio "$tsl" "$hsl"); row "mem_stride thread-local: injected vs hand" "$tsl vs $hsl us" "$r" "1.05" "$(verdict "$r" 1.05)"
+for f in meml memsl; do
+	# the last histogram `gbpf -j` printed: {"type":"hist","data":{"stride":[{"min":..,"max":..,"count":..},..]}}
+	n=$(grep '"stride":\[' "$O/vecadd24.$f" | tail -1 | grep -o '"count":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }')
+	echo "# $f: strides $n (expected $(( (2 * 55 + 1) << 24 )))"
+done
 r=$(ratio "$hc" "$p"); row "hand-written counters itself, 2^24" "$hc vs $p us" "$r" "-" "info"
 r=$(ratio "$hs" "$p"); row "hand-written histogram itself, 2^24" "$hs vs $p us" "$r" "-" "info"
 # Diagnostics: the hand-written counters plus what gbpf's inlined mem_count adds around them: its

@@ -444,6 +444,7 @@ static int map_type_known(uint32_t t)
 	case GBPF_MAP_TYPE_GPU_HASH:
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
 	case GBPF_MAP_TYPE_GPU_ARRAY:
+	case GBPF_MAP_TYPE_GPU_THREAD_LOCAL:
 	case GBPF_MAP_TYPE_GPU_RINGBUF:
 		return 1;
 	default:

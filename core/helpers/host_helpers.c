@@ -39,6 +39,42 @@ static uint32_t env_slot(const struct gbpf_exec_env *env, const struct gbpf_map_
 	return env->slot;
 }
 
+size_t gbpf_thread_local_size(const struct gbpf_map_instance *maps, size_t map_cnt)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < map_cnt; i++) {
+		const struct gbpf_map_desc *d = maps[i].desc;
+
+		if (d && d->type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
+			n += (size_t)d->max_entries * ((d->value_size + 7u) & ~7u);
+	}
+	return n;
+}
+
+/*
+ * Element of a GPU_THREAD_LOCAL map in the instance's own values (its maps
+ * before it in order, then the index), or NULL: no values here (a host
+ * probe), an index out of range, or a map that is not the program's.
+ */
+static void *thread_local_elem(struct gbpf_exec_env *env, uint64_t map, const struct gbpf_map_hdr *h,
+			       uint64_t key)
+{
+	const struct gbpf_map_instance *m = (const struct gbpf_map_instance *)(uintptr_t)map;
+	size_t i = (size_t)(m - env->maps), off;
+	uint32_t idx;
+
+	if (!env->thread_local || !env->maps || m < env->maps || i >= env->map_cnt)
+		return NULL;
+	memcpy(&idx, (const void *)(uintptr_t)key, sizeof(idx));
+	if (idx >= h->max_entries)
+		return NULL;
+	off = gbpf_thread_local_size(env->maps, i) + (size_t)idx * h->value_stride;
+	if (off + h->value_stride > env->thread_local_size)
+		return NULL;
+	return env->thread_local + off;
+}
+
 static uint64_t h_map_lookup(struct gbpf_exec_env *env, uint64_t map, uint64_t key, uint64_t r3,
 			     uint64_t r4, uint64_t r5)
 {
@@ -46,6 +82,8 @@ static uint64_t h_map_lookup(struct gbpf_exec_env *env, uint64_t map, uint64_t k
 
 	if (!h || !gbpf_hh_can_read(env, key, h->key_size ? h->key_size : 1))
 		return 0;
+	if (h->type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
+		return (uint64_t)(uintptr_t)thread_local_elem(env, map, h, key);
 	return (uint64_t)(uintptr_t)gbpf_map_lookup((struct gbpf_map_instance *)(uintptr_t)map,
 						    (const void *)(uintptr_t)key, env_slot(env, h));
 }
@@ -60,6 +98,19 @@ static uint64_t h_map_update(struct gbpf_exec_env *env, uint64_t map, uint64_t k
 	if (!gbpf_hh_can_read(env, key, h->key_size ? h->key_size : 1) ||
 	    !gbpf_hh_can_read(env, value, h->value_size ? h->value_size : 1))
 		return RET_ERR(-EFAULT);
+	if (h->type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL) {
+		/* as an array: every element exists */
+		void *elem = thread_local_elem(env, map, h, key);
+
+		if (flags > GBPF_EXIST)
+			return RET_ERR(-EINVAL);
+		if (flags == GBPF_NOEXIST)
+			return RET_ERR(elem ? -EEXIST : -E2BIG);
+		if (!elem)
+			return RET_ERR(env->thread_local ? -E2BIG : -EOPNOTSUPP);
+		memcpy(elem, (const void *)(uintptr_t)value, h->value_size);
+		return 0;
+	}
 	return RET_ERR(gbpf_map_update((struct gbpf_map_instance *)(uintptr_t)map,
 				       (const void *)(uintptr_t)key, (const void *)(uintptr_t)value,
 				       flags, env_slot(env, h)));

@@ -47,7 +47,22 @@ struct gbpf_exec_env {
 	void *print_ctx;
 	int exit_requested;        /**< set by the GPU exit helper (507) */
 	void *user;                /**< owner's pointer (interpreter state) */
+	/**
+	 * The instance's GPU_THREAD_LOCAL values (gbpf_thread_local_size()
+	 * bytes), which its runner zeroes when the instance (an emulated GPU
+	 * thread) starts; NULL outside a GPU thread's run (host probes), where
+	 * a lookup of such a map finds nothing.
+	 */
+	unsigned char *thread_local;
+	size_t thread_local_size;
 };
+
+/**
+ * Bytes of GPU_THREAD_LOCAL values one instance of a program with these
+ * maps holds: each such map's max_entries x value_size rounded up to 8, in
+ * map order (at most GBPF_MAP_THREAD_LOCAL_MAX a map).
+ */
+size_t gbpf_thread_local_size(const struct gbpf_map_instance *maps, size_t map_cnt);
 
 typedef uint64_t (*gbpf_host_helper_fn)(struct gbpf_exec_env *env, uint64_t r1, uint64_t r2,
 					uint64_t r3, uint64_t r4, uint64_t r5);

@@ -6,6 +6,13 @@
  * including it. Each half declares only its own maps, so an object that
  * uses one half does not allocate the other's (the per-thread last
  * address is 8 bytes for every GPU thread).
+ *
+ * MEM_TRACE_LAST_THREAD_LOCAL keeps the thread's last address in a
+ * GPU_THREAD_LOCAL map instead: in the thread's frame for its run (zero at
+ * its start), so the first access of each launch starts afresh rather than
+ * measuring from the thread of the same index in the previous launch, and
+ * no access reads or writes global memory for it. Only the CUDA backend
+ * keeps such maps (bench/cuda/probes/mem_trace_local.bpf.c).
  */
 #ifndef GBPF_EXAMPLES_MEM_TRACE_H
 #define GBPF_EXAMPLES_MEM_TRACE_H
@@ -59,7 +66,11 @@ struct {
 } stride SEC(".maps") GBPF_PRINT_LOG2_HIST;
 
 struct {
+#ifdef MEM_TRACE_LAST_THREAD_LOCAL
+	__uint(type, BPF_MAP_TYPE_GPU_THREAD_LOCAL);
+#else
 	__uint(type, BPF_MAP_TYPE_PERGPUTHREAD_ARRAY);
+#endif
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);

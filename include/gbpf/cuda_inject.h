@@ -103,6 +103,13 @@ struct gbpf_cuda_inject_opts {
 	 * does at each kernel's first launch). false: the whole module.
 	 */
 	bool only_selected;
+	/**
+	 * Bytes of GPU_THREAD_LOCAL values each thread of an instrumented
+	 * kernel keeps for its probes, right after the probe context (the
+	 * fragment emitted with GBPF_PTX_THREAD_LOCAL_CTX; its
+	 * gbpf_ptx_thread_local_size()): zeroed at the kernel's entry. 0: none.
+	 */
+	unsigned thread_local_bytes;
 };
 
 /** Hidden launch-id parameter value that says "this launch is a graph node's" (see launch_id_param). */

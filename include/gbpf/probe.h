@@ -63,6 +63,7 @@ typedef __u32 __wsum;
 #define BPF_MAP_TYPE_GPU_HASH 1501          /* hash map (same semantics as HASH) */
 #define BPF_MAP_TYPE_PERGPUTHREAD_ARRAY 1502 /* one value per GPU thread of the launch */
 #define BPF_MAP_TYPE_GPU_ARRAY 1503         /* array shared by all GPU threads */
+#define BPF_MAP_TYPE_GPU_THREAD_LOCAL 1504  /* a GPU thread's own values for its run: zero at its start */
 #define BPF_MAP_TYPE_GPU_RINGBUF 1527       /* ring buffer written from the GPU */
 
 /*

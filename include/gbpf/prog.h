@@ -40,9 +40,20 @@ enum gbpf_map_type {
 	GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY = 1502,
 	/** bpftime: array shared by all GPU threads (same semantics as ARRAY). */
 	GBPF_MAP_TYPE_GPU_ARRAY = 1503,
+	/**
+	 * gbpf: a GPU thread's own values for the thread's run (key: u32 index
+	 * < max_entries): zero when the thread starts, gone when it ends, never
+	 * seen by the host; at most GBPF_MAP_THREAD_LOCAL_MAX bytes. The CUDA
+	 * injector keeps them in the kernel's frame (registers or local memory),
+	 * so they cost no global memory traffic (docs/MAPS.md).
+	 */
+	GBPF_MAP_TYPE_GPU_THREAD_LOCAL = 1504,
 	/** bpftime: ring buffer written from the GPU (same semantics as RINGBUF). */
 	GBPF_MAP_TYPE_GPU_RINGBUF = 1527,
 };
+
+/** Most bytes a GPU_THREAD_LOCAL map holds (max_entries x value_size rounded up to 8). */
+#define GBPF_MAP_THREAD_LOCAL_MAX 256u
 
 /** Where a map came from in the object. */
 enum gbpf_map_origin {

@@ -143,10 +143,17 @@ static void *cpu_worker_run(void *arg)
 	struct cpu_worker *w = arg;
 	const struct gbpf_run_opts *o = w->opts;
 	int shared = (o->flags & GBPF_RUN_SHARED_DATA) != 0;
-	unsigned char *copy = NULL;
+	unsigned char *copy = NULL, *tls = NULL;
+	size_t tls_size = gbpf_thread_local_size(w->prog->maps, w->prog->map_cnt);
 	uint64_t t;
 
 	w->uniform = 1;
+	/* GPU_THREAD_LOCAL values: each instance (an emulated GPU thread) starts with zeros */
+	if (tls_size && !(tls = malloc(tls_size))) {
+		w->err = -ENOMEM;
+		snprintf(w->log, sizeof(w->log), "out of memory for thread-local map values");
+		return NULL;
+	}
 	if (o->data && !shared) {
 		copy = malloc(o->data_size ? o->data_size : 1);
 		if (!copy) {
@@ -165,6 +172,8 @@ static void *cpu_worker_run(void *arg)
 			.thread_count = w->threads,
 			.block_dim = w->block,
 			.prandom_state = 0x9e3779b97f4a7c15ull ^ (t * 0xbf58476d1ce4e5b9ull) ^ 1,
+			.thread_local = tls,
+			.thread_local_size = tls_size,
 		};
 		struct gbpf_interp_region region = {
 			.addr = mem, .size = o->data_size, .writable = 1, .name = "data",
@@ -175,6 +184,8 @@ static void *cpu_worker_run(void *arg)
 
 		if (copy)
 			memcpy(copy, o->data, o->data_size);
+		if (tls)
+			memset(tls, 0, tls_size);
 		err = gbpf_interp_run(w->prog->interp, &env, args, mem ? &region : NULL, mem ? 1 : 0,
 				      &res, w->log, sizeof(w->log));
 		if (err) {
@@ -193,6 +204,7 @@ static void *cpu_worker_run(void *arg)
 			memcpy(w->result->data_out, mem, o->data_size);
 	}
 	free(copy);
+	free(tls);
 	return NULL;
 }
 

@@ -113,6 +113,7 @@ static struct cuda_agent_state {
 	size_t *dev;  /* prog indices of the fragment's probes: probe i = progs[dev[i]] */
 	size_t dev_cnt;
 	int need_launch_id; /* a device program reads ctx->launch_id */
+	unsigned thread_local_bytes; /* GPU_THREAD_LOCAL values each thread keeps after its probe context */
 	unsigned ctx_unused; /* GBPF_CUDA_CTX_UNUSED_*: fields no device program reads */
 	char *fragment;
 	struct ca_devmaps *devmaps; /* where the maps live for the GPU */
@@ -599,7 +600,8 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 					   /* The id per launch: concurrent launches of a kernel must not share it. */
 					   .launch_id_param = s->need_launch_id != 0,
 					   /* this module serves this kernel's launches only: JIT nothing else */
-					   .only_selected = true};
+					   .only_selected = true,
+					   .thread_local_bytes = s->thread_local_bytes};
 	struct gbpf_cuda_inject_result *res = NULL;
 	const struct gbpf_cuda_kernel_info *ki = NULL;
 	const struct gbpf_cuda_inject_module *mi = NULL;
@@ -1259,7 +1261,18 @@ static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_att
 		return s->engine;
 	if (s->engine == GBPF_SAN_CHOICE_PTX || !s->dev_cnt || s->san)
 		return 0;
-	rc = gbpf_san_engine_create(&s->san, &so, why, sizeof(why));
+	/*
+	 * The fragment keeps GPU_THREAD_LOCAL values after the context, which
+	 * the engine's callbacks (a fresh context at each access) do not have.
+	 */
+	if (s->thread_local_bytes) {
+		snprintf(why, sizeof(why), "the probes use thread-local (GPU_THREAD_LOCAL) maps, which live in "
+					   "the frame of a kernel that PTX injection instruments; the Compute Sanitizer's "
+					   "callbacks have no frame that lasts a thread's run");
+		rc = -ENOTSUP;
+	} else {
+		rc = gbpf_san_engine_create(&s->san, &so, why, sizeof(why));
+	}
 	if (rc && s->engine == GBPF_SAN_CHOICE_SANITIZER) {
 		snprintf(log, log_size, "cuda agent: --engine sanitizer: %s", why);
 		return rc;
@@ -1304,6 +1317,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	s->fragment = NULL;
 	s->dev_cnt = 0;
 	s->need_launch_id = 0;
+	s->thread_local_bytes = 0;
 	s->uses_print = 0;
 	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_MEM_FIELDS;
 	s->svc = *o->services;
@@ -1354,6 +1368,9 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 
 		s->maps = o->maps + base;
 		s->map_cnt = first->map_cnt;
+		/* each thread's GPU_THREAD_LOCAL values follow its probe context (ca_instrument) */
+		s->thread_local_bytes = gbpf_ptx_thread_local_size(dp, s->dev_cnt);
+		po.flags |= GBPF_PTX_THREAD_LOCAL_CTX;
 		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);
 		if (!rc && s->map_cnt) {
 			/* A re-attach gets fresh placements: its maps are a new region. */

@@ -660,7 +660,8 @@ static void uni_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	if (cls == GBPF_ST || cls == GBPF_STX) {
 		unsigned w = 10;
 
-		if (d >= 10 || (cg->ptr[d] != PTX_PTR_MAP && cg->ptr[d] != PTX_PTR_THREAD_SLOT))
+		if (d >= 10 || (cg->ptr[d] != PTX_PTR_MAP && cg->ptr[d] != PTX_PTR_THREAD_SLOT &&
+				cg->ptr[d] != PTX_PTR_THREAD_LOCAL))
 			cg->stk_gen++;
 		if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC)
 			w = in->imm == GBPF_ATOMIC_CMPXCHG ? 0 : (in->imm & GBPF_FETCH) ? in->src : 10;
@@ -1046,6 +1047,9 @@ static int emit_probe_main(struct ptx_cg *cg)
 		       cg->prog_idx);
 	emit_decls(cg, &cg->funcs[0]);
 	ptx_buf_puts(cg->b, ".reg .b64 %rctx;\nld.param.b64 %r1, [__ctx];\nld.param.b64 %rctx, [__ctx];\n");
+	/* the thread's GPU_THREAD_LOCAL values, which the injector keeps after the context */
+	if (cg->tls_ctx && ptx_thread_local_off(cg->prog, cg->prog->map_cnt))
+		ptx_buf_printf(cg->b, ".reg .b64 %%rtls;\nadd.u64 %%rtls, %%rctx, %u;\n", GBPF_PTX_THREAD_LOCAL_CTX_OFF);
 	/* the context and the frame are 8-byte aligned */
 	track_function_start(cg);
 	cg->align[1] = cg->align[10] = 3;
@@ -1058,6 +1062,7 @@ static int emit_probe_main(struct ptx_cg *cg)
 static int emit_kernel_main(struct ptx_cg *cg)
 {
 	struct ptx_buf *b = cg->b;
+	uint32_t tls;
 	int rc;
 
 	cg->cur = 0;
@@ -1071,6 +1076,14 @@ static int emit_kernel_main(struct ptx_cg *cg)
 			"ld.param.u64 %t0, [__n];\nsetp.ge.u64 %p0, %gtid, %t0;\n@%p0 bra $Ldone;\n"
 			"ld.param.u64 %r1, [__data];\nld.param.u64 %t1, [__stride];\n"
 			"mad.lo.u64 %r1, %gtid, %t1, %r1;\nld.param.u64 %r2, [__size];\n");
+	tls = ptx_thread_local_off(cg->prog, cg->prog->map_cnt);
+	if (tls) {
+		/* a thread runs the program once: its GPU_THREAD_LOCAL values live in this frame, zeroed first */
+		ptx_buf_printf(b, ".local .align 8 .b8 __gbpf_tls[%u];\n.reg .b64 %%rtls;\n"
+				  "mov.u64 %%rtls, __gbpf_tls;\ncvta.local.u64 %%rtls, %%rtls;\n", tls);
+		for (uint32_t o = 0; o < tls; o += 8)
+			ptx_buf_printf(b, "st.local.u64 [__gbpf_tls+%u], 0;\n", o);
+	}
 	/* data copies start 8-byte aligned (device allocation, stride rounded to 8) */
 	track_function_start(cg);
 	cg->align[1] = cg->align[10] = 3;
@@ -1221,13 +1234,15 @@ static uint8_t *entry_loops(const struct ptx_cg *cg)
 /* emit_program's answer when a program must be emitted again without frame areas for its records */
 #define EMIT_AGAIN_WITHOUT_AREAS 1
 
-static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_t idx, int kernel,
+static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_t idx, uint32_t flags,
 			const uint8_t *used, int rsv_off, const struct ptx_counter *count, char *err,
 			size_t err_size)
 {
+	int kernel = (flags & GBPF_PTX_KERNEL) != 0;
 	struct ptx_cg cg = {
 		.b = b, .prog = p, .prog_idx = idx, .insns = p->insns, .n = p->insn_cnt,
-		.kernel = kernel, .exit_struct = used[GBPF_HELPER_GPU_EXIT],
+		.kernel = kernel, .tls_ctx = (flags & GBPF_PTX_THREAD_LOCAL_CTX) != 0,
+		.exit_struct = used[GBPF_HELPER_GPU_EXIT],
 		.hash_stable = !used[GBPF_HELPER_MAP_DELETE_ELEM], .rsv_off = rsv_off,
 		.count = count, .err = err, .err_size = err_size,
 	};
@@ -1291,7 +1306,7 @@ static void buf_cut(struct ptx_buf *b, size_t mark)
  * stays __gbpf_probe_<i> for the sites it does not sum.
  */
 static int emit_counters(struct ptx_buf *b, const struct gbpf_prog_desc *const *progs, size_t n,
-			 const uint8_t *used, char *err, size_t err_size)
+			 uint32_t flags, const uint8_t *used, char *err, size_t err_size)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct ptx_split split;
@@ -1318,9 +1333,9 @@ static int emit_counters(struct ptx_buf *b, const struct gbpf_prog_desc *const *
 		if (cut)
 			ptx_buf_printf(b, "_%zu", 2 * n + i);
 		ptx_buf_puts(b, ";\n");
-		rc = emit_program(b, flush, n + i, 0, used, 0, &c, err, err_size);
+		rc = emit_program(b, flush, n + i, flags, used, 0, &c, err, err_size);
 		if (!rc && cut)
-			rc = emit_program(b, &split.rest, 2 * n + i, 0, used, 0, NULL, err, err_size);
+			rc = emit_program(b, &split.rest, 2 * n + i, flags, used, 0, NULL, err, err_size);
 		if (cut)
 			ptx_split_free(&split);
 		if (rc < 0)
@@ -1338,7 +1353,8 @@ int gbpf_ptx_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 	struct ptx_buf b = {0};
 	uint8_t *used = NULL;
 	char hdr[128], dummy[1];
-	int kernel = opts && (opts->flags & GBPF_PTX_KERNEL);
+	uint32_t flags = opts ? opts->flags : 0;
+	int kernel = (flags & GBPF_PTX_KERNEL) != 0;
 	int rc = 0;
 	size_t i, map_cnt = 0;
 
@@ -1390,15 +1406,15 @@ int gbpf_ptx_emit(const struct gbpf_prog_desc *const *progs, size_t n,
 	for (i = 0; i < n && !rc; i++) {
 		size_t mark = b.len;
 
-		rc = emit_program(&b, progs[i], i, kernel, used, 0, NULL, err, err_size);
+		rc = emit_program(&b, progs[i], i, flags, used, 0, NULL, err, err_size);
 		if (rc == EMIT_AGAIN_WITHOUT_AREAS) {
 			/* a submit or discard not matched to its record's area (ptx_reserve.c) */
 			buf_cut(&b, mark);
-			rc = emit_program(&b, progs[i], i, kernel, used, 1, NULL, err, err_size);
+			rc = emit_program(&b, progs[i], i, flags, used, 1, NULL, err, err_size);
 		}
 	}
 	if (!rc && !kernel)
-		rc = emit_counters(&b, progs, n, used, err, err_size);
+		rc = emit_counters(&b, progs, n, flags, used, err, err_size);
 	free(used);
 	if (!rc && b.oom) {
 		snprintf(err, err_size, "ptx: out of memory (or text over %zu bytes)", (size_t)PTX_BUF_MAX);

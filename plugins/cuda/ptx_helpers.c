@@ -293,7 +293,12 @@ int ptx_emit_helper_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 	const struct mod_helper *h;
 	long long frame_off;
 	unsigned words;
+	int rc;
 
+	/* a thread's own values (GPU_THREAD_LOCAL): in its frame, never through the map's block */
+	rc = ptx_emit_thread_local_call(cg, pc, id);
+	if (rc)
+		return rc < 0 ? rc : 0;
 	if (id == GBPF_HELPER_MAP_LOOKUP_ELEM && ptx_emit_known_lookup(cg, pc))
 		return 0;
 	/* a record the frame holds until its submit (ptx_reserve.c) */

@@ -81,6 +81,9 @@ struct ptx_cg {
 	size_t nfuncs;
 	size_t cur;              /**< function being emitted */
 	int kernel;              /**< emitting the run kernel */
+	/** GBPF_PTX_THREAD_LOCAL_CTX: the probe's caller keeps the thread's
+	 *  GPU_THREAD_LOCAL values after the context (%rtls in the entry function) */
+	int tls_ctx;
 	int exit_struct;         /**< subprograms return {r0, exited} (helper 507 used) */
 	/** No program of the object deletes from a map: a hash bucket that is
 	 *  READY keeps its key for the whole kernel (LRU maps evict: excluded
@@ -171,6 +174,7 @@ enum {
 	PTX_PTR_THREAD_SLOT, /* the lane's own slot of a per-GPU-thread array (global memory) */
 	PTX_PTR_CTX,         /* the probe context (local memory) */
 	PTX_PTR_RING,        /* a reserved ring record's data (global memory) */
+	PTX_PTR_THREAD_LOCAL, /* a value of a GPU_THREAD_LOCAL map: the thread's own frame (local memory) */
 };
 
 /** ptx_cg.label bits: some jump lands at the pc; one of them from the pc or later (a loop). */
@@ -195,6 +199,18 @@ int ptx_fail(struct ptx_cg *cg, size_t pc, int code, const char *fmt, ...)
 
 /** Index of the function starting at @p pc, or -1. */
 long ptx_func_at(const struct ptx_cg *cg, size_t pc);
+
+/**
+ * A map helper (lookup, update, delete) on a GPU_THREAD_LOCAL map, written
+ * in place on the thread's own values (ptx_maps.c): 1 when emitted, 0 when
+ * the call's map is not such a map, or a negative errno (ptx_fail) when it
+ * cannot be: a map not known at the call in a program that has such maps,
+ * a subprogram, or a probe fragment for a caller that keeps no values.
+ */
+int ptx_emit_thread_local_call(struct ptx_cg *cg, size_t pc, uint32_t id);
+
+/** Bytes of the program's GPU_THREAD_LOCAL values before map @p map_index (all of them: map_cnt). */
+uint32_t ptx_thread_local_off(const struct gbpf_prog_desc *prog, size_t map_index);
 
 /** 1 when @p in is a call that writes no memory the frame could be in: a map lookup, update or delete. */
 int ptx_call_keeps_frame(const struct gbpf_insn *in);

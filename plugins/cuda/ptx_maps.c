@@ -4,6 +4,7 @@
  * header (maps/map_layout.h) at run time, so one function serves every map
  * of a module and the host never has to patch code per map.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "maps/map_layout.h"
 #include "ptx_internal.h"
+#include "ptx_codegen.h"
 #include "ptx_maps.h"
 
 /* the generic array routine below rounds a per-slot plane with these constants (127, 0x...80) */
@@ -1015,4 +1017,139 @@ bool ptx_perf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *fra
 	if (!d || d->type != GBPF_MAP_TYPE_PERF_EVENT_ARRAY)
 		return false;
 	return record_by_value(cg, 4, 5, frame_off, words);
+}
+
+/* ---- GPU_THREAD_LOCAL maps: the thread's own values, in its frame ---- */
+
+uint32_t ptx_thread_local_off(const struct gbpf_prog_desc *prog, size_t map_index)
+{
+	uint32_t off = 0;
+
+	for (size_t i = 0; i < map_index && i < prog->map_cnt; i++)
+		if (prog->maps[i].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
+			off += prog->maps[i].max_entries * ((prog->maps[i].value_size + 7u) & ~7u);
+	return off;
+}
+
+uint32_t gbpf_ptx_thread_local_size(const struct gbpf_prog_desc *const *progs, size_t n)
+{
+	uint32_t most = 0;
+
+	for (size_t i = 0; progs && i < n; i++) {
+		uint32_t b = progs[i] ? ptx_thread_local_off(progs[i], progs[i]->map_cnt) : 0;
+
+		most = b > most ? b : most;
+	}
+	return most;
+}
+
+/* Whether the program names a GPU_THREAD_LOCAL map at all. */
+static int has_thread_local(const struct gbpf_prog_desc *prog)
+{
+	for (size_t i = 0; i < prog->map_cnt; i++)
+		if (prog->maps[i].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
+			return 1;
+	return 0;
+}
+
+/*
+ * Element address into %r0 (generic, pointing into local memory): %rtls +
+ * the map's place + index x stride; 0 for an index out of range (a
+ * constant key folds the check away). The key is left in %w10.
+ */
+static void emit_thread_local_elem(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks,
+				   const char *miss)
+{
+	uint32_t base = ptx_thread_local_off(cg->prog, (size_t)(d - cg->prog->maps));
+	uint32_t stride = (d->value_size + 7u) & ~7u;
+
+	if (ks->kind == KEY_IMM) {
+		if (ks->imm >= d->max_entries)
+			ptx_buf_printf(cg->b, "mov.u64 %%r0, 0;\nbra.uni %s;\n", miss);
+		else
+			ptx_buf_printf(cg->b, "add.u64 %%r0, %%rtls, %u;\n", base + ks->imm * stride);
+		return;
+	}
+	emit_key_u32(cg, ks);
+	ptx_buf_printf(cg->b, "mov.u64 %%r0, 0;\nsetp.ge.u32 %%p6, %%w10, %u;\n@%%p6 bra %s;\n"
+			      "mul.wide.u32 %%t10, %%w10, %u;\nadd.u64 %%r0, %%rtls, %%t10;\nadd.u64 %%r0, %%r0, %u;\n",
+		       d->max_entries, miss, stride, base);
+}
+
+/* update(map, key, value, flags) as an array's: every element exists, so NOEXIST fails. */
+static void emit_thread_local_update(struct ptx_cg *cg, size_t pc, const struct gbpf_map_desc *d,
+				     const struct key_src *ks, const char *done)
+{
+	struct ptx_buf *b = cg->b;
+	uint32_t n = d->value_size;
+	int words = cg->align[3] >= 3 && !(n % 8);
+
+	ptx_buf_printf(b, "mov.u64 %%r0, %d;\nsetp.gt.u64 %%p6, %%r4, %u;\n@%%p6 bra %s;\n", -EINVAL, 2u /* BPF_EXIST */,
+		       done);
+	/* the index first, as Linux: out of range is -E2BIG even with NOEXIST */
+	emit_thread_local_elem(cg, d, ks, "$Ltlx");
+	ptx_buf_printf(b, "mov.u64 %%t11, %%r0;\nmov.u64 %%r0, %d;\nsetp.eq.u64 %%p6, %%r4, %u;\n@%%p6 bra %s;\n",
+		       -EEXIST, 1u /* BPF_NOEXIST */, done);
+	/* the value may lie anywhere the verifier allows: words when provably aligned, else bytes */
+	for (uint32_t o = 0; o < n; o += words ? 8 : 1)
+		ptx_buf_printf(b, words ? "ld.u64 %%t12, [%%r3+%u];\nst.u64 [%%t11+%u], %%t12;\n"
+					: "ld.u8 %%w11, [%%r3+%u];\nst.u8 [%%t11+%u], %%w11;\n",
+			       o, o);
+	ptx_buf_printf(b, "mov.u64 %%r0, 0;\nbra.uni %s;\n$Ltlx:\nmov.u64 %%r0, %d;\n", done, -E2BIG);
+	(void)pc;
+}
+
+int ptx_emit_thread_local_call(struct ptx_cg *cg, size_t pc, uint32_t id)
+{
+	const struct gbpf_map_desc *d;
+	struct key_src ks;
+	char done[48];
+
+	if (id != GBPF_HELPER_MAP_LOOKUP_ELEM && id != GBPF_HELPER_MAP_UPDATE_ELEM &&
+	    id != GBPF_HELPER_MAP_DELETE_ELEM)
+		return 0;
+	if (!has_thread_local(cg->prog))
+		return 0;
+	d = ptx_known_map_in(cg, pc, 1);
+	/*
+	 * The device's generic map routines read the block, which holds no
+	 * thread's values: a thread-local map must be known where it is used.
+	 */
+	if (!d)
+		return ptx_fail(cg, pc, -ENOTSUP,
+				"map helper %u on a map not known at the call, in a program with thread-local "
+				"(GPU_THREAD_LOCAL) maps: pass the map directly", id);
+	if (d->type != GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
+		return 0;
+	if (cg->cur != 0)
+		return ptx_fail(cg, pc, -ENOTSUP,
+				"thread-local map '%s' used in a BPF subprogram: use it in the program's own "
+				"function (inline the subprogram)", d->name ? d->name : "?");
+	if (!cg->kernel && !cg->tls_ctx)
+		return ptx_fail(cg, pc, -ENOTSUP,
+				"thread-local map '%s': this probe's caller keeps no values for the thread's run "
+				"(PTX injection does; the Compute Sanitizer engine does not)", d->name ? d->name : "?");
+	snprintf(done, sizeof(done), "$Ltl%u_%zu", cg->uniq++, cg->prog_idx);
+	if (id == GBPF_HELPER_MAP_DELETE_ELEM) {
+		ptx_buf_printf(cg->b, "mov.u64 %%r0, %d;\n", -EINVAL); /* as an array's: no element goes away */
+		return 1;
+	}
+	trace_key(cg, pc, d->key_size, &ks);
+	if (id == GBPF_HELPER_MAP_UPDATE_ELEM) {
+		/* a scope of its own: the update's labels are unique within it */
+		ptx_buf_puts(cg->b, "{\n");
+		emit_thread_local_update(cg, pc, d, &ks, done);
+		ptx_buf_printf(cg->b, "%s:\n}\n", done);
+		return 1;
+	}
+	lookup_hit_target(cg, pc);
+	emit_thread_local_elem(cg, d, &ks, done);
+	/* in range: an element, never NULL (lookup_hit_target) */
+	if (cg->lookup_hit[0])
+		ptx_buf_printf(cg->b, "%s\n", cg->lookup_hit);
+	ptx_buf_printf(cg->b, "%s:\n", done);
+	cg->lookup_hit[0] = 0;
+	cg->call_r0_align = 3;
+	cg->call_r0_ptr = PTX_PTR_THREAD_LOCAL;
+	return 1;
 }

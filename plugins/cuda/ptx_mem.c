@@ -341,6 +341,13 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 	 * in the global window), so no .local path and .global addressing; a
 	 * per-GPU-thread slot is the lane's own, so no warp aggregation. */
 	prov = in->dst < 10 ? cg->ptr[in->dst] : PTX_PTR_UNKNOWN;
+	if (prov == PTX_PTR_THREAD_LOCAL) {
+		/* the thread's own value in local memory: a plain read-modify-write is the atomic */
+		ptx_buf_printf(b, "add.u64 %%t5, %%r%u, %d;\n", in->dst, in->off);
+		emit_atomic_emulated(cg, in, "", "[%t5]", is64);
+		emit_atomic_result(cg, in, is64);
+		return 0;
+	}
 	if (prov == PTX_PTR_CTX)
 		prov = PTX_PTR_UNKNOWN; /* local memory, not a map's */
 	sp = prov != PTX_PTR_UNKNOWN ? ".global" : "";

@@ -253,12 +253,53 @@ __device__ __forceinline__ void hand_mem(unsigned long long *hand, int kind, con
 	*last = a;
 #endif
 }
+
+#if HAND_MEMTRACE >= 10
+/*
+ * HAND_MEMTRACE=10 (both halves) / 11 (the histogram only): the last address in
+ * a register for the thread's run (not kept across launches), each add
+ * aggregated over the lanes of a warp that add to one counter.
+ */
+__device__ __forceinline__ void hand_mem_reg(unsigned long long *hand, int kind, const void *addr,
+					     unsigned long long &last)
+{
+	unsigned sm, m = __activemask();
+	asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+	unsigned long long *row = hand + (size_t)(sm & (HM_SMS - 1)) * HM_ROW;
+	unsigned lane = threadIdx.x & 31;
+#if HAND_MEMTRACE == 10
+	if (lane == (unsigned)__ffs(m) - 1)
+		atomicAdd(&row[kind], (unsigned long long)__popc(m));
+#endif
+	unsigned long long a = (unsigned long long)addr;
+	if (last) {
+		unsigned long long d = a > last ? a - last : last - a;
+		unsigned slot = d ? 63 - __clzll(d) : 0;
+		slot = slot < HM_SLOTS ? slot : HM_SLOTS - 1;
+		unsigned peers = __match_any_sync(__activemask(), slot);
+		if (lane == (unsigned)__ffs(peers) - 1)
+			atomicAdd(&row[16 + slot], (unsigned long long)__popc(peers));
+	}
+	last = a;
+}
+#endif
 #endif
 
 __global__ void vec_add(const float *a, const float *b, float *c, int n, unsigned long long *hand)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
-#ifdef HAND_MEMTRACE
+#if HAND_MEMTRACE >= 10
+	if (i < n) {
+		unsigned long long last = 0;
+
+		hand_mem_reg(hand, 0, &a[i], last);
+		float x = a[i];
+		hand_mem_reg(hand, 0, &b[i], last);
+		float y = b[i];
+		hand_mem_reg(hand, 1, &c[i], last);
+		c[i] = x + y;
+	}
+#elif defined(HAND_MEMTRACE)
 	// the probe at each access, in the order the instrumented kernel runs them
 	if (i < n) {
 		hand_mem(hand, 0, &a[i]);
@@ -364,12 +405,15 @@ static int check_hand(const unsigned long long *dev, int blocks, int threads, lo
 		for (unsigned k = 0; HM_ROW >= 16 + HM_SLOTS && k < HM_SLOTS; k++)
 			strides += h[s * HM_ROW + 16 + k];
 	}
-#if HAND_MEMTRACE == 1 || HAND_MEMTRACE == 2 || HAND_MEMTRACE >= 4
+#if HAND_MEMTRACE == 1 || HAND_MEMTRACE == 2 || (HAND_MEMTRACE >= 4 && HAND_MEMTRACE != 11)
 	bad += ld != 2 * total;
 	bad += st != total;
 #endif
 #if HAND_MEMTRACE == 1 || HAND_MEMTRACE == 3
 	bad += strides != 3 * total - (unsigned long long)blocks * threads;
+#elif HAND_MEMTRACE >= 10
+	/* the last address lives for the thread's run: 2 distances per thread and launch */
+	bad += strides != 2 * total;
 #endif
 	sum = total;
 	keys = 2;

@@ -146,6 +146,7 @@ static int do_ptx(struct run *r, const char *text, size_t len, const char *where
 			 .barrier_probe = r->o.barrier_probe, .ctx_unused = r->o.ctx_unused,
 			 .block_probe = r->o.block_probe,
 			 .launch_param = r->o.launch_id_param},
+		.thread_local_bytes = r->o.thread_local_bytes,
 		.select = select_adapter, .select_arg = r, .device_sm = r->o.max_ptx_arch,
 		.report = report_adapter, .report_arg = r,
 	};

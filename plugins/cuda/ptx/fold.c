@@ -1107,6 +1107,20 @@ static void fold_insn(struct gbpf_ptx_fold *f, const struct gbpf_ptx_stmt *s,
 			val_set(f, d, GBPF_PTX_VAL_STACK, f->vals[v].off + imm);
 			return;
 		}
+		/*
+		 * The context plus a constant that reaches past it: the code generator's
+		 * base of the GPU_THREAD_LOCAL values (%rtls). What it points to is no
+		 * field (the verifier keeps a map value's accesses within the value), so
+		 * the register is not the context pointer: neither followed nor tainted
+		 * at joins, where an element's pointer is held across the lookup's branch.
+		 */
+		if (s->n_ops == 3 && (gbpf_ptx_tok_eq(op, "add.u64") || gbpf_ptx_tok_eq(op, "add.s64")) &&
+		    op_is_reg(s, 1) && (v = val_find(f, op_tok(m, s, 1))) >= 0 &&
+		    f->vals[v].kind == GBPF_PTX_VAL_CTX && op_is_imm(m, s, 2, &imm) &&
+		    f->vals[v].off + imm >= (int64_t)GBPF_PTX_THREAD_LOCAL_CTX_OFF) {
+			val_drop(f, d, true);
+			return;
+		}
 	}
 	if (unknown_store(m, s))
 		slots_clear(f);

@@ -408,6 +408,9 @@ static int tx_entry(struct kctx *k, struct text *t)
 	unsigned unused = k->plan->ctx_unused;
 
 	gbpf_ptx_sum_entry(t, k);
+	/* the thread's GPU_THREAD_LOCAL values start at zero, before any site runs */
+	for (unsigned o = 0; o < k->tls_bytes; o += 8)
+		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], 0;\n", CTX_SIZE + o);
 	/* Fields no probe reads are not stored: every store is per-thread .local traffic. */
 	if (!(unused & GBPF_CUDA_CTX_UNUSED_KERNEL_ID)) {
 		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd1, 0x%016" PRIx64 ";\n", k->rep->kernel_id);
@@ -782,7 +785,7 @@ static int instrument_kernel(struct kctx *k)
 		gbpf_ptx_tx(&t, ".reg .b32 " SUM_WORD "<%u>;\n", COUNTER_SUM_MAX);
 	if (k->sum.on && (k->sum.exit == SUM_EXIT_BLOCK || k->sum.exit == SUM_EXIT_FIRST))
 		gbpf_ptx_tx(&t, ".shared .align 16 .b32 " SUM_SHARED "[%u];\n", COUNTER_SUM_MAX);
-	gbpf_ptx_tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE);
+	gbpf_ptx_tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE + k->tls_bytes);
 	if (k->plan->launch_param && !(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID))
 		gbpf_ptx_tx(&t, ".reg .pred " LID_PRED ";\n");
 	if (k->params_size)
@@ -1067,7 +1070,8 @@ int gbpf_ptx_inject(struct gbpf_ptx_module *m, const struct gbpf_ptx_module *fra
 		struct kctx k = {.m = m, .plan = &plan, .rep = &rep, .log = log,
 				 .log_size = log_size, .opts = &opts, .specs = &specs,
 				 .funcs_exit = &funcs_exit,
-				 .funcs_barrier = &funcs_barrier};
+				 .funcs_barrier = &funcs_barrier,
+				 .tls_bytes = (req->thread_local_bytes + 7u) & ~7u};
 
 		if (it->kind != GBPF_PTX_ITEM_FUNC || !it->func->is_entry)
 			continue;

@@ -191,6 +191,7 @@ struct kctx {
 				 * not yet known (-1) */
 	unsigned spec_calls;    /* sites of this kernel that call one */
 	unsigned params_size; /* bytes of __gbpf_params (copy of the parameters), 0 if none */
+	unsigned tls_bytes;   /* GPU_THREAD_LOCAL values after the context (CTX_NAME + CTX_SIZE), 0 if none */
 	struct counter_sum sum;        /* memory sites summed in registers */
 	struct gbpf_ptx_blocks blocks; /* gpu/block: first instruction of each basic block */
 	uint32_t next_block;           /* blocks.first[next_block] is the next site */

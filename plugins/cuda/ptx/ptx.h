@@ -252,6 +252,12 @@ struct gbpf_ptx_inject_req {
 	 * use what sm_80 has (the counter sums' redux.sync).
 	 */
 	unsigned device_sm;
+	/**
+	 * Bytes of GPU_THREAD_LOCAL values the probes keep after the context
+	 * (gbpf_cuda_inject_opts.thread_local_bytes): the context's .local
+	 * array grows by them, zeroed at the kernel's entry.
+	 */
+	unsigned thread_local_bytes;
 };
 
 /**

@@ -21,6 +21,8 @@ _Static_assert(offsetof(struct gbpf_gpu_ctx, device) == OFF_DEVICE &&
 		       offsetof(struct gbpf_gpu_ctx, mem_site) == OFF_MEM_SITE &&
 		       sizeof(struct gbpf_gpu_ctx) == CTX_SIZE,
 	       "the injector's context offsets match struct gbpf_gpu_ctx");
+_Static_assert(CTX_SIZE == GBPF_PTX_THREAD_LOCAL_CTX_OFF,
+	       "the thread-local values the code generator reaches after the context follow it");
 _Static_assert(offsetof(struct gbpf_gpu_block_ctx, device) == OFF_BLOCK_DEVICE &&
 		       sizeof(struct gbpf_gpu_block_ctx) <= CTX_SIZE,
 	       "the injector's block context offsets match struct gbpf_gpu_block_ctx");
@@ -667,8 +669,8 @@ static void site_call(struct text *t, struct kctx *k, unsigned probe, unsigned m
 {
 	int spec;
 
-	/* No probe reads the context: no .local traffic at all, the probe gets NULL. */
-	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL) {
+	/* No probe reads the context (nor the thread-local values after it): no .local traffic, the probe gets NULL. */
+	if ((k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_ALL) == GBPF_CUDA_CTX_UNUSED_ALL && !k->tls_bytes) {
 		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd0, 0;\n");
 	} else {
 		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
