@@ -109,6 +109,70 @@ static void check_text(const char *what, const struct gbpf_insn *insns, size_t n
 	 I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),   \
 	 I(0x95, 0, 0, 0, 0)}
 
+/*
+ * GPU_THREAD_LOCAL: `if (v = lookup(t, &0)) __sync_fetch_and_add(v, 1)` reaches the thread's own
+ * value after the probe context (fragment for the injector) or in the run kernel's frame, with a
+ * plain read-modify-write for the atomic (local memory has no atomics); a fragment for a caller
+ * that keeps no values is refused by name.
+ */
+static void test_thread_local(void)
+{
+	struct gbpf_insn prog[] = THREAD_KEY_COUNT;
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "t", .type = GBPF_MAP_TYPE_GPU_THREAD_LOCAL,
+				   .key_size = 4, .value_size = 8, .max_entries = 1};
+	struct gbpf_prog_desc p = {.sz = sizeof(p), .name = "tls", .section = "gpu/mem/k", .insns = prog,
+				   .insn_cnt = sizeof(prog) / sizeof(prog[0]), .maps = &md, .map_cnt = 1,
+				   .source_file = "test_ptx_maps.c"};
+	const struct gbpf_prog_desc *pp = &p;
+	static const uint32_t modes[2] = {GBPF_PTX_THREAD_LOCAL_CTX, GBPF_PTX_KERNEL};
+	static const char *const must[2][3] = {
+		{"add.u64 %rtls, %rctx, 64;", "add.u64 %r0, %rtls, 0;", "ld.u64 %t6, [%t5];"},
+		{".local .align 8 .b8 __gbpf_tls[8];", "st.local.u64 [__gbpf_tls+0], 0;", "add.u64 %r0, %rtls, 0;"}};
+	char err[512] = "", log[2048] = "", hdr[128], *ptx = NULL, *mod;
+	const char *body;
+	int rc;
+
+	prog[0] = I(0xb7, 0, 0, 0, 0); /* the key: 0, the same in every lane */
+	tap_ok(gbpf_ptx_thread_local_size(&pp, 1) == 8, "thread-local bytes of the program: 8");
+	for (int k = 0; k < 2; k++) {
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = modes[k]};
+
+		rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
+		if (!tap_ok(rc == 0 && ptx, "thread-local (%s): PTX generated %s", k ? "kernel" : "fragment", err))
+			continue;
+		for (int i = 0; i < 3; i++)
+			tap_ok(strstr(ptx, must[k][i]) != NULL, "thread-local (%s): has '%s'", k ? "kernel" : "fragment",
+			       must[k][i]);
+		/* the program's own function (the module's map routines before it have their atomics) */
+		body = strstr(ptx, k ? ".entry __gbpf_run" : "__gbpf_probe_0(");
+		tap_ok(body && !strstr(body, "__gbpf_h_map_lookup") && !strstr(body, "atom."),
+		       "thread-local (%s): no generic lookup, no atomic instruction", k ? "kernel" : "fragment");
+		if (!ptxas_path()) {
+			tap_skip("ptxas not found");
+		} else {
+			gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
+			mod = malloc(strlen(hdr) + strlen(ptx) + 1);
+			if (mod) {
+				strcpy(mod, k ? "" : hdr);
+				strcat(mod, ptx);
+			}
+			tap_ok(mod && ptxas_check(mod, "sm_90", log, sizeof(log)) == 0,
+			       "thread-local (%s): ptxas accepts %s", k ? "kernel" : "fragment", log);
+			free(mod);
+		}
+		free(ptx);
+		ptx = NULL;
+	}
+	{
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
+
+		rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
+		tap_ok(rc == -ENOTSUP && !ptx && strstr(err, "thread-local map 't'") && strstr(err, "test_ptx_maps.c"),
+		       "a fragment for a caller that keeps no values: refused by name (%s)", err);
+		free(ptx);
+	}
+}
+
 static void test_inline_lookups(void)
 {
 	static const char *const no_call[] = {"call (__hr), __gbpf_h_map_lookup", NULL};
@@ -921,5 +985,6 @@ int main(void)
 	test_ring_output_by_value();
 	test_ring_reserve_stores();
 	test_ring_reserve_frame();
+	test_thread_local();
 	return tap_done();
 }

@@ -354,6 +354,65 @@ static void test_misc(struct gbpf_exec_env *env)
 	env->slot = 0;
 }
 
+/*
+ * GPU_THREAD_LOCAL: the helpers reach the instance's own values (env->thread_local,
+ * map by map after the program's earlier thread-local maps), never the map's block;
+ * the host API sees nothing; no values (a host probe) means lookups find none.
+ */
+static void test_thread_local(struct gbpf_exec_env *env)
+{
+	struct gbpf_map_desc da = mk_desc("a", GBPF_MAP_TYPE_ARRAY, 4, 8, 2);
+	struct gbpf_map_desc d1 = mk_desc("t1", GBPF_MAP_TYPE_GPU_THREAD_LOCAL, 4, 12, 2);
+	struct gbpf_map_desc d2 = mk_desc("t2", GBPF_MAP_TYPE_GPU_THREAD_LOCAL, 4, 8, 3);
+	struct gbpf_map_desc big = mk_desc("big", GBPF_MAP_TYPE_GPU_THREAD_LOCAL, 4, 8, 33);
+	struct gbpf_map_instance maps[3], toobig;
+	unsigned char tls[56];
+	uint32_t *key = (uint32_t *)stack, next;
+	uint64_t *val = (uint64_t *)(stack + 8), r, *p;
+
+	if (gbpf_map_instance_create(&maps[0], &da, 1) || gbpf_map_instance_create(&maps[1], &d1, 1) ||
+	    gbpf_map_instance_create(&maps[2], &d2, 1)) {
+		tap_ok(0, "thread-local maps create");
+		return;
+	}
+	tap_ok(gbpf_map_instance_create(&toobig, &big, 1) != 0,
+	       "a thread-local map of 33 x 8 bytes is refused (a thread holds at most 256)");
+	tap_ok(gbpf_thread_local_size(maps, 3) == 2 * 16 + 3 * 8,
+	       "thread-local size: 2 x 16 (12 rounded to 8) + 3 x 8 bytes");
+	memset(tls, 0xa5, sizeof(tls));
+	env->maps = maps;
+	env->map_cnt = 3;
+	env->thread_local = tls;
+	env->thread_local_size = sizeof(tls);
+	*key = 1;
+	p = (uint64_t *)(uintptr_t)call(env, GBPF_HELPER_MAP_LOOKUP_ELEM, P(&maps[2]), P(key), 0, 0, 0);
+	tap_ok((unsigned char *)p == tls + 32 + 8, "t2[1] lies after t1's 32 bytes, 8 into t2");
+	*val = 77;
+	r = call(env, GBPF_HELPER_MAP_UPDATE_ELEM, P(&maps[2]), P(key), P(val), 0, 0);
+	tap_ok(r == 0 && p && *p == 77, "update writes the instance's own value");
+	r = call(env, GBPF_HELPER_MAP_UPDATE_ELEM, P(&maps[2]), P(key), P(val), GBPF_NOEXIST, 0);
+	tap_ok((int64_t)r == -EEXIST, "update NOEXIST -> -EEXIST (every element exists)");
+	*key = 3;
+	tap_ok(call(env, GBPF_HELPER_MAP_LOOKUP_ELEM, P(&maps[2]), P(key), 0, 0, 0) == 0 &&
+		       (int64_t)call(env, GBPF_HELPER_MAP_UPDATE_ELEM, P(&maps[2]), P(key), P(val), 0, 0) == -E2BIG,
+	       "index 3 of 3: lookup NULL, update -E2BIG");
+	*key = 1;
+	tap_ok(gbpf_map_lookup(&maps[2], key, 0) == NULL && errno == EOPNOTSUPP &&
+		       gbpf_map_update(&maps[2], key, val, 0, 0) == -EOPNOTSUPP &&
+		       gbpf_map_get_next_key(&maps[2], NULL, &next) == -ENOENT,
+	       "the host API: lookup and update refused, a walk finds no element");
+	env->thread_local = NULL;
+	env->thread_local_size = 0;
+	tap_ok(call(env, GBPF_HELPER_MAP_LOOKUP_ELEM, P(&maps[2]), P(key), 0, 0, 0) == 0 &&
+		       (int64_t)call(env, GBPF_HELPER_MAP_UPDATE_ELEM, P(&maps[2]), P(key), P(val), 0, 0) ==
+			       -EOPNOTSUPP,
+	       "outside a GPU thread (no values): lookup NULL, update -EOPNOTSUPP");
+	env->maps = NULL;
+	env->map_cnt = 0;
+	for (int i = 0; i < 3; i++)
+		gbpf_map_instance_destroy(&maps[i]);
+}
+
 int main(void)
 {
 	struct gbpf_exec_env env;
@@ -367,5 +426,6 @@ int main(void)
 	test_probe_read(&env);
 	test_printk(&env);
 	test_misc(&env);
+	test_thread_local(&env);
 	return tap_done();
 }
