@@ -705,13 +705,17 @@ static void reg_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	if (in->code == GBPF_OP_CALL || in->code == GBPF_OP_CALLX) {
 		memset(p, PTX_PTR_UNKNOWN, 6);
 		memset(cg->stk_known, 0, 6);
+		memset(cg->tls_known, 0, 6);
 		if (in->code == GBPF_OP_CALL && in->src == GBPF_CALL_HELPER) {
 			p[0] = cg->call_r0_ptr;
 			cg->stk_known[0] = cg->call_r0_stk;
 			cg->stk_off[0] = cg->call_r0_stk_off;
+			cg->tls_known[0] = cg->call_r0_tls;
+			cg->tls_off[0] = cg->call_r0_tls_off;
 		}
 		cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 		cg->call_r0_stk = 0;
+		cg->call_r0_tls = 0;
 		return;
 	}
 	if (cls == GBPF_STX && GBPF_MODE(in->code) == GBPF_ATOMIC) {
@@ -720,6 +724,7 @@ static void reg_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 		if (w < 10) {
 			p[w] = PTX_PTR_UNKNOWN;
 			cg->stk_known[w] = 0;
+			cg->tls_known[w] = 0;
 		}
 		return;
 	}
@@ -729,16 +734,20 @@ static void reg_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 		p[d] = in->src < 10 ? p[in->src] : PTX_PTR_UNKNOWN;
 		cg->stk_known[d] = in->src == 10 || cg->stk_known[in->src];
 		cg->stk_off[d] = in->src == 10 ? 0 : cg->stk_off[in->src];
+		cg->tls_known[d] = in->src < 10 && cg->tls_known[in->src];
+		cg->tls_off[d] = in->src < 10 ? cg->tls_off[in->src] : 0;
 		return;
 	}
 	if (cls == GBPF_ALU64 && (op == GBPF_ADD || op == GBPF_SUB) && GBPF_SRC(in->code) == GBPF_K) {
 		cg->stk_off[d] += op == GBPF_ADD ? (long long)in->imm : -(long long)in->imm;
+		cg->tls_off[d] += op == GBPF_ADD ? (long long)in->imm : -(long long)in->imm;
 		if (p[d] == PTX_PTR_CTX && in->imm)
 			p[d] = PTX_PTR_UNKNOWN; /* inside the context, no longer its start */
 		return;
 	}
 	p[d] = PTX_PTR_UNKNOWN;
 	cg->stk_known[d] = 0;
+	cg->tls_known[d] = 0;
 }
 
 /* Track known alignment of registers after the instruction at pc. */
@@ -796,6 +805,7 @@ static void track_forget(struct ptx_cg *cg)
 {
 	memset(cg->ptr, PTX_PTR_UNKNOWN, sizeof(cg->ptr));
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
+	memset(cg->tls_known, 0, sizeof(cg->tls_known));
 	memset(cg->imm_known, 0, sizeof(cg->imm_known));
 	memset(cg->uni, 0, sizeof(cg->uni));
 }
@@ -808,6 +818,7 @@ static void track_function_start(struct ptx_cg *cg)
 	memset(&cg->call_r0_uni, 0, sizeof(cg->call_r0_uni));
 	cg->call_r0_ptr = PTX_PTR_UNKNOWN;
 	cg->call_r0_stk = 0;
+	cg->call_r0_tls = 0;
 }
 
 /* Meet the current register facts into @p t (its first predecessor: a copy). */
@@ -819,6 +830,8 @@ static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 		memcpy(t->ptr, cg->ptr, sizeof(t->ptr));
 		memcpy(t->stk_known, cg->stk_known, sizeof(t->stk_known));
 		memcpy(t->stk_off, cg->stk_off, sizeof(t->stk_off));
+		memcpy(t->tls_known, cg->tls_known, sizeof(t->tls_known));
+		memcpy(t->tls_off, cg->tls_off, sizeof(t->tls_off));
 		memcpy(t->imm_known, cg->imm_known, sizeof(t->imm_known));
 		memcpy(t->imm_val, cg->imm_val, sizeof(t->imm_val));
 		memcpy(t->uni, cg->uni, sizeof(t->uni));
@@ -831,6 +844,7 @@ static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 		if (t->ptr[r] != cg->ptr[r])
 			t->ptr[r] = PTX_PTR_UNKNOWN;
 		t->stk_known[r] = t->stk_known[r] && cg->stk_known[r] && t->stk_off[r] == cg->stk_off[r];
+		t->tls_known[r] = t->tls_known[r] && cg->tls_known[r] && t->tls_off[r] == cg->tls_off[r];
 		t->imm_known[r] = t->imm_known[r] && cg->imm_known[r] && t->imm_val[r] == cg->imm_val[r];
 	}
 }
@@ -856,6 +870,8 @@ static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 			memcpy(cg->ptr, t->ptr, sizeof(cg->ptr));
 			memcpy(cg->stk_known, t->stk_known, sizeof(cg->stk_known));
 			memcpy(cg->stk_off, t->stk_off, sizeof(cg->stk_off));
+			memcpy(cg->tls_known, t->tls_known, sizeof(cg->tls_known));
+			memcpy(cg->tls_off, t->tls_off, sizeof(cg->tls_off));
 			memcpy(cg->imm_known, t->imm_known, sizeof(cg->imm_known));
 			memcpy(cg->imm_val, t->imm_val, sizeof(cg->imm_val));
 			memcpy(cg->uni, t->uni, sizeof(cg->uni));
@@ -1048,13 +1064,20 @@ static int emit_probe_main(struct ptx_cg *cg)
 	emit_decls(cg, &cg->funcs[0]);
 	ptx_buf_puts(cg->b, ".reg .b64 %rctx;\nld.param.b64 %r1, [__ctx];\nld.param.b64 %rctx, [__ctx];\n");
 	/* the thread's GPU_THREAD_LOCAL values, which the injector keeps after the context */
-	if (cg->tls_ctx && ptx_thread_local_off(cg->prog, cg->prog->map_cnt))
+	if (cg->tls_ctx && ptx_thread_local_used(cg->prog))
 		ptx_buf_printf(cg->b, ".reg .b64 %%rtls;\nadd.u64 %%rtls, %%rctx, %u;\n", GBPF_PTX_THREAD_LOCAL_CTX_OFF);
 	/* the context and the frame are 8-byte aligned */
 	track_function_start(cg);
 	cg->align[1] = cg->align[10] = 3;
 	cg->ptr[1] = PTX_PTR_CTX;
 	rc = emit_body(cg, &cg->funcs[0]);
+	/*
+	 * Every access to the thread-local values is a 64-bit one at a known
+	 * place ("[%rtls+N]"): the injector may keep them in the kernel's
+	 * registers where it inlines this probe (GBPF_PTX_TLS_REGS_MARK).
+	 */
+	if (cg->tls_ctx && ptx_thread_local_used(cg->prog) && !cg->tls_mem)
+		ptx_buf_puts(cg->b, ".reg .b64 " GBPF_PTX_TLS_REGS_MARK ";\n");
 	ptx_buf_puts(cg->b, "$Lexit:\nst.param.b64 [__ret], %r0;\nret;\n}\n");
 	return rc;
 }
@@ -1076,7 +1099,7 @@ static int emit_kernel_main(struct ptx_cg *cg)
 			"ld.param.u64 %t0, [__n];\nsetp.ge.u64 %p0, %gtid, %t0;\n@%p0 bra $Ldone;\n"
 			"ld.param.u64 %r1, [__data];\nld.param.u64 %t1, [__stride];\n"
 			"mad.lo.u64 %r1, %gtid, %t1, %r1;\nld.param.u64 %r2, [__size];\n");
-	tls = ptx_thread_local_off(cg->prog, cg->prog->map_cnt);
+	tls = ptx_thread_local_used(cg->prog) ? ptx_thread_local_off(cg->prog, cg->prog->map_cnt) : 0;
 	if (tls) {
 		/* a thread runs the program once: its GPU_THREAD_LOCAL values live in this frame, zeroed first */
 		ptx_buf_printf(b, ".local .align 8 .b8 __gbpf_tls[%u];\n.reg .b64 %%rtls;\n"

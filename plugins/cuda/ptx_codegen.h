@@ -47,6 +47,13 @@
  */
 #define GBPF_PTX_THREAD_LOCAL_CTX (1U << 1)
 #define GBPF_PTX_THREAD_LOCAL_CTX_OFF 64u
+/**
+ * Declared (".reg .b64 %rtls_in_regs;") in a probe function that reaches its
+ * thread-local values only by 64-bit loads and stores "[%rtls+N]" (N a
+ * multiple of 8): where the injector inlines it, each 8 bytes may live in a
+ * register of the kernel instead of memory.
+ */
+#define GBPF_PTX_TLS_REGS_MARK "%rtls_in_regs"
 
 /** Name of the run kernel's entry. */
 #define GBPF_PTX_RUN_ENTRY "__gbpf_run"

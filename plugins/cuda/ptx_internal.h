@@ -114,6 +114,17 @@ struct ptx_cg {
 	uint8_t ptr[GBPF_REG_COUNT];
 	/** PTX_PTR_* of r0 after the helper call being emitted (as call_r0_align). */
 	uint8_t call_r0_ptr;
+	/** Registers known to hold %rtls + tls_off[i] (a GPU_THREAD_LOCAL value
+	 *  at a constant place), tracked like stk_known; call_r0_tls / _off: r0's
+	 *  after the call being emitted (a lookup with a constant key). */
+	uint8_t tls_known[GBPF_REG_COUNT];
+	long long tls_off[GBPF_REG_COUNT];
+	uint8_t call_r0_tls;
+	long long call_r0_tls_off;
+	/** The program reaches a thread-local value some way other than a
+	 *  64-bit access at a known place (ptx_tls_access): the injector must
+	 *  keep the values in memory around it, not in the kernel's registers. */
+	int tls_mem;
 	/** Registers known to hold r10 + stk_off[i] (the frame pointer plus a
 	 *  constant), from the same linear pass: a helper that writes through
 	 *  such a pointer stores to the frame's .local array at a constant
@@ -188,6 +199,8 @@ struct ptx_track {
 	uint8_t ptr[GBPF_REG_COUNT];
 	uint8_t stk_known[GBPF_REG_COUNT];
 	long long stk_off[GBPF_REG_COUNT];
+	uint8_t tls_known[GBPF_REG_COUNT];
+	long long tls_off[GBPF_REG_COUNT];
 	uint8_t imm_known[GBPF_REG_COUNT];
 	uint64_t imm_val[GBPF_REG_COUNT];
 	struct ptx_uni_ptr uni[GBPF_REG_COUNT];
@@ -208,6 +221,18 @@ long ptx_func_at(const struct ptx_cg *cg, size_t pc);
  * a subprogram, or a probe fragment for a caller that keeps no values.
  */
 int ptx_emit_thread_local_call(struct ptx_cg *cg, size_t pc, uint32_t id);
+
+/**
+ * A load, store or atomic of @p size bytes at @p base + @p off: when base
+ * holds a thread-local value at a known place and the access is 64-bit and
+ * 8-byte aligned, writes its operand "[%rtls+N]" (the form the injector
+ * turns into a register of the kernel) into @p as and returns 1; else 0,
+ * noting in tls_mem when the access may reach a thread-local value.
+ */
+int ptx_tls_access(struct ptx_cg *cg, unsigned base, long long off, int size, char *as, size_t as_size);
+
+/** 1 when the program's instructions name a GPU_THREAD_LOCAL map (it needs %rtls). */
+int ptx_thread_local_used(const struct gbpf_prog_desc *prog);
 
 /** Bytes of the program's GPU_THREAD_LOCAL values before map @p map_index (all of them: map_cnt). */
 uint32_t ptx_thread_local_off(const struct gbpf_prog_desc *prog, size_t map_index);

@@ -1043,12 +1043,48 @@ uint32_t gbpf_ptx_thread_local_size(const struct gbpf_prog_desc *const *progs, s
 	return most;
 }
 
-/* Whether the program names a GPU_THREAD_LOCAL map at all. */
+/* Whether the program names a GPU_THREAD_LOCAL map at all (its object's maps). */
 static int has_thread_local(const struct gbpf_prog_desc *prog)
 {
 	for (size_t i = 0; i < prog->map_cnt; i++)
 		if (prog->maps[i].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
 			return 1;
+	return 0;
+}
+
+int ptx_thread_local_used(const struct gbpf_prog_desc *prog)
+{
+	for (size_t i = 0; i < prog->insn_cnt; i++) {
+		const struct gbpf_insn *in = &prog->insns[i];
+
+		if (in->code == GBPF_OP_LDDW && in->src == GBPF_PSEUDO_MAP_IDX && in->imm >= 0 &&
+		    (size_t)in->imm < prog->map_cnt && prog->maps[in->imm].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
+			return 1;
+	}
+	return 0;
+}
+
+int ptx_tls_access(struct ptx_cg *cg, unsigned base, long long off, int size, char *as, size_t as_size)
+{
+	uint8_t prov;
+
+	if (!has_thread_local(cg->prog))
+		return 0;
+	if (base < 10 && cg->tls_known[base]) {
+		long long at = cg->tls_off[base] + off;
+
+		if (size == 8 && at >= 0 && !(at % 8) && (uint64_t)at + 8 <= ptx_thread_local_off(cg->prog, cg->prog->map_cnt)) {
+			snprintf(as, as_size, "[%%rtls+%lld]", at);
+			return 1;
+		}
+		cg->tls_mem = 1;
+		return 0;
+	}
+	/* a pointer whose target is not known may be a thread-local value */
+	prov = base < 10 ? cg->ptr[base] : PTX_PTR_UNKNOWN;
+	if (base != 10 && prov != PTX_PTR_MAP && prov != PTX_PTR_THREAD_SLOT && prov != PTX_PTR_RING &&
+	    prov != PTX_PTR_CTX)
+		cg->tls_mem = 1;
 	return 0;
 }
 
@@ -1105,10 +1141,14 @@ int ptx_emit_thread_local_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 	struct key_src ks;
 	char done[48];
 
+	if (!has_thread_local(cg->prog))
+		return 0;
+	/* a helper given a thread-local value's address reads or writes the values' memory */
+	for (unsigned r = 1; r <= 5; r++)
+		if (cg->ptr[r] == PTX_PTR_THREAD_LOCAL || cg->tls_known[r])
+			cg->tls_mem = 1;
 	if (id != GBPF_HELPER_MAP_LOOKUP_ELEM && id != GBPF_HELPER_MAP_UPDATE_ELEM &&
 	    id != GBPF_HELPER_MAP_DELETE_ELEM)
-		return 0;
-	if (!has_thread_local(cg->prog))
 		return 0;
 	d = ptx_known_map_in(cg, pc, 1);
 	/*
@@ -1136,6 +1176,7 @@ int ptx_emit_thread_local_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 	}
 	trace_key(cg, pc, d->key_size, &ks);
 	if (id == GBPF_HELPER_MAP_UPDATE_ELEM) {
+		cg->tls_mem = 1; /* it writes the values' memory */
 		/* a scope of its own: the update's labels are unique within it */
 		ptx_buf_puts(cg->b, "{\n");
 		emit_thread_local_update(cg, pc, d, &ks, done);
@@ -1144,6 +1185,11 @@ int ptx_emit_thread_local_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 	}
 	lookup_hit_target(cg, pc);
 	emit_thread_local_elem(cg, d, &ks, done);
+	if (ks.kind == KEY_IMM && ks.imm < d->max_entries) {
+		cg->call_r0_tls = 1;
+		cg->call_r0_tls_off = ptx_thread_local_off(cg->prog, (size_t)(d - cg->prog->maps)) +
+				      (long long)ks.imm * ((d->value_size + 7u) & ~7u);
+	}
 	/* in range: an element, never NULL (lookup_hit_target) */
 	if (cg->lookup_hit[0])
 		ptx_buf_printf(cg->b, "%s\n", cg->lookup_hit);

@@ -133,6 +133,11 @@ static int emit_load(struct ptx_cg *cg, size_t pc)
 
 	if (sx && sz == 8)
 		return ptx_fail(cg, pc, -EINVAL, "sign-extending load of 8 bytes");
+	/* a thread-local value at a known place: the form the injector keeps in a register */
+	if (ptx_tls_access(cg, in->src, in->off, sz, as, sizeof(as))) {
+		ptx_buf_printf(cg->b, "ld.u64 %%r%u, %s;\n", in->dst, as);
+		return 0;
+	}
 	make_addr(cg, &a, in->src, in->off, sz);
 	if (sz == 1 || (a.local && a.off % sz == 0) || static_aligned(cg, in->src, in->off, sz)) {
 		addr_str(as, sizeof(as), &a, 0);
@@ -182,6 +187,10 @@ static int emit_store(struct ptx_cg *cg, size_t pc)
 		snprintf(val, sizeof(val), "%%t0");
 	} else {
 		snprintf(val, sizeof(val), "%%r%u", in->src);
+	}
+	if (ptx_tls_access(cg, in->dst, in->off, sz, as, sizeof(as))) {
+		ptx_buf_printf(cg->b, "st.u64 %s, %s;\n", as, val);
+		return 0;
 	}
 	if (sz == 1 || (a.local && a.off % sz == 0) || static_aligned(cg, in->dst, in->off, sz)) {
 		make_global(cg, &a);
@@ -309,7 +318,7 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 	int sz = size_bytes(in->code), is64 = sz == 8, op = in->imm & ~GBPF_FETCH;
 	const char *w = is64 ? "64" : "32";
 	struct ptx_addr a;
-	char as[64];
+	char as[64] = "";
 	const char *sp;
 	unsigned id;
 	uint8_t prov;
@@ -341,10 +350,14 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 	 * in the global window), so no .local path and .global addressing; a
 	 * per-GPU-thread slot is the lane's own, so no warp aggregation. */
 	prov = in->dst < 10 ? cg->ptr[in->dst] : PTX_PTR_UNKNOWN;
-	if (prov == PTX_PTR_THREAD_LOCAL) {
-		/* the thread's own value in local memory: a plain read-modify-write is the atomic */
-		ptx_buf_printf(b, "add.u64 %%t5, %%r%u, %d;\n", in->dst, in->off);
-		emit_atomic_emulated(cg, in, "", "[%t5]", is64);
+	if (ptx_tls_access(cg, in->dst, in->off, sz, as, sizeof(as)) || prov == PTX_PTR_THREAD_LOCAL ||
+	    (in->dst < 10 && cg->tls_known[in->dst])) {
+		/* the thread's own value: a plain read-modify-write is the atomic (local memory has none) */
+		if (as[0] != '[') {
+			ptx_buf_printf(b, "add.u64 %%t5, %%r%u, %d;\n", in->dst, in->off);
+			snprintf(as, sizeof(as), "[%%t5]");
+		}
+		emit_atomic_emulated(cg, in, "", as, is64);
 		emit_atomic_result(cg, in, is64);
 		return 0;
 	}

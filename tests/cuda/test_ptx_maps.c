@@ -126,7 +126,7 @@ static void test_thread_local(void)
 	const struct gbpf_prog_desc *pp = &p;
 	static const uint32_t modes[2] = {GBPF_PTX_THREAD_LOCAL_CTX, GBPF_PTX_KERNEL};
 	static const char *const must[2][3] = {
-		{"add.u64 %rtls, %rctx, 64;", "add.u64 %r0, %rtls, 0;", "ld.u64 %t6, [%t5];"},
+		{"add.u64 %rtls, %rctx, 64;", "ld.u64 %t6, [%rtls+0];", ".reg .b64 " GBPF_PTX_TLS_REGS_MARK ";"},
 		{".local .align 8 .b8 __gbpf_tls[8];", "st.local.u64 [__gbpf_tls+0], 0;", "add.u64 %r0, %rtls, 0;"}};
 	char err[512] = "", log[2048] = "", hdr[128], *ptx = NULL, *mod;
 	const char *body;
@@ -160,6 +160,23 @@ static void test_thread_local(void)
 			       "thread-local (%s): ptxas accepts %s", k ? "kernel" : "fragment", log);
 			free(mod);
 		}
+		free(ptx);
+		ptx = NULL;
+	}
+	{
+		/* the thread id as the index (a place not known): the values stay in memory, no mark */
+		struct gbpf_insn byid[] = THREAD_KEY_COUNT;
+		struct gbpf_map_desc m4 = md;
+		struct gbpf_prog_desc q = p;
+		const struct gbpf_prog_desc *qp = &q;
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_THREAD_LOCAL_CTX};
+
+		m4.max_entries = 4;
+		q.insns = byid;
+		q.maps = &m4;
+		rc = gbpf_ptx_emit(&qp, 1, &o, &ptx, NULL, err, sizeof(err));
+		tap_ok(rc == 0 && ptx && strstr(ptx, "setp.ge.u32 %p6, %w10, 4;") && !strstr(ptx, GBPF_PTX_TLS_REGS_MARK),
+		       "thread-local at a place known only at run time: bounds checked, kept in memory (no mark) %s", err);
 		free(ptx);
 		ptx = NULL;
 	}

@@ -754,6 +754,11 @@ static bool unknown_store(const struct gbpf_ptx_module *m, const struct gbpf_ptx
 	 */
 	if (gbpf_ptx_op_has(op, "global") || gbpf_ptx_op_has(op, "shared"))
 		return false;
+	/* nor one at the thread-local values past the context, which the code generator addresses "[%rtls+N]" */
+	if (s->n_ops && s->ops[0].kind == GBPF_PTX_OP_MEM)
+		for (uint32_t j = s->ops[0].toks.first; j < s->ops[0].toks.first + s->ops[0].toks.n; j++)
+			if (gbpf_ptx_tok_eq(&m->toks[j], "%rtls"))
+				return false;
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		size_t n = strlen(bases[i]);
 

@@ -408,9 +408,13 @@ static int tx_entry(struct kctx *k, struct text *t)
 	unsigned unused = k->plan->ctx_unused;
 
 	gbpf_ptx_sum_entry(t, k);
-	/* the thread's GPU_THREAD_LOCAL values start at zero, before any site runs */
-	for (unsigned o = 0; o < k->tls_bytes; o += 8)
-		gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], 0;\n", CTX_SIZE + o);
+	/*
+	 * The thread's GPU_THREAD_LOCAL values start at zero, before any site runs: in
+	 * the kernel's registers, which a probe that keeps them in memory gets stored
+	 * after the context around it (sites.c, tx_tls_spill).
+	 */
+	for (unsigned i = 0; i < k->tls_bytes / 8; i++)
+		gbpf_ptx_tx(t, "mov.u64 " TLS_REG_FMT ", 0;\n", i);
 	/* Fields no probe reads are not stored: every store is per-thread .local traffic. */
 	if (!(unused & GBPF_CUDA_CTX_UNUSED_KERNEL_ID)) {
 		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd1, 0x%016" PRIx64 ";\n", k->rep->kernel_id);
@@ -786,6 +790,8 @@ static int instrument_kernel(struct kctx *k)
 	if (k->sum.on && (k->sum.exit == SUM_EXIT_BLOCK || k->sum.exit == SUM_EXIT_FIRST))
 		gbpf_ptx_tx(&t, ".shared .align 16 .b32 " SUM_SHARED "[%u];\n", COUNTER_SUM_MAX);
 	gbpf_ptx_tx(&t, ".local .align 8 .b8 " CTX_NAME "[%u];\n", CTX_SIZE + k->tls_bytes);
+	if (k->tls_bytes)
+		gbpf_ptx_tx(&t, ".reg .b64 %%__gbpf_tl<%u>;\n", k->tls_bytes / 8);
 	if (k->plan->launch_param && !(k->plan->ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID))
 		gbpf_ptx_tx(&t, ".reg .pred " LID_PRED ";\n");
 	if (k->params_size)

@@ -242,6 +242,8 @@ struct mem_info {
 
 /* The code generator's name for a probe's frame (a .local array of 512..GBPF_PTX_FRAME_MAX bytes). */
 #define STACK_NAME "__gbpf_stack"
+/* the kernel's registers holding the thread-local values, 8 bytes each (printf format, one %u) */
+#define TLS_REG_FMT "%%__gbpf_tl%u"
 /*
  * The code generator's mark of the scope in which a probe computes the
  * thread's linear id in the grid into %t12 (PTX_GTID_SCOPE_MARK of

@@ -284,7 +284,81 @@ struct inline_copy {
 	struct text body; /* a nested scope ending at __gbpf_inl_end */
 	unsigned stack;   /* bytes of STACK_NAME it uses (0: none) */
 	bool gtid;        /* reads GTID_REG_FMT */
+	bool tls_regs;    /* its thread-local values are the kernel's registers (TLS_REG_FMT), not memory */
 };
+
+/* Some token of @r is @text (of any kind). */
+static bool range_has_tok(const struct gbpf_ptx_module *m, struct gbpf_ptx_range r, const char *text)
+{
+	for (uint32_t i = r.first; i < r.first + r.n; i++)
+		if (gbpf_ptx_tok_eq(&m->toks[i], text))
+			return true;
+	return false;
+}
+
+/*
+ * How probe @probe reaches GPU_THREAD_LOCAL values (after the context,
+ * through %rtls): TLS_NONE; TLS_MEMORY; TLS_REGS when the code generator
+ * declared that it does so only by 64-bit accesses "[%rtls+N]"
+ * (GBPF_PTX_TLS_REGS_MARK), which an inlined copy turns into moves of the
+ * kernel's registers. A probe not found counts as memory.
+ */
+enum { TLS_NONE, TLS_MEMORY, TLS_REGS };
+
+static int probe_tls_use(const struct gbpf_ptx_module *m, unsigned probe)
+{
+	const struct gbpf_ptx_func *f = gbpf_ptx_probe_func(m, probe);
+	bool uses = false, regs = false;
+
+	if (!f)
+		return TLS_MEMORY;
+	for (uint32_t i = 0; i < f->body.n; i++) {
+		uses |= range_has_tok(m, f->body.v[i]->toks, "%rtls");
+		regs |= f->body.v[i]->kind == GBPF_PTX_STMT_DIRECTIVE &&
+			range_has_tok(m, f->body.v[i]->toks, GBPF_PTX_TLS_REGS_MARK);
+	}
+	return !uses ? TLS_NONE : regs ? TLS_REGS : TLS_MEMORY;
+}
+
+/*
+ * "ld.u64 D, [%rtls+N];" -> "mov.b64 D, %__gbpf_tl<N/8>;" and "st.u64 [%rtls+N], S;" -> the
+ * reverse: 1 when rewritten, 0 when the statement does not name %rtls, -1 when it names it in
+ * a way that is not one of these (the copy must keep memory then).
+ */
+static int tx_tls_reg_stmt(struct text *body, const struct gbpf_ptx_module *m, const struct gbpf_ptx_stmt *s,
+			   unsigned tls_bytes)
+{
+	char *text, *c = NULL, reg[64], tail[8];
+	unsigned n;
+	int rc = -1;
+
+	if (!range_has_tok(m, s->toks, "%rtls"))
+		return 0;
+	if (s->kind == GBPF_PTX_STMT_DIRECTIVE)
+		return 0; /* its declaration */
+	text = gbpf_ptx_print_stmt(m, s, NULL);
+	if (!text)
+		return -1;
+	/* compared without blanks: "ld.u64%r2,[%rtls+0];" */
+	c = text;
+	for (char *p = text; *p; p++)
+		if (*p != ' ' && *p != '\t' && *p != '\n')
+			*c++ = *p;
+	*c = 0;
+	if (!strncmp(text, "add.u64%rtls,%rctx,", 19) || !strncmp(text, "add.u64%r0,%rtls,", 17)) {
+		rc = 0; /* the base and a lookup's result (its null check only: no access goes through it) */
+	} else if (sscanf(text, "ld.u64%63[^,],[%%rtls+%u]%7s", reg, &n, tail) == 3 && !strcmp(tail, ";") &&
+		   !(n % 8) && n + 8 <= tls_bytes) {
+		gbpf_ptx_tx(body, "mov.b64 %s, " TLS_REG_FMT ";\n", reg, n / 8);
+		rc = 1;
+	} else if (sscanf(text, "st.u64[%%rtls+%u],%63[^;]%7s", &n, reg, tail) == 3 && !strcmp(tail, ";") &&
+		   !(n % 8) && n + 8 <= tls_bytes) {
+		gbpf_ptx_tx(body, "mov.b64 " TLS_REG_FMT ", %s;\n", n / 8, reg);
+		rc = 1;
+	}
+	free(text);
+	return rc;
+}
 
 /*
  * Probe @probe's body as a nested scope that takes its context from
@@ -306,6 +380,8 @@ static bool tx_inline_copy(struct kctx *k, unsigned probe, unsigned max_stmts, s
 	struct gbpf_ptx_sink_stmt *rec = NULL;
 	unsigned stack = 0;
 	bool gtid = false;
+	/* the thread-local values as the kernel's registers: every access rewritten, or no copy */
+	bool tls_regs = k->tls_bytes && probe_tls_use(m, probe) == TLS_REGS;
 
 	if (!f || f->body.n > max_stmts)
 		return false;
@@ -389,6 +465,16 @@ static bool tx_inline_copy(struct kctx *k, unsigned probe, unsigned max_stmts, s
 			r->end = body.len;
 			continue;
 		}
+		if (tls_regs) {
+			int tr = tx_tls_reg_stmt(&body, m, s, k->tls_bytes);
+
+			if (tr < 0)
+				goto keep_call;
+			if (tr) {
+				r->end = body.len;
+				continue;
+			}
+		}
 		if (!tx_copy_stmt(&body, m, s))
 			goto keep_call;
 		r->end = body.len;
@@ -403,6 +489,7 @@ static bool tx_inline_copy(struct kctx *k, unsigned probe, unsigned max_stmts, s
 	out->body = body;
 	out->stack = stack;
 	out->gtid = gtid;
+	out->tls_regs = tls_regs;
 	free(pregs.regs);
 	free(rec);
 	return true;
@@ -415,12 +502,13 @@ keep_call:
 
 /* Probe @probe inlined at the site: tx_inline_copy, after the context stores an escaped fold needs. */
 static bool tx_inline(struct text *t, struct kctx *k, unsigned probe, unsigned max_stmts,
-		      struct gbpf_ptx_fold *fold)
+		      struct gbpf_ptx_fold *fold, bool *tls_regs)
 {
 	struct inline_copy c = {0};
 
 	if (!tx_inline_copy(k, probe, max_stmts, fold, &c))
 		return false;
+	*tls_regs = c.tls_regs;
 	if (fold && fold->escaped)
 		tx_fold_stores(t, fold, k->plan->ctx_unused);
 	if (c.stack > k->inline_stack)
@@ -664,8 +752,48 @@ static void tx_spec_call(struct text *t, struct kctx *k, unsigned i, struct gbpf
  * probe of up to that many statements specialised to its constants
  * (spec_for) rather than the probe itself; 0: never.
  */
+/*
+ * Around a probe that reaches the thread-local values in memory (a call, or an
+ * inlined copy that keeps memory): the kernel's registers that hold them are
+ * stored after the context first and loaded back after it (@p fill).
+ */
+static void tx_tls_spill(struct text *t, const struct kctx *k, bool fill)
+{
+	for (unsigned i = 0; i < k->tls_bytes / 8; i++)
+		if (fill)
+			gbpf_ptx_tx(t, "ld.local.u64 " TLS_REG_FMT ", [" CTX_NAME "+%u];\n", i, CTX_SIZE + 8 * i);
+		else
+			gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], " TLS_REG_FMT ";\n", CTX_SIZE + 8 * i, i);
+}
+
+static void site_call_any(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
+			  struct gbpf_ptx_fold *fold, unsigned spec_limit, bool *tls_regs);
+
 static void site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
 		      struct gbpf_ptx_fold *fold, unsigned spec_limit)
+{
+	size_t at = t->len;
+	bool tls_regs = false;
+	char *after;
+
+	site_call_any(t, k, probe, max_inline, fold, spec_limit, &tls_regs);
+	if (!k->tls_bytes || tls_regs || probe_tls_use(k->m, probe) == TLS_NONE || t->oom)
+		return;
+	/* the spill goes before everything the site emitted */
+	after = strdup(t->p + at);
+	if (!after) {
+		t->oom = true;
+		return;
+	}
+	t->len = at;
+	tx_tls_spill(t, k, false);
+	gbpf_ptx_tx(t, "%s", after);
+	free(after);
+	tx_tls_spill(t, k, true);
+}
+
+static void site_call_any(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
+			  struct gbpf_ptx_fold *fold, unsigned spec_limit, bool *tls_regs)
 {
 	int spec;
 
@@ -676,7 +804,7 @@ static void site_call(struct text *t, struct kctx *k, unsigned probe, unsigned m
 		gbpf_ptx_tx(t, "mov.u64 %%__gbpf_rd0, " CTX_NAME ";\n");
 		gbpf_ptx_tx(t, "cvta.local.u64 %%__gbpf_rd0, %%__gbpf_rd0;\n");
 	}
-	if (!k->opts->no_inline && tx_inline(t, k, probe, max_inline, fold))
+	if (!k->opts->no_inline && tx_inline(t, k, probe, max_inline, fold, tls_regs))
 		return;
 	if (fold && spec_limit > max_inline && !k->opts->no_inline &&
 	    (spec = spec_for(k, probe, spec_limit, fold)) >= 0) {
