@@ -32,6 +32,7 @@
 #include <gbpf/probe_ctx.h>
 
 #include "cuda_agent.h"
+#include "cuda_agent_occupancy.h"
 #include "cuda_clock.h"
 #include "cuda_ctx_fields.h"
 #include "cuda_devmaps.h"
@@ -44,6 +45,9 @@
 #include "ptx_codegen.h"
 
 /* Driver values we use (cuda.h is not available at build time). */
+#define CA_JIT_MAX_REGISTERS 0
+#define CA_FUNC_ATTR_LOCAL_SIZE 3 /* CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES */
+#define CA_FUNC_ATTR_NUM_REGS 4   /* CU_FUNC_ATTRIBUTE_NUM_REGS */
 #define CA_JIT_ERROR_LOG_BUFFER 5
 #define CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 #define CA_PROC_PER_THREAD_STREAM 2ull
@@ -554,6 +558,50 @@ static int ca_func_attr(const void *fn, int attrib, int *v)
 	return -ENOENT;
 }
 
+/*
+ * The instrumented kernel's blocks per SM at this launch's block size, kept
+ * where a small register cap does it without a spill (cuda_agent_occupancy.h):
+ * JIT again with the cap and take that module when its thread's local memory
+ * did not grow. @p note receives what was done; *regs the count in use.
+ * GBPF_CUDA_NO_REG_CAP turns it off (comparisons).
+ */
+static void ca_keep_occupancy(struct ca_kernel *k, const struct gbpf_cu_launch *l, const char *ptx, int orig_regs,
+			      int *regs, char *note, size_t note_size)
+{
+	typedef CUresult (*unload_fn)(CUmodule);
+	ca_load_ex_fn load = (ca_load_ex_fn)gbpf_cu_real_proc("cuModuleLoadDataEx", 2010, 0);
+	ca_get_function_fn getf = (ca_get_function_fn)gbpf_cu_real_proc("cuModuleGetFunction", 2000, 0);
+	unload_fn unload = (unload_fn)gbpf_cu_real_proc("cuModuleUnload", 2000, 0);
+	unsigned threads = l->block[0] * l->block[1] * l->block[2];
+	int cap = getenv("GBPF_CUDA_NO_REG_CAP") ? 0 : ca_occ_cap(orig_regs, *regs, threads);
+	int jo[1] = {CA_JIT_MAX_REGISTERS}, capped = 0, local = 0, capped_local = 0;
+	void *jv[1] = {(void *)(uintptr_t)cap};
+	CUmodule mod = NULL;
+	CUfunction fn = NULL;
+
+	if (!cap || !load || !getf || !unload)
+		return;
+	if (load(&mod, ptx, 1, jo, jv) != GBPF_CUDA_SUCCESS) {
+		snprintf(note, note_size, "; capping its %d registers at %d failed to JIT: kept", *regs, cap);
+		return;
+	}
+	if (getf(&fn, mod, k->name) != GBPF_CUDA_SUCCESS || ca_func_attr(fn, CA_FUNC_ATTR_NUM_REGS, &capped) ||
+	    ca_func_attr(k->fn, CA_FUNC_ATTR_LOCAL_SIZE, &local) ||
+	    ca_func_attr(fn, CA_FUNC_ATTR_LOCAL_SIZE, &capped_local) || capped > cap || capped_local > local) {
+		unload(mod);
+		snprintf(note, note_size, "; capped at %d registers it spilled (local memory %d -> %d bytes): kept %d",
+			 cap, local, capped_local, *regs);
+		return;
+	}
+	unload(k->mod);
+	k->mod = mod;
+	k->fn = fn;
+	snprintf(note, note_size, "; %d registers capped at %d without a spill: %u blocks of %u threads an SM, as "
+		 "uninstrumented (%u at %d)", *regs, cap, ca_occ_blocks(capped, threads), threads,
+		 ca_occ_blocks(*regs, threads), *regs);
+	*regs = capped;
+}
+
 /* SM number of the current context's device (90 for sm_90); 0 when unknown. */
 static unsigned ca_device_sm(void)
 {
@@ -608,7 +656,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	ca_load_ex_fn load = (ca_load_ex_fn)gbpf_cu_real_proc("cuModuleLoadDataEx", 2010, 0);
 	ca_get_function_fn getf = (ca_get_function_fn)gbpf_cu_real_proc("cuModuleGetFunction", 2000, 0);
 	ca_get_global_fn getg = (ca_get_global_fn)gbpf_cu_real_proc("cuModuleGetGlobal", 3020, 0);
-	char why[1024] = "", jit_log[4096] = "";
+	char why[1024] = "", jit_log[4096] = "", cap_note[192] = "";
 	int jo[2] = {CA_JIT_ERROR_LOG_BUFFER, CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
 	void *jv[2] = {jit_log, (void *)(uintptr_t)sizeof(jit_log)};
 	int regs = 0, orig_regs = 0;
@@ -688,6 +736,11 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "instrumented module lacks the kernel");
 		goto out;
 	}
+	/* the probe's registers can cost a light kernel its occupancy: kept where a small cap does it */
+	ca_func_attr(l->func, CA_FUNC_ATTR_NUM_REGS, &orig_regs);
+	ca_func_attr(k->fn, CA_FUNC_ATTR_NUM_REGS, &regs);
+	ca_keep_occupancy(k, l, mi->ptx, orig_regs, &regs, cap_note, sizeof(cap_note));
+	t_load = ca_now_ns();
 	if ((s->map_cnt && ca_set_global(k->mod, "__gbpf_maps", s->dmaps, s->map_cnt * sizeof(*s->dmaps), 1)) ||
 	    ca_set_global(k->mod, "__gbpf_pid_tgid", &pid_tgid, sizeof(pid_tgid), 0) ||
 	    ca_set_global(k->mod, "__gbpf_clock_off", &clock_off, sizeof(clock_off), 0) ||
@@ -723,19 +776,15 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	k->n_params = ki->n_params;
 	k->lid_off = ki->launch_param_off;
 	k->ok = 1;
-	/* CU_FUNC_ATTRIBUTE_NUM_REGS: the probe's registers can cost a light kernel its
-	 * occupancy (what a capped JIT did instead is in docs/benchmarks/sessions-06-17.md, session 8) */
-	ca_func_attr(l->func, 4, &orig_regs);
-	ca_func_attr(k->fn, 4, &regs);
 	{
 		uint64_t t_end = ca_now_ns();
 
 		ca_report(GBPF_AGENT_EVENT_INFO, k->name,
 			  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u; registers %d, "
-			  "uninstrumented %d) in %.2f ms: maps %.2f, injection %.2f, module load %.2f, setup %.2f%s%s",
+			  "uninstrumented %d) in %.2f ms: maps %.2f, injection %.2f, module load %.2f, setup %.2f%s%s%s",
 			  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier, ki->n_block, regs,
 			  orig_regs, (t_end - t_start) / 1e6, (t_maps - t_start) / 1e6, (t_inject - t_maps) / 1e6,
-			  (t_load - t_load_start) / 1e6, (t_end - t_load) / 1e6, ki->reason ? "; " : "",
+			  (t_load - t_load_start) / 1e6, (t_end - t_load) / 1e6, cap_note, ki->reason ? "; " : "",
 			  ki->reason ? ki->reason : "");
 	}
 out:
