@@ -131,6 +131,13 @@ ok([d["value"] for d in c.get("data", [])] == [1001 * (i + 1) for i in range(64)
 p, j = run("-j", "prog", "run", "--threads", "1000", example("threadhist.bpf.o"), check_json=True)
 th = next((m for m in (j or {}).get("maps", []) if m["name"] == "thread_exits"), {})
 ok(th.get("entries") == 1000, "threadhist: a per-thread slot for each of 1000 threads")
+# a thread-local map: each of 300 instances starts at zero (returns 0 + 1 + 2), the host sees none of it
+tl = os.path.join(os.path.dirname(examples), "tests", "cli", "thread_local.bpf.o")
+p, j = run("-j", "prog", "run", "--backend", "cpu", "--threads", "300", tl, check_json=True)
+names = [m["name"] for m in (j or {}).get("maps", [])]
+rn = next((m for m in (j or {}).get("maps", []) if m["name"] == "runs"), {})
+ok((j or {}).get("r0") == 3 and (j or {}).get("threads_with_other_r0") == 0 and "mine" not in names and [d["value"] for d in rn.get("data", [])] == [300],
+   "thread-local map: every instance starts at zero, 300 runs, no values for the host (%s)" % p.stderr.strip()[:200])
 p = run("prog", "run", "--threads", "0", example("vec_add.bpf.o"))
 ok(p.returncode == 1 and "--threads" in p.stderr, "--threads 0 is refused")
 p = run("prog", "run", "--backend", "nosuch", example("vec_add.bpf.o"))

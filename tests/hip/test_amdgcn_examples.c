@@ -94,9 +94,33 @@ static void check_object(const char *path, const char *dir)
 	gbpf_object__close(obj);
 }
 
+
+/* A GPU_THREAD_LOCAL map is CUDA's alone: refused by name, not run as some other map. */
+static void test_thread_local_refused(void)
+{
+	static const struct gbpf_insn ret0[] = {{.code = 0xb7}, {.code = 0x95}};
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "last_addr", .type = GBPF_MAP_TYPE_GPU_THREAD_LOCAL,
+				   .key_size = 4, .value_size = 8, .max_entries = 1};
+	struct gbpf_prog_desc pd = {.sz = sizeof(pd), .name = "tls", .section = "gpu/mem/k", .insns = ret0,
+				    .insn_cnt = 2, .maps = &md, .map_cnt = 1, .source_file = "tls.bpf.o"};
+	const struct gbpf_prog_desc *p = &pd;
+	struct gbpf_amdgcn_opts o = {.sz = sizeof(o), .arch = "gfx90a", .flags = GBPF_AMDGCN_KERNEL,
+				     .output = GBPF_AMDGCN_OUT_OBJ, .opt_level = 2};
+	char *co = NULL;
+	size_t len = 0;
+	char err[512] = "";
+	int rc = gbpf_amdgcn_emit(&p, 1, &o, &co, &len, err, sizeof(err));
+
+	tap_ok(rc == -ENOTSUP && strstr(err, "map 'last_addr' is thread-local") && strstr(err, "tls.bpf.o"),
+	       "amdgcn: a thread-local map is refused by name (%s)", err);
+	free(co);
+}
+
 int main(int argc, char **argv)
 {
 	char *dir = tmp_dir("examples");
+
+	test_thread_local_refused();
 
 	if (argc < 2) {
 		tap_skip("no example objects given");

@@ -394,12 +394,34 @@ static void test_lru(struct env *e)
 	free(mark);
 }
 
+
+/* A GPU_THREAD_LOCAL map is CUDA's alone: refused by name, not run as some other map. */
+static void test_thread_local_refused(void)
+{
+	static const struct gbpf_insn ret0[] = {{.code = 0xb7}, {.code = 0x95}};
+	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "last_addr", .type = GBPF_MAP_TYPE_GPU_THREAD_LOCAL,
+				   .key_size = 4, .value_size = 8, .max_entries = 1};
+	struct gbpf_prog_desc pd = {.sz = sizeof(pd), .name = "tls", .section = "gpu/mem/k", .insns = ret0,
+				    .insn_cnt = 2, .maps = &md, .map_cnt = 1, .source_file = "tls.bpf.o"};
+	const struct gbpf_prog_desc *p = &pd;
+	struct gbpf_spirv_opts o = {.sz = sizeof(o), .flags = GBPF_SPIRV_KERNEL};
+	uint32_t *w = NULL;
+	size_t wc = 0;
+	char err[512] = "";
+	int rc = gbpf_spirv_emit(&p, 1, &o, &w, &wc, err, sizeof(err));
+
+	tap_ok(rc == -ENOTSUP && strstr(err, "map 'last_addr' is thread-local") && strstr(err, "tls.bpf.o"),
+	       "spirv: a thread-local map is refused by name (%s)", err);
+	free(w);
+}
+
 int main(void)
 {
 	struct env e;
 	char err[1024];
 
 	memset(&e, 0, sizeof(e));
+	test_thread_local_refused();
 	if (gbpf_spirv_cl_open(-1, &e.cl, err, sizeof(err))) {
 		tap_skip("no OpenCL device: %s", err);
 		return tap_done();
