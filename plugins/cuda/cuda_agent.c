@@ -781,7 +781,8 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 
 		ca_report(GBPF_AGENT_EVENT_INFO, k->name,
 			  "instrumented (%s: entry %u, exit %u, mem %u, barrier %u, block %u; registers %d, "
-			  "uninstrumented %d) in %.2f ms: maps %.2f, injection %.2f, module load %.2f, setup %.2f%s%s%s",
+			  "uninstrumented %d) in %.2f ms: maps %.2f, injection %.2f, module load %.2f, "
+			  "setup %.2f%s%s%s",
 			  ki->module, ki->n_entry, ki->n_exit, ki->n_mem, ki->n_barrier, ki->n_block, regs,
 			  orig_regs, (t_end - t_start) / 1e6, (t_maps - t_start) / 1e6, (t_inject - t_maps) / 1e6,
 			  (t_load - t_load_start) / 1e6, (t_end - t_load) / 1e6, cap_note, ki->reason ? "; " : "",
@@ -1315,9 +1316,10 @@ static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_att
 	 * the engine's callbacks (a fresh context at each access) do not have.
 	 */
 	if (s->thread_local_bytes) {
-		snprintf(why, sizeof(why), "the probes use thread-local (GPU_THREAD_LOCAL) maps, which live in "
-					   "the frame of a kernel that PTX injection instruments; the Compute Sanitizer's "
-					   "callbacks have no frame that lasts a thread's run");
+		snprintf(why, sizeof(why),
+			 "the probes use thread-local (GPU_THREAD_LOCAL) maps, which live in the frame of a kernel "
+			 "that PTX injection instruments; the Compute Sanitizer's callbacks have no frame that lasts "
+			 "a thread's run");
 		rc = -ENOTSUP;
 	} else {
 		rc = gbpf_san_engine_create(&s->san, &so, why, sizeof(why));

@@ -1065,7 +1065,8 @@ static int emit_probe_main(struct ptx_cg *cg)
 	ptx_buf_puts(cg->b, ".reg .b64 %rctx;\nld.param.b64 %r1, [__ctx];\nld.param.b64 %rctx, [__ctx];\n");
 	/* the thread's GPU_THREAD_LOCAL values, which the injector keeps after the context */
 	if (cg->tls_ctx && ptx_thread_local_used(cg->prog))
-		ptx_buf_printf(cg->b, ".reg .b64 %%rtls;\nadd.u64 %%rtls, %%rctx, %u;\n", GBPF_PTX_THREAD_LOCAL_CTX_OFF);
+		ptx_buf_printf(cg->b, ".reg .b64 %%rtls;\nadd.u64 %%rtls, %%rctx, %u;\n",
+			       GBPF_PTX_THREAD_LOCAL_CTX_OFF);
 	/* the context and the frame are 8-byte aligned */
 	track_function_start(cg);
 	cg->align[1] = cg->align[10] = 3;

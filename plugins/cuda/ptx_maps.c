@@ -1073,7 +1073,8 @@ int ptx_tls_access(struct ptx_cg *cg, unsigned base, long long off, int size, ch
 	if (base < 10 && cg->tls_known[base]) {
 		long long at = cg->tls_off[base] + off;
 
-		if (size == 8 && at >= 0 && !(at % 8) && (uint64_t)at + 8 <= ptx_thread_local_off(cg->prog, cg->prog->map_cnt)) {
+		if (size == 8 && at >= 0 && !(at % 8) &&
+		    (uint64_t)at + 8 <= ptx_thread_local_off(cg->prog, cg->prog->map_cnt)) {
 			snprintf(as, as_size, "[%%rtls+%lld]", at);
 			return 1;
 		}
@@ -1113,14 +1114,15 @@ static void emit_thread_local_elem(struct ptx_cg *cg, const struct gbpf_map_desc
 }
 
 /* update(map, key, value, flags) as an array's: every element exists, so NOEXIST fails. */
-static void emit_thread_local_update(struct ptx_cg *cg, size_t pc, const struct gbpf_map_desc *d,
-				     const struct key_src *ks, const char *done)
+static void emit_thread_local_update(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks,
+				     const char *done)
 {
 	struct ptx_buf *b = cg->b;
 	uint32_t n = d->value_size;
 	int words = cg->align[3] >= 3 && !(n % 8);
 
-	ptx_buf_printf(b, "mov.u64 %%r0, %d;\nsetp.gt.u64 %%p6, %%r4, %u;\n@%%p6 bra %s;\n", -EINVAL, 2u /* BPF_EXIST */,
+	ptx_buf_printf(b, "mov.u64 %%r0, %d;\nsetp.gt.u64 %%p6, %%r4, %u;\n@%%p6 bra %s;\n", -EINVAL,
+		       2u /* BPF_EXIST */,
 		       done);
 	/* the index first, as Linux: out of range is -E2BIG even with NOEXIST */
 	emit_thread_local_elem(cg, d, ks, "$Ltlx");
@@ -1132,7 +1134,6 @@ static void emit_thread_local_update(struct ptx_cg *cg, size_t pc, const struct 
 					: "ld.u8 %%w11, [%%r3+%u];\nst.u8 [%%t11+%u], %%w11;\n",
 			       o, o);
 	ptx_buf_printf(b, "mov.u64 %%r0, 0;\nbra.uni %s;\n$Ltlx:\nmov.u64 %%r0, %d;\n", done, -E2BIG);
-	(void)pc;
 }
 
 int ptx_emit_thread_local_call(struct ptx_cg *cg, size_t pc, uint32_t id)
@@ -1179,7 +1180,7 @@ int ptx_emit_thread_local_call(struct ptx_cg *cg, size_t pc, uint32_t id)
 		cg->tls_mem = 1; /* it writes the values' memory */
 		/* a scope of its own: the update's labels are unique within it */
 		ptx_buf_puts(cg->b, "{\n");
-		emit_thread_local_update(cg, pc, d, &ks, done);
+		emit_thread_local_update(cg, d, &ks, done);
 		ptx_buf_printf(cg->b, "%s:\n}\n", done);
 		return 1;
 	}

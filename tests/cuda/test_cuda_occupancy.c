@@ -25,6 +25,7 @@ int main(void)
 	tap_ok(ca_occ_cap(36, 44, 256) == 40, "36 uninstrumented (6 blocks), 44 instrumented (5): cap 40");
 	tap_ok(ca_occ_cap(12, 34, 1024) == 32, "1024-thread blocks: 2 an SM up to 32 registers, cap 32");
 	tap_ok(ca_occ_cap(12, 20, 256) == 0 && ca_occ_cap(12, 34, 0) == 0, "under the step, or an unknown block: none");
-	tap_ok(ca_occ_cap(200, 240, 1024) == 0, "1024 threads of 200 registers fit no SM (the original could not run so): no cap");
+	tap_ok(ca_occ_cap(200, 240, 1024) == 0,
+	       "1024 threads of 200 registers fit no SM (the original could not run so): no cap");
 	return tap_done();
 }

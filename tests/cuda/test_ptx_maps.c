@@ -141,8 +141,8 @@ static void test_thread_local(void)
 		if (!tap_ok(rc == 0 && ptx, "thread-local (%s): PTX generated %s", k ? "kernel" : "fragment", err))
 			continue;
 		for (int i = 0; i < 3; i++)
-			tap_ok(strstr(ptx, must[k][i]) != NULL, "thread-local (%s): has '%s'", k ? "kernel" : "fragment",
-			       must[k][i]);
+			tap_ok(strstr(ptx, must[k][i]) != NULL, "thread-local (%s): has '%s'",
+			       k ? "kernel" : "fragment", must[k][i]);
 		/* the program's own function (the module's map routines before it have their atomics) */
 		body = strstr(ptx, k ? ".entry __gbpf_run" : "__gbpf_probe_0(");
 		tap_ok(body && !strstr(body, "__gbpf_h_map_lookup") && !strstr(body, "atom."),
@@ -175,8 +175,40 @@ static void test_thread_local(void)
 		q.insns = byid;
 		q.maps = &m4;
 		rc = gbpf_ptx_emit(&qp, 1, &o, &ptx, NULL, err, sizeof(err));
-		tap_ok(rc == 0 && ptx && strstr(ptx, "setp.ge.u32 %p6, %w10, 4;") && !strstr(ptx, GBPF_PTX_TLS_REGS_MARK),
-		       "thread-local at a place known only at run time: bounds checked, kept in memory (no mark) %s", err);
+		tap_ok(rc == 0 && ptx && strstr(ptx, "setp.ge.u32 %p6, %w10, 4;") &&
+			       !strstr(ptx, GBPF_PTX_TLS_REGS_MARK),
+		       "thread-local at a place known only at run time: bounds checked, kept in memory (no mark) %s",
+		       err);
+		free(ptx);
+		ptx = NULL;
+	}
+	{
+		/* update(t, &0, &v, BPF_ANY) with v = 5 on the stack: written into the values' memory, no mark */
+		struct gbpf_insn upd[] = {
+			I(0x62, 10, 0, -4, 0), I(0x7a, 10, 0, -16, 5), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4),
+			I(0xbf, 3, 10, 0, 0), I(0x07, 3, 0, 0, -16), I(0xb7, 4, 0, 0, 0),
+			I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0),
+			I(0x85, 0, 0, 0, GBPF_HELPER_MAP_UPDATE_ELEM), I(0x95, 0, 0, 0, 0)};
+		struct gbpf_prog_desc q = p;
+		const struct gbpf_prog_desc *qp = &q;
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_THREAD_LOCAL_CTX};
+
+		q.insns = upd;
+		q.insn_cnt = sizeof(upd) / sizeof(upd[0]);
+		rc = gbpf_ptx_emit(&qp, 1, &o, &ptx, NULL, err, sizeof(err));
+		tap_ok(rc == 0 && ptx && strstr(ptx, "st.u64 [%t11+0], %t12;") && !strstr(ptx, GBPF_PTX_TLS_REGS_MARK),
+		       "thread-local update: the value copied into the values' memory, no mark %s", err);
+		if (rc == 0 && ptx && ptxas_path()) {
+			gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
+			mod = malloc(strlen(hdr) + strlen(ptx) + 1);
+			if (mod) {
+				strcpy(mod, hdr);
+				strcat(mod, ptx);
+			}
+			tap_ok(mod && ptxas_check(mod, "sm_90", log, sizeof(log)) == 0,
+			       "thread-local update: ptxas accepts %s", log);
+			free(mod);
+		}
 		free(ptx);
 		ptx = NULL;
 	}
