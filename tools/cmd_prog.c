@@ -198,7 +198,7 @@ static int do_run(int argc, char **argv)
 	uint64_t threads = 1, block = 0;
 	struct gbpf_registry *reg = NULL;
 	struct gbpf_map_instance *maps = NULL;
-	struct gbpf_plugin *plugin;
+	struct gbpf_plugin *plugin, *fallback = NULL;
 	struct prog_input in;
 	const struct gbpf_prog_desc *prog;
 	uint64_t *r0 = NULL;
@@ -254,18 +254,35 @@ static int do_run(int argc, char **argv)
 		cli_error("cannot hold r0 of %" PRIu64 " threads", threads);
 		goto out;
 	}
-	err = gbpf_plugin__maps_create(plugin, prog, threads, &maps, log, sizeof(log));
-	if (err) {
-		cli_error("%s", log);
-		goto out;
-	}
-	GBPF_OPTS(gbpf_prog_run_opts, opts, .threads = threads, .data = data,
-		  .data_size = data_size, .run_flags = shared ? GBPF_RUN_SHARED_DATA : 0,
-		  .block_size = (uint32_t)block, .r0 = r0, .maps = maps, .unverified = unverified,
-		  .log = log, .log_size = sizeof(log));
 	struct gbpf_prog_run_result res = {.sz = sizeof(res)};
 
-	err = gbpf_plugin__run(plugin, prog, &opts, &res);
+	for (;;) {
+		err = gbpf_plugin__maps_create(plugin, prog, threads, &maps, log, sizeof(log));
+		if (err) {
+			cli_error("%s", log);
+			goto out;
+		}
+		GBPF_OPTS(gbpf_prog_run_opts, opts, .threads = threads, .data = data,
+			  .data_size = data_size, .run_flags = shared ? GBPF_RUN_SHARED_DATA : 0,
+			  .block_size = (uint32_t)block, .r0 = r0, .maps = maps, .unverified = unverified,
+			  .log = log, .log_size = sizeof(log));
+
+		err = gbpf_plugin__run(plugin, prog, &opts, &res);
+		/*
+		 * The backend picked for the user cannot generate code for what the program
+		 * uses (a helper, a map type only another backend keeps): the interpreter
+		 * runs every program, so it runs there, and the user is told why.
+		 */
+		if (err != -ENOTSUP || backend || getenv("GBPF_BACKEND") ||
+		    !strcmp(gbpf_plugin__name(plugin), "cpu") ||
+		    gbpf_registry_select(reg, "cpu", &fallback, NULL, 0))
+			break;
+		fprintf(stderr, "gbpf prog run: backend '%s' cannot run '%s' (%s): running it on 'cpu'\n",
+			gbpf_plugin__name(plugin), prog->name, log);
+		gbpf_maps__destroy(maps, prog->map_cnt);
+		maps = NULL;
+		plugin = fallback;
+	}
 	if (err) {
 		cli_error_code(err, "%s: program '%s' on backend '%s'%s%s", in.path, prog->name,
 			       gbpf_plugin__name(plugin), log[0] ? ": " : "", log);
