@@ -56,9 +56,11 @@ struct gpu {
 static char *instrument_app(const struct gbpf_prog_desc *d, const char *app, unsigned sites, int *inlined,
 			    char *why, size_t size)
 {
-	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90"};
+	/* as the agent: thread-local values after the context, as many bytes as the program's maps hold */
+	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_THREAD_LOCAL_CTX};
 	/* the fragment's one probe is __gbpf_probe_0, whatever the site */
-	struct gbpf_ptx_inject_req req = {.plan = {.sites = sites}};
+	struct gbpf_ptx_inject_req req = {.plan = {.sites = sites},
+					  .thread_local_bytes = gbpf_ptx_thread_local_size(&d, 1)};
 	struct gbpf_ptx_module *m = NULL, *f = NULL;
 	char hdr[128], *frag = NULL, *mod = NULL, *out = NULL;
 
@@ -631,6 +633,104 @@ static void test_lane_keys(struct gpu *g, bool have_gpu)
 	free(app);
 }
 
+/*
+ * Thread-local values across a thread's memory sites: at each access
+ * `n = tls[0]++; arr[n % 8] += 1`, so a thread of S accesses adds 1 to
+ * arr[j % 8] for j < S, and every launch starts each thread at zero. On the
+ * divergent kernel (threads of 1 to 898 accesses, some leaving at once),
+ * the values as the kernel's registers (inlined) and in memory around every
+ * call (GBPF_PTX_NO_INLINE: stored after the context and loaded back).
+ */
+static void test_thread_local_sites(struct gpu *g, bool have_gpu)
+{
+	static const struct gbpf_map_desc tls = {.sz = sizeof(tls), .name = "tls",
+						 .type = GBPF_MAP_TYPE_GPU_THREAD_LOCAL, .key_size = 4,
+						 .value_size = 8, .max_entries = 1};
+	struct gbpf_map_desc maps[3] = {dt_maps[0], dt_maps[1], tls};
+	static struct dt_prog prog;
+	struct dt_prog *p = &prog;
+	const unsigned threads = DIVERGENT_GRID * DIVERGENT_BLOCK;
+	struct dt_maps_state want;
+
+#define X(c, d, sr, o, i) (p->insns[p->n++] = (struct gbpf_insn){.code = (c), .dst = (d), .src = (sr), .off = (o), .imm = (i)})
+	memset(p, 0, sizeof(*p));
+	X(GBPF_ST | GBPF_MEM | GBPF_W, 10, 0, -4, 0);
+	X(GBPF_LD | GBPF_IMM | GBPF_DW, 1, GBPF_PSEUDO_MAP_IDX, 0, 2);
+	X(0, 0, 0, 0, 0);
+	X(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0);
+	X(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -4);
+	X(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM);
+	X(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 14, 0); /* no value: to the exit */
+	X(GBPF_LDX | GBPF_MEM | GBPF_DW, 6, 0, 0, 0);
+	X(GBPF_ALU64 | GBPF_MOV | GBPF_X, 7, 6, 0, 0);
+	X(GBPF_ALU64 | GBPF_ADD | GBPF_K, 7, 0, 0, 1);
+	X(GBPF_STX | GBPF_MEM | GBPF_DW, 0, 7, 0, 0);
+	X(GBPF_ALU64 | GBPF_AND | GBPF_K, 6, 0, 0, 7);
+	X(GBPF_STX | GBPF_MEM | GBPF_W, 10, 6, -8, 0);
+	X(GBPF_LD | GBPF_IMM | GBPF_DW, 1, GBPF_PSEUDO_MAP_IDX, 0, DT_MAP_ARRAY);
+	X(0, 0, 0, 0, 0);
+	X(GBPF_ALU64 | GBPF_MOV | GBPF_X, 2, 10, 0, 0);
+	X(GBPF_ALU64 | GBPF_ADD | GBPF_K, 2, 0, 0, -8);
+	X(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_MAP_LOOKUP_ELEM);
+	X(GBPF_JMP | GBPF_JEQ | GBPF_K, 0, 0, 2, 0);
+	X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 1, 0, 0, 1);
+	X(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 1, 0, GBPF_ATOMIC_ADD);
+	X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 0, 0, 0, 0);
+	X(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0);
+#undef X
+	p->main_n = p->n;
+	memset(&want, 0, sizeof(want));
+	for (unsigned t = 0; t < threads; t++)
+		for (unsigned j = 0; t % 5 != 4 && j < 3 * (t * 37 % DIVERGENT_N) + 1; j++)
+			want.arr[j % 8]++;
+	for (int called = 0; called < 2; called++) {
+		struct gbpf_prog_desc d = {.sz = sizeof(d), .name = "tls", .section = "gpu/mem/app", .insns = p->insns,
+					   .insn_cnt = p->n, .maps = maps, .map_cnt = 3,
+					   .source_file = "test_inline_run.c", .attach = {.kind = GBPF_ATTACH_GPU_MEM}};
+		const char *name = called ? "called at every site (in memory)" : "inlined (the kernel's registers)";
+		char why[512] = "", *ptx, *kern;
+		int in = 0;
+
+		if (called)
+			setenv("GBPF_PTX_NO_INLINE", "1", 1);
+		ptx = instrument_app(&d, divergent_app_ptx, GBPF_PTX_SITE_MEM, &in, why, sizeof(why));
+		unsetenv("GBPF_PTX_NO_INLINE");
+		/* the kernel's text (the fragment's probe, kept for calls, reaches the values in memory) */
+		kern = ptx ? strstr(ptx, ".entry app(") : NULL;
+		if (!tap_ok(kern && (called ? strstr(kern, "ld.local.u64 \t%__gbpf_tl0, [__gbpf_ctx+64];") != NULL
+					    : strstr(kern, "mov.b64 \t%__gbpf_tl0, %r7;") != NULL &&
+						      !strstr(kern, "[%rtls+")),
+			    "thread-local count %s: injected as expected %s", name, why)) {
+			free(ptx);
+			continue;
+		}
+		if (!have_gpu) {
+			char what[160];
+
+			snprintf(what, sizeof(what), "thread-local count %s", name);
+			assembles_or_skip(ptx, what);
+		} else {
+			CUdeviceptr buf = 0;
+			unsigned exact;
+			char first_why[512];
+
+			if (g->d.cuMemAlloc(&buf, 4 * threads) != CUDA_SUCCESS ||
+			    g->d.cuMemsetD8(buf, 0, 4 * threads) != CUDA_SUCCESS)
+				tap_ok(0, "thread-local count %s: no buffer", name);
+			else if (divergent_launches(g, ptx, buf, &want, &exact, first_why, sizeof(first_why), why,
+						    sizeof(why)))
+				tap_ok(0, "thread-local count %s: GPU run failed: %s", name, why);
+			else
+				tap_ok(exact == DIVERGENT_REPEAT,
+				       "thread-local count %s: each thread counts its own accesses from zero, in %u of "
+				       "%u launches %s", name, exact, DIVERGENT_REPEAT, first_why);
+			if (buf)
+				g->d.cuMemFree(buf);
+		}
+		free(ptx);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct dt_prog prog;
@@ -654,6 +754,7 @@ int main(int argc, char **argv)
 		jit_canary(&g);
 	test_counters(&g, have_gpu);
 	test_lane_keys(&g, have_gpu);
+	test_thread_local_sites(&g, have_gpu);
 	/* i = 0: the fixed program (reported as seed 0), then seeds first.. */
 	for (uint64_t i = 0; i <= count; i++) {
 		uint64_t s = i ? first + i - 1 : 0;
