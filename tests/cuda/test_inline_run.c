@@ -446,6 +446,34 @@ static int divergent_launches(struct gpu *g, const char *ptx, CUdeviceptr buf, c
 	return 0;
 }
 
+/*
+ * The instrumented divergent kernel @p ptx checked against @p want: assembled without a GPU,
+ * else launched DIVERGENT_REPEAT times on a zeroed buffer (divergent_launches), every launch
+ * exact. @p what names the case, @p claim what an exact launch shows.
+ */
+static void divergent_check(struct gpu *g, bool have_gpu, const char *ptx, const struct dt_maps_state *want,
+			    const char *what, const char *claim)
+{
+	const unsigned threads = DIVERGENT_GRID * DIVERGENT_BLOCK;
+	char why[512] = "", first_why[512];
+	CUdeviceptr buf = 0;
+	unsigned exact;
+
+	if (!have_gpu) {
+		assembles_or_skip(ptx, what);
+		return;
+	}
+	if (g->d.cuMemAlloc(&buf, 4 * threads) != CUDA_SUCCESS || g->d.cuMemsetD8(buf, 0, 4 * threads) != CUDA_SUCCESS)
+		tap_ok(0, "%s: no buffer", what);
+	else if (divergent_launches(g, ptx, buf, want, &exact, first_why, sizeof(first_why), why, sizeof(why)))
+		tap_ok(0, "%s: GPU run failed: %s", what, why);
+	else
+		tap_ok(exact == DIVERGENT_REPEAT, "%s: %s, in %u of %u launches %s", what, claim, exact,
+		       DIVERGENT_REPEAT, first_why);
+	if (buf)
+		g->d.cuMemFree(buf);
+}
+
 static void test_counter_warps(struct gpu *g, bool have_gpu, const struct gbpf_prog_desc *d, const char *name)
 {
 	/*
@@ -604,29 +632,13 @@ static void test_lane_keys(struct gpu *g, bool have_gpu)
 			free(ptx);
 			continue;
 		}
-		if (!have_gpu) {
-			char what[160];
+		{
+			char what[160], claim[160];
 
 			snprintf(what, sizeof(what), "counter %s at the divergent kernel's exit", name);
-			assembles_or_skip(ptx, what);
-		} else {
-			CUdeviceptr buf = 0;
-			unsigned exact;
-			char first_why[512];
-
-			if (g->d.cuMemAlloc(&buf, 4 * threads) != CUDA_SUCCESS ||
-			    g->d.cuMemsetD8(buf, 0, 4 * threads) != CUDA_SUCCESS)
-				tap_ok(0, "counter %s at the divergent kernel's exit: no buffer", name);
-			else if (divergent_launches(g, ptx, buf, &want, &exact, first_why, sizeof(first_why), why,
-						    sizeof(why)))
-				tap_ok(0, "counter %s at the divergent kernel's exit: GPU run failed: %s", name, why);
-			else
-				tap_ok(exact == DIVERGENT_REPEAT,
-				       "counter %s at the one exit of %u threads leaving at different times: each key "
-				       "counts its threads, in %u of %u launches %s",
-				       name, threads, exact, DIVERGENT_REPEAT, first_why);
-			if (buf)
-				g->d.cuMemFree(buf);
+			snprintf(claim, sizeof(claim), "of %u threads leaving at different times, each key counts its "
+				 "threads", threads);
+			divergent_check(g, have_gpu, ptx, &want, what, claim);
 		}
 		free(ptx);
 	}
@@ -704,28 +716,11 @@ static void test_thread_local_sites(struct gpu *g, bool have_gpu)
 			free(ptx);
 			continue;
 		}
-		if (!have_gpu) {
+		{
 			char what[160];
 
 			snprintf(what, sizeof(what), "thread-local count %s", name);
-			assembles_or_skip(ptx, what);
-		} else {
-			CUdeviceptr buf = 0;
-			unsigned exact;
-			char first_why[512];
-
-			if (g->d.cuMemAlloc(&buf, 4 * threads) != CUDA_SUCCESS ||
-			    g->d.cuMemsetD8(buf, 0, 4 * threads) != CUDA_SUCCESS)
-				tap_ok(0, "thread-local count %s: no buffer", name);
-			else if (divergent_launches(g, ptx, buf, &want, &exact, first_why, sizeof(first_why), why,
-						    sizeof(why)))
-				tap_ok(0, "thread-local count %s: GPU run failed: %s", name, why);
-			else
-				tap_ok(exact == DIVERGENT_REPEAT,
-				       "thread-local count %s: each thread counts its own accesses from zero, in %u of "
-				       "%u launches %s", name, exact, DIVERGENT_REPEAT, first_why);
-			if (buf)
-				g->d.cuMemFree(buf);
+			divergent_check(g, have_gpu, ptx, &want, what, "each thread counts its own accesses from zero");
 		}
 		free(ptx);
 	}
