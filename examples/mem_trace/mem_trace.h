@@ -11,8 +11,9 @@
  * GPU_THREAD_LOCAL map instead: in the thread's frame for its run (zero at
  * its start), so the first access of each launch starts afresh rather than
  * measuring from the thread of the same index in the previous launch, and
- * no access reads or writes global memory for it. Only the CUDA backend
- * keeps such maps (bench/cuda/probes/mem_trace_local.bpf.c).
+ * no access reads or writes global memory for it. The CUDA and SPIR-V
+ * backends keep such maps (bench/cuda/probes/mem_trace_local.bpf.c); the
+ * HIP backend and the Compute Sanitizer engine refuse them.
  */
 #ifndef GBPF_EXAMPLES_MEM_TRACE_H
 #define GBPF_EXAMPLES_MEM_TRACE_H

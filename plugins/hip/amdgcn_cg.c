@@ -380,7 +380,7 @@ static int check_prog(const struct gbpf_prog_desc *p, char *err, size_t err_size
 	for (size_t i = 0; i < p->map_cnt; i++)
 		if (p->maps[i].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL) {
 			snprintf(err, err_size, "%s: section %s: map '%s' is thread-local (GPU_THREAD_LOCAL), which "
-				 "only the CUDA backend keeps (in the instrumented kernel's frame)",
+				 "the AMDGCN code generator does not keep (the CUDA and SPIR-V ones do)",
 				 p->source_file ? p->source_file : "<memory>", p->section ? p->section : "-",
 				 p->maps[i].name ? p->maps[i].name : "?");
 			return -ENOTSUP;

@@ -22,6 +22,7 @@
 
 #include <gbpf/helper_ids.h>
 #include <gbpf/insn.h>
+#include <gbpf/probe_ctx.h>
 
 #include "spv_internal.h"
 
@@ -477,8 +478,10 @@ static int emit_function(struct spv_cg *cg, size_t f)
 	stack = spv_var(m, stack_t);
 	spv_op(m, SPV_SEC_ANNOT, SpvOpDecorate, 3, stack, SpvDecorationAlignment, 8);
 	spv_wr(cg, 0, spv_c64(m, 0));
+	/* the main function's a3 is its GPU_THREAD_LOCAL values' base (spv_tls.c), not an eBPF r3 */
+	cg->tls_base = f == 0 && spv_tls_size(&cg->prog, 1) ? p[2] : 0;
 	for (i = 0; i < 5; i++)
-		spv_wr(cg, i + 1, p[i]);
+		spv_wr(cg, i + 1, f == 0 && i >= 2 ? spv_c64(m, 0) : p[i]);
 	for (i = 6; i < 10; i++)
 		spv_wr(cg, i, spv_c64(m, 0));
 	gptr = spv_un(m, SpvOpPtrCastToGeneric, spv_type_ptr(m, SpvStorageClassGeneric, stack_t),
@@ -500,14 +503,14 @@ static int emit_function(struct spv_cg *cg, size_t f)
 	return rc;
 }
 
-/* uint flag = 0; return f0(a1, a2, 0, 0, 0, &flag) */
-static uint32_t call_main(struct spv_cg *cg, uint32_t a1, uint32_t a2, uint32_t flag)
+/* uint flag = 0; return f0(a1, a2, tls, 0, 0, &flag): @p tls the GPU_THREAD_LOCAL values' base or 0 */
+static uint32_t call_main(struct spv_cg *cg, uint32_t a1, uint32_t a2, uint32_t tls, uint32_t flag)
 {
 	struct spv_mod *m = cg->m;
 	uint32_t z = spv_c64(m, 0), id = spv_id(m);
 
 	spv_store(m, flag, spv_c32(m, 0), 4);
-	spv_op(m, SPV_SEC_FUNCS, SpvOpFunctionCall, 9, m->t_u64, id, cg->funcs[0].id, a1, a2, z, z,
+	spv_op(m, SPV_SEC_FUNCS, SpvOpFunctionCall, 9, m->t_u64, id, cg->funcs[0].id, a1, a2, tls, z,
 	       z, flag);
 	return id;
 }
@@ -532,7 +535,9 @@ static uint32_t emit_probe(struct spv_cg *cg, int export)
 	spv_op(m, SPV_SEC_FUNCS, SpvOpFunctionParameter, 2, m->t_u64, ctx);
 	spv_label(m, 0);
 	flag = spv_var(m, m->t_u32);
-	r = call_main(cg, ctx, spv_c64(m, 0), flag);
+	/* the injector keeps the work-item's GPU_THREAD_LOCAL values after the context (spv_inject.c) */
+	r = call_main(cg, ctx, spv_c64(m, 0),
+		      spv_tls_size(&cg->prog, 1) ? spv_addk(m, ctx, sizeof(struct gbpf_gpu_ctx)) : spv_c64(m, 0), flag);
 	spv_op(m, SPV_SEC_FUNCS, SpvOpReturnValue, 1, r);
 	spv_op(m, SPV_SEC_FUNCS, SpvOpFunctionEnd, 0);
 	return fid;
@@ -542,7 +547,8 @@ static int emit_run_kernel(struct spv_cg *cg, const char *entry)
 {
 	struct spv_mod *m = cg->m;
 	uint32_t p[6], pt[6], fid = spv_id(m), ft, flag, gid, n, lrun, ldone, lout, lnoout, lstats;
-	uint32_t data, r1, r0, out, st, lfirst, lfold, zero = spv_c64(m, 0);
+	uint32_t data, r1, r0, out, st, lfirst, lfold, zero = spv_c64(m, 0), tls = zero, tls_var = 0, tls_t = 0;
+	uint32_t tls_bytes = spv_tls_size(&cg->prog, 1);
 	unsigned i;
 
 	for (i = 0; i < 6; i++)
@@ -556,6 +562,11 @@ static int emit_run_kernel(struct spv_cg *cg, const char *entry)
 	}
 	spv_label(m, 0);
 	flag = spv_var(m, m->t_u32);
+	if (tls_bytes) {
+		/* a work-item runs the program once: its GPU_THREAD_LOCAL values live here, zeroed first */
+		tls_t = spv_type_array(m, m->t_u64, tls_bytes / 8);
+		tls_var = spv_var(m, tls_t);
+	}
 	gid = spv_global_id(m);
 	n = p[4];
 	lrun = spv_id(m), ldone = spv_id(m), lout = spv_id(m), lnoout = spv_id(m);
@@ -565,7 +576,13 @@ static int emit_run_kernel(struct spv_cg *cg, const char *entry)
 	data = p[0];
 	r1 = spv_select(m, m->t_u64, spv_bin(m, SpvOpIEqual, m->t_bool, data, zero), zero,
 			spv_add64(m, data, spv_bin(m, SpvOpIMul, m->t_u64, gid, p[2])));
-	r0 = call_main(cg, r1, p[1], flag);
+	if (tls_bytes) {
+		tls = spv_un(m, SpvOpConvertPtrToU, m->t_u64,
+			     spv_un(m, SpvOpPtrCastToGeneric, spv_type_ptr(m, SpvStorageClassGeneric, tls_t), tls_var));
+		for (i = 0; i < tls_bytes / 8; i++)
+			spv_store(m, spv_addr_ptr(m, m->t_u64, spv_addk(m, tls, 8 * i)), zero, 8);
+	}
+	r0 = call_main(cg, r1, p[1], tls, flag);
 	out = p[3];
 	spv_brc(m, spv_bin(m, SpvOpINotEqual, m->t_bool, out, zero), lout, lnoout);
 	spv_label(m, lout);
@@ -612,15 +629,6 @@ static int check_prog(const struct gbpf_prog_desc *p, char *err, size_t err_size
 			 SPV_MAX_INSNS);
 		return -EINVAL;
 	}
-	/* the generic map routines read the map's block, which holds no thread's values */
-	for (size_t i = 0; i < p->map_cnt && p->maps; i++)
-		if (p->maps[i].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL) {
-			snprintf(err, err_size, "%s: section %s: map '%s' is thread-local (GPU_THREAD_LOCAL), which "
-				 "only the CUDA backend keeps (in the instrumented kernel's frame)",
-				 p->source_file ? p->source_file : "-", p->section ? p->section : "-",
-				 p->maps[i].name ? p->maps[i].name : "?");
-			return -ENOTSUP;
-		}
 	return 0;
 }
 

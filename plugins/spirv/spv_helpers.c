@@ -172,6 +172,17 @@ int spv_emit_helper_id(struct spv_cg *cg, size_t pc, uint32_t id, int *terminate
 	*terminated = 0;
 	if (!gbpf_spirv_helper_supported(id))
 		return spv_fail(cg, pc, -ENOTSUP, "helper %u is not supported on SPIR-V", id);
+	/* a work-item's own values (GPU_THREAD_LOCAL): in its frame, never through the map's block */
+	{
+		int tl = spv_tls_emit_call(cg, pc, id, &r);
+
+		if (tl < 0)
+			return tl;
+		if (tl) {
+			spv_wr(cg, 0, r);
+			return 0;
+		}
+	}
 	for (i = 0; i < 5; i++)
 		a[i] = 0;
 	switch (id) {

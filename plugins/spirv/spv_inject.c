@@ -425,14 +425,21 @@ static size_t copy_function(struct inj *j, size_t at, struct site *st)
 		uint32_t len = in[0] >> 16, op = in[0] & 0xffff;
 
 		if (st && in_vars && op != SpvOpVariable && op != SpvOpLine && op != SpvOpNoLine) {
-			/* end of the entry block's variables: the context struct, then entry probes */
-			uint32_t arr = spv_type_array(m, m->t_u64, sizeof(struct gbpf_gpu_ctx) / 8);
+			/*
+			 * end of the entry block's variables: the context struct (and after it the
+			 * work-item's GPU_THREAD_LOCAL values, spv_tls.c), then entry probes
+			 */
+			uint32_t tls = spv_tls_size(j->progs, j->n);
+			uint32_t arr = spv_type_array(m, m->t_u64, (sizeof(struct gbpf_gpu_ctx) + tls) / 8);
 			uint32_t var = spv_var(m, arr);
 			uint32_t g = spv_un(m, SpvOpPtrCastToGeneric,
 					    spv_type_ptr(m, SpvStorageClassGeneric, arr), var);
 
 			st->ctx = spv_un(m, SpvOpConvertPtrToU, m->t_u64, g);
 			in_vars = 0;
+			/* the work-item's thread-local values start at zero, before any site runs */
+			for (uint32_t o = 0; o < tls; o += 8)
+				put64(m, st->ctx, sizeof(struct gbpf_gpu_ctx) + o, spv_c64(m, 0));
 			/*
 			 * device and its padding: the same at every site and no site
 			 * overwrites them, so once per work-item, whichever sites exist.

@@ -187,9 +187,21 @@ struct spv_cg {
 	size_t cur;
 	uint32_t reg[11];  /* Function variables r0..r10 */
 	uint32_t exit_flag; /* uint* parameter */
+	uint32_t tls_base; /* main function: the work-item's GPU_THREAD_LOCAL values (u64 address), else 0 */
 	char *err;
 	size_t err_size;
 };
+
+/** Bytes of GPU_THREAD_LOCAL values a work-item keeps for @p progs (the largest program's), 0 for none. */
+uint32_t spv_tls_size(const struct gbpf_prog_desc *const *progs, size_t n);
+
+/**
+ * A map helper (lookup, update, delete) on a GPU_THREAD_LOCAL map, written in place
+ * (spv_tls.c): 1 with its r0 in *@p r0, 0 when the call's map is not such a map, or a
+ * negative errno (spv_fail) when it cannot be: a map not known at the call in a program
+ * with such maps, or a subprogram.
+ */
+int spv_tls_emit_call(struct spv_cg *cg, size_t pc, uint32_t id, uint32_t *r0);
 
 /** Internal flag of spv_gen_progs: probe functions without Linkage Export (injection). */
 #define SPV_GEN_NO_EXPORT (1U << 30)

@@ -169,6 +169,18 @@ static void test_vecadd(void)
 			show();
 	}
 
+	/*
+	 * The distance histogram with the last address thread-local: 2 distances a work-item of one
+	 * launch (its 3 accesses), counted from zero in each work-item
+	 */
+	ocl_run(dir, &o, "'%s' -j run --backend opencl '%s/tlstride.bpf.o' -- '%s/ocl_vecadd' '" OCL_SRC
+		"/examples/apps/opencl/vecadd.cl' 4096", gbpf, progs, apps);
+	app_line(o.out, "vecadd:", got, sizeof(got));
+	tap_ok(o.status == 0 && !strcmp(base, got) && instrumented("vecadd") &&
+		       array_total(o.out, "stride") == 2 * 4096,
+	       "thread-local last address: vecadd instrumented, output unchanged, 8192 distances (got %llu)",
+	       (unsigned long long)array_total(o.out, "stride"));
+
 	gbpf_run("", "mem_trace", "ocl_vecadd", "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096");
 	app_line(o.out, "vecadd:", got, sizeof(got));
 	tap_ok(o.status == 0 && !strcmp(base, got), "mem_trace: vecadd output unchanged");

@@ -395,24 +395,38 @@ static void test_lru(struct env *e)
 }
 
 
-/* A GPU_THREAD_LOCAL map is CUDA's alone: refused by name, not run as some other map. */
-static void test_thread_local_refused(void)
-{
-	static const struct gbpf_insn ret0[] = {{.code = 0xb7}, {.code = 0x95}};
-	struct gbpf_map_desc md = {.sz = sizeof(md), .name = "last_addr", .type = GBPF_MAP_TYPE_GPU_THREAD_LOCAL,
-				   .key_size = 4, .value_size = 8, .max_entries = 1};
-	struct gbpf_prog_desc pd = {.sz = sizeof(pd), .name = "tls", .section = "gpu/mem/k", .insns = ret0,
-				    .insn_cnt = 2, .maps = &md, .map_cnt = 1, .source_file = "tls.bpf.o"};
-	const struct gbpf_prog_desc *p = &pd;
-	struct gbpf_spirv_opts o = {.sz = sizeof(o), .flags = GBPF_SPIRV_KERNEL};
-	uint32_t *w = NULL;
-	size_t wc = 0;
-	char err[512] = "";
-	int rc = gbpf_spirv_emit(&p, 1, &o, &w, &wc, err, sizeof(err));
+/*
+ * GPU_THREAD_LOCAL: each work-item's own value, zero at its start: `v = tls[1]; v += 1 twice`
+ * returns 2 in every work-item; tls[2] (out of range) finds nothing; an update of tls[0] with
+ * NOEXIST fails (-EEXIST) and with ANY lands.
+ */
+static const char tls_txt[] =
+	"mov %r1, 1\n stxw [%r10-4], %r1\n lddw %r1, map[0]\n mov %r2, %r10\n add %r2, -4\n call 1\n"
+	"jeq %r0, 0, none\n mov %r6, %r0\n ldxdw %r1, [%r6+0]\n add %r1, 1\n stxdw [%r6+0], %r1\n"
+	"ldxdw %r1, [%r6+0]\n add %r1, 1\n stxdw [%r6+0], %r1\n"
+	"mov %r1, 2\n stxw [%r10-4], %r1\n lddw %r1, map[0]\n mov %r2, %r10\n add %r2, -4\n call 1\n"
+	"jne %r0, 0, none\n"
+	"mov %r1, 0\n stxw [%r10-4], %r1\n mov %r1, 40\n stxdw [%r10-16], %r1\n"
+	"lddw %r1, map[0]\n mov %r2, %r10\n add %r2, -4\n mov %r3, %r10\n add %r3, -16\n mov %r4, 1\n call 2\n"
+	"jne %r0, -17, none\n"
+	"lddw %r1, map[0]\n mov %r2, %r10\n add %r2, -4\n mov %r3, %r10\n add %r3, -16\n mov %r4, 0\n call 2\n"
+	"jne %r0, 0, none\n"
+	"lddw %r1, map[0]\n mov %r2, %r10\n add %r2, -4\n call 1\n jeq %r0, 0, none\n ldxdw %r1, [%r0+0]\n"
+	"jne %r1, 40, none\n ldxdw %r0, [%r6+0]\n exit\n"
+	"none:\n mov %r0, 99\n exit\n";
 
-	tap_ok(rc == -ENOTSUP && strstr(err, "map 'last_addr' is thread-local") && strstr(err, "tls.bpf.o"),
-	       "spirv: a thread-local map is refused by name (%s)", err);
-	free(w);
+static void test_thread_local(struct env *e)
+{
+	struct gbpf_map_desc d = {.sz = sizeof(d), .name = "tls", .type = GBPF_MAP_TYPE_GPU_THREAD_LOCAL,
+				  .key_size = 4, .value_size = 8, .max_entries = 2};
+	struct gbpf_map_instance mi;
+
+	if (map_new(e, &mi, &d))
+		return;
+	if (run_asm(e, "thread-local values", tls_txt, &d) == 0)
+		tap_ok(count_r0(e, 2) == N, "thread-local: every one of %d work-items starts at zero, counts to 2, "
+		       "finds no third element, updates like an array (%zu did)", N, count_r0(e, 2));
+	gbpf_spirv_cl_free(e->cl, mi.mem);
 }
 
 int main(void)
@@ -421,7 +435,6 @@ int main(void)
 	char err[1024];
 
 	memset(&e, 0, sizeof(e));
-	test_thread_local_refused();
 	if (gbpf_spirv_cl_open(-1, &e.cl, err, sizeof(err))) {
 		tap_skip("no OpenCL device: %s", err);
 		return tap_done();
@@ -435,6 +448,7 @@ int main(void)
 	}
 	e.table->nr_slots = gbpf_spirv_cl_compute_units(e.cl);
 	test_array(&e);
+	test_thread_local(&e);
 	test_hash(&e, GBPF_MAP_TYPE_HASH, "hash");
 	test_hash(&e, GBPF_MAP_TYPE_GPU_HASH, "gpu_hash");
 	test_lru(&e);
