@@ -645,6 +645,17 @@ int spv_gen_progs(struct spv_gen *g, const struct gbpf_prog_desc *const *progs, 
 		rc = check_prog(progs[i], err, err_size);
 		if (rc)
 			return rc;
+		/*
+		 * An exported probe's caller passes a context of its own, with nothing after it:
+		 * only the injector (its context array) and the run kernel keep thread-local values.
+		 */
+		if (!(flags & (GBPF_SPIRV_KERNEL | SPV_GEN_NO_EXPORT)) && spv_tls_size(&progs[i], 1)) {
+			snprintf(err, err_size, "%s: section %s: thread-local (GPU_THREAD_LOCAL) maps need a caller that "
+				 "keeps the values (gbpf's injection or run kernel), not an exported probe function",
+				 progs[i]->source_file ? progs[i]->source_file : "-",
+				 progs[i]->section ? progs[i]->section : "-");
+			return -ENOTSUP;
+		}
 	}
 	g->t_pu32 = spv_type_ptr(m, SpvStorageClassFunction, m->t_u32);
 	{

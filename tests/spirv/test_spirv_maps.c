@@ -420,7 +420,25 @@ static void test_thread_local(struct env *e)
 	struct gbpf_map_desc d = {.sz = sizeof(d), .name = "tls", .type = GBPF_MAP_TYPE_GPU_THREAD_LOCAL,
 				  .key_size = 4, .value_size = 8, .max_entries = 2};
 	struct gbpf_map_instance mi;
+	struct gbpf_insn *insns = NULL;
+	size_t cnt = 0;
+	char err[512] = "";
 
+	/* exported probe functions: their caller's context has nothing after it */
+	if (!gbpf_asm(tls_txt, &insns, &cnt, err, sizeof(err))) {
+		struct gbpf_prog_desc pd = {.sz = sizeof(pd), .name = "tls", .section = "gpu/mem/k", .insns = insns,
+					    .insn_cnt = cnt, .maps = &d, .map_cnt = 1, .source_file = "tls.bpf.o"};
+		const struct gbpf_prog_desc *p = &pd;
+		struct gbpf_spirv_opts o = {.sz = sizeof(o)};
+		uint32_t *w = NULL;
+		size_t wc = 0;
+		int rc = gbpf_spirv_emit(&p, 1, &o, &w, &wc, err, sizeof(err));
+
+		tap_ok(rc == -ENOTSUP && strstr(err, "tls.bpf.o: section gpu/mem/k: thread-local"),
+		       "thread-local: exported probe functions refused by name (%s)", err);
+		free(w);
+	}
+	free(insns);
 	if (map_new(e, &mi, &d))
 		return;
 	if (run_asm(e, "thread-local values", tls_txt, &d) == 0)
