@@ -650,8 +650,9 @@ int spv_gen_progs(struct spv_gen *g, const struct gbpf_prog_desc *const *progs, 
 		 * only the injector (its context array) and the run kernel keep thread-local values.
 		 */
 		if (!(flags & (GBPF_SPIRV_KERNEL | SPV_GEN_NO_EXPORT)) && spv_tls_size(&progs[i], 1)) {
-			snprintf(err, err_size, "%s: section %s: thread-local (GPU_THREAD_LOCAL) maps need a caller that "
-				 "keeps the values (gbpf's injection or run kernel), not an exported probe function",
+			snprintf(err, err_size,
+				 "%s: section %s: thread-local (GPU_THREAD_LOCAL) maps need a caller that keeps the "
+				 "values (gbpf's injection or run kernel), not an exported probe function",
 				 progs[i]->source_file ? progs[i]->source_file : "-",
 				 progs[i]->section ? progs[i]->section : "-");
 			return -ENOTSUP;
