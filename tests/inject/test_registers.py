@@ -129,13 +129,14 @@ def main():
             # tlsregs: the thread-local values (GPU_THREAD_LOCAL) are the kernel's registers at
             # every site: each access a move (sites.c, tx_tls_reg_stmt), none left in memory, no
             # spill around a site
-            if "tlsregs" in checks:
+            if "tlsregs" in checks or "tlsregs_entry_exit" in checks:
                 body = text[text.find(".entry " + vec[0]):]
                 body = body[:body.find("\n}")]
                 moves = [ln for ln in body.splitlines() if re.search(r"mov\.b64\s+\S+,\s+%__gbpf_tl0;", ln)]
                 left = [ln.strip() for ln in body.splitlines() if "[%rtls+" in ln or "[__gbpf_ctx+64]" in ln]
-                ok(".reg .b64 %__gbpf_tl<" in body and len(moves) == 3 and not left,
-                   f"{name}: the last address a register of vec_add, read at its 3 sites, never in memory "
+                want = 3 if "tlsregs" in checks else 2  # mem: its 3 sites; entry and exit: one read each
+                ok(".reg .b64 %__gbpf_tl<" in body and len(moves) == want and not left,
+                   f"{name}: the thread-local value a register of vec_add, read {want} times, never in memory "
                    f"({len(moves)} reads, {len(left)} memory accesses{': ' + left[0] if left else ''})")
             if "summed" in checks:
                 check_summed(name, gbpf, ptxas, app, obj, text, env, limit)

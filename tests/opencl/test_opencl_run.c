@@ -181,6 +181,15 @@ static void test_vecadd(void)
 	       "thread-local last address: vecadd instrumented, output unchanged, 8192 distances (got %llu)",
 	       (unsigned long long)array_total(o.out, "stride"));
 
+	/* one thread-local map shared by an entry and an exit program: each work-item finds its own */
+	ocl_run(dir, &o, "'%s' -j run --backend opencl '%s/tlsentryexit.bpf.o' -- '%s/ocl_vecadd' '" OCL_SRC
+		"/examples/apps/opencl/vecadd.cl' 4096", gbpf, progs, apps);
+	tap_ok(o.status == 0 && instrumented("vecadd") && strstr(o.out, "{\"key\":0,\"value\":4096}") &&
+		       strstr(o.out, "{\"key\":1,\"value\":4096}"),
+	       "thread-local value from entry to exit: all 4096 work-items start at zero and find their own");
+	if (!strstr(o.out, "{\"key\":0,\"value\":4096}"))
+		show();
+
 	gbpf_run("", "mem_trace", "ocl_vecadd", "'" OCL_SRC "/examples/apps/opencl/vecadd.cl' 4096");
 	app_line(o.out, "vecadd:", got, sizeof(got));
 	tap_ok(o.status == 0 && !strcmp(base, got), "mem_trace: vecadd output unchanged");
