@@ -43,12 +43,10 @@ size_t gbpf_thread_local_size(const struct gbpf_map_instance *maps, size_t map_c
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < map_cnt; i++) {
-		const struct gbpf_map_desc *d = maps[i].desc;
-
-		if (d && d->type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
-			n += (size_t)d->max_entries * ((d->value_size + 7u) & ~7u);
-	}
+	/* the instances' descriptions need not be one array: gbpf_thread_local_off's rule, map by map */
+	for (size_t i = 0; i < map_cnt; i++)
+		if (maps[i].desc)
+			n += gbpf_thread_local_off(maps[i].desc, 1, 1);
 	return n;
 }
 

@@ -106,6 +106,22 @@ struct gbpf_map_desc {
 	uint32_t print;
 };
 
+/**
+ * Where a thread's GPU_THREAD_LOCAL values lie, the one rule every backend
+ * follows: map by map in the order of @p maps, each max_entries values of
+ * value_size rounded up to 8. Returns the bytes before map @p map_index (all
+ * of them: @p map_cnt).
+ */
+static inline uint32_t gbpf_thread_local_off(const struct gbpf_map_desc *maps, size_t map_cnt, size_t map_index)
+{
+	uint32_t off = 0;
+
+	for (size_t i = 0; maps && i < map_index && i < map_cnt; i++)
+		if (maps[i].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
+			off += maps[i].max_entries * ((maps[i].value_size + 7u) & ~7u);
+	return off;
+}
+
 /** What a program attaches to, decoded from its section name. */
 enum gbpf_attach_kind {
 	GBPF_ATTACH_NONE = 0,         /**< no attach point: run with `prog run` */

@@ -1023,12 +1023,7 @@ bool ptx_perf_output_by_value(const struct ptx_cg *cg, size_t pc, long long *fra
 
 uint32_t ptx_thread_local_off(const struct gbpf_prog_desc *prog, size_t map_index)
 {
-	uint32_t off = 0;
-
-	for (size_t i = 0; i < map_index && i < prog->map_cnt; i++)
-		if (prog->maps[i].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
-			off += prog->maps[i].max_entries * ((prog->maps[i].value_size + 7u) & ~7u);
-	return off;
+	return gbpf_thread_local_off(prog->maps, prog->map_cnt, map_index);
 }
 
 uint32_t gbpf_ptx_thread_local_size(const struct gbpf_prog_desc *const *progs, size_t n)

@@ -23,12 +23,7 @@
 
 static uint32_t tls_bytes_before(const struct gbpf_prog_desc *p, size_t map_index)
 {
-	uint32_t off = 0;
-
-	for (size_t i = 0; i < map_index && i < p->map_cnt && p->maps; i++)
-		if (p->maps[i].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
-			off += p->maps[i].max_entries * ((p->maps[i].value_size + 7u) & ~7u);
-	return off;
+	return gbpf_thread_local_off(p->maps, p->map_cnt, map_index);
 }
 
 uint32_t spv_tls_size(const struct gbpf_prog_desc *const *progs, size_t n)
