@@ -44,8 +44,10 @@ enum gbpf_map_type {
 	 * gbpf: a GPU thread's own values for the thread's run (key: u32 index
 	 * < max_entries): zero when the thread starts, gone when it ends, never
 	 * seen by the host; at most GBPF_MAP_THREAD_LOCAL_MAX bytes. The CUDA
-	 * injector keeps them in the kernel's frame (registers or local memory),
-	 * so they cost no global memory traffic (docs/MAPS.md).
+	 * injector keeps them in the kernel's registers (or its frame), the
+	 * SPIR-V one in the kernel's frame, so they cost no global memory
+	 * traffic; AMDGCN and the Compute Sanitizer engine refuse them
+	 * (docs/MAPS.md).
 	 */
 	GBPF_MAP_TYPE_GPU_THREAD_LOCAL = 1504,
 	/** bpftime: ring buffer written from the GPU (same semantics as RINGBUF). */
