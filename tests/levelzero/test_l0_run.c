@@ -25,7 +25,7 @@
 #include "tap.h"
 #include "ze_run.h"
 
-static char gbpf[4096], plugin[4096], drv[4096], ex[4096], apps[4096], printprobe[4096];
+static char gbpf[4096], plugin[4096], drv[4096], ex[4096], apps[4096], printprobe[4096], tlsprobe[4096];
 static char env_plugin[4200], env_drv[4200];
 static struct ze_run o;
 
@@ -185,6 +185,19 @@ static void test_mode(const char *mode)
 			     (unsigned long long)v);
 		if (!ok)
 			show();
+
+		/* one thread-local map shared by an entry and an exit program (tests/opencl/progs) */
+		if (!exists(tlsprobe)) {
+			tap_skip("%s: thread-local entry/exit: %s not built (the opencl tests build it)", mode, tlsprobe);
+		} else {
+			run(mode, "../tests/opencl/tlsentryexit", "ze_vecadd", NULL, env_drv);
+			if (!tap_ok(o.status == 0 && strstr(o.out, vec_ok) &&
+					    strstr(o.out, "{\"key\":0,\"value\":4096}") &&
+					    strstr(o.out, "{\"key\":1,\"value\":4096}"),
+				    "%s: thread-local value from entry to exit: 4096 work-items start at zero and find "
+				    "their own", mode))
+				show();
+		}
 	}
 
 	run(mode, "launchlate", "ze_multi", NULL, env_drv);
@@ -276,6 +289,7 @@ int main(int argc, char **argv)
 	snprintf(ex, sizeof(ex), "%s/examples", root);
 	snprintf(apps, sizeof(apps), "%s/examples/apps/levelzero", root);
 	snprintf(printprobe, sizeof(printprobe), "%s/tests/opencl/printprobe.bpf.o", root);
+	snprintf(tlsprobe, sizeof(tlsprobe), "%s/tests/opencl/tlsentryexit.bpf.o", root);
 	if (!exists(gbpf) || !exists(plugin) || !exists(drv)) {
 		tap_skip("%s build %s lacks gbpf, the levelzero plugin or the test driver (%s): run "
 			 "scripts/test.sh, which builds it",
