@@ -188,7 +188,8 @@ static void test_mode(const char *mode)
 
 		/* one thread-local map shared by an entry and an exit program (tests/opencl/progs) */
 		if (!exists(tlsprobe)) {
-			tap_skip("%s: thread-local entry/exit: %s not built (the opencl tests build it)", mode, tlsprobe);
+			tap_skip("%s: thread-local entry/exit: %s not built (the opencl tests build it)", mode,
+				 tlsprobe);
 		} else {
 			run(mode, "../tests/opencl/tlsentryexit", "ze_vecadd", NULL, env_drv);
 			if (!tap_ok(o.status == 0 && strstr(o.out, vec_ok) &&
