@@ -107,7 +107,7 @@ struct gbpf_cuda_inject_opts {
 	 * Bytes of GPU_THREAD_LOCAL values each thread of an instrumented
 	 * kernel keeps for its probes, right after the probe context (the
 	 * fragment emitted with GBPF_PTX_THREAD_LOCAL_CTX; its
-	 * gbpf_ptx_thread_local_size()): zeroed at the kernel's entry. 0: none.
+	 * gbpf_progs_thread_local_size()): zeroed at the kernel's entry. 0: none.
 	 */
 	unsigned thread_local_bytes;
 };

@@ -176,6 +176,23 @@ struct gbpf_prog_desc {
 	const char *source_file;          /**< object path, for messages */
 };
 
+/**
+ * Bytes of GPU_THREAD_LOCAL values a thread keeps for the programs @p progs
+ * of one object (they share its maps: the largest program's count), 0 for
+ * none: what a backend reserves for each thread (gbpf_thread_local_off).
+ */
+static inline uint32_t gbpf_progs_thread_local_size(const struct gbpf_prog_desc *const *progs, size_t n)
+{
+	uint32_t most = 0;
+
+	for (size_t i = 0; progs && i < n; i++) {
+		uint32_t b = progs[i] ? gbpf_thread_local_off(progs[i]->maps, progs[i]->map_cnt, progs[i]->map_cnt) : 0;
+
+		most = b > most ? b : most;
+	}
+	return most;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -1420,7 +1420,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		s->maps = o->maps + base;
 		s->map_cnt = first->map_cnt;
 		/* each thread's GPU_THREAD_LOCAL values follow its probe context (ca_instrument) */
-		s->thread_local_bytes = gbpf_ptx_thread_local_size(dp, s->dev_cnt);
+		s->thread_local_bytes = gbpf_progs_thread_local_size(dp, s->dev_cnt);
 		po.flags |= GBPF_PTX_THREAD_LOCAL_CTX;
 		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);
 		if (!rc && s->map_cnt) {

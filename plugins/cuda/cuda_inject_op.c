@@ -135,7 +135,7 @@ int cuda_inject(const struct gbpf_inject_opts *opts, struct gbpf_inject_result *
 		.select = plan_select,
 		.select_arg = &plan,
 		.ctx_unused = plan_ctx_unused(&plan),
-		.thread_local_bytes = gbpf_ptx_thread_local_size(plan.device, plan.device_cnt),
+		.thread_local_bytes = gbpf_progs_thread_local_size(plan.device, plan.device_cnt),
 	};
 	/* as the agent does: a launch id parameter only where a probe reads the id */
 	iopts.launch_id_param = !(iopts.ctx_unused & GBPF_CUDA_CTX_UNUSED_LAUNCH_ID);

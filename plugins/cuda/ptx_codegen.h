@@ -39,7 +39,7 @@
 /**
  * The probe fragment's caller keeps each GPU thread's GPU_THREAD_LOCAL
  * values after the probe context, at ctx + GBPF_PTX_THREAD_LOCAL_CTX_OFF:
- * gbpf_ptx_thread_local_size() bytes, zero when the thread starts, the same
+ * gbpf_progs_thread_local_size() bytes, zero when the thread starts, the same
  * memory at every probe the thread runs (the injector: its context's .local
  * array, zeroed at the kernel's entry). Without it a probe fragment cannot
  * use such maps (the Compute Sanitizer engine's callbacks have no frame that
@@ -112,13 +112,6 @@ int gbpf_ptx_emit(const struct gbpf_prog_desc *const *progs, size_t n,
  * @return the number of characters written (as snprintf), or -EINVAL
  */
 int gbpf_ptx_header(char *buf, size_t size, const char *arch, uint32_t ptx_version);
-
-/**
- * Bytes of GPU_THREAD_LOCAL values the probes of @p progs keep per thread
- * (map by map in the order of each program's maps, which the programs of one
- * object share: the largest of @p n programs), 0 for none.
- */
-uint32_t gbpf_ptx_thread_local_size(const struct gbpf_prog_desc *const *progs, size_t n);
 
 /** 1 when gbpf_ptx_emit() can translate calls to helper @p id. */
 int gbpf_ptx_helper_supported(uint32_t id);

@@ -1026,25 +1026,10 @@ uint32_t ptx_thread_local_off(const struct gbpf_prog_desc *prog, size_t map_inde
 	return gbpf_thread_local_off(prog->maps, prog->map_cnt, map_index);
 }
 
-uint32_t gbpf_ptx_thread_local_size(const struct gbpf_prog_desc *const *progs, size_t n)
-{
-	uint32_t most = 0;
-
-	for (size_t i = 0; progs && i < n; i++) {
-		uint32_t b = progs[i] ? ptx_thread_local_off(progs[i], progs[i]->map_cnt) : 0;
-
-		most = b > most ? b : most;
-	}
-	return most;
-}
-
-/* Whether the program names a GPU_THREAD_LOCAL map at all (its object's maps). */
+/* Whether the program's object has a GPU_THREAD_LOCAL map at all. */
 static int has_thread_local(const struct gbpf_prog_desc *prog)
 {
-	for (size_t i = 0; i < prog->map_cnt; i++)
-		if (prog->maps[i].type == GBPF_MAP_TYPE_GPU_THREAD_LOCAL)
-			return 1;
-	return 0;
+	return ptx_thread_local_off(prog, prog->map_cnt) != 0;
 }
 
 int ptx_thread_local_used(const struct gbpf_prog_desc *prog)

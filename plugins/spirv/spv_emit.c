@@ -479,7 +479,7 @@ static int emit_function(struct spv_cg *cg, size_t f)
 	spv_op(m, SPV_SEC_ANNOT, SpvOpDecorate, 3, stack, SpvDecorationAlignment, 8);
 	spv_wr(cg, 0, spv_c64(m, 0));
 	/* the main function's a3 is its GPU_THREAD_LOCAL values' base (spv_tls.c), not an eBPF r3 */
-	cg->tls_base = f == 0 && spv_tls_size(&cg->prog, 1) ? p[2] : 0;
+	cg->tls_base = f == 0 && gbpf_progs_thread_local_size(&cg->prog, 1) ? p[2] : 0;
 	for (i = 0; i < 5; i++)
 		spv_wr(cg, i + 1, f == 0 && i >= 2 ? spv_c64(m, 0) : p[i]);
 	for (i = 6; i < 10; i++)
@@ -518,7 +518,7 @@ static uint32_t call_main(struct spv_cg *cg, uint32_t a1, uint32_t a2, uint32_t 
 static uint32_t emit_probe(struct spv_cg *cg, int export)
 {
 	struct spv_mod *m = cg->m;
-	uint32_t fid = spv_id(m), ctx = spv_id(m), flag, r;
+	uint32_t fid = spv_id(m), ctx = spv_id(m), flag, r, tls;
 	uint32_t ft = spv_type_fn(m, m->t_u64, 1, &m->t_u64);
 	char name[64];
 	uint32_t lk = SpvLinkageTypeExport;
@@ -536,8 +536,9 @@ static uint32_t emit_probe(struct spv_cg *cg, int export)
 	spv_label(m, 0);
 	flag = spv_var(m, m->t_u32);
 	/* the injector keeps the work-item's GPU_THREAD_LOCAL values after the context (spv_inject.c) */
-	r = call_main(cg, ctx, spv_c64(m, 0),
-		      spv_tls_size(&cg->prog, 1) ? spv_addk(m, ctx, sizeof(struct gbpf_gpu_ctx)) : spv_c64(m, 0), flag);
+	tls = gbpf_progs_thread_local_size(&cg->prog, 1) ? spv_addk(m, ctx, sizeof(struct gbpf_gpu_ctx))
+							 : spv_c64(m, 0);
+	r = call_main(cg, ctx, spv_c64(m, 0), tls, flag);
 	spv_op(m, SPV_SEC_FUNCS, SpvOpReturnValue, 1, r);
 	spv_op(m, SPV_SEC_FUNCS, SpvOpFunctionEnd, 0);
 	return fid;
@@ -548,7 +549,7 @@ static int emit_run_kernel(struct spv_cg *cg, const char *entry)
 	struct spv_mod *m = cg->m;
 	uint32_t p[6], pt[6], fid = spv_id(m), ft, flag, gid, n, lrun, ldone, lout, lnoout, lstats;
 	uint32_t data, r1, r0, out, st, lfirst, lfold, zero = spv_c64(m, 0), tls = zero, tls_var = 0, tls_t = 0;
-	uint32_t tls_bytes = spv_tls_size(&cg->prog, 1);
+	uint32_t tls_bytes = gbpf_progs_thread_local_size(&cg->prog, 1);
 	unsigned i;
 
 	for (i = 0; i < 6; i++)
@@ -649,7 +650,7 @@ int spv_gen_progs(struct spv_gen *g, const struct gbpf_prog_desc *const *progs, 
 		 * An exported probe's caller passes a context of its own, with nothing after it:
 		 * only the injector (its context array) and the run kernel keep thread-local values.
 		 */
-		if (!(flags & (GBPF_SPIRV_KERNEL | SPV_GEN_NO_EXPORT)) && spv_tls_size(&progs[i], 1)) {
+		if (!(flags & (GBPF_SPIRV_KERNEL | SPV_GEN_NO_EXPORT)) && gbpf_progs_thread_local_size(&progs[i], 1)) {
 			snprintf(err, err_size,
 				 "%s: section %s: thread-local (GPU_THREAD_LOCAL) maps need a caller that keeps the "
 				 "values (gbpf's injection or run kernel), not an exported probe function",

@@ -429,7 +429,7 @@ static size_t copy_function(struct inj *j, size_t at, struct site *st)
 			 * end of the entry block's variables: the context struct (and after it the
 			 * work-item's GPU_THREAD_LOCAL values, spv_tls.c), then entry probes
 			 */
-			uint32_t tls = spv_tls_size(j->progs, j->n);
+			uint32_t tls = gbpf_progs_thread_local_size(j->progs, j->n);
 			uint32_t arr = spv_type_array(m, m->t_u64, (sizeof(struct gbpf_gpu_ctx) + tls) / 8);
 			uint32_t var = spv_var(m, arr);
 			uint32_t g = spv_un(m, SpvOpPtrCastToGeneric,

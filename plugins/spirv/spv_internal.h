@@ -192,9 +192,6 @@ struct spv_cg {
 	size_t err_size;
 };
 
-/** Bytes of GPU_THREAD_LOCAL values a work-item keeps for @p progs (the largest program's), 0 for none. */
-uint32_t spv_tls_size(const struct gbpf_prog_desc *const *progs, size_t n);
-
 /**
  * A map helper (lookup, update, delete) on a GPU_THREAD_LOCAL map, written in place
  * (spv_tls.c): 1 with its r0 in *@p r0, 0 when the call's map is not such a map, or a

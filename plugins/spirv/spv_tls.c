@@ -26,18 +26,6 @@ static uint32_t tls_bytes_before(const struct gbpf_prog_desc *p, size_t map_inde
 	return gbpf_thread_local_off(p->maps, p->map_cnt, map_index);
 }
 
-uint32_t spv_tls_size(const struct gbpf_prog_desc *const *progs, size_t n)
-{
-	uint32_t most = 0;
-
-	for (size_t i = 0; progs && i < n; i++) {
-		uint32_t b = progs[i] ? tls_bytes_before(progs[i], progs[i]->map_cnt) : 0;
-
-		most = b > most ? b : most;
-	}
-	return most;
-}
-
 /* The map whose address the straight-line code before @p pc left in r1, or NULL. */
 static const struct gbpf_map_desc *known_map(const struct spv_cg *cg, size_t pc)
 {

@@ -60,7 +60,7 @@ static char *instrument_app(const struct gbpf_prog_desc *d, const char *app, uns
 	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_THREAD_LOCAL_CTX};
 	/* the fragment's one probe is __gbpf_probe_0, whatever the site */
 	struct gbpf_ptx_inject_req req = {.plan = {.sites = sites},
-					  .thread_local_bytes = gbpf_ptx_thread_local_size(&d, 1)};
+					  .thread_local_bytes = gbpf_progs_thread_local_size(&d, 1)};
 	struct gbpf_ptx_module *m = NULL, *f = NULL;
 	char hdr[128], *frag = NULL, *mod = NULL, *out = NULL;
 
@@ -277,6 +277,10 @@ static void jit_canary(struct gpu *g)
 	free(wide);
 }
 
+/* The instruction builder of the fixed programs below: appends to the program p in scope. */
+#define X(c, d, sr, o, i) \
+	(p->insns[p->n++] = (struct gbpf_insn){.code = (c), .dst = (d), .src = (sr), .off = (o), .imm = (i)})
+
 /*
  * Program 0, before the random ones: a map value's bits written to the stack as two 32-bit
  * words and read back as one 64-bit word (and a 32-bit half of a 64-bit slot). Inlined, the
@@ -286,7 +290,6 @@ static void jit_canary(struct gpu *g)
  */
 static void mixed_width_program(struct dt_prog *p)
 {
-#define X(c, d, sr, o, i) (p->insns[p->n++] = (struct gbpf_insn){.code = (c), .dst = (d), .src = (sr), .off = (o), .imm = (i)})
 	memset(p, 0, sizeof(*p));
 	X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 6, 0, 0, 0);
 	X(GBPF_ST | GBPF_MEM | GBPF_W, 10, 0, -72, 1); /* key 1 */
@@ -309,7 +312,6 @@ static void mixed_width_program(struct dt_prog *p)
 	X(GBPF_ALU64 | GBPF_ADD | GBPF_X, 6, 9, 0, 0);
 	X(GBPF_ALU64 | GBPF_MOV | GBPF_X, 0, 6, 0, 0); /* out: */
 	X(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0);
-#undef X
 	p->main_n = p->n;
 }
 
@@ -325,7 +327,6 @@ static void mixed_width_program(struct dt_prog *p)
  */
 static void counter_program(struct dt_prog *p, bool hash, unsigned lane_keys)
 {
-#define X(c, d, sr, o, i) (p->insns[p->n++] = (struct gbpf_insn){.code = (c), .dst = (d), .src = (sr), .off = (o), .imm = (i)})
 	memset(p, 0, sizeof(*p));
 	if (lane_keys) { /* the key: the thread's id mod lane_keys */
 		X(GBPF_OP_CALL, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID);
@@ -364,7 +365,6 @@ static void counter_program(struct dt_prog *p, bool hash, unsigned lane_keys)
 	X(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 6, 0, GBPF_ATOMIC_ADD);
 	X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 0, 0, 0, 0);
 	X(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0);
-#undef X
 	p->main_n = p->n;
 }
 
@@ -664,7 +664,6 @@ static void test_thread_local_sites(struct gpu *g, bool have_gpu)
 	const unsigned threads = DIVERGENT_GRID * DIVERGENT_BLOCK;
 	struct dt_maps_state want;
 
-#define X(c, d, sr, o, i) (p->insns[p->n++] = (struct gbpf_insn){.code = (c), .dst = (d), .src = (sr), .off = (o), .imm = (i)})
 	memset(p, 0, sizeof(*p));
 	X(GBPF_ST | GBPF_MEM | GBPF_W, 10, 0, -4, 0);
 	X(GBPF_LD | GBPF_IMM | GBPF_DW, 1, GBPF_PSEUDO_MAP_IDX, 0, 2);
@@ -689,7 +688,6 @@ static void test_thread_local_sites(struct gpu *g, bool have_gpu)
 	X(GBPF_STX | GBPF_ATOMIC | GBPF_DW, 0, 1, 0, GBPF_ATOMIC_ADD);
 	X(GBPF_ALU64 | GBPF_MOV | GBPF_K, 0, 0, 0, 0);
 	X(GBPF_JMP | GBPF_EXIT, 0, 0, 0, 0);
-#undef X
 	p->main_n = p->n;
 	memset(&want, 0, sizeof(want));
 	for (unsigned t = 0; t < threads; t++)

@@ -133,7 +133,7 @@ static void test_thread_local(void)
 	int rc;
 
 	prog[0] = I(0xb7, 0, 0, 0, 0); /* the key: 0, the same in every lane */
-	tap_ok(gbpf_ptx_thread_local_size(&pp, 1) == 8, "thread-local bytes of the program: 8");
+	tap_ok(gbpf_progs_thread_local_size(&pp, 1) == 8, "thread-local bytes of the program: 8");
 	for (int k = 0; k < 2; k++) {
 		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = modes[k]};
 
