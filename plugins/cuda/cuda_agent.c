@@ -40,6 +40,7 @@
 #include "cuda_primary.h"
 #include "cuda_printq_host.h"
 #include "cuda_timeline.h"
+#include "maps/map_layout.h"
 #include "plugins/cuda/intercept/intercept.h"
 #include "plugins/cuda/sanitizer/san_engine.h"
 #include "ptx_codegen.h"
@@ -123,6 +124,8 @@ static struct cuda_agent_state {
 	struct ca_devmaps *devmaps; /* where the maps live for the GPU */
 	struct ca_timeline *timeline; /* GPU timing of launches and copies, when asked */
 	CUdeviceptr *dmaps;         /* their device addresses (the modules' __gbpf_maps) */
+	uint32_t *map_slots;        /* each map's nr_slots (__gbpf_slots_const), when const_maps */
+	int const_maps;             /* the fragment reads them from the constant bank (GBPF_PTX_CONST_MAP_TABLE) */
 	int uses_print;             /* a device program calls trace_printk or puts */
 	atomic_int mirrors_globals; /* some instrumented kernel mirrors module variables */
 	ca_d2d_async_fn d2d_async, d2d_async_ptds; /* for the mirrors, resolved once */
@@ -742,12 +745,15 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	ca_keep_occupancy(k, l, mi->ptx, orig_regs, &regs, cap_note, sizeof(cap_note));
 	t_load = ca_now_ns();
 	if ((s->map_cnt && ca_set_global(k->mod, "__gbpf_maps", s->dmaps, s->map_cnt * sizeof(*s->dmaps), 1)) ||
+	    (s->map_cnt && s->const_maps &&
+	     (ca_set_global(k->mod, "__gbpf_maps_const", s->dmaps, s->map_cnt * sizeof(*s->dmaps), 1) ||
+	      ca_set_global(k->mod, "__gbpf_slots_const", s->map_slots, s->map_cnt * sizeof(*s->map_slots), 1))) ||
 	    ca_set_global(k->mod, "__gbpf_pid_tgid", &pid_tgid, sizeof(pid_tgid), 0) ||
 	    ca_set_global(k->mod, "__gbpf_clock_off", &clock_off, sizeof(clock_off), 0) ||
 	    (!(s->ctx_unused & GBPF_CUDA_CTX_UNUSED_DEVICE) && ca_set_device(s, k)) ||
 	    getg(&k->launch_id_addr, &sz, k->mod, "__gbpf_launch_id") != GBPF_CUDA_SUCCESS || sz < 8) {
 		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "cannot set the module globals (__gbpf_maps, "
-			  "__gbpf_pid_tgid, __gbpf_device, __gbpf_launch_id)");
+			  "__gbpf_maps_const, __gbpf_slots_const, __gbpf_pid_tgid, __gbpf_device, __gbpf_launch_id)");
 		goto out;
 	}
 	ca_globals_collect(&k->globals, &k->n_globals, k->mod, l, mi->ptx, ca_global_not_mirrored, k->name);
@@ -1297,7 +1303,7 @@ static long ca_map_base(const struct gbpf_agent_attach_opts *o, const struct gbp
  * user is told once); only an explicit --engine sanitizer fails then.
  */
 static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_attach_opts *o,
-			 const struct gbpf_prog_desc **dp, char *log, size_t log_size)
+			 const struct gbpf_prog_desc **dp, const struct gbpf_ptx_opts *po, char *log, size_t log_size)
 {
 	struct gbpf_san_engine_opts so = {.sz = sizeof(so), .svc = &s->svc, .probes = dp,
 					  .prog_index = s->dev, .probe_cnt = s->dev_cnt,
@@ -1322,7 +1328,19 @@ static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_att
 			 "a thread's run");
 		rc = -ENOTSUP;
 	} else {
-		rc = gbpf_san_engine_create(&s->san, &so, why, sizeof(why));
+		struct gbpf_ptx_opts san_po = *po;
+		char *san_fragment = NULL;
+
+		/* patch modules may not allocate constants (ptxas --compile-as-tools-patch): the global table only */
+		san_po.flags &= ~GBPF_PTX_CONST_MAP_TABLE;
+		rc = san_po.flags == po->flags
+			     ? 0
+			     : gbpf_ptx_emit(dp, s->dev_cnt, &san_po, &san_fragment, NULL, why, sizeof(why));
+		if (san_fragment)
+			so.fragment = san_fragment;
+		if (!rc)
+			rc = gbpf_san_engine_create(&s->san, &so, why, sizeof(why));
+		free(san_fragment);
 	}
 	if (rc && s->engine == GBPF_SAN_CHOICE_SANITIZER) {
 		snprintf(log, log_size, "cuda agent: --engine sanitizer: %s", why);
@@ -1422,19 +1440,29 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		/* each thread's GPU_THREAD_LOCAL values follow its probe context (ca_instrument) */
 		s->thread_local_bytes = gbpf_progs_thread_local_size(dp, s->dev_cnt);
 		po.flags |= GBPF_PTX_THREAD_LOCAL_CTX;
+		/* GBPF_CUDA_NO_CONST_MAPS: the global table only (comparisons) */
+		s->const_maps = s->map_cnt && !getenv("GBPF_CUDA_NO_CONST_MAPS");
+		if (s->const_maps)
+			po.flags |= GBPF_PTX_CONST_MAP_TABLE;
 		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);
 		if (!rc && s->map_cnt) {
 			/* A re-attach gets fresh placements: its maps are a new region. */
 			s->dmaps = calloc(s->map_cnt, sizeof(*s->dmaps));
-			rc = !host_used || !s->dmaps ? -ENOMEM
-						     : ca_devmaps_create(&s->devmaps, s->maps, s->map_cnt, host_used,
-									 ca_devmaps_report, s);
+			s->map_slots = calloc(s->map_cnt, sizeof(*s->map_slots));
+			rc = !host_used || !s->dmaps || !s->map_slots
+				     ? -ENOMEM
+				     : ca_devmaps_create(&s->devmaps, s->maps, s->map_cnt, host_used,
+							 ca_devmaps_report, s);
+			/* the device copies are made from these blocks, headers and all (cuda_devmaps.h) */
+			for (size_t m = 0; !rc && m < s->map_cnt; m++)
+				if (s->maps[m].mem && s->maps[m].mem_size >= sizeof(struct gbpf_map_hdr))
+					s->map_slots[m] = ((const struct gbpf_map_hdr *)s->maps[m].mem)->nr_slots;
 		}
 		free(host_used);
 		if (rc)
 			goto fail;
 	}
-	rc = ca_san_attach(s, o, dp, log, log_size);
+	rc = ca_san_attach(s, o, dp, &po, log, log_size);
 	if (rc)
 		goto fail;
 	free(dp);
@@ -1506,6 +1534,8 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	cuda_agent_state.devmaps = NULL;
 	free(cuda_agent_state.dmaps);
 	cuda_agent_state.dmaps = NULL;
+	free(cuda_agent_state.map_slots);
+	cuda_agent_state.map_slots = NULL;
 	/* Flushed: the primary contexts kept for it are the application's alone again. */
 	ca_primary_release_all(&cuda_agent_state.primaries);
 	pthread_mutex_unlock(&cuda_agent_state.lock);

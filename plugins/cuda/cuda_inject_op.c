@@ -113,7 +113,9 @@ struct inject_owned {
 int cuda_inject(const struct gbpf_inject_opts *opts, struct gbpf_inject_result *result, char *log,
 		size_t log_size)
 {
-	struct gbpf_ptx_opts popts = {.sz = sizeof(popts), .arch = "sm_90", .flags = GBPF_PTX_THREAD_LOCAL_CTX};
+	/* the fragment the agent injects (cuda_agent.c) */
+	struct gbpf_ptx_opts popts = {.sz = sizeof(popts), .arch = "sm_90",
+				      .flags = GBPF_PTX_THREAD_LOCAL_CTX | GBPF_PTX_CONST_MAP_TABLE};
 	struct inject_owned *own = NULL;
 	struct inject_plan plan;
 	char *fragment = NULL;

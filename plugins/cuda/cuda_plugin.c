@@ -20,6 +20,7 @@
 #include "cuda_driver.h"
 #include "cuda_printq_host.h"
 #include "cuda_inject_op.h"
+#include "maps/map_layout.h"
 #include "ptx_codegen.h"
 #include "plugins/cuda/sanitizer/san_engine.h"
 #include "plugins/cuda/sanitizer/san_process.h"
@@ -192,11 +193,38 @@ static void cuda_prog_unload(struct gbpf_backend_prog *p)
 	free(p);
 }
 
+/* GBPF_PTX_CONST_MAP_TABLE's copy of the table and each map's nr_slots (from its block's header) */
+static int set_const_map_table(struct cuda_driver *d, CUmodule mod, const CUdeviceptr *dmaps,
+			       const struct gbpf_map_instance *maps, size_t map_cnt)
+{
+	uint32_t *slots = calloc(map_cnt, sizeof(*slots));
+	CUdeviceptr sym;
+	size_t sym_size, i;
+	int rc = -GBPF_ERRNO__JIT;
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < map_cnt; i++)
+		if (maps[i].mem && maps[i].mem_size >= sizeof(struct gbpf_map_hdr))
+			slots[i] = ((const struct gbpf_map_hdr *)maps[i].mem)->nr_slots;
+	if (d->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_maps_const") == CUDA_SUCCESS &&
+	    sym_size >= map_cnt * sizeof(*dmaps) &&
+	    d->cuMemcpyHtoD(sym, dmaps, map_cnt * sizeof(*dmaps)) == CUDA_SUCCESS &&
+	    d->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_slots_const") == CUDA_SUCCESS &&
+	    sym_size >= map_cnt * sizeof(*slots) &&
+	    d->cuMemcpyHtoD(sym, slots, map_cnt * sizeof(*slots)) == CUDA_SUCCESS)
+		rc = 0;
+	free(slots);
+	return rc;
+}
+
 static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *prog,
 			  struct gbpf_map_instance *maps, size_t map_cnt,
 			  struct gbpf_backend_prog **out, char *log, size_t log_size)
 {
-	struct gbpf_ptx_opts o = {.sz = sizeof(o), .flags = GBPF_PTX_KERNEL, .arch = be->arch};
+	/* the inlined array lookups read the map table from the constant bank, as the agent's probes */
+	struct gbpf_ptx_opts o = {.sz = sizeof(o), .flags = GBPF_PTX_KERNEL | (map_cnt ? GBPF_PTX_CONST_MAP_TABLE : 0),
+				  .arch = be->arch};
 	struct cuda_driver *d = &be->drv;
 	struct gbpf_backend_prog *p;
 	char jit_err[4096] = "", *ptx = NULL;
@@ -269,6 +297,12 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 		    d->cuMemcpyHtoD(sym, p->dmaps, map_cnt * sizeof(CUdeviceptr)) != CUDA_SUCCESS) {
 			cuda_log(log, log_size, "cuda: cannot set __gbpf_maps in the module");
 			rc = -GBPF_ERRNO__JIT;
+			goto fail;
+		}
+		rc = set_const_map_table(d, p->mod, p->dmaps, maps, map_cnt);
+		if (rc) {
+			cuda_log(log, log_size,
+				 "cuda: cannot set __gbpf_maps_const / __gbpf_slots_const in the module");
 			goto fail;
 		}
 	}

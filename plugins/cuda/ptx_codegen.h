@@ -12,6 +12,7 @@
  *    per program i, where ctx is the generic address of a struct
  *    gbpf_gpu_ctx. Module-scope state the host sets with cuModuleGetGlobal:
  *      __gbpf_maps[n]   .u64  device address of each map's memory (map_layout.h)
+ *      __gbpf_maps_const, __gbpf_slots_const  with GBPF_PTX_CONST_MAP_TABLE
  *      __gbpf_pid_tgid  .u64  value of get_current_pid_tgid
  *      __gbpf_printq    .u64  device address of the print queues (cuda_printq.h), 0 = off
  *    Prefix it with gbpf_ptx_header() to assemble it alone.
@@ -47,6 +48,22 @@
  */
 #define GBPF_PTX_THREAD_LOCAL_CTX (1U << 1)
 #define GBPF_PTX_THREAD_LOCAL_CTX_OFF 64u
+/**
+ * The module also has, in the constant space, a copy of the map table and
+ * each map's nr_slots, which the host sets beside __gbpf_maps when it loads
+ * the module:
+ *   .const .u64 __gbpf_maps_const[n]   the same addresses as __gbpf_maps
+ *   .const .u32 __gbpf_slots_const[n]  each map's nr_slots (per-CPU maps:
+ *                                      fixed when the map is made)
+ * The inlined array lookups read both from there: operands of the constant
+ * bank rather than two dependent loads (the table, then the map's header)
+ * before the address of an element is known, at every lookup. Only the
+ * lookups use it; the rest of the probe keeps the global table, which ptxas
+ * would otherwise hold in registers across the kernel (the whole table in
+ * .const cost a vector add 34 -> 40 registers). Not for Compute Sanitizer
+ * patch modules, which may not allocate constants.
+ */
+#define GBPF_PTX_CONST_MAP_TABLE (1U << 2)
 /**
  * Declared (".reg .b64 %rtls_in_regs;") in a probe function that reaches its
  * thread-local values only by 64-bit loads and stores "[%rtls+N]" (N a

@@ -441,11 +441,15 @@ static const char prandom_ptx[] =
 	"shr.u64 %a1, %a0, 31;\nxor.b64 %a0, %a0, %a1;\nand.b64 %a0, %a0, 0xFFFFFFFF;\n"
 	"st.param.b64 [r], %a0;\nret;\n}\n";
 
-void ptx_emit_module_helpers(struct ptx_buf *b, const uint8_t *used, size_t map_cnt)
+void ptx_emit_module_helpers(struct ptx_buf *b, const uint8_t *used, size_t map_cnt, bool const_maps)
 {
 	int copy = 0, printq = 0, maps = 0;
 
 	ptx_buf_printf(b, ".visible .global .align 8 .u64 __gbpf_maps[%zu];\n", map_cnt ? map_cnt : 1);
+	if (const_maps)
+		ptx_buf_printf(b, ".visible .const .align 8 .u64 __gbpf_maps_const[%zu];\n"
+				  ".visible .const .align 4 .u32 __gbpf_slots_const[%zu];\n",
+			       map_cnt ? map_cnt : 1, map_cnt ? map_cnt : 1);
 	ptx_buf_puts(b, ".visible .global .align 8 .u64 __gbpf_pid_tgid;\n"
 			".visible .global .align 8 .u64 __gbpf_clock_off;\n"
 			".visible .global .align 8 .u64 __gbpf_printq;\n");

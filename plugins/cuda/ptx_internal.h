@@ -84,6 +84,9 @@ struct ptx_cg {
 	/** GBPF_PTX_THREAD_LOCAL_CTX: the probe's caller keeps the thread's
 	 *  GPU_THREAD_LOCAL values after the context (%rtls in the entry function) */
 	int tls_ctx;
+	/** GBPF_PTX_CONST_MAP_TABLE: inlined array lookups read the map and its
+	 *  nr_slots from __gbpf_maps_const / __gbpf_slots_const */
+	int const_maps;
 	int exit_struct;         /**< subprograms return {r0, exited} (helper 507 used) */
 	/** No program of the object deletes from a map: a hash bucket that is
 	 *  READY keeps its key for the whole kernel (LRU maps evict: excluded
@@ -285,7 +288,7 @@ int ptx_emit_callx(struct ptx_cg *cg, size_t pc, unsigned reg);
 /** Emit a local call to function @p fidx. */
 void ptx_emit_local_call(struct ptx_cg *cg, size_t fidx);
 /** Emit module-scope globals and the device functions of the used helpers. */
-void ptx_emit_module_helpers(struct ptx_buf *b, const uint8_t *used, size_t map_cnt);
+void ptx_emit_module_helpers(struct ptx_buf *b, const uint8_t *used, size_t map_cnt, bool const_maps);
 /** Mark in @p used what helper @p id needs (itself and the helpers it calls). */
 void ptx_helper_mark(uint8_t *used, uint32_t id);
 

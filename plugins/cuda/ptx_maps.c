@@ -493,15 +493,24 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 	struct ptx_buf *b = cg->b;
 	uint32_t stride = (d->value_size + 7u) & ~7u;
 	unsigned id = cg->uniq++;
+	bool slots_const = cg->const_maps && d->type == GBPF_MAP_TYPE_PERCPU_ARRAY;
 
+	if (cg->const_maps) {
+		/* r1 holds this map already (from __gbpf_maps): the same address as a constant-bank operand */
+		size_t m = (size_t)(d - cg->prog->maps);
+
+		ptx_buf_printf(b, "ld.const.u64 %%r1, [__gbpf_maps_const+%zu];\n", m * 8);
+		if (slots_const)
+			ptx_buf_printf(b, "ld.const.u32 %%w12, [__gbpf_slots_const+%zu];\n", m * 4);
+	}
 	emit_key_u32(cg, ks);
 	ptx_buf_printf(b, "mov.u64 %%r0, 0;\nsetp.ge.u32 %%p6, %%w10, %u;\n@%%p6 bra $Lk%u_%zu;\n",
 		       d->max_entries, id, cg->prog_idx);
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
 		/* slot-major: slot * plane + i * stride */
-		emit_sm_copy_elem(cg, 10, 11, 12, false, 10, 11, gbpf_map_plane_size(d->max_entries, stride), stride,
-				  GBPF_MAP_HDR_SIZE);
+		emit_sm_copy_elem(cg, 10, 11, 12, slots_const, 10, 11, gbpf_map_plane_size(d->max_entries, stride),
+				  stride, GBPF_MAP_HDR_SIZE);
 		break;
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
 		/* index-major: i * nr_slots + linear thread id (bounds: thread < nr_slots) */

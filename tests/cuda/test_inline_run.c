@@ -34,6 +34,7 @@
 #include "cuda_test_util.h"
 #include "dt_inline.h"
 #include "maps/map.h"
+#include "maps/map_layout.h"
 #include "plugins/cuda/ptx/ptx.h"
 #include "ptx_codegen.h"
 #include "tap.h"
@@ -56,8 +57,10 @@ struct gpu {
 static char *instrument_app(const struct gbpf_prog_desc *d, const char *app, unsigned sites, int *inlined,
 			    char *why, size_t size)
 {
-	/* as the agent: thread-local values after the context, as many bytes as the program's maps hold */
-	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_THREAD_LOCAL_CTX};
+	/* as the agent: thread-local values after the context, as many bytes as the program's maps hold;
+	 * the array lookups' map table in the constant bank (run_gpu_grid sets it) */
+	struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90",
+				  .flags = GBPF_PTX_THREAD_LOCAL_CTX | GBPF_PTX_CONST_MAP_TABLE};
 	/* the fragment's one probe is __gbpf_probe_0, whatever the site */
 	struct gbpf_ptx_inject_req req = {.plan = {.sites = sites},
 					  .thread_local_bytes = gbpf_progs_thread_local_size(&d, 1)};
@@ -92,6 +95,24 @@ static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inl
 	return instrument_app(d, loop_app_ptx, sites, inlined, why, size);
 }
 
+/* As the agent: __gbpf_maps_const = @p dmaps, __gbpf_slots_const = each map's nr_slots. */
+static int set_const_tables(struct gpu *g, CUmodule mod, const CUdeviceptr dmaps[2],
+			    const struct gbpf_map_instance maps[2])
+{
+	uint32_t slots[2] = {((const struct gbpf_map_hdr *)maps[0].mem)->nr_slots,
+			     ((const struct gbpf_map_hdr *)maps[1].mem)->nr_slots};
+	CUdeviceptr sym;
+	size_t sym_size;
+
+	if (g->d.cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_maps_const") != CUDA_SUCCESS ||
+	    sym_size < 2 * sizeof(*dmaps) || g->d.cuMemcpyHtoD(sym, dmaps, 2 * sizeof(*dmaps)) != CUDA_SUCCESS)
+		return -EIO;
+	if (g->d.cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_slots_const") != CUDA_SUCCESS ||
+	    sym_size < sizeof(slots) || g->d.cuMemcpyHtoD(sym, slots, sizeof(slots)) != CUDA_SUCCESS)
+		return -EIO;
+	return 0;
+}
+
 /* The instrumented module's kernel on the GPU, @p grid blocks of @p block_x x @p block_y threads; the maps copied in and back. */
 static int run_gpu_grid(struct gpu *g, const char *ptx, unsigned grid, unsigned block_x, unsigned block_y,
 			void **params, struct dt_maps_state *o, char *why, size_t size)
@@ -124,8 +145,9 @@ static int run_gpu_grid(struct gpu *g, const char *ptx, unsigned grid, unsigned 
 		}
 	if (g->d.cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_maps") != CUDA_SUCCESS ||
 	    sym_size < sizeof(dmaps) || g->d.cuMemcpyHtoD(sym, dmaps, sizeof(dmaps)) != CUDA_SUCCESS ||
-	    g->d.cuModuleGetFunction(&fn, mod, "app") != CUDA_SUCCESS) {
-		snprintf(why, size, "module has no __gbpf_maps[2] or no app kernel");
+	    set_const_tables(g, mod, dmaps, maps) || g->d.cuModuleGetFunction(&fn, mod, "app") != CUDA_SUCCESS) {
+		snprintf(why, size, "module has no __gbpf_maps[2], __gbpf_maps_const[2], __gbpf_slots_const[2] "
+			 "or no app kernel");
 		goto out;
 	}
 	r = g->d.cuLaunchKernel(fn, grid, 1, 1, block_x, block_y, 1, 0, NULL, params, NULL);

@@ -222,6 +222,79 @@ static void test_thread_local(void)
 	}
 }
 
+/*
+ * GBPF_PTX_CONST_MAP_TABLE: an inlined array lookup of map 1 of 2 reads the
+ * map from __gbpf_maps_const[1] and, per-CPU, its nr_slots from
+ * __gbpf_slots_const[1] instead of its header; a per-GPU-thread array still
+ * reads nr_slots from the header (the host sets it at every launch); without
+ * the flag the module has no constant-space variable.
+ */
+static void test_const_map_table(void)
+{
+	/* r0 = lookup(maps[1], &(u32)3); if (r0) *r0 += 1 atomically */
+	const struct gbpf_insn prog[] = {
+		I(0xb7, 1, 0, 0, 3), I(0x63, 10, 1, -4, 0), I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -4),
+		I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 1), I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1),
+		I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1), I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0),
+		I(0x95, 0, 0, 0, 0)};
+	static const uint32_t types[] = {GBPF_MAP_TYPE_PERCPU_ARRAY, GBPF_MAP_TYPE_ARRAY,
+					 GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY};
+	struct gbpf_map_desc md[2] = {
+		{.sz = sizeof(md[0]), .name = "h", .type = GBPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8,
+		 .max_entries = 64},
+		{.sz = sizeof(md[1]), .name = "a", .key_size = 4, .value_size = 8, .max_entries = 16}};
+	struct gbpf_prog_desc p = {.sz = sizeof(p), .name = "const", .section = "gpu/mem/k", .insns = prog,
+				   .insn_cnt = sizeof(prog) / sizeof(prog[0]), .maps = md, .map_cnt = 2,
+				   .source_file = "test_ptx_maps.c"};
+	const struct gbpf_prog_desc *pp = &p;
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_CONST_MAP_TABLE};
+		char err[512] = "", log[2048] = "", hdr[128], *ptx = NULL, *mod = NULL;
+		int percpu = types[t] == GBPF_MAP_TYPE_PERCPU_ARRAY;
+		int thread = types[t] == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
+		int rc;
+
+		md[1].type = types[t];
+		rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
+		if (!tap_ok(rc == 0 && ptx, "constant map table, type %u: PTX generated %s", types[t], err))
+			continue;
+		tap_ok(strstr(ptx, ".visible .const .align 8 .u64 __gbpf_maps_const[2];") &&
+		       strstr(ptx, ".visible .const .align 4 .u32 __gbpf_slots_const[2];") &&
+		       strstr(ptx, "ld.const.u64 %r1, [__gbpf_maps_const+8];"),
+		       "constant map table, type %u: declared for 2 maps, map 1 read from it", types[t]);
+		tap_ok(!strstr(ptx, "[__gbpf_maps_const+0]") && !strstr(ptx, "[__gbpf_slots_const+0]"),
+		       "constant map table, type %u: map 0 (no array lookup) not read from it", types[t]);
+		if (percpu)
+			tap_ok(strstr(ptx, "ld.const.u32 %w12, [__gbpf_slots_const+4];") && !strstr(ptx, "[%r1+28]") &&
+				       strstr(ptx, "min.u32 %w11, %w11, %w12;"),
+			       "constant map table, per-CPU: nr_slots from __gbpf_slots_const[1], not the header");
+		else
+			tap_ok(!strstr(ptx, "__gbpf_slots_const+") && (!thread || strstr(ptx, "ld.u32 %w11, [%r1+28];")),
+			       "constant map table, type %u: no nr_slots from the constant bank%s", types[t],
+			       thread ? " (per-GPU-thread: the header's, set per launch)" : "");
+		if (ptxas_path()) {
+			gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
+			mod = malloc(strlen(hdr) + strlen(ptx) + 1);
+			if (mod) {
+				strcpy(mod, hdr);
+				strcat(mod, ptx);
+			}
+			tap_ok(mod && ptxas_check(mod, "sm_90", log, sizeof(log)) == 0,
+			       "constant map table, type %u: ptxas accepts %s", types[t], log);
+			free(mod);
+		} else {
+			tap_skip("ptxas not found");
+		}
+		free(ptx);
+		o.flags = 0;
+		rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
+		tap_ok(rc == 0 && ptx && !strstr(ptx, ".const") && strstr(ptx, "ld.global.u64 %r1, [__gbpf_maps+8];"),
+		       "without the flag, type %u: the global table only", types[t]);
+		free(ptx);
+	}
+}
+
 static void test_inline_lookups(void)
 {
 	static const char *const no_call[] = {"call (__hr), __gbpf_h_map_lookup", NULL};
@@ -1026,6 +1099,7 @@ int main(void)
 		check("perf_event_output", prog, n, &md);
 	}
 	test_inline_lookups();
+	test_const_map_table();
 	test_atomic_provenance();
 	test_atomic_value_constant();
 	test_atomic_address_uniform();

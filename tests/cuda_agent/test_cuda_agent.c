@@ -245,6 +245,9 @@ static void test_instrumented(void)
 	       "non-targeted other_k launched untouched");
 	tap_ok(count(log_buf, "setattr target_k 8=4096") == 2, "app's attribute replayed on the replacement");
 	tap_ok(count(log_buf, "maps0=set") == 3, "__gbpf_maps set in the instrumented module");
+	tap_ok(count(log_buf, "const=same") == 3,
+	       "__gbpf_maps_const and __gbpf_slots_const: the same addresses, each map's nr_slots (%d of 3)",
+	       count(log_buf, "const=same"));
 	tap_ok(count(log_buf, "hostregister") == 1 && strstr(log_buf, "flags=3"),
 	       "map region registered once with PORTABLE|DEVICEMAP");
 	for (i = 0; i < 3 && (p = strstr(p, "launch target_k instrumented=1")); i++, p++) {

@@ -172,6 +172,11 @@ static void test_ptx_text(char **out_ptx)
 	o.fragment = "// no declarations\n";
 	tap_ok(gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why)) == -EINVAL && strstr(why, "__gbpf_maps"),
 	       "fragment without the module globals refused: %s", why);
+	o.fragment = ".visible .global .align 8 .u64 __gbpf_maps[1];\n"
+		     ".visible .const .align 8 .u64 __gbpf_maps_const[1];\n"
+		     ".visible .global .align 8 .u64 __gbpf_pid_tgid;\n";
+	tap_ok(gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why)) == -EINVAL && strstr(why, "constant"),
+	       "fragment with the constant-bank map table refused: %s", why);
 	o.fragment = ".visible .global .align 8 .u64 __gbpf_maps[999999];\n"
 		     ".visible .global .align 8 .u64 __gbpf_pid_tgid;\n";
 	tap_ok(gbpf_san_patch_ptx(&o, &ptx, NULL, why, sizeof(why)) == -EINVAL,

@@ -236,6 +236,12 @@ static int san_emit_fragment(struct ptx_buf *b, const char *frag, uint32_t flags
 					"__gbpf_maps and __gbpf_pid_tgid");
 		return -EINVAL;
 	}
+	if (strstr(frag, ".const ")) {
+		/* ptxas --compile-as-tools-patch: "Allocating additional constants is not allowed" */
+		snprintf(why, why_size, "patch module: the probe fragment declares constant-space variables "
+					"(made with GBPF_PTX_CONST_MAP_TABLE?), which a patch module may not have");
+		return -EINVAL;
+	}
 	n = strtoul(m + sizeof(maps_decl) - 1, &num_end, 10);
 	if (n == 0 || n > GBPF_SAN_MAX_MAPS || strncmp(num_end, "];", 2)) {
 		snprintf(why, why_size, "patch module: unexpected __gbpf_maps declaration in the fragment");

@@ -50,7 +50,9 @@ typedef uintptr_t CUdeviceptr;
 struct fmod {
 	int instrumented;
 	const char *text;
-	uint64_t globals[4][8]; /* __gbpf_maps (up to 8), __gbpf_pid_tgid, __gbpf_launch_id, __gbpf_device */
+	/* __gbpf_maps (up to 8), __gbpf_pid_tgid, __gbpf_launch_id, __gbpf_device, __gbpf_maps_const,
+	 * __gbpf_slots_const (up to 16 u32) */
+	uint64_t globals[6][8];
 };
 struct ffunc {
 	struct fmod *mod;
@@ -273,7 +275,8 @@ API CUresult cuModuleGetFunction(struct ffunc **f, struct fmod *m, const char *n
 API CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *sz, struct fmod *m, const char *name)
 {
 	int i = !strcmp(name, "__gbpf_maps") ? 0 : !strcmp(name, "__gbpf_pid_tgid") ? 1
-		: !strcmp(name, "__gbpf_launch_id") ? 2 : !strcmp(name, "__gbpf_device") ? 3 : -1;
+		: !strcmp(name, "__gbpf_launch_id") ? 2 : !strcmp(name, "__gbpf_device") ? 3
+		: !strcmp(name, "__gbpf_maps_const") ? 4 : !strcmp(name, "__gbpf_slots_const") ? 5 : -1;
 
 	if (i < 0 || !strstr(m->text, name))
 		return 500;
@@ -334,6 +337,29 @@ static uint64_t fake_launch_id(const struct ffunc *f, void **p, void **e, int *h
 	return v;
 }
 
+/*
+ * The constant-bank copy of the map table against the table itself:
+ * "same" when __gbpf_maps_const holds __gbpf_maps' addresses and
+ * __gbpf_slots_const each block's nr_slots (struct gbpf_map_hdr at +28),
+ * "none" when the module has neither, "differ" otherwise.
+ */
+static const char *fake_const_tables(const struct fmod *m)
+{
+	uint32_t slots[16];
+
+	if (!strstr(m->text, "__gbpf_maps_const"))
+		return "none";
+	memcpy(slots, m->globals[5], sizeof(slots));
+	for (int i = 0; i < 8 && m->globals[0][i]; i++) {
+		uint32_t n;
+
+		memcpy(&n, (const unsigned char *)(uintptr_t)m->globals[0][i] + 28, 4);
+		if (m->globals[4][i] != m->globals[0][i] || slots[i] != n)
+			return "differ";
+	}
+	return m->globals[0][0] ? "same" : "differ";
+}
+
 API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			    unsigned bz, unsigned sh, void *st, void **p, void **e)
 {
@@ -342,11 +368,11 @@ API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned 
 
 	(void)gy; (void)gz; (void)by; (void)bz; (void)sh;
 	flog("launch %s instrumented=%d grid=%u block=%u launch_id=%llu maps0=%s ctx=%d map0=%#llx device=%u "
-	     "hidden=%d sentinel=%d arg0=%llu stream=%p",
+	     "hidden=%d sentinel=%d arg0=%llu stream=%p const=%s",
 	     f->name, f->mod->instrumented, gx, bx, (unsigned long long)id,
 	     f->mod->globals[0][0] ? "set" : "unset", ctx_index(cur_ctx),
 	     (unsigned long long)f->mod->globals[0][0], (unsigned)f->mod->globals[3][0], hidden, sentinel,
-	     (unsigned long long)arg0, st);
+	     (unsigned long long)arg0, st, fake_const_tables(f->mod));
 	if (f->mod->instrumented && f->mod->globals[0][0] && getenv("GBPF_FAKE_EXEC_COUNT")) {
 		unsigned char *blk = (unsigned char *)(uintptr_t)f->mod->globals[0][0];
 		uint64_t data_off, v;
