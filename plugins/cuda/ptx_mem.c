@@ -271,8 +271,11 @@ static void emit_atomic_result(struct ptx_cg *cg, const struct gbpf_insn *in, in
 /*
  * A counter update (atomic add whose result is unused) at %t5 of %t7 / %w7,
  * aggregated within the warp when every active lane adds the same value to
- * the same address (a shared counter; @value_same: the value is a constant
- * of the program, so only the address is compared): the lowest lane adds value x count in
+ * the same address (a shared counter; @value: the value when it is a
+ * constant of the program, so only the address is compared, and the
+ * product is a multiply by an immediate, none for a counter's 1): the lowest
+ * lane (no active lane below it in %lanemask_lt: three instructions where
+ * finding its index and comparing with %laneid took six) adds value x count in
  * one atomic, so thousands of threads bumping one counter cost one atomic
  * per warp instead of 32 serialised ones. Otherwise each lane adds its own.
  * Only match.all is used: match.any with 32 distinct addresses (per-thread
@@ -283,9 +286,12 @@ static void emit_atomic_result(struct ptx_cg *cg, const struct gbpf_insn *in, in
  * lanes of two groups run here together (counter.c, tx_sums_opaque).
  */
 static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id, const char *sp,
-				     int value_same, int addr_same)
+				     const uint64_t *value, int addr_same)
 {
 	const char *w = is64 ? "64" : "32", *v = is64 ? "%t7" : "%w7";
+	/* the immediate of the product: a 64-bit add's value below 2^32, any 32-bit add's low half */
+	int imm = value && (!is64 || *value <= UINT32_MAX);
+	uint32_t c = value ? (uint32_t)*value : 0;
 
 	ptx_buf_puts(cg->b, "{\n.reg .b32 %ag<5>;\n.reg .pred %agp<2>;\nactivemask.b32 %ag0;\n");
 	/* a pointer every lane holds alike (struct ptx_uni_ptr) needs no match */
@@ -293,18 +299,25 @@ static void emit_warp_aggregated_add(struct ptx_cg *cg, int is64, unsigned id, c
 		ptx_buf_printf(cg->b, "match.all.sync.b64 %%ag1|%%agp0, %%t5, %%ag0;\n@!%%agp0 bra $Lgs%u_%zu;\n", id,
 			       cg->prog_idx);
 	/* a value the program set to a constant (a counter's 1) is the same in every lane */
-	if (!value_same)
+	if (!value)
 		ptx_buf_printf(cg->b, "match.all.sync.b%s %%ag2|%%agp0, %s, %%ag0;\n@!%%agp0 bra $Lgs%u_%zu;\n", w,
 			       v, id, cg->prog_idx);
 	ptx_buf_printf(cg->b,
-		       "neg.s32 %%ag3, %%ag0;\nand.b32 %%ag3, %%ag3, %%ag0;\nbfind.u32 %%ag3, %%ag3;\n"
-		       "mov.u32 %%ag4, %%laneid;\nsetp.ne.u32 %%agp1, %%ag4, %%ag3;\n"
+		       "mov.u32 %%ag3, %%lanemask_lt;\nand.b32 %%ag3, %%ag3, %%ag0;\nsetp.ne.u32 %%agp1, %%ag3, 0;\n"
 		       "@%%agp1 bra $Lgd%u_%zu;\n"
 		       "popc.b32 %%ag4, %%ag0;\n",
 		       id, cg->prog_idx);
-	if (is64)
+	if (is64 && imm && c == 1)
+		ptx_buf_printf(cg->b, "cvt.u64.u32 %%t8, %%ag4;\nred%s.add.u64 [%%t5], %%t8;\n", sp);
+	else if (is64 && imm)
+		ptx_buf_printf(cg->b, "mul.wide.u32 %%t8, %%ag4, %u;\nred%s.add.u64 [%%t5], %%t8;\n", c, sp);
+	else if (is64)
 		ptx_buf_printf(cg->b, "cvt.u64.u32 %%t8, %%ag4;\nmul.lo.u64 %%t8, %%t8, %%t7;\nred%s.add.u64 [%%t5], %%t8;\n",
 			       sp);
+	else if (imm && c == 1)
+		ptx_buf_printf(cg->b, "red%s.add.u32 [%%t5], %%ag4;\n", sp);
+	else if (imm)
+		ptx_buf_printf(cg->b, "mul.lo.u32 %%w8, %%ag4, %u;\nred%s.add.u32 [%%t5], %%w8;\n", c, sp);
 	else
 		ptx_buf_printf(cg->b, "mul.lo.u32 %%w8, %%ag4, %%w7;\nred%s.add.u32 [%%t5], %%w8;\n", sp);
 	ptx_buf_printf(cg->b, "bra.uni $Lgd%u_%zu;\n$Lgs%u_%zu:\nred%s.add.u%s [%%t5], %s;\n$Lgd%u_%zu:\n}\n",
@@ -389,7 +402,8 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 			ptx_buf_printf(b, "atom%s.%s%s %s, [%%t5], %s;\n", sp, o, w, is64 ? "%t6" : "%w6",
 				       is64 ? "%t7" : "%w7");
 		else if (op == GBPF_ATOMIC_ADD && prov != PTX_PTR_THREAD_SLOT)
-			emit_warp_aggregated_add(cg, is64, id, sp, in->src < 10 && cg->imm_known[in->src],
+			emit_warp_aggregated_add(cg, is64, id, sp,
+						 in->src < 10 && cg->imm_known[in->src] ? &cg->imm_val[in->src] : NULL,
 						 prov == PTX_PTR_MAP && cg->uni[in->dst].valid);
 		else
 			ptx_buf_printf(b, "red%s.%s%s [%%t5], %s;\n", sp, o, w, is64 ? "%t7" : "%w7");

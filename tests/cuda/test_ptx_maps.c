@@ -670,6 +670,25 @@ static void test_atomic_value_constant(void)
 		   sizeof(clobbered) / sizeof(clobbered[0]), &md, both, none);
 	check_text("value from a wide immediate: nothing matched", wide, sizeof(wide) / sizeof(wide[0]), &md,
 		   address_only, no_value_match);
+	{
+		/* the lowest active lane adds; a constant's product is an immediate's (none for 1) */
+		static const char *const one[] = {"mov.u32 %ag3, %lanemask_lt;\nand.b32 %ag3, %ag3, %ag0;\n"
+						  "setp.ne.u32 %agp1, %ag3, 0;",
+						  "popc.b32 %ag4, %ag0;\ncvt.u64.u32 %t8, %ag4;\n"
+						  "red.global.add.u64 [%t5], %t8;", NULL};
+		static const char *const one_no[] = {"bfind.u32 %ag3", "mul.lo.u64 %t8", "mul.wide.u32 %t8", NULL};
+		static const char *const three[] = {"mul.wide.u32 %t8, %ag4, 3;\nred.global.add.u64 [%t5], %t8;",
+						    NULL};
+		static const char *const three_no[] = {"mul.lo.u64 %t8", NULL};
+		static const char *const any[] = {"cvt.u64.u32 %t8, %ag4;\nmul.lo.u64 %t8, %t8, %t7;", NULL};
+
+		check_text("counter += 1: the count added as it is", konst, sizeof(konst) / sizeof(konst[0]), &md,
+			   one, one_no);
+		check_text("counter += 3: the count times 3 in one wide multiply", wide, sizeof(wide) / sizeof(wide[0]),
+			   &md, three, three_no);
+		check_text("value loaded from the stack: the count times the value", loaded,
+			   sizeof(loaded) / sizeof(loaded[0]), &md, any, NULL);
+	}
 }
 
 /*
