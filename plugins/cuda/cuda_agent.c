@@ -37,7 +37,6 @@
 #include "cuda_ctx_fields.h"
 #include "cuda_devmaps.h"
 #include "cuda_globals.h"
-#include "cuda_jit_warm.h"
 #include "cuda_primary.h"
 #include "cuda_printq_host.h"
 #include "cuda_timeline.h"
@@ -124,7 +123,6 @@ static struct cuda_agent_state {
 	char *fragment;
 	struct ca_devmaps *devmaps; /* where the maps live for the GPU */
 	struct ca_timeline *timeline; /* GPU timing of launches and copies, when asked */
-	struct ca_jit_warm jit_warm;  /* the driver's PTX compiler loaded while the app starts */
 	CUdeviceptr *dmaps;         /* their device addresses (the modules' __gbpf_maps) */
 	uint32_t *map_slots;        /* each map's nr_slots (__gbpf_slots_const), when const_maps */
 	int const_maps;             /* the fragment reads them from the constant bank (GBPF_PTX_CONST_MAP_TABLE) */
@@ -1489,9 +1487,6 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		snprintf(log, log_size, "cuda agent: cannot install the driver hooks (%d)", rc);
 		goto fail;
 	}
-	/* PTX injection JITs at the first launch of each kernel: its compiler loaded now, not then */
-	if (s->dev_cnt && s->engine != GBPF_SAN_CHOICE_SANITIZER)
-		ca_jit_warm_start(&s->jit_warm);
 	return 0;
 fail:
 	free(dp);
@@ -1531,7 +1526,6 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	 */
 	ca_timeline_destroy(cuda_agent_state.timeline);
 	cuda_agent_state.timeline = NULL;
-	ca_jit_warm_stop(&cuda_agent_state.jit_warm);
 	pthread_mutex_lock(&cuda_agent_state.lock);
 	ca_printqs_destroy(&cuda_agent_state);
 	gbpf_san_engine_destroy(cuda_agent_state.san);
