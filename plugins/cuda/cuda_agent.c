@@ -1333,7 +1333,7 @@ static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_att
 
 		/* patch modules may not allocate constants (ptxas --compile-as-tools-patch): the global table only */
 		san_po.flags &= ~GBPF_PTX_CONST_MAP_TABLE;
-		rc = san_po.flags == po->flags
+		rc = san_po.flags == po->flags || !s->map_cnt
 			     ? 0
 			     : gbpf_ptx_emit(dp, s->dev_cnt, &san_po, &san_fragment, NULL, why, sizeof(why));
 		if (san_fragment)
@@ -1441,7 +1441,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		s->thread_local_bytes = gbpf_progs_thread_local_size(dp, s->dev_cnt);
 		po.flags |= GBPF_PTX_THREAD_LOCAL_CTX;
 		/* GBPF_CUDA_NO_CONST_MAPS: the global table only (comparisons) */
-		s->const_maps = s->map_cnt && !getenv("GBPF_CUDA_NO_CONST_MAPS");
+		s->const_maps = !getenv("GBPF_CUDA_NO_CONST_MAPS");
 		if (s->const_maps)
 			po.flags |= GBPF_PTX_CONST_MAP_TABLE;
 		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);

@@ -61,7 +61,8 @@
  * lookups use it; the rest of the probe keeps the global table, which ptxas
  * would otherwise hold in registers across the kernel (the whole table in
  * .const cost a vector add 34 -> 40 registers). Not for Compute Sanitizer
- * patch modules, which may not allocate constants.
+ * patch modules, which may not allocate constants. An object without maps
+ * declares neither.
  */
 #define GBPF_PTX_CONST_MAP_TABLE (1U << 2)
 /**

@@ -446,10 +446,11 @@ void ptx_emit_module_helpers(struct ptx_buf *b, const uint8_t *used, size_t map_
 	int copy = 0, printq = 0, maps = 0;
 
 	ptx_buf_printf(b, ".visible .global .align 8 .u64 __gbpf_maps[%zu];\n", map_cnt ? map_cnt : 1);
-	if (const_maps)
+	/* no maps, no lookups: nothing for the host to set */
+	if (const_maps && map_cnt)
 		ptx_buf_printf(b, ".visible .const .align 8 .u64 __gbpf_maps_const[%zu];\n"
 				  ".visible .const .align 4 .u32 __gbpf_slots_const[%zu];\n",
-			       map_cnt ? map_cnt : 1, map_cnt ? map_cnt : 1);
+			       map_cnt, map_cnt);
 	ptx_buf_puts(b, ".visible .global .align 8 .u64 __gbpf_pid_tgid;\n"
 			".visible .global .align 8 .u64 __gbpf_clock_off;\n"
 			".visible .global .align 8 .u64 __gbpf_printq;\n");

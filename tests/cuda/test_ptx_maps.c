@@ -293,6 +293,21 @@ static void test_const_map_table(void)
 		       "without the flag, type %u: the global table only", types[t]);
 		free(ptx);
 	}
+	{
+		/* an object without maps: nothing in the constant space for the host to set */
+		const struct gbpf_insn ret0[] = {I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_CONST_MAP_TABLE};
+		char err[512] = "", *ptx = NULL;
+		int rc;
+
+		p.insns = ret0;
+		p.insn_cnt = 2;
+		p.map_cnt = 0;
+		p.maps = NULL;
+		rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
+		tap_ok(rc == 0 && ptx && !strstr(ptx, ".const"), "constant map table, no maps: nothing declared %s", err);
+		free(ptx);
+	}
 }
 
 static void test_inline_lookups(void)
