@@ -33,6 +33,7 @@
 
 #include "cuda_agent.h"
 #include "cuda_agent_occupancy.h"
+#include "cuda_agent_printq.h"
 #include "cuda_clock.h"
 #include "cuda_ctx_fields.h"
 #include "cuda_devmaps.h"
@@ -98,13 +99,6 @@ struct ca_kernel {
 	struct ca_kernel *next;
 };
 
-/** trace_printk / puts queues of one context (device memory is per context). */
-struct ca_printq {
-	CUcontext ctx;
-	struct gbpf_printq *q;
-	struct ca_printq *next;
-};
-
 /** Everything the agent side holds: one per process (the plugin is attached once). */
 static struct cuda_agent_state {
 	pthread_mutex_t lock;
@@ -129,8 +123,7 @@ static struct cuda_agent_state {
 	int uses_print;             /* a device program calls trace_printk or puts */
 	atomic_int mirrors_globals; /* some instrumented kernel mirrors module variables */
 	ca_d2d_async_fn d2d_async, d2d_async_ptds; /* for the mirrors, resolved once */
-	struct cuda_driver print_drv; /* real driver entry points the print queues use */
-	struct ca_printq *printqs;
+	struct ca_printqs printqs;  /* trace_printk / puts queues, per context */
 	struct ca_image *images;
 	struct ca_kernel *kernels;
 	struct gbpf_cu_hooks hooks;
@@ -433,98 +426,11 @@ static int ca_print_sink(void *ctx, const char *line, size_t len)
 	return s->svc.print(s->svc.ctx, line, len) == -EAGAIN ? -EAGAIN : 0;
 }
 
-/*
- * The print queues of context @p ctx (the current one), created at the
- * first instrumented kernel that prints: one queue per SM (a power of two;
- * threads use smid & (n - 1)) of 256 records, and a drain thread.
- */
-static struct gbpf_printq *ca_printq_for(struct cuda_agent_state *s, CUcontext ctx, char *why,
-					 size_t why_size)
+static void ca_print_lost(void *ctx, unsigned long long lines)
 {
-	struct cuda_driver *d = &s->print_drv;
-	struct ca_printq *e;
-	uint32_t nq = 1;
-	int sms = 1, rc;
-
-	for (e = s->printqs; e; e = e->next)
-		if (e->ctx == ctx)
-			return e->q;
-	if (!d->cuMemAlloc) {
-		d->cuMemAlloc = (CUresult(*)(CUdeviceptr *, size_t))gbpf_cu_real_proc("cuMemAlloc", 3020, 0);
-		d->cuMemFree = (CUresult(*)(CUdeviceptr))gbpf_cu_real_proc("cuMemFree", 3020, 0);
-		d->cuMemcpyHtoD = (CUresult(*)(CUdeviceptr, const void *, size_t))gbpf_cu_real_proc(
-			"cuMemcpyHtoD", 3020, 0);
-		d->cuMemcpyDtoH = (CUresult(*)(void *, CUdeviceptr, size_t))gbpf_cu_real_proc("cuMemcpyDtoH",
-											   3020, 0);
-		d->cuModuleGetGlobal = (CUresult(*)(CUdeviceptr *, size_t *, CUmodule, const char *))
-			gbpf_cu_real_proc("cuModuleGetGlobal", 3020, 0);
-	}
-	if (!d->cuMemAlloc || !d->cuMemFree || !d->cuMemcpyHtoD || !d->cuMemcpyDtoH ||
-	    !d->cuModuleGetGlobal) {
-		snprintf(why, why_size, "driver entry points unavailable");
-		return NULL;
-	}
-	if (ca_device_attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms) || sms < 1)
-		sms = 1;
-	while (nq < (uint32_t)sms && nq < 1024)
-		nq <<= 1;
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		snprintf(why, why_size, "out of memory");
-		return NULL;
-	}
-	rc = gbpf_printq_create(d, nq, 256, &e->q);
-	if (!rc) {
-		gbpf_printq_set_sink(e->q, ca_print_sink, s);
-		rc = gbpf_printq_start(e->q);
-	}
-	if (rc) {
-		snprintf(why, why_size, "cannot create them (%d)", rc);
-		gbpf_printq_destroy(e->q);
-		free(e);
-		return NULL;
-	}
-	e->ctx = ctx;
-	e->next = s->printqs;
-	s->printqs = e;
-	return e->q;
-}
-
-/*
- * Stop a context's drain thread after a last pass, say how many lines the
- * GPU dropped, free the queues: in their own context (the caller's thread
- * may have another current, or none), the caller's restored afterwards.
- */
-static void ca_printq_close(struct ca_printq *e)
-{
-	ca_ctx_get_fn get = (ca_ctx_get_fn)gbpf_cu_real_proc("cuCtxGetCurrent", 4000, 0);
-	ca_ctx_set_fn set = (ca_ctx_set_fn)gbpf_cu_real_proc("cuCtxSetCurrent", 4000, 0);
-	CUcontext prev = NULL;
-	uint64_t lost;
-
-	if (get && set && get(&prev) == GBPF_CUDA_SUCCESS && prev != e->ctx)
-		set(e->ctx);
-	gbpf_printq_stop(e->q);
-	lost = gbpf_printq_drops(e->q);
-	if (lost)
-		ca_report(GBPF_AGENT_EVENT_ERROR, NULL,
-			  "trace_printk/puts: %llu lines lost (the GPU's print queue was full)",
-			  (unsigned long long)lost);
-	gbpf_printq_destroy(e->q);
-	if (get && set && prev != e->ctx)
-		set(prev);
-	free(e);
-}
-
-/* At detach: every context's queues. */
-static void ca_printqs_destroy(struct cuda_agent_state *s)
-{
-	while (s->printqs) {
-		struct ca_printq *e = s->printqs;
-
-		s->printqs = e->next;
-		ca_printq_close(e);
-	}
+	(void)ctx;
+	ca_report(GBPF_AGENT_EVENT_ERROR, NULL, "trace_printk/puts: %llu lines lost (the GPU's print queue was full)",
+		  lines);
 }
 
 /* A launch (direct, Ex or cooperative), not a graph kernel node. */
@@ -771,7 +677,11 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 		goto out;
 	}
 	if (s->uses_print) {
-		k->printq = ca_printq_for(s, k->ctx, why, sizeof(why));
+		int sms = 1;
+
+		if (ca_device_attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms))
+			sms = 1;
+		k->printq = ca_printqs_for(&s->printqs, k->ctx, sms, why, sizeof(why));
 		if (!k->printq || gbpf_printq_bind(k->printq, k->mod)) {
 			ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "trace_printk/puts queues: %s",
 				  k->printq ? "cannot set __gbpf_printq in the module" : why);
@@ -1105,23 +1015,13 @@ static CUcontext ca_primary_ctx(CUdevice dev)
 static void ca_context_gone(struct cuda_agent_state *s, const struct gbpf_cu_call_event *ev)
 {
 	CUcontext ctx = ev->context ? ev->context : ca_primary_ctx(ev->device);
-	struct ca_printq **pq;
 
 	if (!ctx)
 		return;
 	ca_devmaps_context_destroyed(s->devmaps, ctx);
 	pthread_mutex_lock(&s->lock);
 	ca_primary_forget(&s->primaries, ctx);
-	for (pq = &s->printqs; *pq;) {
-		struct ca_printq *e = *pq;
-
-		if (e->ctx != ctx) {
-			pq = &e->next;
-			continue;
-		}
-		*pq = e->next;
-		ca_printq_close(e);
-	}
+	ca_printqs_close(&s->printqs, ctx);
 	ca_retire_kernels(s, NULL, ctx);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -1388,6 +1288,9 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	s->need_launch_id = 0;
 	s->thread_local_bytes = 0;
 	s->uses_print = 0;
+	s->printqs.sink = ca_print_sink;
+	s->printqs.lost = ca_print_lost;
+	s->printqs.ctx = s;
 	s->ctx_unused = GBPF_CUDA_CTX_UNUSED_ALL | GBPF_CUDA_CTX_UNUSED_MEM_FIELDS;
 	s->svc = *o->services;
 	s->progs = o->progs;
@@ -1527,7 +1430,7 @@ void gbpf_cuda_agent_detach(struct gbpf_backend *be)
 	ca_timeline_destroy(cuda_agent_state.timeline);
 	cuda_agent_state.timeline = NULL;
 	pthread_mutex_lock(&cuda_agent_state.lock);
-	ca_printqs_destroy(&cuda_agent_state);
+	ca_printqs_close_all(&cuda_agent_state.printqs);
 	gbpf_san_engine_destroy(cuda_agent_state.san);
 	cuda_agent_state.san = NULL;
 	ca_devmaps_destroy(cuda_agent_state.devmaps);

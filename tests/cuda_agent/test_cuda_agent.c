@@ -14,7 +14,8 @@
 
 #include "tap.h"
 
-static const char *gbpf, *app, *plugin, *obj, *fakedir, *devcount_obj, *blockdev_obj, *devctx_exit_obj;
+static const char *gbpf, *app, *plugin, *obj, *fakedir, *devcount_obj, *blockdev_obj, *devctx_exit_obj,
+	*printk_obj;
 static char dir[] = "/tmp/gbpf-cuda-agent-XXXXXX";
 static char out_buf[65536], err_buf[65536], log_buf[65536];
 
@@ -338,6 +339,33 @@ static void test_jit_fails(void)
  * and reported; a folder that cannot be written is reported and the kernel
  * is instrumented all the same. The report says where the time went.
  */
+/*
+ * A probe that prints, in two contexts: each context's queues are made
+ * once, bound to its instrumented module (__gbpf_printq set for every
+ * launch), and the destroyed context's are closed with it, without a
+ * report (the fake runs no probe: no line, no drop).
+ */
+static void test_print_queues(void)
+{
+	int rc = run_with("", printk_obj, "2 multi");
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: 6 launches ok in 2 contexts"),
+	       "printing probe: the app runs to the end (rc %d)", rc);
+	tap_ok(count(log_buf, "launch target_k instrumented=1") == 4 &&
+		       count(log_buf, "launch target_k instrumented=1") == count(log_buf, "printq=set"),
+	       "each launch of target_k instrumented with __gbpf_printq set (%d, %d)",
+	       count(log_buf, "launch target_k instrumented=1"), count(log_buf, "printq=set"));
+	tap_ok(count(log_buf, "hostalloc") == 2 && count(log_buf, "freehost") == 1 &&
+		       strstr(log_buf, "ctxdestroy 1") && strstr(strstr(log_buf, "ctxdestroy 1"), "freehost") == NULL &&
+		       strstr(log_buf, "freehost") < strstr(log_buf, "ctxdestroy 1"),
+	       "queues made once per context, the destroyed context's freed before it goes (%d, %d)",
+	       count(log_buf, "hostalloc"), count(log_buf, "freehost"));
+	tap_ok(!strstr(err_buf, "not instrumented") && !strstr(err_buf, "error") && !strstr(err_buf, "lost"),
+	       "printing probe: nothing reported as failed or lost");
+	if (tap_failed)
+		diag_lines("stderr", err_buf), diag_lines("log", log_buf);
+}
+
 static void test_ptx_dir(void)
 {
 	char env[1024], path[900], cmd[1024], text[65536];
@@ -383,8 +411,9 @@ int main(int argc, char **argv)
 {
 	char cmd[256];
 
-	if (argc < 9) {
-		tap_skip("usage: test_cuda_agent GBPF APP PLUGIN OBJ FAKEDIR DEVCOUNT_OBJ BLOCKDEV_OBJ DEVCTX_EXIT_OBJ");
+	if (argc < 10) {
+		tap_skip("usage: test_cuda_agent GBPF APP PLUGIN OBJ FAKEDIR DEVCOUNT_OBJ BLOCKDEV_OBJ DEVCTX_EXIT_OBJ "
+			 "PRINTK_OBJ");
 		return tap_done();
 	}
 	gbpf = argv[1];
@@ -395,6 +424,7 @@ int main(int argc, char **argv)
 	devcount_obj = argv[6];
 	blockdev_obj = argv[7];
 	devctx_exit_obj = argv[8];
+	printk_obj = argv[9];
 	if (access(gbpf, X_OK) || access(app, X_OK) || access(plugin, R_OK)) {
 		tap_skip("%s, %s or %s missing: a sanitizer build runs this against the gcc release build "
 			 "beside it, which scripts/test.sh makes", gbpf, app, plugin);
@@ -411,6 +441,7 @@ int main(int argc, char **argv)
 	test_jit_fails();
 	test_register_fails();
 	test_ptx_dir();
+	test_print_queues();
 	test_context_churn();
 	test_two_contexts();
 	test_module_reload();

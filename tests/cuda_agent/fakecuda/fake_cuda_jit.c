@@ -51,8 +51,8 @@ struct fmod {
 	int instrumented;
 	const char *text;
 	/* __gbpf_maps (up to 8), __gbpf_pid_tgid, __gbpf_launch_id, __gbpf_device, __gbpf_maps_const,
-	 * __gbpf_slots_const (up to 16 u32) */
-	uint64_t globals[6][8];
+	 * __gbpf_slots_const (up to 16 u32), __gbpf_printq, __gbpf_printq_nmaps */
+	uint64_t globals[8][8];
 };
 struct ffunc {
 	struct fmod *mod;
@@ -199,6 +199,14 @@ API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f)
 	return code;
 }
 API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned f) { (void)f; *d = (CUdeviceptr)p; return 0; }
+/* the print queues' host records (cuda_printq.c looks both up with dlsym) */
+API CUresult cuMemHostAlloc(void **p, size_t n, unsigned f)
+{
+	flog("hostalloc %zu flags=%u", n, f);
+	*p = calloc(1, n ? n : 1);
+	return *p ? 0 : 2;
+}
+API CUresult cuMemFreeHost(void *p) { flog("freehost"); free(p); return 0; }
 API CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = &ctx_storage[0]; return 0; }
 API CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
 API CUresult cuEventSynchronize(void *e) { (void)e; return 0; }
@@ -276,7 +284,8 @@ API CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *sz, struct fmod *m, co
 {
 	int i = !strcmp(name, "__gbpf_maps") ? 0 : !strcmp(name, "__gbpf_pid_tgid") ? 1
 		: !strcmp(name, "__gbpf_launch_id") ? 2 : !strcmp(name, "__gbpf_device") ? 3
-		: !strcmp(name, "__gbpf_maps_const") ? 4 : !strcmp(name, "__gbpf_slots_const") ? 5 : -1;
+		: !strcmp(name, "__gbpf_maps_const") ? 4 : !strcmp(name, "__gbpf_slots_const") ? 5
+		: !strcmp(name, "__gbpf_printq") ? 6 : !strcmp(name, "__gbpf_printq_nmaps") ? 7 : -1;
 
 	if (i < 0 || !strstr(m->text, name))
 		return 500;
@@ -368,11 +377,11 @@ API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned 
 
 	(void)gy; (void)gz; (void)by; (void)bz; (void)sh;
 	flog("launch %s instrumented=%d grid=%u block=%u launch_id=%llu maps0=%s ctx=%d map0=%#llx device=%u "
-	     "hidden=%d sentinel=%d arg0=%llu stream=%p const=%s",
+	     "hidden=%d sentinel=%d arg0=%llu stream=%p const=%s printq=%s",
 	     f->name, f->mod->instrumented, gx, bx, (unsigned long long)id,
 	     f->mod->globals[0][0] ? "set" : "unset", ctx_index(cur_ctx),
 	     (unsigned long long)f->mod->globals[0][0], (unsigned)f->mod->globals[3][0], hidden, sentinel,
-	     (unsigned long long)arg0, st, fake_const_tables(f->mod));
+	     (unsigned long long)arg0, st, fake_const_tables(f->mod), f->mod->globals[6][0] ? "set" : "unset");
 	if (f->mod->instrumented && f->mod->globals[0][0] && getenv("GBPF_FAKE_EXEC_COUNT")) {
 		unsigned char *blk = (unsigned char *)(uintptr_t)f->mod->globals[0][0];
 		uint64_t data_off, v;
