@@ -9,7 +9,7 @@
  * of 32 consecutive words), several times cheaper than each thread writing
  * a record field by field into the ring. kernelretsnoop_reserve.bpf.c is the
  * same probe with bpf_ringbuf_reserve / submit, which the code generator
- * turns into the same warp-wide write (docs/BENCHMARKS.md, session 19).
+ * turns into the same warp-wide write (docs/benchmarks/sessions-18-22.md, session 19).
  */
 #include <gbpf/probe.h>
 
