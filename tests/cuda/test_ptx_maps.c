@@ -25,6 +25,23 @@
 #include "plugins/cuda/ptx_codegen.h"
 #include "tests/tap.h"
 
+/* ptxas_check of probe fragment @p frag made a module for @p arch (its header prefixed). */
+static int ptxas_fragment(const char *frag, const char *arch, char *log, size_t log_size)
+{
+	char hdr[128], *mod;
+	int rc;
+
+	gbpf_ptx_header(hdr, sizeof(hdr), arch, 0);
+	mod = malloc(strlen(hdr) + strlen(frag) + 1);
+	if (!mod)
+		return -ENOMEM;
+	strcpy(mod, hdr);
+	strcat(mod, frag);
+	rc = ptxas_check(mod, arch, log, log_size);
+	free(mod);
+	return rc;
+}
+
 static void check(const char *what, const struct gbpf_insn *insns, size_t n,
 		  const struct gbpf_map_desc *md)
 {
@@ -38,7 +55,7 @@ static void check(const char *what, const struct gbpf_insn *insns, size_t n,
 		for (int kernel = 0; kernel < 2; kernel++) {
 			struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = archs[a],
 						  .flags = kernel ? GBPF_PTX_KERNEL : 0};
-			char err[512] = "", log[2048] = "", hdr[128], *ptx = NULL, *mod = NULL;
+			char err[512] = "", log[2048] = "", *ptx = NULL;
 			int rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
 
 			if (!tap_ok(rc == 0 && ptx, "%s (%s, %s): PTX generated %s", what, archs[a],
@@ -51,21 +68,10 @@ static void check(const char *what, const struct gbpf_insn *insns, size_t n,
 				free(ptx);
 				continue;
 			}
-			if (kernel) {
-				mod = ptx;
-				ptx = NULL;
-			} else {
-				gbpf_ptx_header(hdr, sizeof(hdr), archs[a], 0);
-				mod = malloc(strlen(hdr) + strlen(ptx) + 1);
-				if (mod) {
-					strcpy(mod, hdr);
-					strcat(mod, ptx);
-				}
-			}
-			tap_ok(mod && ptxas_check(mod, archs[a], log, sizeof(log)) == 0,
+			tap_ok((kernel ? ptxas_check(ptx, archs[a], log, sizeof(log))
+				       : ptxas_fragment(ptx, archs[a], log, sizeof(log))) == 0,
 			       "%s (%s, %s): ptxas accepts %s", what, archs[a],
 			       kernel ? "kernel" : "fragment", log);
-			free(mod);
 			free(ptx);
 		}
 	}
@@ -128,7 +134,7 @@ static void test_thread_local(void)
 	static const char *const must[2][3] = {
 		{"add.u64 %rtls, %rctx, 64;", "ld.u64 %t6, [%rtls+0];", ".reg .b64 " GBPF_PTX_TLS_REGS_MARK ";"},
 		{".local .align 8 .b8 __gbpf_tls[8];", "st.local.u64 [__gbpf_tls+0], 0;", "add.u64 %r0, %rtls, 0;"}};
-	char err[512] = "", log[2048] = "", hdr[128], *ptx = NULL, *mod;
+	char err[512] = "", log[2048] = "", *ptx = NULL;
 	const char *body;
 	int rc;
 
@@ -150,15 +156,9 @@ static void test_thread_local(void)
 		if (!ptxas_path()) {
 			tap_skip("ptxas not found");
 		} else {
-			gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
-			mod = malloc(strlen(hdr) + strlen(ptx) + 1);
-			if (mod) {
-				strcpy(mod, k ? "" : hdr);
-				strcat(mod, ptx);
-			}
-			tap_ok(mod && ptxas_check(mod, "sm_90", log, sizeof(log)) == 0,
+			tap_ok((k ? ptxas_check(ptx, "sm_90", log, sizeof(log))
+				  : ptxas_fragment(ptx, "sm_90", log, sizeof(log))) == 0,
 			       "thread-local (%s): ptxas accepts %s", k ? "kernel" : "fragment", log);
-			free(mod);
 		}
 		free(ptx);
 		ptx = NULL;
@@ -198,17 +198,9 @@ static void test_thread_local(void)
 		rc = gbpf_ptx_emit(&qp, 1, &o, &ptx, NULL, err, sizeof(err));
 		tap_ok(rc == 0 && ptx && strstr(ptx, "st.u64 [%t11+0], %t12;") && !strstr(ptx, GBPF_PTX_TLS_REGS_MARK),
 		       "thread-local update: the value copied into the values' memory, no mark %s", err);
-		if (rc == 0 && ptx && ptxas_path()) {
-			gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
-			mod = malloc(strlen(hdr) + strlen(ptx) + 1);
-			if (mod) {
-				strcpy(mod, hdr);
-				strcat(mod, ptx);
-			}
-			tap_ok(mod && ptxas_check(mod, "sm_90", log, sizeof(log)) == 0,
+		if (rc == 0 && ptx && ptxas_path())
+			tap_ok(ptxas_fragment(ptx, "sm_90", log, sizeof(log)) == 0,
 			       "thread-local update: ptxas accepts %s", log);
-			free(mod);
-		}
 		free(ptx);
 		ptx = NULL;
 	}
@@ -250,7 +242,7 @@ static void test_const_map_table(void)
 
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_CONST_MAP_TABLE};
-		char err[512] = "", log[2048] = "", hdr[128], *ptx = NULL, *mod = NULL;
+		char err[512] = "", log[2048] = "", *ptx = NULL;
 		int percpu = types[t] == GBPF_MAP_TYPE_PERCPU_ARRAY;
 		int thread = types[t] == GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY;
 		int rc;
@@ -273,19 +265,11 @@ static void test_const_map_table(void)
 			tap_ok(!strstr(ptx, "__gbpf_slots_const+") && (!thread || strstr(ptx, "ld.u32 %w11, [%r1+28];")),
 			       "constant map table, type %u: no nr_slots from the constant bank%s", types[t],
 			       thread ? " (per-GPU-thread: the header's, set per launch)" : "");
-		if (ptxas_path()) {
-			gbpf_ptx_header(hdr, sizeof(hdr), "sm_90", 0);
-			mod = malloc(strlen(hdr) + strlen(ptx) + 1);
-			if (mod) {
-				strcpy(mod, hdr);
-				strcat(mod, ptx);
-			}
-			tap_ok(mod && ptxas_check(mod, "sm_90", log, sizeof(log)) == 0,
+		if (ptxas_path())
+			tap_ok(ptxas_fragment(ptx, "sm_90", log, sizeof(log)) == 0,
 			       "constant map table, type %u: ptxas accepts %s", types[t], log);
-			free(mod);
-		} else {
+		else
 			tap_skip("ptxas not found");
-		}
 		free(ptx);
 		o.flags = 0;
 		rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
@@ -668,13 +652,25 @@ static void test_atomic_value_constant(void)
 	/* key 0 in every lane: the address is the same in every lane (struct ptx_uni_ptr), never matched */
 	static const char *const address_only[] = {"activemask.b32 %ag0;", "red.global.add.u64 [%t5], %t8;", NULL};
 	static const char *const no_value_match[] = {"match.all.sync", NULL};
-	static const char *const both[] = {"match.all.sync.b64 %ag2|%agp0, %t7, %ag0;", NULL};
+	/* the lowest active lane adds; a constant's product is an immediate's (none for a counter's 1) */
+	static const char *const one[] = {"activemask.b32 %ag0;",
+					  "mov.u32 %ag3, %lanemask_lt;\nand.b32 %ag3, %ag3, %ag0;\n"
+					  "setp.ne.u32 %agp1, %ag3, 0;",
+					  "popc.b32 %ag4, %ag0;\ncvt.u64.u32 %t8, %ag4;\nred.global.add.u64 [%t5], %t8;",
+					  NULL};
+	static const char *const one_no[] = {"match.all.sync", "bfind.u32 %ag3", "mul.lo.u64 %t8", "mul.wide.u32 %t8",
+					     NULL};
+	static const char *const three[] = {"activemask.b32 %ag0;",
+					    "mul.wide.u32 %t8, %ag4, 3;\nred.global.add.u64 [%t5], %t8;", NULL};
+	static const char *const three_no[] = {"match.all.sync", "mul.lo.u64 %t8", NULL};
+	static const char *const both[] = {"match.all.sync.b64 %ag2|%agp0, %t7, %ag0;",
+					   "cvt.u64.u32 %t8, %ag4;\nmul.lo.u64 %t8, %t8, %t7;", NULL};
 	static const char *const none[] = {"match.all.sync.b64 %ag1", NULL};
 
-	check_text("counter += 1: nothing matched", konst, sizeof(konst) / sizeof(konst[0]), &md,
-		   address_only, no_value_match);
-	check_text("value loaded from the stack: the value matched too", loaded, sizeof(loaded) / sizeof(loaded[0]),
-		   &md, both, none);
+	check_text("counter += 1: nothing matched, the count added as it is", konst, sizeof(konst) / sizeof(konst[0]),
+		   &md, one, one_no);
+	check_text("value loaded from the stack: the value matched too, the count times it", loaded,
+		   sizeof(loaded) / sizeof(loaded[0]), &md, both, none);
 	check_text("value 1 or 2 at a join: the value matched too", join_differs,
 		   sizeof(join_differs) / sizeof(join_differs[0]), &md, both, none);
 	check_text("value 1 on both ways into a join: nothing matched", join_agrees,
@@ -683,27 +679,8 @@ static void test_atomic_value_constant(void)
 		   &md, address_only, no_value_match);
 	check_text("value in r3, which the lookup's call clobbers: the value matched too", clobbered,
 		   sizeof(clobbered) / sizeof(clobbered[0]), &md, both, none);
-	check_text("value from a wide immediate: nothing matched", wide, sizeof(wide) / sizeof(wide[0]), &md,
-		   address_only, no_value_match);
-	{
-		/* the lowest active lane adds; a constant's product is an immediate's (none for 1) */
-		static const char *const one[] = {"mov.u32 %ag3, %lanemask_lt;\nand.b32 %ag3, %ag3, %ag0;\n"
-						  "setp.ne.u32 %agp1, %ag3, 0;",
-						  "popc.b32 %ag4, %ag0;\ncvt.u64.u32 %t8, %ag4;\n"
-						  "red.global.add.u64 [%t5], %t8;", NULL};
-		static const char *const one_no[] = {"bfind.u32 %ag3", "mul.lo.u64 %t8", "mul.wide.u32 %t8", NULL};
-		static const char *const three[] = {"mul.wide.u32 %t8, %ag4, 3;\nred.global.add.u64 [%t5], %t8;",
-						    NULL};
-		static const char *const three_no[] = {"mul.lo.u64 %t8", NULL};
-		static const char *const any[] = {"cvt.u64.u32 %t8, %ag4;\nmul.lo.u64 %t8, %t8, %t7;", NULL};
-
-		check_text("counter += 1: the count added as it is", konst, sizeof(konst) / sizeof(konst[0]), &md,
-			   one, one_no);
-		check_text("counter += 3: the count times 3 in one wide multiply", wide, sizeof(wide) / sizeof(wide[0]),
-			   &md, three, three_no);
-		check_text("value loaded from the stack: the count times the value", loaded,
-			   sizeof(loaded) / sizeof(loaded[0]), &md, any, NULL);
-	}
+	check_text("value 3 from a wide immediate: nothing matched, the count times 3 in one wide multiply", wide,
+		   sizeof(wide) / sizeof(wide[0]), &md, three, three_no);
 }
 
 /*
