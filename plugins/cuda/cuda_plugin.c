@@ -223,7 +223,8 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 			  struct gbpf_backend_prog **out, char *log, size_t log_size)
 {
 	/* the inlined array lookups read the map table from the constant bank, as the agent's probes */
-	struct gbpf_ptx_opts o = {.sz = sizeof(o), .flags = GBPF_PTX_KERNEL | GBPF_PTX_CONST_MAP_TABLE, .arch = be->arch};
+	struct gbpf_ptx_opts o = {.sz = sizeof(o), .flags = GBPF_PTX_KERNEL | GBPF_PTX_CONST_MAP_TABLE,
+				  .arch = be->arch};
 	struct cuda_driver *d = &be->drv;
 	struct gbpf_backend_prog *p;
 	char jit_err[4096] = "", *ptx = NULL;

@@ -262,7 +262,8 @@ static void test_const_map_table(void)
 				       strstr(ptx, "min.u32 %w11, %w11, %w12;"),
 			       "constant map table, per-CPU: nr_slots from __gbpf_slots_const[1], not the header");
 		else
-			tap_ok(!strstr(ptx, "__gbpf_slots_const+") && (!thread || strstr(ptx, "ld.u32 %w11, [%r1+28];")),
+			tap_ok(!strstr(ptx, "__gbpf_slots_const+") &&
+				       (!thread || strstr(ptx, "ld.u32 %w11, [%r1+28];")),
 			       "constant map table, type %u: no nr_slots from the constant bank%s", types[t],
 			       thread ? " (per-GPU-thread: the header's, set per launch)" : "");
 		if (ptxas_path())
@@ -289,7 +290,8 @@ static void test_const_map_table(void)
 		p.map_cnt = 0;
 		p.maps = NULL;
 		rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
-		tap_ok(rc == 0 && ptx && !strstr(ptx, ".const"), "constant map table, no maps: nothing declared %s", err);
+		tap_ok(rc == 0 && ptx && !strstr(ptx, ".const"), "constant map table, no maps: nothing declared %s",
+		       err);
 		free(ptx);
 	}
 }
@@ -656,7 +658,8 @@ static void test_atomic_value_constant(void)
 	static const char *const one[] = {"activemask.b32 %ag0;",
 					  "mov.u32 %ag3, %lanemask_lt;\nand.b32 %ag3, %ag3, %ag0;\n"
 					  "setp.ne.u32 %agp1, %ag3, 0;",
-					  "popc.b32 %ag4, %ag0;\ncvt.u64.u32 %t8, %ag4;\nred.global.add.u64 [%t5], %t8;",
+					  "popc.b32 %ag4, %ag0;\ncvt.u64.u32 %t8, %ag4;\n"
+					  "red.global.add.u64 [%t5], %t8;",
 					  NULL};
 	static const char *const one_no[] = {"match.all.sync", "bfind.u32 %ag3", "mul.lo.u64 %t8", "mul.wide.u32 %t8",
 					     NULL};
