@@ -124,6 +124,7 @@ static struct cuda_agent_state {
 	atomic_int mirrors_globals; /* some instrumented kernel mirrors module variables */
 	ca_d2d_async_fn d2d_async, d2d_async_ptds; /* for the mirrors, resolved once */
 	struct ca_printqs printqs;  /* trace_printk / puts queues, per context */
+	pid_t printqs_at_exit;      /* the process that registered ca_printqs_at_exit (0: none did) */
 	struct ca_image *images;
 	struct ca_kernel *kernels;
 	struct gbpf_cu_hooks hooks;
@@ -433,6 +434,24 @@ static void ca_print_lost(void *ctx, unsigned long long lines)
 		  lines);
 }
 
+/*
+ * At exit, each context's last lines drained and its drops reported, as
+ * detach does: an application that exits without a detach would lose what
+ * its last kernels printed after the drain thread's last pass, and no one
+ * would be told of the lines the GPU dropped. Registered with atexit at
+ * the first queue, after the CUDA runtime registered its own teardown, so
+ * it runs first, with the contexts alive (as cuda_devmaps.c's handler).
+ */
+static void ca_printqs_at_exit(void)
+{
+	/* a fork child inherits the handler, not the drain threads */
+	if (getpid() != cuda_agent_state.printqs_at_exit)
+		return;
+	pthread_mutex_lock(&cuda_agent_state.lock);
+	ca_printqs_close_all(&cuda_agent_state.printqs);
+	pthread_mutex_unlock(&cuda_agent_state.lock);
+}
+
 /* A launch (direct, Ex or cooperative), not a graph kernel node. */
 static int ca_is_launch(const struct gbpf_cu_launch *l)
 {
@@ -682,6 +701,8 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 		if (ca_device_attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms))
 			sms = 1;
 		k->printq = ca_printqs_for(&s->printqs, k->ctx, sms, why, sizeof(why));
+		if (k->printq && !s->printqs_at_exit && atexit(ca_printqs_at_exit) == 0)
+			s->printqs_at_exit = getpid();
 		if (!k->printq || gbpf_printq_bind(k->printq, k->mod)) {
 			ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "trace_printk/puts queues: %s",
 				  k->printq ? "cannot set __gbpf_printq in the module" : why);

@@ -342,8 +342,10 @@ static void test_jit_fails(void)
 /*
  * A probe that prints, in two contexts: each context's queues are made
  * once, bound to its instrumented module (__gbpf_printq set for every
- * launch), and the destroyed context's are closed with it, without a
- * report (the fake runs no probe: no line, no drop).
+ * launch), the destroyed context's closed with it and the other's at exit,
+ * without a report (no line printed, no drop). Then in one context with
+ * the fake printing a line at each launch and counting 3 drops: every line
+ * reaches the user and the drops are told, although the app never detaches.
  */
 static void test_print_queues(void)
 {
@@ -355,15 +357,25 @@ static void test_print_queues(void)
 		       count(log_buf, "launch target_k instrumented=1") == count(log_buf, "printq=set"),
 	       "each launch of target_k instrumented with __gbpf_printq set (%d, %d)",
 	       count(log_buf, "launch target_k instrumented=1"), count(log_buf, "printq=set"));
-	tap_ok(count(log_buf, "hostalloc") == 2 && count(log_buf, "freehost") == 1 &&
-		       strstr(log_buf, "ctxdestroy 1") && strstr(strstr(log_buf, "ctxdestroy 1"), "freehost") == NULL &&
-		       strstr(log_buf, "freehost") < strstr(log_buf, "ctxdestroy 1"),
-	       "queues made once per context, the destroyed context's freed before it goes (%d, %d)",
-	       count(log_buf, "hostalloc"), count(log_buf, "freehost"));
+	tap_ok(count(log_buf, "hostalloc") == 2 && count(log_buf, "freehost") == 2 &&
+		       strstr(log_buf, "ctxdestroy 1") && strstr(log_buf, "freehost") < strstr(log_buf, "ctxdestroy 1"),
+	       "queues made once per context, the destroyed context's freed before it goes, the other's at exit "
+	       "(%d, %d)", count(log_buf, "hostalloc"), count(log_buf, "freehost"));
 	tap_ok(!strstr(err_buf, "not instrumented") && !strstr(err_buf, "error") && !strstr(err_buf, "lost"),
 	       "printing probe: nothing reported as failed or lost");
 	if (tap_failed)
 		diag_lines("stderr", err_buf), diag_lines("log", log_buf);
+
+	/* each launch prints a line (the fake's GBPF_FAKE_EXEC_PRINT), the app exits right after the last */
+	rc = run_with("GBPF_FAKE_EXEC_PRINT=1 GBPF_FAKE_PRINT_DROPS=3", printk_obj, "3");
+	tap_ok(rc == 0 && count(out_buf, "fake print 1") == 1 && count(out_buf, "fake print 2") == 1 &&
+		       count(out_buf, "fake print 3") == 1,
+	       "every line the launches printed reaches the user once, the last one too (rc %d)", rc);
+	tap_ok(count(log_buf, "freehost") == 1 && strstr(err_buf, "3 lines lost"),
+	       "at exit without a detach: the queues drained and freed, the GPU's 3 drops reported (%d)",
+	       count(log_buf, "freehost"));
+	if (tap_failed)
+		diag_lines("stdout", out_buf), diag_lines("stderr", err_buf);
 }
 
 static void test_ptx_dir(void)

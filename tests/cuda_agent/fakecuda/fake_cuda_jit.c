@@ -369,6 +369,43 @@ static const char *fake_const_tables(const struct fmod *m)
 	return m->globals[0][0] ? "same" : "differ";
 }
 
+/*
+ * GBPF_FAKE_EXEC_PRINT=1: an instrumented launch whose module has print
+ * queues (__gbpf_printq) acts like a probe that calls bpf_puts once: one
+ * record "fake print <launch id>" in queue 0, published as the device
+ * does (plugins/cuda/cuda_printq.h), or a drop when the queue is full.
+ * GBPF_FAKE_PRINT_DROPS=N (N > 1): the first one also counts N drops.
+ */
+static void fake_print(uint64_t dev_block, uint64_t launch_id)
+{
+	unsigned char *dev = (unsigned char *)(uintptr_t)dev_block, *host, *rec;
+	uint64_t pos, tail;
+	uint32_t nq, nslots, len;
+	static int drops_added;
+	char text[64];
+
+	memcpy(&host, dev, 8);
+	memcpy(&nq, dev + 8, 4);
+	memcpy(&nslots, dev + 12, 4);
+	if (!drops_added) {
+		__atomic_fetch_add((uint64_t *)(dev + 72), (uint64_t)knob("GBPF_FAKE_PRINT_DROPS", 0), __ATOMIC_RELAXED);
+		drops_added = 1;
+	}
+	pos = __atomic_fetch_add((uint64_t *)(dev + 64), 1, __ATOMIC_RELAXED);
+	tail = __atomic_load_n((uint64_t *)host, __ATOMIC_ACQUIRE);
+	if (pos - tail >= nslots) {
+		__atomic_fetch_add((uint64_t *)(dev + 72), 1, __ATOMIC_RELAXED);
+		return;
+	}
+	rec = host + (((uint64_t)nq * 8 + 63) & ~(uint64_t)63) + (pos & (nslots - 1)) * 256;
+	len = (uint32_t)snprintf(text, sizeof(text), "fake print %llu", (unsigned long long)launch_id);
+	memset(rec + 8, 0, 32);
+	memcpy(rec + 8, &(uint32_t){2}, 4); /* GBPF_PRINTQ_KIND_PUTS */
+	memcpy(rec + 12, &len, 4);
+	memcpy(rec + 40, text, len);
+	__atomic_store_n((uint64_t *)rec, pos + 1, __ATOMIC_RELEASE);
+}
+
 API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			    unsigned bz, unsigned sh, void *st, void **p, void **e)
 {
@@ -382,6 +419,8 @@ API CUresult cuLaunchKernel(struct ffunc *f, unsigned gx, unsigned gy, unsigned 
 	     f->mod->globals[0][0] ? "set" : "unset", ctx_index(cur_ctx),
 	     (unsigned long long)f->mod->globals[0][0], (unsigned)f->mod->globals[3][0], hidden, sentinel,
 	     (unsigned long long)arg0, st, fake_const_tables(f->mod), f->mod->globals[6][0] ? "set" : "unset");
+	if (f->mod->instrumented && f->mod->globals[6][0] && getenv("GBPF_FAKE_EXEC_PRINT"))
+		fake_print(f->mod->globals[6][0], id);
 	if (f->mod->instrumented && f->mod->globals[0][0] && getenv("GBPF_FAKE_EXEC_COUNT")) {
 		unsigned char *blk = (unsigned char *)(uintptr_t)f->mod->globals[0][0];
 		uint64_t data_off, v;
