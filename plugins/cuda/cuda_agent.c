@@ -34,6 +34,7 @@
 #include "cuda_agent.h"
 #include "cuda_agent_occupancy.h"
 #include "cuda_agent_printq.h"
+#include "cuda_agent_regcap.h"
 #include "cuda_clock.h"
 #include "cuda_ctx_fields.h"
 #include "cuda_devmaps.h"
@@ -47,10 +48,9 @@
 #include "ptx_codegen.h"
 
 /* Driver values we use (cuda.h is not available at build time). */
-#define CA_JIT_MAX_REGISTERS 0
-#define CA_FUNC_ATTR_LOCAL_SIZE 3 /* CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES */
-#define CA_FUNC_ATTR_NUM_REGS 4   /* CU_FUNC_ATTRIBUTE_NUM_REGS */
 #define CA_JIT_ERROR_LOG_BUFFER 5
+/* cuModuleLoadDataEx's answer when ptxas refuses the PTX (CUDA_ERROR_INVALID_PTX) */
+#define CA_ERROR_INVALID_PTX 218
 #define CA_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 #define CA_PROC_PER_THREAD_STREAM 2ull
 /** Largest module image we keep a copy of. */
@@ -94,6 +94,7 @@ struct ca_kernel {
 	unsigned n_params, lid_off; /* its own parameter count; the hidden one's byte offset */
 	atomic_int in_graph; /* a graph node (or a launch captured into a graph) runs it */
 	struct gbpf_printq *printq; /* its context's print queues, when a probe prints */
+	int const_maps;             /* its module has the constant-bank map table (the fragment's first form) */
 	struct ca_global *globals;  /* the app's module variables, mirrored around launches */
 	size_t n_globals;
 	struct ca_kernel *next;
@@ -115,6 +116,10 @@ static struct cuda_agent_state {
 	unsigned thread_local_bytes; /* GPU_THREAD_LOCAL values each thread keeps after its probe context */
 	unsigned ctx_unused; /* GBPF_CUDA_CTX_UNUSED_*: fields no device program reads */
 	char *fragment;
+	/* The fragment without the constant-bank map table, when the first has it: for the Sanitizer
+	 * engine (no constants in patch modules) and for a module whose JIT failed with it (an
+	 * application near the 64 KB of user constants) */
+	char *fragment_plain;
 	struct ca_devmaps *devmaps; /* where the maps live for the GPU */
 	struct ca_timeline *timeline; /* GPU timing of launches and copies, when asked */
 	CUdeviceptr *dmaps;         /* their device addresses (the modules' __gbpf_maps) */
@@ -468,68 +473,6 @@ static void ca_global_not_mirrored(void *kernel, const char *var, size_t bytes)
 		  var, bytes);
 }
 
-/* CUfunction_attribute of the application's function, which may be a CUkernel handle. */
-static int ca_func_attr(const void *fn, int attrib, int *v)
-{
-	typedef CUresult (*func_attr_fn)(int *v, int attrib, const void *fn);
-	typedef CUresult (*kernel_attr_fn)(int *v, int attrib, const void *kernel, CUdevice dev);
-	typedef CUresult (*ctx_dev_fn)(CUdevice *dev);
-	func_attr_fn fattr = (func_attr_fn)gbpf_cu_real_proc("cuFuncGetAttribute", 2020, 0);
-	kernel_attr_fn kattr = (kernel_attr_fn)gbpf_cu_real_proc("cuKernelGetAttribute", 12000, 0);
-	ctx_dev_fn ctx_dev = (ctx_dev_fn)gbpf_cu_real_proc("cuCtxGetDevice", 2000, 0);
-	CUdevice dev;
-
-	if (fattr && fattr(v, attrib, fn) == GBPF_CUDA_SUCCESS)
-		return 0;
-	if (kattr && ctx_dev && ctx_dev(&dev) == GBPF_CUDA_SUCCESS && kattr(v, attrib, fn, dev) == GBPF_CUDA_SUCCESS)
-		return 0;
-	return -ENOENT;
-}
-
-/*
- * The instrumented kernel's blocks per SM at this launch's block size, kept
- * where a small register cap does it without a spill (cuda_agent_occupancy.h):
- * JIT again with the cap and take that module when its thread's local memory
- * did not grow. @p note receives what was done; *regs the count in use.
- * GBPF_CUDA_NO_REG_CAP turns it off (comparisons).
- */
-static void ca_keep_occupancy(struct ca_kernel *k, const struct gbpf_cu_launch *l, const char *ptx, int orig_regs,
-			      int *regs, char *note, size_t note_size)
-{
-	typedef CUresult (*unload_fn)(CUmodule);
-	ca_load_ex_fn load = (ca_load_ex_fn)gbpf_cu_real_proc("cuModuleLoadDataEx", 2010, 0);
-	ca_get_function_fn getf = (ca_get_function_fn)gbpf_cu_real_proc("cuModuleGetFunction", 2000, 0);
-	unload_fn unload = (unload_fn)gbpf_cu_real_proc("cuModuleUnload", 2000, 0);
-	unsigned threads = l->block[0] * l->block[1] * l->block[2];
-	int cap = getenv("GBPF_CUDA_NO_REG_CAP") ? 0 : ca_occ_cap(orig_regs, *regs, threads);
-	int jo[1] = {CA_JIT_MAX_REGISTERS}, capped = 0, local = 0, capped_local = 0;
-	void *jv[1] = {(void *)(uintptr_t)cap};
-	CUmodule mod = NULL;
-	CUfunction fn = NULL;
-
-	if (!cap || !load || !getf || !unload)
-		return;
-	if (load(&mod, ptx, 1, jo, jv) != GBPF_CUDA_SUCCESS) {
-		snprintf(note, note_size, "; capping its %d registers at %d failed to JIT: kept", *regs, cap);
-		return;
-	}
-	if (getf(&fn, mod, k->name) != GBPF_CUDA_SUCCESS || ca_func_attr(fn, CA_FUNC_ATTR_NUM_REGS, &capped) ||
-	    ca_func_attr(k->fn, CA_FUNC_ATTR_LOCAL_SIZE, &local) ||
-	    ca_func_attr(fn, CA_FUNC_ATTR_LOCAL_SIZE, &capped_local) || capped > cap || capped_local > local) {
-		unload(mod);
-		snprintf(note, note_size, "; capped at %d registers it spilled (local memory %d -> %d bytes): kept %d",
-			 cap, local, capped_local, *regs);
-		return;
-	}
-	unload(k->mod);
-	k->mod = mod;
-	k->fn = fn;
-	snprintf(note, note_size, "; %d registers capped at %d without a spill: %u blocks of %u threads an SM, as "
-		 "uninstrumented (%u at %d)", *regs, cap, ca_occ_blocks(capped, threads), threads,
-		 ca_occ_blocks(*regs, threads), *regs);
-	*regs = capped;
-}
-
 /* SM number of the current context's device (90 for sm_90); 0 when unknown. */
 static unsigned ca_device_sm(void)
 {
@@ -565,6 +508,53 @@ static void ca_keep_ptx(const char *kernel, const char *ptx, size_t len)
 		  ok ? "instrumented module written to" : "GBPF_CUDA_PTX_DIR: cannot write", path);
 }
 
+/*
+ * The image of @p l's module with the probes injected into kernel @p name
+ * (@p io selects it and names the fragment): the result, the kernel's entry
+ * in it and its module. 0, or -1 once the reason was reported.
+ */
+static int ca_inject_one(struct cuda_agent_state *s, const char *name, const struct gbpf_cu_launch *l,
+			 const struct ca_image *im, const struct gbpf_cuda_inject_opts *io,
+			 struct gbpf_cuda_inject_result **res, const struct gbpf_cuda_kernel_info **ki,
+			 const struct gbpf_cuda_inject_module **mi)
+{
+	char why[1024] = "";
+	size_t i;
+	int rc = gbpf_cuda_inject_image(im->bytes, im->size, l->api_name, io, res, why, sizeof(why));
+
+	*ki = NULL;
+	*mi = NULL;
+	if (rc) {
+		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, name, "injection failed (%d): %s", rc, why);
+		return -1;
+	}
+	for (i = 0; i < (*res)->n_kernels && !*ki; i++)
+		if (!strcmp((*res)->kernels[i].name, name) && (*res)->kernels[i].instrumented)
+			*ki = &(*res)->kernels[i];
+	if (!*ki) {
+		const char *reason = "kernel not found in its module's image";
+
+		for (i = 0; i < (*res)->n_kernels; i++)
+			if (!strcmp((*res)->kernels[i].name, name) && (*res)->kernels[i].reason)
+				reason = (*res)->kernels[i].reason;
+		/* The Sanitizer engine gets the kernel next and reports its own outcome. */
+		if (s->san)
+			ca_report(GBPF_AGENT_EVENT_INFO, name, "no PTX injection (%s): left to the Compute "
+				  "Sanitizer engine", reason);
+		else
+			ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, name, "%s", reason);
+		return -1;
+	}
+	for (i = 0; i < (*res)->n_modules; i++)
+		if (!strcmp((*res)->modules[i].module, (*ki)->module))
+			*mi = &(*res)->modules[i];
+	if (!*mi) {
+		ca_report(GBPF_AGENT_EVENT_ERROR, name, "instrumented module missing from the result");
+		return -1;
+	}
+	return 0;
+}
+
 /* Build the instrumented kernel of entry @p k; fills k->ok. Under the lock. */
 static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const struct gbpf_cu_launch *l,
 			  const struct ca_image *im)
@@ -596,7 +586,7 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	uint64_t t_start = ca_now_ns(), t_maps, t_inject, t_load_start, t_load;
 	uint64_t pid_tgid = ((uint64_t)getpid() << 32) | (uint32_t)gettid();
 	uint64_t clock_off = cuda_clock_offset_ns();
-	size_t sz, i;
+	size_t sz;
 	CUresult r;
 	int rc;
 
@@ -616,50 +606,38 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 		return;
 	}
 	t_maps = ca_now_ns();
-	rc = gbpf_cuda_inject_image(im->bytes, im->size, l->api_name, &io, &res, why, sizeof(why));
-	t_inject = ca_now_ns();
-	if (rc) {
-		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "injection failed (%d): %s", rc, why);
-		return;
-	}
-	for (i = 0; i < res->n_kernels; i++)
-		if (!strcmp(res->kernels[i].name, k->name) && res->kernels[i].instrumented) {
-			ki = &res->kernels[i];
-			break;
+	for (;;) {
+		rc = ca_inject_one(s, k->name, l, im, &io, &res, &ki, &mi);
+		t_inject = ca_now_ns();
+		if (rc)
+			goto out;
+		if (!load || !getf || !getg) {
+			ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "driver entry points unavailable");
+			goto out;
 		}
-	if (!ki) {
-		const char *reason = "kernel not found in its module's image";
-
-		for (i = 0; i < res->n_kernels; i++)
-			if (!strcmp(res->kernels[i].name, k->name) && res->kernels[i].reason)
-				reason = res->kernels[i].reason;
-		/* The Sanitizer engine gets the kernel next and reports its own outcome. */
-		if (s->san)
-			ca_report(GBPF_AGENT_EVENT_INFO, k->name, "no PTX injection (%s): left to the Compute "
-				  "Sanitizer engine", reason);
-		else
-			ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name, "%s", reason);
-		goto out;
-	}
-	for (i = 0; i < res->n_modules; i++)
-		if (!strcmp(res->modules[i].module, ki->module))
-			mi = &res->modules[i];
-	if (!mi || !load || !getf || !getg) {
-		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "%s", !mi ? "instrumented module missing from the result"
-								: "driver entry points unavailable");
-		goto out;
-	}
-	ca_keep_ptx(k->name, mi->ptx, mi->ptx_len);
-	t_load_start = ca_now_ns();
-	r = load(&k->mod, mi->ptx, 2, jo, jv);
-	t_load = ca_now_ns();
-	if (r != GBPF_CUDA_SUCCESS) {
+		ca_keep_ptx(k->name, mi->ptx, mi->ptx_len);
+		t_load_start = ca_now_ns();
+		r = load(&k->mod, mi->ptx, 2, jo, jv);
+		t_load = ca_now_ns();
+		if (r == GBPF_CUDA_SUCCESS)
+			break;
 		k->mod = NULL;
-		ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name,
-			  "JIT of the instrumented PTX (%s, %zu bytes) failed: error %d: %.600s", ki->module,
-			  mi->ptx_len, r, jit_log);
-		goto out;
+		if (r != CA_ERROR_INVALID_PTX || !s->fragment_plain || io.fragment == s->fragment_plain) {
+			ca_report(GBPF_AGENT_EVENT_NOT_INSTRUMENTED, k->name,
+				  "JIT of the instrumented PTX (%s, %zu bytes) failed: error %d: %.600s", ki->module,
+				  mi->ptx_len, r, jit_log);
+			goto out;
+		}
+		/* ptxas refused it: e.g. an application whose own constants leave no room for the table's */
+		ca_report(GBPF_AGENT_EVENT_INFO, k->name,
+			  "JIT with the map table in the constant bank failed (error %d: %.300s): injected again "
+			  "with the global table only", r, jit_log);
+		gbpf_cuda_inject_result__free(res);
+		res = NULL;
+		jit_log[0] = 0;
+		io.fragment = s->fragment_plain;
 	}
+	k->const_maps = s->const_maps && io.fragment != s->fragment_plain;
 	if (getf(&k->fn, k->mod, k->name) != GBPF_CUDA_SUCCESS) {
 		ca_report(GBPF_AGENT_EVENT_ERROR, k->name, "instrumented module lacks the kernel");
 		goto out;
@@ -667,10 +645,11 @@ static void ca_instrument(struct cuda_agent_state *s, struct ca_kernel *k, const
 	/* the probe's registers can cost a light kernel its occupancy: kept where a small cap does it */
 	ca_func_attr(l->func, CA_FUNC_ATTR_NUM_REGS, &orig_regs);
 	ca_func_attr(k->fn, CA_FUNC_ATTR_NUM_REGS, &regs);
-	ca_keep_occupancy(k, l, mi->ptx, orig_regs, &regs, cap_note, sizeof(cap_note));
+	ca_keep_occupancy(&k->mod, &k->fn, k->name, l->block[0] * l->block[1] * l->block[2], mi->ptx, orig_regs,
+			  &regs, cap_note, sizeof(cap_note));
 	t_load = ca_now_ns();
 	if ((s->map_cnt && ca_set_global(k->mod, "__gbpf_maps", s->dmaps, s->map_cnt * sizeof(*s->dmaps), 1)) ||
-	    (s->map_cnt && s->const_maps &&
+	    (s->map_cnt && k->const_maps &&
 	     (ca_set_global(k->mod, "__gbpf_maps_const", s->dmaps, s->map_cnt * sizeof(*s->dmaps), 1) ||
 	      ca_set_global(k->mod, "__gbpf_slots_const", s->map_slots, s->map_cnt * sizeof(*s->map_slots), 1))) ||
 	    ca_set_global(k->mod, "__gbpf_pid_tgid", &pid_tgid, sizeof(pid_tgid), 0) ||
@@ -1224,7 +1203,7 @@ static long ca_map_base(const struct gbpf_agent_attach_opts *o, const struct gbp
  * user is told once); only an explicit --engine sanitizer fails then.
  */
 static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_attach_opts *o,
-			 const struct gbpf_prog_desc **dp, const struct gbpf_ptx_opts *po, char *log, size_t log_size)
+			 const struct gbpf_prog_desc **dp, char *log, size_t log_size)
 {
 	struct gbpf_san_engine_opts so = {.sz = sizeof(so), .svc = &s->svc, .probes = dp,
 					  .prog_index = s->dev, .probe_cnt = s->dev_cnt,
@@ -1249,19 +1228,10 @@ static int ca_san_attach(struct cuda_agent_state *s, const struct gbpf_agent_att
 			 "a thread's run");
 		rc = -ENOTSUP;
 	} else {
-		struct gbpf_ptx_opts san_po = *po;
-		char *san_fragment = NULL;
-
 		/* patch modules may not allocate constants (ptxas --compile-as-tools-patch): the global table only */
-		san_po.flags &= ~GBPF_PTX_CONST_MAP_TABLE;
-		rc = san_po.flags == po->flags || !s->map_cnt
-			     ? 0
-			     : gbpf_ptx_emit(dp, s->dev_cnt, &san_po, &san_fragment, NULL, why, sizeof(why));
-		if (san_fragment)
-			so.fragment = san_fragment;
-		if (!rc)
-			rc = gbpf_san_engine_create(&s->san, &so, why, sizeof(why));
-		free(san_fragment);
+		if (s->fragment_plain)
+			so.fragment = s->fragment_plain;
+		rc = gbpf_san_engine_create(&s->san, &so, why, sizeof(why));
 	}
 	if (rc && s->engine == GBPF_SAN_CHOICE_SANITIZER) {
 		snprintf(log, log_size, "cuda agent: --engine sanitizer: %s", why);
@@ -1303,8 +1273,10 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 	pthread_mutex_unlock(&s->lock);
 	free(s->dev);
 	free(s->fragment);
+	free(s->fragment_plain);
 	s->dev = NULL;
 	s->fragment = NULL;
+	s->fragment_plain = NULL;
 	s->dev_cnt = 0;
 	s->need_launch_id = 0;
 	s->thread_local_bytes = 0;
@@ -1369,6 +1341,12 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		if (s->const_maps)
 			po.flags |= GBPF_PTX_CONST_MAP_TABLE;
 		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);
+		if (!rc && s->const_maps && s->map_cnt) {
+			struct gbpf_ptx_opts plain = po;
+
+			plain.flags &= ~GBPF_PTX_CONST_MAP_TABLE;
+			rc = gbpf_ptx_emit(dp, s->dev_cnt, &plain, &s->fragment_plain, NULL, log, log_size);
+		}
 		if (!rc && s->map_cnt) {
 			/* A re-attach gets fresh placements: its maps are a new region. */
 			s->dmaps = calloc(s->map_cnt, sizeof(*s->dmaps));
@@ -1386,7 +1364,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		if (rc)
 			goto fail;
 	}
-	rc = ca_san_attach(s, o, dp, &po, log, log_size);
+	rc = ca_san_attach(s, o, dp, log, log_size);
 	if (rc)
 		goto fail;
 	free(dp);
@@ -1419,6 +1397,8 @@ fail:
 	s->dev_cnt = 0;
 	free(s->fragment);
 	s->fragment = NULL;
+	free(s->fragment_plain);
+	s->fragment_plain = NULL;
 	return rc;
 }
 

@@ -325,13 +325,15 @@ static void test_launch_param(void)
 
 static void test_jit_fails(void)
 {
-	int rc = run("GBPF_FAKE_JIT_FAIL=1", 2);
+	int rc = run("GBPF_FAKE_JIT_FAIL=1", 3);
 
-	tap_ok(rc == 0 && strstr(out_buf, "app: 3 launches ok"), "app unaffected by a failing JIT (rc %d)", rc);
-	tap_ok(count(log_buf, "launch target_k instrumented=0") == 2, "original launches proceed when the JIT fails");
+	tap_ok(rc == 0 && strstr(out_buf, "app: 4 launches ok"), "app unaffected by a failing JIT (rc %d)", rc);
+	tap_ok(count(log_buf, "launch target_k instrumented=0") == 3, "original launches proceed when the JIT fails");
 	tap_ok(strstr(err_buf, "not instrumented") && strstr(err_buf, "JIT of the instrumented PTX"),
 	       "failing JIT reported as not instrumented");
-	tap_ok(count(log_buf, "load instrumented=1") == 1, "a failed kernel is not retried at every launch");
+	/* the first launch tries the module with the constant-bank map table, then without it */
+	tap_ok(count(log_buf, "load instrumented=1") == 2, "a failed kernel is not retried at every launch (%d loads)",
+	       count(log_buf, "load instrumented=1"));
 }
 
 /*
@@ -339,6 +341,27 @@ static void test_jit_fails(void)
  * and reported; a folder that cannot be written is reported and the kernel
  * is instrumented all the same. The report says where the time went.
  */
+/*
+ * The JIT refuses the module with the constant-bank map table (an
+ * application near the 64 KB of user constants): the kernel is injected
+ * again with the global table only, and instrumented.
+ */
+static void test_const_table_refused(void)
+{
+	int rc = run("GBPF_FAKE_CONST_FAIL=1", 2);
+
+	tap_ok(rc == 0 && strstr(out_buf, "app: 3 launches ok"), "constant table refused: the app runs (rc %d)", rc);
+	tap_ok(count(log_buf, "fault const") == 1 && count(log_buf, "launch target_k instrumented=1") == 2 &&
+		       !strstr(log_buf, "const=same") &&
+		       count(log_buf, "maps0=set") == 2,
+	       "constant table refused once: every launch instrumented from the global table (%d faults)",
+	       count(log_buf, "fault const"));
+	tap_ok(strstr(err_buf, "injected again with the global table only") && !strstr(err_buf, "not instrumented"),
+	       "constant table refused: the user is told, the kernel instrumented");
+	if (tap_failed)
+		diag_lines("stderr", err_buf), diag_lines("log", log_buf);
+}
+
 /*
  * A probe that prints, in two contexts: each context's queues are made
  * once, bound to its instrumented module (__gbpf_printq set for every
@@ -454,6 +477,7 @@ int main(int argc, char **argv)
 	test_register_fails();
 	test_ptx_dir();
 	test_print_queues();
+	test_const_table_refused();
 	test_context_churn();
 	test_two_contexts();
 	test_module_reload();

@@ -224,8 +224,10 @@ int main(int argc, char **argv)
 		tap_ok(strstr(reps, want) && strstr(reps, sc->told) &&
 			       (strstr(reps, "1|target_k|") || strstr(reps, "2|target_k|")),
 		       "%s: user told target_k runs uninstrumented, and why (\"%s\")", sc->name, sc->told);
-		tap_ok(count(flog, "fault load") <= 1,
-		       "%s: a failed kernel is not retried at every launch", sc->name);
+		/* ptxas' refusal (218) is tried again once without the constant-bank map table */
+		tap_ok(count(flog, "fault load") <= (strstr(sc->fault, "218") ? 2 : 1),
+		       "%s: a failed kernel is not retried at every launch (%d loads failed)", sc->name,
+		       count(flog, "fault load"));
 		if (tap_failed)
 			tap_diag("reports: %s", reps);
 	}

@@ -15,6 +15,9 @@
  *                                 that is not a number > 1 returns 1)
  *   GBPF_FAKE_ALLOC_FAIL=1        cuMemAlloc returns 2 (out of device memory)
  *   GBPF_FAKE_GLOBAL_FAIL=1       cuModuleGetGlobal finds no gbpf global
+ *   GBPF_FAKE_CONST_FAIL=1        loads of instrumented PTX with the
+ *                                 constant-bank map table return 218 (as
+ *                                 ptxas does when user constants pass 64 KB)
  * Each fault is logged ("fault NAME").
  *
  * Contexts: the primary one plus any made by cuCtxCreate (destroyed with
@@ -239,6 +242,12 @@ API CUresult cuModuleLoadDataEx(struct fmod **m, const void *img, unsigned n, in
 	/* reused=1: the handle of an unloaded module; second=1: ptx_app's reloaded module */
 	flog("load instrumented=%d reads_device=%d reused=%d second=%d", mod->instrumented,
 	     strstr(mod->text, "[__gbpf_device]") != NULL, reused, strstr(mod->text, "%second") != NULL);
+	if (mod->instrumented && getenv("GBPF_FAKE_CONST_FAIL") && strstr(mod->text, "__gbpf_maps_const")) {
+		flog("fault const");
+		free((void *)mod->text);
+		free(mod);
+		return 218; /* CUDA_ERROR_INVALID_PTX */
+	}
 	if (mod->instrumented && (getenv("GBPF_FAKE_JIT_FAIL") || knob("GBPF_FAKE_LOAD_FAIL", 200))) {
 		int code = getenv("GBPF_FAKE_JIT_FAIL") ? 218 /* CUDA_ERROR_INVALID_PTX */
 							: knob("GBPF_FAKE_LOAD_FAIL", 200);
