@@ -113,9 +113,10 @@ struct inject_owned {
 int cuda_inject(const struct gbpf_inject_opts *opts, struct gbpf_inject_result *result, char *log,
 		size_t log_size)
 {
-	/* the fragment the agent injects (cuda_agent.c) */
+	/* the fragment the agent injects first (cuda_agent.c), and under GBPF_CUDA_NO_CONST_MAPS its second */
 	struct gbpf_ptx_opts popts = {.sz = sizeof(popts), .arch = "sm_90",
-				      .flags = GBPF_PTX_THREAD_LOCAL_CTX | GBPF_PTX_CONST_MAP_TABLE};
+				      .flags = GBPF_PTX_THREAD_LOCAL_CTX |
+					       (getenv("GBPF_CUDA_NO_CONST_MAPS") ? 0 : GBPF_PTX_CONST_MAP_TABLE)};
 	struct inject_owned *own = NULL;
 	struct inject_plan plan;
 	char *fragment = NULL;

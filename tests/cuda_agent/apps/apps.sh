@@ -4,7 +4,7 @@
 # the less common ways to reach the GPU: NVRTC modules (PTX and cubin), CUDA
 # graphs (stream capture, explicit kernel node, exec update), cudaLaunchKernelEx
 # with clusters, several contexts and streams, >48 KB dynamic shared memory,
-# `__device__` globals read by the host, trace_printk, and PyTorch.
+# `__device__` globals read by the host, a full constant bank, trace_printk, and PyTorch.
 # Each app prints "grid=GxGxG block=BxBxB launches=L" per kernel configuration
 # ("ptx=no" on kernels that carry no PTX); the expected exit count under
 # exitcount.bpf.o is computed from those lines of the app's plain run.
@@ -33,7 +33,7 @@ apps_exits() {
 echo "== apps: build"
 cd "$ROOT" || exit 1
 nvcc -o "$A/nvrtc" examples/apps/nvrtc.cu -lnvrtc -lcuda 2>&1 | tail -3
-for app in graph multictx bigsmem devglobal; do
+for app in graph multictx bigsmem devglobal bigconst; do
 	nvcc -o "$A/$app" "examples/apps/$app.cu" -lcuda 2>&1 | tail -3
 done
 # Thread-block clusters need sm_90.
@@ -45,7 +45,7 @@ nvcc -arch=sm_90 -o "$A/bigsmem_sm90" examples/apps/bigsmem.cu 2>&1 | tail -3
 
 echo "== apps: gbpf run with exitcount"
 # graph_warm: `graph --warm`, its kernels instrumented before the stream capture.
-for app in nvrtc graph graph_warm launchex multictx bigsmem devglobal; do
+for app in nvrtc graph graph_warm launchex multictx bigsmem devglobal bigconst; do
 	bin=$app args=
 	[ "$app" = graph_warm ] && bin=graph args=--warm
 	if [ ! -x "$A/$bin" ]; then
@@ -85,6 +85,11 @@ if [ -x "$A/bigsmem_sm90" ] && [ -f "$BIN/mem_count.bpf.o" ]; then
 		"grep -Eq 'stage_k.*(attribute replay failed.*cuFuncSetAttribute\(8,|instrumented kernel failed to launch.*the original ran)' $O/bigsmem_max.err"
 	echo "# bigsmem --max reports: $(grep '^gbpf run' "$O/bigsmem_max.err" | head -4 | cut -c1-240 | tr '\n' '|')"
 fi
+# bigconst's __constant__ table leaves 8 bytes of the 64 KB bank: ptxas refuses the module with the
+# constant-bank map table, the agent injects the kernel again with the global table only (its exit
+# count is checked above) and says so.
+check "bigconst: refused with the constant-bank map table, instrumented with the global table, told" \
+	"grep 'sum_k' $O/bigconst.err | grep -q 'injected again with the global table only' && grep 'sum_k' $O/bigconst.err | grep -q ': instrumented'"
 # The cubin from NVRTC holds no PTX: the Compute Sanitizer engine (engine auto) patches it.
 check "nvrtc: the cubin's kernel patched by the Sanitizer engine, app ok" \
 	"grep 'rtc_axpy' $O/nvrtc.err | grep -q 'instrumented by the Compute Sanitizer' && grep -q 'rtc_axpy from cubin.*ok' $O/nvrtc.appout"
