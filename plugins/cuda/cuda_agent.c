@@ -1337,7 +1337,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		s->thread_local_bytes = gbpf_progs_thread_local_size(dp, s->dev_cnt);
 		po.flags |= GBPF_PTX_THREAD_LOCAL_CTX;
 		/* GBPF_CUDA_NO_CONST_MAPS: the global table only (comparisons) */
-		s->const_maps = !getenv("GBPF_CUDA_NO_CONST_MAPS");
+		s->const_maps = !getenv("GBPF_CUDA_NO_CONST_MAPS") && s->map_cnt <= GBPF_PTX_CONST_MAP_MAX;
 		if (s->const_maps)
 			po.flags |= GBPF_PTX_CONST_MAP_TABLE;
 		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);

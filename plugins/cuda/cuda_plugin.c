@@ -299,7 +299,7 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 			rc = -GBPF_ERRNO__JIT;
 			goto fail;
 		}
-		rc = set_const_map_table(d, p->mod, p->dmaps, maps, map_cnt);
+		rc = map_cnt <= GBPF_PTX_CONST_MAP_MAX ? set_const_map_table(d, p->mod, p->dmaps, maps, map_cnt) : 0;
 		if (rc) {
 			cuda_log(log, log_size,
 				 "cuda: cannot set __gbpf_maps_const / __gbpf_slots_const in the module");

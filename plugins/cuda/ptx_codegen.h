@@ -62,9 +62,12 @@
  * would otherwise hold in registers across the kernel (the whole table in
  * .const cost a vector add 34 -> 40 registers). Not for Compute Sanitizer
  * patch modules, which may not allocate constants. An object without maps
- * declares neither.
+ * declares neither, nor one of more than GBPF_PTX_CONST_MAP_MAX maps (the
+ * flag is ignored then): the tables share the 64 KB bank with the
+ * application's own constants.
  */
 #define GBPF_PTX_CONST_MAP_TABLE (1U << 2)
+#define GBPF_PTX_CONST_MAP_MAX 1024u
 /**
  * Declared (".reg .b64 %rtls_in_regs;") in a probe function that reaches its
  * thread-local values only by 64-bit loads and stores "[%rtls+N]" (N a

@@ -294,6 +294,26 @@ static void test_const_map_table(void)
 		       err);
 		free(ptx);
 	}
+	{
+		/* more maps than the bank is given to: the global table only, the lookup as without the flag */
+		static struct gbpf_map_desc many[GBPF_PTX_CONST_MAP_MAX + 1];
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_CONST_MAP_TABLE};
+		char err[512] = "", *ptx = NULL;
+		int rc;
+
+		for (size_t i = 0; i < sizeof(many) / sizeof(many[0]); i++)
+			many[i] = (struct gbpf_map_desc){.sz = sizeof(many[i]), .name = "a",
+							 .type = GBPF_MAP_TYPE_PERCPU_ARRAY, .key_size = 4,
+							 .value_size = 8, .max_entries = 16};
+		p.insns = prog;
+		p.insn_cnt = sizeof(prog) / sizeof(prog[0]);
+		p.maps = many;
+		p.map_cnt = sizeof(many) / sizeof(many[0]);
+		rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
+		tap_ok(rc == 0 && ptx && !strstr(ptx, ".const") && strstr(ptx, "ld.u32 %w12, [%r1+28];"),
+		       "constant map table, %u maps: the global table only %s", GBPF_PTX_CONST_MAP_MAX + 1, err);
+		free(ptx);
+	}
 }
 
 static void test_inline_lookups(void)
