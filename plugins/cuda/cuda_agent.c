@@ -42,7 +42,7 @@
 #include "cuda_primary.h"
 #include "cuda_printq_host.h"
 #include "cuda_timeline.h"
-#include "maps/map_layout.h"
+#include "maps/map.h"
 #include "plugins/cuda/intercept/intercept.h"
 #include "plugins/cuda/sanitizer/san_engine.h"
 #include "ptx_codegen.h"
@@ -1337,7 +1337,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		s->thread_local_bytes = gbpf_progs_thread_local_size(dp, s->dev_cnt);
 		po.flags |= GBPF_PTX_THREAD_LOCAL_CTX;
 		/* GBPF_CUDA_NO_CONST_MAPS: the global table only (comparisons) */
-		s->const_maps = !getenv("GBPF_CUDA_NO_CONST_MAPS") && s->map_cnt <= GBPF_PTX_CONST_MAP_MAX;
+		s->const_maps = !getenv("GBPF_CUDA_NO_CONST_MAPS") && gbpf_ptx_const_map_table(s->map_cnt);
 		if (s->const_maps)
 			po.flags |= GBPF_PTX_CONST_MAP_TABLE;
 		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);
@@ -1357,8 +1357,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 							 ca_devmaps_report, s);
 			/* the device copies are made from these blocks, headers and all (cuda_devmaps.h) */
 			for (size_t m = 0; !rc && m < s->map_cnt; m++)
-				if (s->maps[m].mem && s->maps[m].mem_size >= sizeof(struct gbpf_map_hdr))
-					s->map_slots[m] = ((const struct gbpf_map_hdr *)s->maps[m].mem)->nr_slots;
+				s->map_slots[m] = gbpf_map_nr_slots(&s->maps[m]);
 		}
 		free(host_used);
 		if (rc)

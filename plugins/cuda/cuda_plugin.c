@@ -20,7 +20,7 @@
 #include "cuda_driver.h"
 #include "cuda_printq_host.h"
 #include "cuda_inject_op.h"
-#include "maps/map_layout.h"
+#include "maps/map.h"
 #include "ptx_codegen.h"
 #include "plugins/cuda/sanitizer/san_engine.h"
 #include "plugins/cuda/sanitizer/san_process.h"
@@ -205,8 +205,7 @@ static int set_const_map_table(struct cuda_driver *d, CUmodule mod, const CUdevi
 	if (!slots)
 		return -ENOMEM;
 	for (i = 0; i < map_cnt; i++)
-		if (maps[i].mem && maps[i].mem_size >= sizeof(struct gbpf_map_hdr))
-			slots[i] = ((const struct gbpf_map_hdr *)maps[i].mem)->nr_slots;
+		slots[i] = gbpf_map_nr_slots(&maps[i]);
 	if (d->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_maps_const") == CUDA_SUCCESS &&
 	    sym_size >= map_cnt * sizeof(*dmaps) &&
 	    d->cuMemcpyHtoD(sym, dmaps, map_cnt * sizeof(*dmaps)) == CUDA_SUCCESS &&
@@ -299,7 +298,7 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 			rc = -GBPF_ERRNO__JIT;
 			goto fail;
 		}
-		rc = map_cnt <= GBPF_PTX_CONST_MAP_MAX ? set_const_map_table(d, p->mod, p->dmaps, maps, map_cnt) : 0;
+		rc = gbpf_ptx_const_map_table(map_cnt) ? set_const_map_table(d, p->mod, p->dmaps, maps, map_cnt) : 0;
 		if (rc) {
 			cuda_log(log, log_size,
 				 "cuda: cannot set __gbpf_maps_const / __gbpf_slots_const in the module");

@@ -1266,7 +1266,7 @@ static int emit_program(struct ptx_buf *b, const struct gbpf_prog_desc *p, size_
 	struct ptx_cg cg = {
 		.b = b, .prog = p, .prog_idx = idx, .insns = p->insns, .n = p->insn_cnt,
 		.kernel = kernel, .tls_ctx = (flags & GBPF_PTX_THREAD_LOCAL_CTX) != 0,
-		.const_maps = (flags & GBPF_PTX_CONST_MAP_TABLE) != 0 && p->map_cnt <= GBPF_PTX_CONST_MAP_MAX,
+		.const_maps = (flags & GBPF_PTX_CONST_MAP_TABLE) && gbpf_ptx_const_map_table(p->map_cnt),
 		.exit_struct = used[GBPF_HELPER_GPU_EXIT],
 		.hash_stable = !used[GBPF_HELPER_MAP_DELETE_ELEM], .rsv_off = rsv_off,
 		.count = count, .err = err, .err_size = err_size,

@@ -68,6 +68,12 @@
  */
 #define GBPF_PTX_CONST_MAP_TABLE (1U << 2)
 #define GBPF_PTX_CONST_MAP_MAX 1024u
+
+/** 1 when an object of @p map_cnt maps gets the constant-bank map table under GBPF_PTX_CONST_MAP_TABLE. */
+static inline int gbpf_ptx_const_map_table(size_t map_cnt)
+{
+	return map_cnt && map_cnt <= GBPF_PTX_CONST_MAP_MAX;
+}
 /**
  * Declared (".reg .b64 %rtls_in_regs;") in a probe function that reaches its
  * thread-local values only by 64-bit loads and stores "[%rtls+N]" (N a

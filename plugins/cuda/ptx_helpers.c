@@ -446,8 +446,7 @@ void ptx_emit_module_helpers(struct ptx_buf *b, const uint8_t *used, size_t map_
 	int copy = 0, printq = 0, maps = 0;
 
 	ptx_buf_printf(b, ".visible .global .align 8 .u64 __gbpf_maps[%zu];\n", map_cnt ? map_cnt : 1);
-	/* no maps, no lookups: nothing for the host to set; too many for the bank: the global table only */
-	if (const_maps && map_cnt && map_cnt <= GBPF_PTX_CONST_MAP_MAX)
+	if (const_maps && gbpf_ptx_const_map_table(map_cnt))
 		ptx_buf_printf(b, ".visible .const .align 8 .u64 __gbpf_maps_const[%zu];\n"
 				  ".visible .const .align 4 .u32 __gbpf_slots_const[%zu];\n",
 			       map_cnt, map_cnt);

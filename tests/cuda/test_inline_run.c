@@ -34,7 +34,6 @@
 #include "cuda_test_util.h"
 #include "dt_inline.h"
 #include "maps/map.h"
-#include "maps/map_layout.h"
 #include "plugins/cuda/ptx/ptx.h"
 #include "ptx_codegen.h"
 #include "tap.h"
@@ -99,8 +98,7 @@ static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inl
 static int set_const_tables(struct gpu *g, CUmodule mod, const CUdeviceptr dmaps[2],
 			    const struct gbpf_map_instance maps[2])
 {
-	uint32_t slots[2] = {((const struct gbpf_map_hdr *)maps[0].mem)->nr_slots,
-			     ((const struct gbpf_map_hdr *)maps[1].mem)->nr_slots};
+	uint32_t slots[2] = {gbpf_map_nr_slots(&maps[0]), gbpf_map_nr_slots(&maps[1])};
 	CUdeviceptr sym;
 	size_t sym_size;
 

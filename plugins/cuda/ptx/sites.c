@@ -748,11 +748,6 @@ static void tx_spec_call(struct text *t, struct kctx *k, unsigned i, struct gbpf
 }
 
 /*
- * @p spec_limit: past the inline budget, a memory site calls the copy of a
- * probe of up to that many statements specialised to its constants
- * (spec_for) rather than the probe itself; 0: never.
- */
-/*
  * Around a probe that reaches the thread-local values in memory (a call, or an
  * inlined copy that keeps memory): the kernel's registers that hold them are
  * stored after the context first and loaded back after it (@p fill).
@@ -766,32 +761,13 @@ static void tx_tls_spill(struct text *t, const struct kctx *k, bool fill)
 			gbpf_ptx_tx(t, "st.local.u64 [" CTX_NAME "+%u], " TLS_REG_FMT ";\n", CTX_SIZE + 8 * i, i);
 }
 
-static void site_call_any(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
-			  struct gbpf_ptx_fold *fold, unsigned spec_limit, bool *tls_regs);
-
-static void site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
-		      struct gbpf_ptx_fold *fold, unsigned spec_limit)
-{
-	size_t at = t->len;
-	bool tls_regs = false;
-	char *after;
-
-	site_call_any(t, k, probe, max_inline, fold, spec_limit, &tls_regs);
-	if (!k->tls_bytes || tls_regs || probe_tls_use(k->m, probe) == TLS_NONE || t->oom)
-		return;
-	/* the spill goes before everything the site emitted */
-	after = strdup(t->p + at);
-	if (!after) {
-		t->oom = true;
-		return;
-	}
-	t->len = at;
-	tx_tls_spill(t, k, false);
-	gbpf_ptx_tx(t, "%s", after);
-	free(after);
-	tx_tls_spill(t, k, true);
-}
-
+/*
+ * Probe @probe at a site: inlined, its specialised copy or a call.
+ * @p spec_limit: past the inline budget, a memory site calls the copy of a
+ * probe of up to that many statements specialised to its constants
+ * (spec_for) rather than the probe itself; 0: never. *@p tls_regs: an
+ * inlined copy keeps the thread-local values in the kernel's registers.
+ */
 static void site_call_any(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
 			  struct gbpf_ptx_fold *fold, unsigned spec_limit, bool *tls_regs)
 {
@@ -816,6 +792,30 @@ static void site_call_any(struct text *t, struct kctx *k, unsigned probe, unsign
 	gbpf_ptx_tx(t, "{\n.param .b64 __gbpf_arg;\n.param .b64 __gbpf_ret;\n");
 	gbpf_ptx_tx(t, "st.param.b64 [__gbpf_arg], %%__gbpf_rd0;\n");
 	gbpf_ptx_tx(t, "call (__gbpf_ret), __gbpf_probe_%u, (__gbpf_arg);\n}\n", probe);
+}
+
+/* site_call_any, with the thread-local values spilled around a probe that keeps them in memory. */
+static void site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
+		      struct gbpf_ptx_fold *fold, unsigned spec_limit)
+{
+	size_t at = t->len;
+	bool tls_regs = false;
+	char *after;
+
+	site_call_any(t, k, probe, max_inline, fold, spec_limit, &tls_regs);
+	if (!k->tls_bytes || tls_regs || probe_tls_use(k->m, probe) == TLS_NONE || t->oom)
+		return;
+	/* the spill goes before everything the site emitted */
+	after = strdup(t->p + at);
+	if (!after) {
+		t->oom = true;
+		return;
+	}
+	t->len = at;
+	tx_tls_spill(t, k, false);
+	gbpf_ptx_tx(t, "%s", after);
+	free(after);
+	tx_tls_spill(t, k, true);
 }
 
 void gbpf_ptx_site_call(struct text *t, struct kctx *k, unsigned probe, unsigned max_inline,
