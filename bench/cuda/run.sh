@@ -337,7 +337,7 @@ r=$(ratio "$ts" "$hs"); row "mem_stride: injected vs hand-written" "$ts vs $hs u
 r=$(ratio "$hm" "$p"); row "hand-written mem_trace itself, 2^24" "$hm vs $p us" "$r" "-" "info"
 # The same statistics with the thread's last address in a GPU_THREAD_LOCAL map: the thread's frame for
 # its run (zero at its start, so each launch starts afresh), no global memory at any access
-# (bench/cuda/probes/mem_trace_local, mem_stride_local); by hand, the last address in a register
+# (mem_trace_local, mem_stride_local: mem_trace and mem_stride built with -DMEM_TRACE_LAST_THREAD_LOCAL); by hand, the last address in a register
 # (HAND_MEMTRACE=10/11). Strides: 2 a thread and launch of vec_add (55), 1 a thread of init.
 run vecadd24-meml "$O/vecadd24.meml" "$BIN/gbpf" -j run "$BIN/mem_trace_local.bpf.o" -- "$A/vecadd" 24 50
 run vecadd24-memsl "$O/vecadd24.memsl" "$BIN/gbpf" -j run "$BIN/mem_stride_local.bpf.o" -- "$A/vecadd" 24 50

@@ -12,8 +12,9 @@
  * its start), so the first access of each launch starts afresh rather than
  * measuring from the thread of the same index in the previous launch, and
  * no access reads or writes global memory for it. The CUDA and SPIR-V
- * backends keep such maps (bench/cuda/probes/mem_trace_local.bpf.c); the
- * HIP backend and the Compute Sanitizer engine refuse them.
+ * backends keep such maps (bench/cuda/meson.build builds mem_trace.bpf.c
+ * with it as mem_trace_local.bpf.o); the HIP backend and the Compute
+ * Sanitizer engine refuse them.
  */
 #ifndef GBPF_EXAMPLES_MEM_TRACE_H
 #define GBPF_EXAMPLES_MEM_TRACE_H

@@ -4,7 +4,9 @@
  * distance between a thread's consecutive accesses (its last address in a
  * per-GPU-thread slot, the histogram per SM). bench/cuda/run.sh runs it
  * beside mem_trace and mem_count, and compares it with the same histogram
- * written by hand in CUDA (vecadd_bench.cu -DHAND_MEMTRACE=3).
+ * written by hand in CUDA (vecadd_bench.cu -DHAND_MEMTRACE=3). Built with
+ * -DMEM_TRACE_LAST_THREAD_LOCAL (mem_stride_local.bpf.o) the last address is
+ * thread-local instead (mem_trace.h), against -DHAND_MEMTRACE=11.
  */
 #define MEM_TRACE_STRIDE
 #include "../../../examples/mem_trace/mem_trace.h"
