@@ -136,7 +136,8 @@ tl = os.path.join(os.path.dirname(examples), "tests", "cli", "thread_local.bpf.o
 p, j = run("-j", "prog", "run", "--backend", "cpu", "--threads", "300", tl, check_json=True)
 names = [m["name"] for m in (j or {}).get("maps", [])]
 rn = next((m for m in (j or {}).get("maps", []) if m["name"] == "runs"), {})
-ok((j or {}).get("r0") == 3 and (j or {}).get("threads_with_other_r0") == 0 and "mine" not in names and [d["value"] for d in rn.get("data", [])] == [300],
+ok((j or {}).get("r0") == 3 and (j or {}).get("threads_with_other_r0") == 0 and "mine" not in names
+   and [d["value"] for d in rn.get("data", [])] == [300],
    "thread-local map: every instance starts at zero, 300 runs, no values for the host (%s)" % p.stderr.strip()[:200])
 # without a choice of backend: the best one runs it (every backend but hip keeps thread-local values);
 # one that refused it would hand it to the interpreter and say why

@@ -397,7 +397,8 @@ static void fake_print(uint64_t dev_block, uint64_t launch_id)
 	memcpy(&nq, dev + 8, 4);
 	memcpy(&nslots, dev + 12, 4);
 	if (!drops_added) {
-		__atomic_fetch_add((uint64_t *)(dev + 72), (uint64_t)knob("GBPF_FAKE_PRINT_DROPS", 0), __ATOMIC_RELAXED);
+		__atomic_fetch_add((uint64_t *)(dev + 72), (uint64_t)knob("GBPF_FAKE_PRINT_DROPS", 0),
+				   __ATOMIC_RELAXED);
 		drops_added = 1;
 	}
 	pos = __atomic_fetch_add((uint64_t *)(dev + 64), 1, __ATOMIC_RELAXED);
