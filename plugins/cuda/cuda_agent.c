@@ -1357,7 +1357,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 							 ca_devmaps_report, s);
 			/* the device copies are made from these blocks, headers and all (cuda_devmaps.h) */
 			for (size_t m = 0; !rc && m < s->map_cnt; m++)
-				s->map_slots[m] = gbpf_map_nr_slots(&s->maps[m]);
+				s->map_slots[m] = gbpf_ptx_const_slots(gbpf_map_nr_slots(&s->maps[m]));
 		}
 		free(host_used);
 		if (rc)

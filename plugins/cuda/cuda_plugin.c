@@ -193,7 +193,7 @@ static void cuda_prog_unload(struct gbpf_backend_prog *p)
 	free(p);
 }
 
-/* GBPF_PTX_CONST_MAP_TABLE's copy of the table and each map's nr_slots (from its block's header) */
+/* GBPF_PTX_CONST_MAP_TABLE's copy of the table and each map's nr_slots (gbpf_ptx_const_slots of its header's) */
 static int set_const_map_table(struct cuda_driver *d, CUmodule mod, const CUdeviceptr *dmaps,
 			       const struct gbpf_map_instance *maps, size_t map_cnt)
 {
@@ -205,7 +205,7 @@ static int set_const_map_table(struct cuda_driver *d, CUmodule mod, const CUdevi
 	if (!slots)
 		return -ENOMEM;
 	for (i = 0; i < map_cnt; i++)
-		slots[i] = gbpf_map_nr_slots(&maps[i]);
+		slots[i] = gbpf_ptx_const_slots(gbpf_map_nr_slots(&maps[i]));
 	if (d->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_maps_const") == CUDA_SUCCESS &&
 	    sym_size >= map_cnt * sizeof(*dmaps) &&
 	    d->cuMemcpyHtoD(sym, dmaps, map_cnt * sizeof(*dmaps)) == CUDA_SUCCESS &&

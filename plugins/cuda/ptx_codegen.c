@@ -523,6 +523,10 @@ static int emit_jump(struct ptx_cg *cg, size_t pc)
 	default:
 		return ptx_fail(cg, pc, -EINVAL, "unknown jump opcode 0x%02x", in->code);
 	}
+	/* unsigned or equal, both high halves 0 (ptx_range.h): the low halves decide */
+	if (is64 && op != GBPF_JSET && cmp[strlen(cmp) - 1] == 'u' && cg->range[in->dst].hi_zero &&
+	    (x ? in->src < 10 && cg->range[in->src].hi_zero : in->imm >= 0))
+		is64 = 0;
 	if (is64) {
 		snprintf(a, sizeof(a), "%%r%u", in->dst);
 		if (x)
@@ -698,6 +702,7 @@ static void reg_track_update(struct ptx_cg *cg, const struct gbpf_insn *in)
 	uint8_t *p = cg->ptr, cls = GBPF_CLASS(in->code), op = GBPF_OP(in->code);
 	unsigned d = in->dst;
 
+	ptx_range_update(cg->range, in);
 	imm_track_update(cg, in);
 	/* before the pointer facts change: a store's target is judged by them */
 	uni_track_update(cg, in);
@@ -807,6 +812,7 @@ static void track_forget(struct ptx_cg *cg)
 	memset(cg->stk_known, 0, sizeof(cg->stk_known));
 	memset(cg->tls_known, 0, sizeof(cg->tls_known));
 	memset(cg->imm_known, 0, sizeof(cg->imm_known));
+	ptx_range_forget(cg->range, GBPF_REG_COUNT);
 	memset(cg->uni, 0, sizeof(cg->uni));
 }
 
@@ -834,9 +840,11 @@ static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 		memcpy(t->tls_off, cg->tls_off, sizeof(t->tls_off));
 		memcpy(t->imm_known, cg->imm_known, sizeof(t->imm_known));
 		memcpy(t->imm_val, cg->imm_val, sizeof(t->imm_val));
+		memcpy(t->range, cg->range, sizeof(t->range));
 		memcpy(t->uni, cg->uni, sizeof(t->uni));
 		return;
 	}
+	ptx_range_meet(t->range, cg->range, GBPF_REG_COUNT);
 	for (unsigned r = 0; r < GBPF_REG_COUNT; r++) {
 		if (!uni_same(&t->uni[r], &cg->uni[r]))
 			memset(&t->uni[r], 0, sizeof(t->uni[r]));
@@ -847,6 +855,17 @@ static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 		t->tls_known[r] = t->tls_known[r] && cg->tls_known[r] && t->tls_off[r] == cg->tls_off[r];
 		t->imm_known[r] = t->imm_known[r] && cg->imm_known[r] && t->imm_val[r] == cg->imm_val[r];
 	}
+}
+
+/* A jump's facts into its target's @p t: a conditional one's, as where it is taken. */
+static void track_jump_into(struct ptx_cg *cg, const struct gbpf_insn *in, struct ptx_track *t)
+{
+	struct ptx_range fall[GBPF_REG_COUNT];
+
+	memcpy(fall, cg->range, sizeof(fall));
+	ptx_range_branch(cg->range, in, 1, cg->imm_known, cg->imm_val);
+	track_meet_into(cg, t);
+	memcpy(cg->range, fall, sizeof(fall));
 }
 
 /*
@@ -874,6 +893,7 @@ static void track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 			memcpy(cg->tls_off, t->tls_off, sizeof(cg->tls_off));
 			memcpy(cg->imm_known, t->imm_known, sizeof(cg->imm_known));
 			memcpy(cg->imm_val, t->imm_val, sizeof(cg->imm_val));
+			memcpy(cg->range, t->range, sizeof(cg->range));
 			memcpy(cg->uni, t->uni, sizeof(cg->uni));
 			return;
 		}
@@ -1017,16 +1037,20 @@ static int emit_body(struct ptx_cg *cg, const struct ptx_func *fn)
 		}
 		reg_track_update(cg, in);
 		align_update(cg, in);
-		if (is_count_move(cg, pc) && in->dst < 10)
+		if (is_count_move(cg, pc) && in->dst < 10) {
 			/* the sum is neither the immediate nor the same in every lane */
 			cg->imm_known[in->dst] = cg->align[in->dst] = 0;
+			ptx_range_forget(&cg->range[in->dst], 1);
+		}
 		/* a jump hands its facts to its target (forward only: a loop's header forgets) */
 		if (is_cond_or_ja(in->code) && cg->join) {
 			long long t = jump_target(in, pc);
 
 			if (t > (long long)pc && t < (long long)fn->end)
-				track_meet_into(cg, &cg->join[cg->join_at[t] - 1]);
+				track_jump_into(cg, in, &cg->join[cg->join_at[t] - 1]);
 		}
+		if (is_cond_or_ja(in->code)) /* where it falls through */
+			ptx_range_branch(cg->range, in, 0, cg->imm_known, cg->imm_val);
 		falls = in->code != GBPF_OP_JA && in->code != GBPF_OP_GOTOL && in->code != GBPF_OP_EXIT;
 	}
 	if (!rc && pc == fn->end) {

@@ -75,6 +75,20 @@ static inline int gbpf_ptx_const_map_table(size_t map_cnt)
 	return map_cnt && map_cnt <= GBPF_PTX_CONST_MAP_MAX;
 }
 /**
+ * The per-CPU (per-SM) copies the constant table's __gbpf_slots_const says a
+ * map has: its nr_slots, at least 1 and at most GBPF_PTX_CONST_SLOTS_MAX.
+ * Each SM takes copy min(%smid, n - 1), so a smaller n only makes the last
+ * SMs share a copy (the host sums the copies); with the bound, the code
+ * generator takes an element's offset in 32 bits (a plane of up to 4 MB) and
+ * never checks n against 0.
+ */
+#define GBPF_PTX_CONST_SLOTS_MAX 1024u
+static inline uint32_t gbpf_ptx_const_slots(uint32_t nr_slots)
+{
+	return nr_slots < 1 ? 1 : nr_slots > GBPF_PTX_CONST_SLOTS_MAX ? GBPF_PTX_CONST_SLOTS_MAX : nr_slots;
+}
+
+/**
  * Declared (".reg .b64 %rtls_in_regs;") in a probe function that reaches its
  * thread-local values only by 64-bit loads and stores "[%rtls+N]" (N a
  * multiple of 8): where the injector inlines it, each 8 bytes may live in a

@@ -15,6 +15,7 @@
 #include <gbpf/prog.h>
 
 #include "ptx_buf.h"
+#include "ptx_range.h"
 
 /** Helper ids below this bound are tracked in the "used" set. */
 #define PTX_HELPER_ID_MAX 1024u
@@ -141,6 +142,9 @@ struct ptx_cg {
 	 *  needs no match of the value. */
 	uint8_t imm_known[GBPF_REG_COUNT];
 	uint64_t imm_val[GBPF_REG_COUNT];
+	/** Upper bounds of the registers' values (ptx_range.h), tracked like
+	 *  imm_known and refined on each edge of a conditional jump. */
+	struct ptx_range range[GBPF_REG_COUNT];
 	/** Registers holding a warp-uniform map value pointer (struct ptx_uni_ptr):
 	 *  copied by 64-bit moves, forgotten by any other write and by calls
 	 *  (r0..r5), met at joins; call_r0_uni is r0's after the call being
@@ -206,6 +210,7 @@ struct ptx_track {
 	long long tls_off[GBPF_REG_COUNT];
 	uint8_t imm_known[GBPF_REG_COUNT];
 	uint64_t imm_val[GBPF_REG_COUNT];
+	struct ptx_range range[GBPF_REG_COUNT];
 	struct ptx_uni_ptr uni[GBPF_REG_COUNT];
 };
 

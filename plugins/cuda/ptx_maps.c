@@ -484,6 +484,26 @@ static void emit_sm_copy_elem(struct ptx_cg *cg, unsigned index, unsigned slot, 
 }
 
 /*
+ * emit_sm_copy_elem where %w12 holds the map's copies from __gbpf_slots_const
+ * (the map in %r1, the index in %w10): the host wrote 1 .. GBPF_PTX_CONST_SLOTS_MAX
+ * there (gbpf_ptx_const_slots), so no copy count is checked against 0, and
+ * where that many planes fit below 4 GB the element's whole offset is taken in
+ * 32 bits: two multiply-adds and one 64-bit add, where the 64-bit form costs
+ * eleven SASS instructions on sm_90 (its products in 64 bits, the base moved
+ * out of uniform registers). Returns 0 (nothing emitted) for larger planes.
+ */
+static int emit_sm_copy_elem_const(struct ptx_cg *cg, uint64_t plane, uint32_t stride)
+{
+	if (plane * GBPF_PTX_CONST_SLOTS_MAX + GBPF_MAP_HDR_SIZE > UINT32_MAX)
+		return 0;
+	ptx_buf_printf(cg->b, "mov.u32 %%w11, %%smid;\nadd.u32 %%w12, %%w12, -1;\nmin.u32 %%w11, %%w11, %%w12;\n"
+			      "mad.lo.u32 %%w13, %%w10, %u, %u;\nmad.lo.u32 %%w13, %%w11, %u, %%w13;\n"
+			      "cvt.u64.u32 %%t10, %%w13;\nadd.u64 %%r0, %%r1, %%t10;\n",
+		       stride, GBPF_MAP_HDR_SIZE, (uint32_t)plane);
+	return 1;
+}
+
+/*
  * Arrays, per-CPU (per-SM) and per-GPU-thread arrays: address arithmetic,
  * bounds checked, instead of the generic routine that reads the map header
  * (only nr_slots, which the host sets per device or launch, is read).
@@ -504,13 +524,16 @@ static int emit_array_lookup(struct ptx_cg *cg, const struct gbpf_map_desc *d, c
 			ptx_buf_printf(b, "ld.const.u32 %%w12, [__gbpf_slots_const+%zu];\n", m * 4);
 	}
 	emit_key_u32(cg, ks);
-	ptx_buf_printf(b, "mov.u64 %%r0, 0;\nsetp.ge.u32 %%p6, %%w10, %u;\n@%%p6 bra $Lk%u_%zu;\n",
-		       d->max_entries, id, cg->prog_idx);
+	/* a key from a register the program has bounded below max_entries on every path needs no check */
+	if (ks->kind != KEY_REG || cg->range[ks->reg].lo_max >= d->max_entries)
+		ptx_buf_printf(b, "mov.u64 %%r0, 0;\nsetp.ge.u32 %%p6, %%w10, %u;\n@%%p6 bra $Lk%u_%zu;\n",
+			       d->max_entries, id, cg->prog_idx);
 	switch (d->type) {
 	case GBPF_MAP_TYPE_PERCPU_ARRAY:
 		/* slot-major: slot * plane + i * stride */
-		emit_sm_copy_elem(cg, 10, 11, 12, slots_const, 10, 11, gbpf_map_plane_size(d->max_entries, stride),
-				  stride, GBPF_MAP_HDR_SIZE);
+		if (!slots_const || !emit_sm_copy_elem_const(cg, gbpf_map_plane_size(d->max_entries, stride), stride))
+			emit_sm_copy_elem(cg, 10, 11, 12, slots_const, 10, 11,
+					  gbpf_map_plane_size(d->max_entries, stride), stride, GBPF_MAP_HDR_SIZE);
 		break;
 	case GBPF_MAP_TYPE_PERGPUTHREAD_ARRAY:
 		/* index-major: i * nr_slots + linear thread id (bounds: thread < nr_slots) */

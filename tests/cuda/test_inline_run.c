@@ -98,7 +98,8 @@ static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inl
 static int set_const_tables(struct gpu *g, CUmodule mod, const CUdeviceptr dmaps[2],
 			    const struct gbpf_map_instance maps[2])
 {
-	uint32_t slots[2] = {gbpf_map_nr_slots(&maps[0]), gbpf_map_nr_slots(&maps[1])};
+	uint32_t slots[2] = {gbpf_ptx_const_slots(gbpf_map_nr_slots(&maps[0])),
+			     gbpf_ptx_const_slots(gbpf_map_nr_slots(&maps[1]))};
 	CUdeviceptr sym;
 	size_t sym_size;
 

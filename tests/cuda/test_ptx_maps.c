@@ -316,6 +316,73 @@ static void test_const_map_table(void)
 	}
 }
 
+/*
+ * A key the program bounds itself (ptx_range.h): clang's clamp of a
+ * histogram slot, `if (slot >= N) slot = N - 1`, on a zero-extended copy of
+ * the register the key is stored from, then a per-CPU array lookup and an add.
+ * Below max_entries on every path the lookup has no bounds check and the
+ * 64-bit compare is a 32-bit one; a clamp to max_entries itself keeps the
+ * check. With the constant map table the element's offset is taken in 32
+ * bits while GBPF_PTX_CONST_SLOTS_MAX planes fit below 4 GB, else in 64.
+ */
+static void test_key_bounds(void)
+{
+	static const struct {
+		int32_t clamp;
+		uint32_t max_entries, value_size;
+		int checked, offset32;
+	} cases[] = {
+		{47, 48, 8, 0, 1},        /* mem_trace's histogram */
+		{48, 48, 8, 1, 1},        /* the clamp lets 48 through: checked */
+		{47, 48, 1u << 20, 0, 0}, /* 48 planes of 1 MB: 1,024 of them do not fit 32 bits */
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		/* r0 = thread id; r1 = zext(r0); if (clamp > r1) goto store; r0 = clamp; store: key = r0 */
+		const struct gbpf_insn prog[] = {
+			I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0xbf, 1, 0, 0, 0), I(0x67, 1, 0, 0, 32),
+			I(0x77, 1, 0, 0, 32), I(0xb7, 2, 0, 0, cases[c].clamp), I(0x2d, 2, 1, 1, 0),
+			I(0xb7, 0, 0, 0, cases[c].clamp), I(0x63, 10, 0, -8, 0), I(0xbf, 2, 10, 0, 0),
+			I(0x07, 2, 0, 0, -8), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0),
+			I(0x85, 0, 0, 0, 1), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1),
+			I(0xdb, 0, 1, 0, GBPF_ATOMIC_ADD), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
+		struct gbpf_map_desc md = {.sz = sizeof(md), .name = "hist", .type = GBPF_MAP_TYPE_PERCPU_ARRAY,
+					   .key_size = 4, .value_size = cases[c].value_size,
+					   .max_entries = cases[c].max_entries};
+		struct gbpf_prog_desc p = {.sz = sizeof(p), .name = "clamp", .section = "gpu/mem/k", .insns = prog,
+					   .insn_cnt = sizeof(prog) / sizeof(prog[0]), .maps = &md, .map_cnt = 1,
+					   .source_file = "test_ptx_maps.c"};
+		struct gbpf_ptx_opts o = {.sz = sizeof(o), .arch = "sm_90", .flags = GBPF_PTX_CONST_MAP_TABLE};
+		const struct gbpf_prog_desc *pp = &p;
+		char err[512] = "", log[2048] = "", check[64], *ptx = NULL;
+		int rc;
+
+		rc = gbpf_ptx_emit(&pp, 1, &o, &ptx, NULL, err, sizeof(err));
+		if (!tap_ok(rc == 0 && ptx, "key clamped to %d, %u entries: PTX generated %s", cases[c].clamp,
+			    cases[c].max_entries, err))
+			continue;
+		snprintf(check, sizeof(check), "setp.ge.u32 %%p6, %%w10, %u;", cases[c].max_entries);
+		tap_ok(!strstr(ptx, check) == !cases[c].checked, "key clamped to %d, %u entries: %s", cases[c].clamp,
+		       cases[c].max_entries, cases[c].checked ? "the lookup checks the key" : "no check of the key");
+		tap_ok(strstr(ptx, "setp.gt.u32 %p0, %w4, %w5;") && !strstr(ptx, "setp.gt.u64"),
+		       "key clamped to %d: the clamp's compare of two values below 2^32 is a 32-bit one",
+		       cases[c].clamp);
+		tap_ok(!strstr(ptx, "mad.lo.u32 %w13, %w11,") == !cases[c].offset32 &&
+			       (!cases[c].offset32 ||
+				(!strstr(ptx, "max.u32 %w12") && strstr(ptx, "add.u32 %w12, %w12, -1;"))),
+		       "%u-byte values: the element's offset in %s bits%s", cases[c].value_size,
+		       cases[c].offset32 ? "32" : "64",
+		       cases[c].offset32 ? ", the copy count trusted to be 1 or more" : "");
+		if (ptxas_path())
+			tap_ok(ptxas_fragment(ptx, "sm_90", log, sizeof(log)) == 0,
+			       "key clamped to %d, %u-byte values: ptxas accepts %s", cases[c].clamp,
+			       cases[c].value_size, log);
+		else
+			tap_skip("ptxas not found");
+		free(ptx);
+	}
+}
+
 static void test_inline_lookups(void)
 {
 	static const char *const no_call[] = {"call (__hr), __gbpf_h_map_lookup", NULL};
@@ -1134,6 +1201,7 @@ int main(void)
 	}
 	test_inline_lookups();
 	test_const_map_table();
+	test_key_bounds();
 	test_atomic_provenance();
 	test_atomic_value_constant();
 	test_atomic_address_uniform();

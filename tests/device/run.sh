@@ -18,7 +18,7 @@ mkdir -p "$B" "${OUT:-$B}"
 cd "$ROOT" || exit 1
 
 CF="-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Iinclude -I. -Iplugins/cuda"
-CODEGEN="plugins/cuda/ptx_buf.c plugins/cuda/ptx_codegen.c plugins/cuda/ptx_counter.c plugins/cuda/ptx_split.c plugins/cuda/ptx_mem.c plugins/cuda/ptx_helpers.c plugins/cuda/ptx_maps.c plugins/cuda/ptx_hash.c plugins/cuda/ptx_ring.c plugins/cuda/ptx_reserve.c plugins/cuda/cuda_printq_ptx.c"
+CODEGEN="$(ls plugins/cuda/ptx_*.c | tr '\n' ' ') plugins/cuda/cuda_printq_ptx.c"
 MAPS=$(ls maps/*.c 2>/dev/null | tr '\n' ' ')
 PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 PLUGIN=$B/libgbpf-cuda.so
