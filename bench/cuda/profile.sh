@@ -3,7 +3,8 @@
 # vec_add launch (2^24 elements, or 2^GBPF_PROFILE_LOG2N) instrumented with PROBE (a probe object in
 # BIN, default mem_count), next to the same probe written by hand in CUDA
 # (vecadd_bench.cu built with -D HAND, default HAND_MEMTRACE=5: mem_count's
-# counters with the warp instructions gbpf's inlined lookup runs).
+# counters with the warp instructions gbpf's inlined lookup runs; several
+# definitions separated by spaces: "HAND_HASH=1 HAND_HASH_LAYOUT=4").
 # A probe that writes a ring needs room for 5 launches' records: e.g.
 # GBPF_PROFILE_LOG2N=20 GBPF_CUDA_RING_MB=1024 profile.sh BIN kernelretsnoop HAND_RECORDS.
 # BIN: what tests/device/pack.sh packs. Writes under $OUT (default
@@ -19,6 +20,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$(cd "$1" && pwd)
 PROBE=${2:-mem_count}
 HAND=${3:-HAND_MEMTRACE=5}
+HAND_DEFS=()
+for def in $HAND; do HAND_DEFS+=("-D$def"); done
 A=${GBPF_BENCH_APPS:-/tmp/gbpf-bench-apps}
 O=${OUT:-/tmp/gbpf-profile}
 ARCH=${GBPF_BENCH_ARCH:-sm_90}
@@ -30,7 +33,7 @@ export GBPF_AGENT_LIB=$BIN/libgbpf-agent.so GBPF_PLUGIN_PATH=$BIN/libgbpf-cuda.s
 command -v ncu >/dev/null || { echo "profile: ncu not found"; exit 1; }
 [ -f "$BIN/$PROBE.bpf.o" ] || { echo "profile: no $BIN/$PROBE.bpf.o"; exit 1; }
 nvcc -O3 -arch="$ARCH" -o "$A/vecadd" "$ROOT/bench/cuda/apps/vecadd_bench.cu" &
-nvcc -O3 -arch="$ARCH" -D"$HAND" -o "$A/vecadd_hand" "$ROOT/bench/cuda/apps/vecadd_bench.cu" &
+nvcc -O3 -arch="$ARCH" "${HAND_DEFS[@]}" -o "$A/vecadd_hand" "$ROOT/bench/cuda/apps/vecadd_bench.cu" &
 wait
 S="--section SpeedOfLight --section Occupancy --section WarpStateStats --section SourceCounters
    --section MemoryWorkloadAnalysis_Tables --section SchedulerStats --section InstructionStats"

@@ -665,10 +665,15 @@ static void emit_key_group(struct ptx_cg *cg, unsigned words, unsigned id)
  * (a counter per access kind at every memory access, mem_trace), each
  * lookup of each warp became a chain of L2 round trips to the same two
  * lines, and mem_count cost 14x vector add where the same counters written
- * by hand in CUDA cost 1.2x (H200, session 8). It tries the first
- * PTX_HASH_INLINE_PROBES buckets.
+ * by hand in CUDA cost 1.2x (H200, session 8). It walks as far as the
+ * ordered run would: a READY bucket of another key stays that key's, so only
+ * a doubt (EMPTY, BUSY, TOMBSTONE) sends the leader to the ordered run. It
+ * used to stop after four buckets, and at the table's load of 1/4 most warps
+ * of 32 distinct keys had a lane whose key lay further from home: that lane
+ * started again from home with acquire loads, each invalidating the SM's L1
+ * (hash_update from every thread: 1.44 M such loads a launch of 2^26
+ * threads, a quarter of the kernel's stall samples; session 30).
  */
-#define PTX_HASH_INLINE_PROBES 4
 
 /*
  * The weak probe: one plain 16-byte load of each bucket's state, lock and
@@ -823,9 +828,9 @@ static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *
 	emit_weak_bucket(cg, d, geo, "hwq", id);
 	ptx_buf_printf(b, "bra.uni $Lhf%u_%zu;\n", id, pi);
 	emit_weak_sort(cg, "hwq", "hwn", id);
-	ptx_buf_printf(b, "$Lhwn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n"
+	ptx_buf_printf(b, "$Lhwn%u_%zu:\nadd.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %llu;\n"
 			  "@%%p6 bra $Lhw%u_%zu;\n$Lhs%u_%zu:\n",
-		       id, pi, PTX_HASH_INLINE_PROBES, id, pi, id, pi);
+		       id, pi, (unsigned long long)geo->nr_buckets, id, pi, id, pi);
 }
 
 static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks)

@@ -837,10 +837,13 @@ static void test_hash_inline_run(void)
 		I(0xbf, 2, 10, 0, 0), I(0x07, 2, 0, 0, -16), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0),
 		I(0, 0, 0, 0, 0), I(0x85, 0, 0, 0, 1), I(0xb7, 0, 0, 0, 0), I(0x95, 0, 0, 0, 0)};
 	struct gbpf_hash_geometry geo;
-	char run_bound[80];
+	char run_bound[80], weak_bound[80];
 
 	gbpf_hash_geometry_of(md.type, md.key_size, md.value_size, md.max_entries, &geo);
 	snprintf(run_bound, sizeof(run_bound), "add.u32 %%w6, %%w6, 1;\nsetp.lt.u32 %%p6, %%w6, %u;\n",
+		 (unsigned)geo.nr_buckets);
+	/* the weak probe goes as far as the ordered run: only a doubt sends it there */
+	snprintf(weak_bound, sizeof(weak_bound), "setp.lt.u32 %%p6, %%w6, %u;\n@%%p6 bra $Lhw",
 		 (unsigned)geo.nr_buckets);
 	const char *const run4[] = {
 		/* grouping: first lane's hash broadcast, ballot, match.any only if shared */
@@ -851,7 +854,7 @@ static void test_hash_inline_run(void)
 		"setp.eq.u32 %p6, %w14, 0;\n@%p6 bra $Lhm", "setp.ne.u32 %p6, %w14, 2;\n@%p6 bra $Lhn",
 		/* the value: bucket * value_stride past aux_off (values apart from the buckets) */
 		"ld.u32 %w14, [%t12+16];\nsetp.ne.u32 %p6, %w14, %w10;", "mul.wide.u32 %t11, %w7, 8;\nadd.u64 %r0, %r1, ",
-		run_bound,
+		run_bound, weak_bound,
 		/* neither loop unrolled by ptxas (registers: ptx_maps.c, emit_hash_weak_probe) */
 		"$Lhw", ".pragma \"nounroll\";",
 		/* the run over the whole table, no call; a miss is NULL; the group gets the leader's answer */
