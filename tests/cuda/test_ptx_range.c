@@ -19,6 +19,7 @@
 
 #include "plugins/cuda/ptx_range.h"
 #include "tests/tap.h"
+#include "tests/xorshift.h"
 
 #define INSN(c, d, s, o, i) ((struct gbpf_insn){.code = (c), .dst = (d), .src = (s), .off = (o), .imm = (i)})
 #define ALU64_K(op, d, i) INSN(GBPF_ALU64 | GBPF_K | (op), d, 0, 0, i)
@@ -147,10 +148,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return test_xorshift64(&rng_state);
 }
 
 /* Values near the bounds that matter: small, around 2^31 and 2^32, anything. */

@@ -17,6 +17,7 @@
 #include "plugins/cuda/fatbin/fatbin.h"
 #include "tests/inject/inject_util.h"
 #include "tests/tap.h"
+#include "tests/xorshift.h"
 
 static const char *ptxas;
 
@@ -224,10 +225,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return test_xorshift64(&rng_state);
 }
 
 static int parse_all(const uint8_t *d, size_t n)

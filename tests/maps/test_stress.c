@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "tests/maps/maps_test_util.h"
+#include "tests/xorshift.h"
 
 #define NTHREADS 8
 #define SHARED_KEYS 10000u
@@ -26,14 +27,6 @@ struct hash_arg {
 	uint64_t model[PRIVATE_KEYS];
 	pthread_barrier_t *bar;
 };
-
-static uint64_t xs(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static void *hash_worker(void *p)
 {
@@ -55,12 +48,12 @@ static void *hash_worker(void *p)
 	pthread_barrier_wait(a->bar);
 	/* Phase 2: churn on private keys, lookups of shared ones. */
 	for (uint32_t i = 0; i < OPS; i++) {
-		uint32_t slot = (uint32_t)(xs(&seed) % PRIVATE_KEYS);
+		uint32_t slot = (uint32_t)(test_xorshift64(&seed) % PRIVATE_KEYS);
 		uint32_t k = 100000 + a->t * PRIVATE_KEYS + slot;
 		uint64_t v = ((uint64_t)a->t << 32) | (i + 1);
 		int err;
 
-		switch (xs(&seed) % 4) {
+		switch (test_xorshift64(&seed) % 4) {
 		case 0:
 		case 1:
 			err = gbpf_map_update(a->m, &k, &v, GBPF_ANY, 0);
@@ -76,7 +69,7 @@ static void *hash_worker(void *p)
 			a->model[slot] = 0;
 			break;
 		default: {
-			uint32_t sk = (uint32_t)(xs(&seed) % SHARED_KEYS);
+			uint32_t sk = (uint32_t)(test_xorshift64(&seed) % SHARED_KEYS);
 			uint64_t *pv = gbpf_map_lookup(a->m, &sk, 0);
 
 			if (!pv || *pv != sk)

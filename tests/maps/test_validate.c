@@ -5,15 +5,13 @@
 #include <stdlib.h>
 
 #include "tests/maps/maps_test_util.h"
+#include "tests/xorshift.h"
 
 static uint64_t rng = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return test_xorshift64(&rng);
 }
 
 static void test_random_memory(void)
