@@ -331,17 +331,25 @@ static void test_key_bounds(void)
 		int32_t clamp;
 		uint32_t max_entries, value_size;
 		int checked, offset32;
+		uint8_t cmp;    /* the clamp's jump: JGT, or JSGT (signed: no bound) */
+		int16_t bypass; /* a jump from before the clamp to the store (0: to the next instruction) */
 	} cases[] = {
-		{47, 48, 8, 0, 1},        /* mem_trace's histogram */
-		{48, 48, 8, 1, 1},        /* the clamp lets 48 through: checked */
-		{47, 48, 1u << 20, 0, 0}, /* 48 planes of 1 MB: 1,024 of them do not fit 32 bits */
+		{47, 48, 8, 0, 1, 0x2d, 0},        /* mem_trace's histogram */
+		{48, 48, 8, 1, 1, 0x2d, 0},        /* the clamp lets 48 through: checked */
+		{47, 48, 1u << 20, 0, 0, 0x2d, 0}, /* 48 planes of 1 MB: 1,024 of them do not fit 32 bits */
+		{47, 48, 8, 1, 1, 0x6d, 0},        /* a signed clamp bounds nothing unsigned: checked */
+		{47, 48, 8, 1, 1, 0x2d, 6},        /* a path around the clamp meets it at the store: checked */
 	};
 
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		/* r0 = thread id; r1 = zext(r0); if (clamp > r1) goto store; r0 = clamp; store: key = r0 */
+		/*
+		 * r0 = thread id; if (r0 != 5) goto store (bypass); r1 = zext(r0);
+		 * if (clamp > r1) goto store; r0 = clamp; store: key = r0
+		 */
 		const struct gbpf_insn prog[] = {
-			I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0xbf, 1, 0, 0, 0), I(0x67, 1, 0, 0, 32),
-			I(0x77, 1, 0, 0, 32), I(0xb7, 2, 0, 0, cases[c].clamp), I(0x2d, 2, 1, 1, 0),
+			I(0x85, 0, 0, 0, GBPF_HELPER_GPU_GLOBAL_THREAD_ID), I(0x55, 0, 0, cases[c].bypass, 5),
+			I(0xbf, 1, 0, 0, 0), I(0x67, 1, 0, 0, 32),
+			I(0x77, 1, 0, 0, 32), I(0xb7, 2, 0, 0, cases[c].clamp), I(cases[c].cmp, 2, 1, 1, 0),
 			I(0xb7, 0, 0, 0, cases[c].clamp), I(0x63, 10, 0, -8, 0), I(0xbf, 2, 10, 0, 0),
 			I(0x07, 2, 0, 0, -8), I(0x18, 1, GBPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0),
 			I(0x85, 0, 0, 0, 1), I(0x15, 0, 0, 2, 0), I(0xb7, 1, 0, 0, 1),
@@ -362,11 +370,17 @@ static void test_key_bounds(void)
 			    cases[c].max_entries, err))
 			continue;
 		snprintf(check, sizeof(check), "setp.ge.u32 %%p6, %%w10, %u;", cases[c].max_entries);
-		tap_ok(!strstr(ptx, check) == !cases[c].checked, "key clamped to %d, %u entries: %s", cases[c].clamp,
-		       cases[c].max_entries, cases[c].checked ? "the lookup checks the key" : "no check of the key");
-		tap_ok(strstr(ptx, "setp.gt.u32 %p0, %w4, %w5;") && !strstr(ptx, "setp.gt.u64"),
-		       "key clamped to %d: the clamp's compare of two values below 2^32 is a 32-bit one",
-		       cases[c].clamp);
+		tap_ok(!strstr(ptx, check) == !cases[c].checked, "key clamped to %d, %u entries%s%s: %s", cases[c].clamp,
+		       cases[c].max_entries, cases[c].cmp == 0x6d ? ", signed" : "",
+		       cases[c].bypass ? ", a path around the clamp" : "",
+		       cases[c].checked ? "the lookup checks the key" : "no check of the key");
+		if (cases[c].cmp == 0x2d)
+			tap_ok(strstr(ptx, "setp.gt.u32 %p0, %w4, %w5;") && !strstr(ptx, "setp.gt.u64"),
+			       "key clamped to %d: the clamp's compare of two values below 2^32 is a 32-bit one",
+			       cases[c].clamp);
+		else
+			tap_ok(strstr(ptx, "setp.gt.s64 %p0, %r2, %r1;") != NULL,
+			       "a signed clamp's compare stays a 64-bit signed one");
 		tap_ok(!strstr(ptx, "mad.lo.u32 %w13, %w11,") == !cases[c].offset32 &&
 			       (!cases[c].offset32 ||
 				(!strstr(ptx, "max.u32 %w12") && strstr(ptx, "add.u32 %w12, %w12, -1;"))),
