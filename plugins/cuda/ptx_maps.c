@@ -488,9 +488,11 @@ static void emit_sm_copy_elem(struct ptx_cg *cg, unsigned index, unsigned slot, 
  * (the map in %r1, the index in %w10): the host wrote 1 .. GBPF_PTX_CONST_SLOTS_MAX
  * there (gbpf_ptx_const_slots), so no copy count is checked against 0, and
  * where that many planes fit below 4 GB the element's whole offset is taken in
- * 32 bits: two multiply-adds and one 64-bit add, where the 64-bit form costs
- * eleven SASS instructions on sm_90 (its products in 64 bits, the base moved
- * out of uniform registers). Returns 0 (nothing emitted) for larger planes.
+ * 32 bits: two multiply-adds and one 64-bit add, where the 64-bit form took
+ * two wide products, a 64-bit add and the base moved out of uniform registers
+ * (offline, sm_90: mem_stride_local's vector add 152 -> 136 instruction slots
+ * for its two sites, with the bounds of ptx_range.h). Returns 0 (nothing
+ * emitted) for larger planes.
  */
 static int emit_sm_copy_elem_const(struct ptx_cg *cg, uint64_t plane, uint32_t stride)
 {
@@ -637,43 +639,6 @@ static void emit_key_group(struct ptx_cg *cg, unsigned words, unsigned id)
 			  "mov.u32 %%w3, %%laneid;\n",
 		       id, cg->prog_idx);
 }
-
-/*
- * Hash maps with a key of 1 to 4 whole 4-byte words and a bucket whose key
- * cannot change under the reader (cg->hash_stable, not LRU): the key's
- * words into registers (4-byte loads, as the probe stored them, so that
- * the injector's fold forwards a key built from constants and ptxas
- * computes its hash and home bucket), the hash inline, the lanes with
- * equal keys grouped, then the group's leader runs the probe run inline
- * from home, with the map's own rules (__gbpf_m_hprobe): EMPTY ends the
- * run (a miss), BUSY and TOMBSTONE are passed, READY with the key equal is
- * the entry. A READY bucket keeps its key for the whole kernel when nothing
- * deletes (no device delete, no LRU eviction; host deletes happen between
- * launches), so the acquire load of the state word orders the key and value
- * reads and no seqlock re-check or fence is needed. The run goes on to the
- * whole table, as __gbpf_m_hprobe's does; it used to call the full lookup
- * after four buckets, and that call, cold as it is, cost registers in every
- * kernel that looks up (ptxas allocates a kernel's registers for its whole
- * call graph, and the caller's values live across a call add to the
- * callee's: mem_count's vector add 40 registers, 6 blocks of 256 threads an
- * SM instead of 8). The leader's answer goes to the group by shuffles within
- * the group's mask.
- *
- * Before that run the leader tries the same buckets through the L1 cache
- * (emit_hash_weak_probe): the acquire load of the run bypasses L1 and
- * invalidates it for the whole SM, so when every warp looks up one hot key
- * (a counter per access kind at every memory access, mem_trace), each
- * lookup of each warp became a chain of L2 round trips to the same two
- * lines, and mem_count cost 14x vector add where the same counters written
- * by hand in CUDA cost 1.2x (H200, session 8). It walks as far as the
- * ordered run would: a READY bucket of another key stays that key's, so only
- * a doubt (EMPTY, BUSY, TOMBSTONE) sends the leader to the ordered run. It
- * used to stop after four buckets, and at the table's load of 1/4 most warps
- * of 32 distinct keys had a lane whose key lay further from home: that lane
- * started again from home with acquire loads, each invalidating the SM's L1
- * (hash_update from every thread: 1.44 M such loads a launch of 2^26
- * threads, a quarter of the kernel's stall samples; session 30).
- */
 
 /*
  * The weak probe: one plain 16-byte load of each bucket's state, lock and
@@ -833,6 +798,42 @@ static void emit_hash_weak_probe(struct ptx_cg *cg, const struct gbpf_map_desc *
 		       id, pi, (unsigned long long)geo->nr_buckets, id, pi, id, pi);
 }
 
+/*
+ * Hash maps with a key of 1 to 4 whole 4-byte words and a bucket whose key
+ * cannot change under the reader (cg->hash_stable, not LRU): the key's
+ * words into registers (4-byte loads, as the probe stored them, so that
+ * the injector's fold forwards a key built from constants and ptxas
+ * computes its hash and home bucket), the hash inline, the lanes with
+ * equal keys grouped, then the group's leader runs the probe run inline
+ * from home, with the map's own rules (__gbpf_m_hprobe): EMPTY ends the
+ * run (a miss), BUSY and TOMBSTONE are passed, READY with the key equal is
+ * the entry. A READY bucket keeps its key for the whole kernel when nothing
+ * deletes (no device delete, no LRU eviction; host deletes happen between
+ * launches), so the acquire load of the state word orders the key and value
+ * reads and no seqlock re-check or fence is needed. The run goes on to the
+ * whole table, as __gbpf_m_hprobe's does; it used to call the full lookup
+ * after four buckets, and that call, cold as it is, cost registers in every
+ * kernel that looks up (ptxas allocates a kernel's registers for its whole
+ * call graph, and the caller's values live across a call add to the
+ * callee's: mem_count's vector add 40 registers, 6 blocks of 256 threads an
+ * SM instead of 8). The leader's answer goes to the group by shuffles within
+ * the group's mask.
+ *
+ * Before that run the leader tries the same buckets through the L1 cache
+ * (emit_hash_weak_probe): the acquire load of the run bypasses L1 and
+ * invalidates it for the whole SM, so when every warp looks up one hot key
+ * (a counter per access kind at every memory access, mem_trace), each
+ * lookup of each warp became a chain of L2 round trips to the same two
+ * lines, and mem_count cost 14x vector add where the same counters written
+ * by hand in CUDA cost 1.2x (H200, session 8). It walks as far as the
+ * ordered run would: a READY bucket of another key stays that key's, so only
+ * a doubt (EMPTY, BUSY, TOMBSTONE) sends the leader to the ordered run. It
+ * used to stop after four buckets, and at the table's load of 1/4 most warps
+ * of 32 distinct keys had a lane whose key lay further from home: that lane
+ * started again from home with acquire loads, each invalidating the SM's L1
+ * (hash_update from every thread: 1.44 M such loads a launch of 2^26
+ * threads, a quarter of the kernel's stall samples; session 30).
+ */
 static int emit_hash_lookup_fast(struct ptx_cg *cg, const struct gbpf_map_desc *d, const struct key_src *ks)
 {
 	struct ptx_buf *b = cg->b;
