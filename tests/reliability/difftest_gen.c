@@ -315,12 +315,40 @@ static void b_loop(struct gen *g)
 	}
 }
 
-/* key = reg & (DT_KEY_SPAN - 1) at KEY_OFF; r2 = &key. */
+/*
+ * The key at KEY_OFF: reg & (DT_KEY_SPAN - 1), or half the time a register
+ * clamped to a constant below DT_KEY_SPAN the ways clang clamps a histogram's
+ * slot (`if (k >= K) k = K`): on a zero-extended copy of the register it then
+ * stores, or with a 32-bit compare. A backend that follows value bounds
+ * drops an array lookup's own check where the constant is below the array's
+ * entries (plugins/cuda/ptx_range.h) and must keep it where it is not.
+ */
 static void set_key(struct gen *g)
 {
-	emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 1, reg(g), 0, 0);
-	emit(g, GBPF_ALU64 | GBPF_AND | GBPF_K, 1, 0, 0, DT_KEY_SPAN - 1);
-	emit(g, GBPF_STX | GBPF_MEM | GBPF_W, 10, 1, KEY_OFF, 0);
+	int32_t k = (int32_t)pick(g, DT_KEY_SPAN);
+
+	switch (pick(g, 4)) {
+	case 0: /* r3 = reg; r1 = zext(r3); r2 = k; if (r2 > r1) goto +1; r3 = k */
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 3, reg(g), 0, 0);
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 1, 3, 0, 0);
+		emit(g, GBPF_ALU64 | GBPF_LSH | GBPF_K, 1, 0, 0, 32);
+		emit(g, GBPF_ALU64 | GBPF_RSH | GBPF_K, 1, 0, 0, 32);
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_K, 2, 0, 0, k);
+		emit(g, GBPF_JMP | GBPF_JGT | GBPF_X, 2, 1, 1, 0);
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_K, 3, 0, 0, k);
+		emit(g, GBPF_STX | GBPF_MEM | GBPF_W, 10, 3, KEY_OFF, 0);
+		break;
+	case 1: /* w3 = reg; if (w3 < k) goto +1; w3 = k */
+		emit(g, GBPF_ALU | GBPF_MOV | GBPF_X, 3, reg(g), 0, 0);
+		emit(g, GBPF_JMP32 | GBPF_JLT | GBPF_K, 3, 0, 1, k);
+		emit(g, GBPF_ALU | GBPF_MOV | GBPF_K, 3, 0, 0, k);
+		emit(g, GBPF_STX | GBPF_MEM | GBPF_W, 10, 3, KEY_OFF, 0);
+		break;
+	default:
+		emit(g, GBPF_ALU64 | GBPF_MOV | GBPF_X, 1, reg(g), 0, 0);
+		emit(g, GBPF_ALU64 | GBPF_AND | GBPF_K, 1, 0, 0, DT_KEY_SPAN - 1);
+		emit(g, GBPF_STX | GBPF_MEM | GBPF_W, 10, 1, KEY_OFF, 0);
+	}
 }
 
 static void call_setup(struct gen *g, uint32_t map)
