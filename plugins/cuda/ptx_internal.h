@@ -102,17 +102,18 @@ struct ptx_cg {
 	 *  empty: it goes to its join label. */
 	char lookup_hit[80];
 	/** Known trailing zero bits (0..3) of each register at the current
-	 *  instruction, from a linear pass reset at every label; lets
-	 *  provably aligned generic accesses skip the run-time check. */
+	 *  instruction, from ptx_track.c's forward pass (met at labels,
+	 *  forgotten at a loop's header); lets provably aligned generic
+	 *  accesses skip the run-time check. */
 	uint8_t align[GBPF_REG_COUNT];
 	/** Known trailing zero bits of r0 after the helper call being emitted
 	 *  (set by the helper's emitter, consumed and reset by the alignment
 	 *  pass): an inlined array lookup returns an 8-byte aligned pointer. */
 	uint8_t call_r0_align;
 	/** What each register is known to point to at the current instruction
-	 *  (PTX_PTR_*), from the same linear pass as align (reset at every
-	 *  label, every call's r0..r5, every write that is not a move or a
-	 *  constant offset): an atomic through map memory needs no .local
+	 *  (PTX_PTR_*), from the same pass as align (forgotten for every
+	 *  call's r0..r5 and every write that is not a move or a constant
+	 *  offset): an atomic through map memory needs no .local
 	 *  check and addresses .global directly; one through a per-GPU-thread
 	 *  slot no warp aggregation (the lanes' slots differ). */
 	uint8_t ptr[GBPF_REG_COUNT];
@@ -245,8 +246,21 @@ int ptx_thread_local_used(const struct gbpf_prog_desc *prog);
 /** Bytes of the program's GPU_THREAD_LOCAL values before map @p map_index (all of them: map_cnt). */
 uint32_t ptx_thread_local_off(const struct gbpf_prog_desc *prog, size_t map_index);
 
+/* ptx_track.c: the register facts between instructions */
+
 /** 1 when @p in is a call that writes no memory the frame could be in: a map lookup, update or delete. */
 int ptx_call_keeps_frame(const struct gbpf_insn *in);
+/** A function's start: no register facts, no pending call result. */
+void ptx_track_function_start(struct ptx_cg *cg);
+/** The facts after @p in (the first half of a wide load included). */
+void ptx_track_insn(struct ptx_cg *cg, const struct gbpf_insn *in);
+/** Jump @p in hands the facts to its target's @p t (a conditional one's as where it is taken). */
+void ptx_track_jump_into(struct ptx_cg *cg, const struct gbpf_insn *in, struct ptx_track *t);
+/** The facts at label @p pc: every jump's to it and, when @p falls, the fall-through's, met. */
+void ptx_track_enter_label(struct ptx_cg *cg, size_t pc, int falls);
+
+/* ptx_codegen.c */
+
 /** Emit the exit path of the current function with r0 already set. */
 void ptx_emit_exit(struct ptx_cg *cg);
 /** Emit "the program ended through helper 507": unwind to the probe's return. */
