@@ -262,21 +262,29 @@ void ptx_track_function_start(struct ptx_cg *cg)
 	cg->call_r0_tls = 0;
 }
 
+/* The facts a join record keeps besides alignment, each an array of one entry a register. */
+#define TRACK_FACTS(X) X(ptr) X(stk_known) X(stk_off) X(tls_known) X(tls_off) X(imm_known) X(imm_val) X(range) X(uni)
+#define TRACK_COPY(field) memcpy(to->field, from->field, sizeof(to->field));
+
+static void track_save(struct ptx_track *to, const struct ptx_cg *from)
+{
+	memcpy(to->align, from->align, sizeof(to->align));
+	TRACK_FACTS(TRACK_COPY)
+}
+
+/* r10's alignment is the frame's, the same on every path: kept. */
+static void track_load(struct ptx_cg *to, const struct ptx_track *from)
+{
+	memcpy(to->align, from->align, 10);
+	TRACK_FACTS(TRACK_COPY)
+}
+
 /* Meet the current register facts into @p t (its first predecessor: a copy). */
 static void track_meet_into(const struct ptx_cg *cg, struct ptx_track *t)
 {
 	if (!t->set) {
 		t->set = 1;
-		memcpy(t->align, cg->align, sizeof(t->align));
-		memcpy(t->ptr, cg->ptr, sizeof(t->ptr));
-		memcpy(t->stk_known, cg->stk_known, sizeof(t->stk_known));
-		memcpy(t->stk_off, cg->stk_off, sizeof(t->stk_off));
-		memcpy(t->tls_known, cg->tls_known, sizeof(t->tls_known));
-		memcpy(t->tls_off, cg->tls_off, sizeof(t->tls_off));
-		memcpy(t->imm_known, cg->imm_known, sizeof(t->imm_known));
-		memcpy(t->imm_val, cg->imm_val, sizeof(t->imm_val));
-		memcpy(t->range, cg->range, sizeof(t->range));
-		memcpy(t->uni, cg->uni, sizeof(t->uni));
+		track_save(t, cg);
 		return;
 	}
 	ptx_range_meet(t->range, cg->range, GBPF_REG_COUNT);
@@ -320,16 +328,7 @@ void ptx_track_enter_label(struct ptx_cg *cg, size_t pc, int falls)
 		if (falls)
 			track_meet_into(cg, t);
 		if (t->set) {
-			memcpy(cg->align, t->align, 10);
-			memcpy(cg->ptr, t->ptr, sizeof(cg->ptr));
-			memcpy(cg->stk_known, t->stk_known, sizeof(cg->stk_known));
-			memcpy(cg->stk_off, t->stk_off, sizeof(cg->stk_off));
-			memcpy(cg->tls_known, t->tls_known, sizeof(cg->tls_known));
-			memcpy(cg->tls_off, t->tls_off, sizeof(cg->tls_off));
-			memcpy(cg->imm_known, t->imm_known, sizeof(cg->imm_known));
-			memcpy(cg->imm_val, t->imm_val, sizeof(cg->imm_val));
-			memcpy(cg->range, t->range, sizeof(cg->range));
-			memcpy(cg->uni, t->uni, sizeof(cg->uni));
+			track_load(cg, t);
 			return;
 		}
 	}
