@@ -131,7 +131,7 @@ struct ptx_cg {
 	 *  keep the values in memory around it, not in the kernel's registers. */
 	int tls_mem;
 	/** Registers known to hold r10 + stk_off[i] (the frame pointer plus a
-	 *  constant), from the same linear pass: a helper that writes through
+	 *  constant), from the same pass (ptx_track.c): a helper that writes through
 	 *  such a pointer stores to the frame's .local array at a constant
 	 *  offset, which ptxas can forward to the probe's later loads. */
 	uint8_t stk_known[GBPF_REG_COUNT];

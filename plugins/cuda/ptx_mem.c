@@ -87,7 +87,7 @@ static const char *space(const struct ptx_addr *a)
 
 /*
  * A store through a register known to point into global memory (a map value, a per-GPU-thread
- * slot, a reserved ring record: reg_track_update) addresses .global: the fold then knows the
+ * slot, a reserved ring record: ptx_track.c) addresses .global: the fold then knows the
  * store leaves the probe's stack alone and keeps forwarding the stack's values from registers
  * (a generic store might write the stack, so it forgets them all: kernelretsnoop_reserve's
  * block and thread coordinates went through local memory between its stores into the record).
@@ -358,7 +358,7 @@ static int emit_atomic(struct ptx_cg *cg, size_t pc)
 		return 0;
 	}
 	id = cg->uniq++;
-	/* Through a map value (an inlined lookup's result, reg_track_update): global
+	/* Through a map value (an inlined lookup's result, ptx_track.c): global
 	 * memory (device memory, or host memory registered for the device, both
 	 * in the global window), so no .local path and .global addressing; a
 	 * per-GPU-thread slot is the lane's own, so no warp aggregation. */
