@@ -341,6 +341,11 @@ static void test_key_bounds(void)
 		{47, 48, 8, 1, 1, 0x2d, 6},        /* a path around the clamp meets it at the store: checked */
 	};
 
+	/* what the host writes to __gbpf_slots_const: a count the 32-bit offsets and the clamp can take */
+	tap_ok(gbpf_ptx_const_slots(0) == 1 && gbpf_ptx_const_slots(132) == 132 &&
+		       gbpf_ptx_const_slots(GBPF_PTX_CONST_SLOTS_MAX + 1) == GBPF_PTX_CONST_SLOTS_MAX,
+	       "the constant table's copy counts: 0 -> 1, 132 kept, above %u -> %u", GBPF_PTX_CONST_SLOTS_MAX,
+	       GBPF_PTX_CONST_SLOTS_MAX);
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		/*
 		 * r0 = thread id; if (r0 != 5) goto store (bypass); r1 = zext(r0);
