@@ -1341,7 +1341,7 @@ int gbpf_cuda_agent_attach(struct gbpf_backend *be, const struct gbpf_agent_atta
 		if (s->const_maps)
 			po.flags |= GBPF_PTX_CONST_MAP_TABLE;
 		rc = gbpf_ptx_emit(dp, s->dev_cnt, &po, &s->fragment, NULL, log, log_size);
-		if (!rc && s->const_maps && s->map_cnt) {
+		if (!rc && s->const_maps) {
 			struct gbpf_ptx_opts plain = po;
 
 			plain.flags &= ~GBPF_PTX_CONST_MAP_TABLE;

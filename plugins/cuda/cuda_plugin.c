@@ -17,10 +17,10 @@
 #include <gbpf/plugin.h>
 
 #include "cuda_agent.h"
+#include "cuda_const_maps.h"
 #include "cuda_driver.h"
 #include "cuda_printq_host.h"
 #include "cuda_inject_op.h"
-#include "maps/map.h"
 #include "ptx_codegen.h"
 #include "plugins/cuda/sanitizer/san_engine.h"
 #include "plugins/cuda/sanitizer/san_process.h"
@@ -193,30 +193,6 @@ static void cuda_prog_unload(struct gbpf_backend_prog *p)
 	free(p);
 }
 
-/* GBPF_PTX_CONST_MAP_TABLE's copy of the table and each map's nr_slots (gbpf_ptx_const_slots of its header's) */
-static int set_const_map_table(struct cuda_driver *d, CUmodule mod, const CUdeviceptr *dmaps,
-			       const struct gbpf_map_instance *maps, size_t map_cnt)
-{
-	uint32_t *slots = calloc(map_cnt, sizeof(*slots));
-	CUdeviceptr sym;
-	size_t sym_size, i;
-	int rc = -GBPF_ERRNO__JIT;
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < map_cnt; i++)
-		slots[i] = gbpf_ptx_const_slots(gbpf_map_nr_slots(&maps[i]));
-	if (d->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_maps_const") == CUDA_SUCCESS &&
-	    sym_size >= map_cnt * sizeof(*dmaps) &&
-	    d->cuMemcpyHtoD(sym, dmaps, map_cnt * sizeof(*dmaps)) == CUDA_SUCCESS &&
-	    d->cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_slots_const") == CUDA_SUCCESS &&
-	    sym_size >= map_cnt * sizeof(*slots) &&
-	    d->cuMemcpyHtoD(sym, slots, map_cnt * sizeof(*slots)) == CUDA_SUCCESS)
-		rc = 0;
-	free(slots);
-	return rc;
-}
-
 static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *prog,
 			  struct gbpf_map_instance *maps, size_t map_cnt,
 			  struct gbpf_backend_prog **out, char *log, size_t log_size)
@@ -298,7 +274,7 @@ static int cuda_prog_load(struct gbpf_backend *be, const struct gbpf_prog_desc *
 			rc = -GBPF_ERRNO__JIT;
 			goto fail;
 		}
-		rc = gbpf_ptx_const_map_table(map_cnt) ? set_const_map_table(d, p->mod, p->dmaps, maps, map_cnt) : 0;
+		rc = gbpf_ptx_const_map_table(map_cnt) ? cuda_set_const_map_table(d, p->mod, p->dmaps, maps, map_cnt) : 0;
 		if (rc) {
 			cuda_log(log, log_size,
 				 "cuda: cannot set __gbpf_maps_const / __gbpf_slots_const in the module");

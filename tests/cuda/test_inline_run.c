@@ -30,6 +30,7 @@
 #include <gbpf/cuda_inject.h>
 #include <gbpf/helper_ids.h>
 
+#include "cuda_const_maps.h"
 #include "cuda_driver.h"
 #include "cuda_test_util.h"
 #include "dt_inline.h"
@@ -94,24 +95,6 @@ static char *instrument(const struct gbpf_prog_desc *d, unsigned sites, int *inl
 	return instrument_app(d, loop_app_ptx, sites, inlined, why, size);
 }
 
-/* As the agent: __gbpf_maps_const = @p dmaps, __gbpf_slots_const = each map's nr_slots. */
-static int set_const_tables(struct gpu *g, CUmodule mod, const CUdeviceptr dmaps[2],
-			    const struct gbpf_map_instance maps[2])
-{
-	uint32_t slots[2] = {gbpf_ptx_const_slots(gbpf_map_nr_slots(&maps[0])),
-			     gbpf_ptx_const_slots(gbpf_map_nr_slots(&maps[1]))};
-	CUdeviceptr sym;
-	size_t sym_size;
-
-	if (g->d.cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_maps_const") != CUDA_SUCCESS ||
-	    sym_size < 2 * sizeof(*dmaps) || g->d.cuMemcpyHtoD(sym, dmaps, 2 * sizeof(*dmaps)) != CUDA_SUCCESS)
-		return -EIO;
-	if (g->d.cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_slots_const") != CUDA_SUCCESS ||
-	    sym_size < sizeof(slots) || g->d.cuMemcpyHtoD(sym, slots, sizeof(slots)) != CUDA_SUCCESS)
-		return -EIO;
-	return 0;
-}
-
 /* The instrumented module's kernel on the GPU, @p grid blocks of @p block_x x @p block_y threads; the maps copied in and back. */
 static int run_gpu_grid(struct gpu *g, const char *ptx, unsigned grid, unsigned block_x, unsigned block_y,
 			void **params, struct dt_maps_state *o, char *why, size_t size)
@@ -144,7 +127,7 @@ static int run_gpu_grid(struct gpu *g, const char *ptx, unsigned grid, unsigned 
 		}
 	if (g->d.cuModuleGetGlobal(&sym, &sym_size, mod, "__gbpf_maps") != CUDA_SUCCESS ||
 	    sym_size < sizeof(dmaps) || g->d.cuMemcpyHtoD(sym, dmaps, sizeof(dmaps)) != CUDA_SUCCESS ||
-	    set_const_tables(g, mod, dmaps, maps) || g->d.cuModuleGetFunction(&fn, mod, "app") != CUDA_SUCCESS) {
+	    cuda_set_const_map_table(&g->d, mod, dmaps, maps, 2) || g->d.cuModuleGetFunction(&fn, mod, "app") != CUDA_SUCCESS) {
 		snprintf(why, size, "module has no __gbpf_maps[2], __gbpf_maps_const[2], __gbpf_slots_const[2] "
 			 "or no app kernel");
 		goto out;
